@@ -1,0 +1,13 @@
+"""Battery model; ``dumpsys battery``. (Owner: system-services work; stub until filled.)"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from device.sim.phone import Phone
+
+
+class Battery:
+    def __init__(self, phone: Phone) -> None:
+        self.phone = phone

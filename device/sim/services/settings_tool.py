@@ -1,0 +1,1 @@
+"""Stub: filled by its owner."""
