@@ -1,0 +1,286 @@
+"""The adb server and the shell hot path.
+
+Every task runs several shell commands, so the shell path talks to the adb server directly:
+one loopback socket per command, ``host:transport:SERIAL`` and ``shell,v2,raw:CMD`` sent
+together, shell-v2 packets read until the exit packet, then the socket closed. That costs
+about one transport round trip. Stock adbutils ``shell2()`` costs ~20 ms more per call
+(a second connection for ``host:version`` and a 10 ms sleep in every ``close()``), so it is
+used for what it does well instead: device lists, track-devices, sync, forwards and the
+uiautomator2 session (docs/device-layer.md explains the choice).
+
+Text reaches the phone only as a quoted argv (``quote_argv``): no value can add a command
+to the device shell.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from device.errors import (
+    AdbServerError,
+    CommandTimeout,
+    DeviceError,
+    DeviceNotFound,
+    DeviceOffline,
+    DeviceUnauthorized,
+    TransportLost,
+)
+
+if TYPE_CHECKING:
+    import adbutils
+
+DEFAULT_PORT = 5037
+# shell protocol packet ids (packages/modules/adb/shell_protocol.h)
+_ID_STDOUT, _ID_STDERR, _ID_EXIT = 1, 2, 3
+_HEADER = struct.Struct("<BI")
+_V1_MARKER = "__phoned_rc="
+
+
+def split_v1_output(raw: bytes) -> tuple[bytes, int | None]:
+    """Split shell-v1 output of ``CMD; rc=$?; echo; echo MARKER$rc`` into output and exit code.
+
+    Returns ``None`` as the code when the marker never arrived (the stream was cut).
+    """
+    raw = raw.replace(b"\r\n", b"\n")
+    marker = b"\n" + _V1_MARKER.encode()
+    at = raw.rfind(marker)
+    if at < 0:
+        return raw, None
+    tail = raw[at + len(marker) :].strip()
+    # the bare ``echo`` put the newline that starts ``marker``; everything before is output
+    return raw[:at], int(tail) if tail.isdigit() else None
+
+
+def quote_argv(argv: Sequence[str]) -> str:
+    """One shell line that runs ``argv`` on the device, every element exactly one word."""
+    return " ".join(shlex.quote(str(arg)) for arg in argv)
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """What one shell command did: its output, exit code and how long it took."""
+
+    command: str
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+    exit_code: int
+    duration: float  # seconds, request sent to exit code read
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", errors="replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", errors="replace")
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def _request(service: str) -> bytes:
+    data = service.encode("utf-8")
+    return b"%04x" % len(data) + data
+
+
+def map_failure(message: str, serial: str | None) -> DeviceError:
+    """Translate an adb server FAIL message into the device error it means."""
+    text = message.lower()
+    if "unauthorized" in text:
+        return DeviceUnauthorized(f"device {serial} is unauthorized", serial=serial)
+    if "offline" in text or "connecting" in text or "authorizing" in text:
+        return DeviceOffline(f"device {serial} is offline: {message}", serial=serial)
+    if "not found" in text or "no devices" in text or "more than one" in text:
+        return DeviceNotFound(message, serial=serial)
+    return DeviceError(message, serial=serial)
+
+
+class AdbServer:
+    """The local adb server, found the way adb itself finds it.
+
+    Port from ``ANDROID_ADB_SERVER_PORT`` (default 5037), host from
+    ``ANDROID_ADB_SERVER_HOST`` (default 127.0.0.1); ``ensure_running`` starts the server
+    with the adb binary adbutils ships when none answers.
+    """
+
+    def __init__(self, host: str | None = None, port: int | None = None) -> None:
+        self.host = host or os.environ.get("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
+        self.port = port or int(os.environ.get("ANDROID_ADB_SERVER_PORT", DEFAULT_PORT))
+        self._client: adbutils.AdbClient | None = None
+
+    @staticmethod
+    def adb_path() -> str:
+        """The adb binary: ``$ADBUTILS_ADB_PATH``, ``adb`` on PATH, or the one adbutils ships."""
+        try:
+            from adbutils import adb_path
+        except ImportError as exc:  # pragma: no cover - adbutils is a hard dependency
+            raise AdbServerError("adbutils is not installed") from exc
+        try:
+            return adb_path()
+        except Exception as exc:  # adbutils raises AdbError when no binary exists
+            raise AdbServerError(f"no adb binary found: {exc}") from exc
+
+    def is_running(self, timeout: float = 0.5) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=timeout):
+                return True
+        except OSError:
+            return False
+
+    def ensure_running(self, timeout: float = 20.0) -> None:
+        """Start the adb server on our port unless one already answers."""
+        if self.is_running():
+            return
+        env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.port)}
+        try:
+            subprocess.run(
+                [self.adb_path(), "-P", str(self.port), "start-server"],
+                env=env,
+                timeout=timeout,
+                check=True,
+                capture_output=True,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise AdbServerError(f"cannot start the adb server on port {self.port}: {exc}") from exc
+        if not self.is_running(timeout=2.0):
+            raise AdbServerError(f"the adb server on port {self.port} did not come up")
+
+    def version(self) -> int:
+        """The server's protocol version (``host:version``)."""
+        with self._open(5.0) as sock:
+            sock.sendall(_request("host:version"))
+            self._read_status(sock, None)
+            return int(self._read_block(sock), 16)
+
+    @property
+    def client(self) -> adbutils.AdbClient:
+        """An adbutils client bound to this server (device lists, sync, forwards)."""
+        if self._client is None:
+            import adbutils
+
+            self._client = adbutils.AdbClient(host=self.host, port=self.port)
+        return self._client
+
+    def shell(self, serial: str, command: str, timeout: float) -> ShellResult:
+        """Run one shell-v2 command on ``serial``; raise a ``DeviceError`` subclass on failure.
+
+        Never waits longer than ``timeout`` seconds in total; on timeout the stream is closed,
+        which makes adbd kill the command.
+        """
+        start = time.monotonic()
+        with self._service(serial, f"shell,v2,raw:{command}", timeout) as (sock, deadline):
+            out, err, code = self._read_shell_v2(sock, deadline)
+        return ShellResult(command, out, err, code, time.monotonic() - start)
+
+    def shell_v1(self, serial: str, command: str, timeout: float) -> ShellResult:
+        """Run a command on a device without shell v2 (stdout and stderr merged).
+
+        The exit code is printed after a marker line because shell v1 has no exit packet.
+        """
+        start = time.monotonic()
+        wrapped = f"{command}; __phoned_rc=$?; echo; echo {_V1_MARKER}$__phoned_rc"
+        chunks = bytearray()
+        with self._service(serial, f"shell:{wrapped}", timeout) as (sock, deadline):
+            while chunk := self._recv_some(sock, deadline):
+                chunks.extend(chunk)
+        out, code = split_v1_output(bytes(chunks))
+        if code is None:
+            raise TransportLost(f"connection to {serial} lost before the exit code", serial=serial)
+        return ShellResult(command, out, b"", code, time.monotonic() - start)
+
+    @contextmanager
+    def _service(
+        self, serial: str, service: str, timeout: float
+    ) -> Iterator[tuple[socket.socket, float]]:
+        """A socket already switched to ``serial`` and opened on ``service``, with its deadline.
+
+        Both requests go out in one write; socket errors become device errors.
+        """
+        deadline = time.monotonic() + timeout
+        try:
+            sock = self._open(timeout)
+        except OSError as exc:
+            raise AdbServerError(
+                f"adb server at {self.host}:{self.port} unreachable: {exc}"
+            ) from exc
+        try:
+            sock.sendall(_request(f"host:transport:{serial}") + _request(service))
+            self._read_status(sock, serial, deadline)
+            self._read_status(sock, serial, deadline)
+            yield sock, deadline
+        except TimeoutError as exc:
+            raise CommandTimeout(
+                f"command did not finish within {timeout:g}s on {serial}",
+                serial=serial,
+                timeout=timeout,
+            ) from exc
+        except OSError as exc:
+            raise TransportLost(
+                f"connection to {serial} lost mid-command: {exc}", serial=serial
+            ) from exc
+        finally:
+            sock.close()
+
+    @staticmethod
+    def _recv_some(sock: socket.socket, deadline: float) -> bytes:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline")
+        sock.settimeout(remaining)
+        return sock.recv(65536)
+
+    def _open(self, timeout: float) -> socket.socket:
+        sock = socket.create_connection((self.host, self.port), timeout=min(timeout, 5.0))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    @staticmethod
+    def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("deadline")
+                sock.settimeout(remaining)
+            chunk = sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionResetError("connection closed by the adb server")
+            buf.extend(chunk)
+        return bytes(buf)
+
+    def _read_block(self, sock: socket.socket, deadline: float | None = None) -> str:
+        size = int(self._recv_exact(sock, 4, deadline), 16)
+        return self._recv_exact(sock, size, deadline).decode("utf-8", errors="replace")
+
+    def _read_status(
+        self, sock: socket.socket, serial: str | None, deadline: float | None = None
+    ) -> None:
+        status = self._recv_exact(sock, 4, deadline)
+        if status == b"OKAY":
+            return
+        if status == b"FAIL":
+            raise map_failure(self._read_block(sock, deadline), serial)
+        raise DeviceError(f"unexpected reply from the adb server: {status!r}", serial=serial)
+
+    def _read_shell_v2(self, sock: socket.socket, deadline: float) -> tuple[bytes, bytes, int]:
+        out, err = bytearray(), bytearray()
+        while True:
+            packet_id, length = _HEADER.unpack(self._recv_exact(sock, _HEADER.size, deadline))
+            payload = self._recv_exact(sock, length, deadline) if length else b""
+            if packet_id == _ID_STDOUT:
+                out.extend(payload)
+            elif packet_id == _ID_STDERR:
+                err.extend(payload)
+            elif packet_id == _ID_EXIT:
+                return bytes(out), bytes(err), payload[0] if payload else 255

@@ -1,0 +1,264 @@
+"""One connected phone: shell calls, identity, capabilities, and a lazy uiautomator2 session.
+
+``connect()`` resolves which device is meant (an explicit serial, ``$ANDROID_SERIAL``, or
+the only attached device) and checks that it is usable. Identity and capabilities are read
+once per ``Device`` and cached. ``read()`` retries transient transport errors (a read has
+no effect, so repeating it is safe); ``run()`` never retries, because repeating a command
+with an effect is the caller's decision after it has reconciled the outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from device import commands, parsers
+from device.adb import AdbServer, ShellResult, quote_argv
+from device.errors import (
+    AdbServerError,
+    DeviceError,
+    DeviceNotFound,
+    DeviceOffline,
+    DeviceUnauthorized,
+    TransportLost,
+    UiAutomatorError,
+)
+
+if TYPE_CHECKING:
+    import adbutils
+
+DEFAULT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    """Who the phone is, as its system properties say."""
+
+    serial: str
+    model: str
+    manufacturer: str
+    sdk: int
+    release: str
+    fingerprint: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "serial": self.serial,
+            "model": self.model,
+            "manufacturer": self.manufacturer,
+            "sdk": self.sdk,
+            "release": self.release,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this phone's shell can do, probed once per connection."""
+
+    shell_v2: bool
+    set_dnd: bool  # ``cmd notification set_dnd`` exists (API 29+)
+    cmd_bluetooth_manager: bool  # ``cmd bluetooth_manager`` exists (API 33+)
+    cmd_media_session: bool  # ``cmd media_session`` exists (API 30+ for ``volume``)
+    services: frozenset[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shell_v2": self.shell_v2,
+            "set_dnd": self.set_dnd,
+            "cmd_bluetooth_manager": self.cmd_bluetooth_manager,
+            "cmd_media_session": self.cmd_media_session,
+            "services": len(self.services),
+        }
+
+
+def _is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, (DeviceOffline, AdbServerError)) and not isinstance(
+        exc, DeviceUnauthorized
+    )
+
+
+class Device:
+    """A phone reached through the adb server by its serial."""
+
+    def __init__(self, serial: str, server: AdbServer) -> None:
+        self.serial = serial
+        self.server = server
+        self._lock = threading.Lock()
+        self._features: frozenset[str] | None = None
+        self._identity: DeviceIdentity | None = None
+        self._capabilities: Capabilities | None = None
+        self._ui: Any = None
+
+    def __repr__(self) -> str:
+        return f"Device({self.serial!r})"
+
+    # -- shell -------------------------------------------------------------------------
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> ShellResult:
+        """Run ``argv`` once (no retry): for commands with an effect."""
+        command = quote_argv(argv)
+        if self.features and "shell_v2" not in self.features:
+            return self.server.shell_v1(self.serial, command, timeout)
+        return self.server.shell(self.serial, command, timeout)
+
+    def read(
+        self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT, attempts: int = 3
+    ) -> ShellResult:
+        """Run a read-only ``argv``; transient transport errors are retried with backoff."""
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+        retrying = Retrying(
+            retry=retry_if_exception(_is_transient),
+            stop=stop_after_attempt(attempts),
+            wait=wait_exponential(multiplier=0.1, max=1.0),
+            reraise=True,
+        )
+        for attempt in retrying:
+            with attempt:
+                return self.run(argv, timeout)
+        raise AssertionError("unreachable")  # pragma: no cover - Retrying reraises
+
+    # -- cached facts --------------------------------------------------------------------
+    @property
+    def features(self) -> frozenset[str]:
+        """The transport features the device advertised (``shell_v2``, ``cmd``, ...)."""
+        if self._features is None:
+            try:
+                text = self.server.client.device(self.serial).get_features()
+            except Exception as exc:
+                raise translate(exc, self.serial) from exc
+            self._features = parsers.parse_features(text)
+        return self._features
+
+    @property
+    def identity(self) -> DeviceIdentity:
+        if self._identity is None:
+            props = parsers.parse_getprop(self.read(commands.GETPROP_ALL).stdout)
+            self._identity = DeviceIdentity(
+                serial=self.serial,
+                model=props.get("ro.product.model", ""),
+                manufacturer=props.get("ro.product.manufacturer", ""),
+                sdk=int(props.get("ro.build.version.sdk", "0") or 0),
+                release=props.get("ro.build.version.release", ""),
+                fingerprint=props.get("ro.build.fingerprint", ""),
+            )
+        return self._identity
+
+    @property
+    def sdk(self) -> int:
+        return self.identity.sdk
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self._capabilities is None:
+            services = parsers.parse_service_list(self.read(commands.CMD_LIST_SERVICES).stdout)
+            help_text = self.read(commands.NOTIFICATION_HELP)
+            self._capabilities = Capabilities(
+                shell_v2="shell_v2" in self.features,
+                set_dnd=parsers.help_lists_command(help_text.stdout + help_text.stderr, "set_dnd"),
+                cmd_bluetooth_manager="bluetooth_manager" in services and self.sdk >= 33,
+                cmd_media_session="media_session" in services and self.sdk >= 30,
+                services=services,
+            )
+        return self._capabilities
+
+    # -- adbutils and uiautomator2 -------------------------------------------------------
+    @property
+    def adb(self) -> adbutils.AdbDevice:
+        """The adbutils device (sync, forwards, file transfer)."""
+        return self.server.client.device(self.serial)
+
+    def ui(self) -> Any:
+        """The uiautomator2 session, started on first use (pushes and launches the server)."""
+        with self._lock:
+            if self._ui is None:
+                try:
+                    import uiautomator2
+                except ImportError as exc:  # pragma: no cover - hard dependency
+                    raise UiAutomatorError("uiautomator2 is not installed") from exc
+                try:
+                    self._ui = uiautomator2.connect(self.adb)
+                except Exception as exc:
+                    raise translate(exc, self.serial) from exc
+            return self._ui
+
+    def close(self) -> None:
+        """Forget the uiautomator2 session (its server stops when the stream closes)."""
+        with self._lock:
+            ui, self._ui = self._ui, None
+        if ui is not None:
+            # the device may already be gone; then there is nothing to stop
+            with contextlib.suppress(Exception):
+                ui.stop_uiautomator()
+
+
+def translate(exc: BaseException, serial: str | None) -> DeviceError:
+    """Map an adbutils or uiautomator2 exception to our tree (message kept)."""
+    if isinstance(exc, DeviceError):
+        return exc
+    module = type(exc).__module__ or ""
+    message = str(exc) or type(exc).__name__
+    if module.startswith("uiautomator2"):
+        return UiAutomatorError(f"uiautomator2: {message}", serial=serial)
+    if isinstance(exc, (ConnectionError, EOFError)):
+        return TransportLost(f"connection to {serial} lost: {message}", serial=serial)
+    if module.startswith("adbutils"):
+        return _translate_adbutils(exc, message, serial)
+    return DeviceError(message, serial=serial)
+
+
+def _translate_adbutils(exc: BaseException, message: str, serial: str | None) -> DeviceError:
+    from adbutils.errors import AdbConnectionError, AdbTimeout
+
+    if isinstance(exc, AdbTimeout):
+        return DeviceOffline(f"{serial}: adb timed out: {message}", serial=serial)
+    if isinstance(exc, AdbConnectionError):
+        return AdbServerError(message, serial=serial)
+    from device.adb import map_failure
+
+    return map_failure(message, serial)
+
+
+def connect(serial: str | None = None, server: AdbServer | None = None) -> Device:
+    """The device meant by ``serial``, ``$ANDROID_SERIAL`` or the only attached device.
+
+    Starts the adb server if none runs. Raises ``DeviceNotFound``, ``DeviceUnauthorized``,
+    ``DeviceOffline`` or ``AdbServerError`` with a message that says what to do.
+    """
+    server = server or AdbServer()
+    server.ensure_running()
+    serial = serial or os.environ.get("ANDROID_SERIAL") or None
+    states = list_devices(server)
+    if serial is None:
+        usable = [s for s, state in states.items() if state == "device"]
+        if not states:
+            raise DeviceNotFound("no device attached (check the cable and `adb devices`)")
+        if len(states) > 1:
+            raise DeviceNotFound(
+                f"{len(states)} devices attached ({', '.join(sorted(states))}); name one with --serial"
+            )
+        serial = usable[0] if usable else next(iter(states))
+    state = states.get(serial)
+    _check_state(serial, state)
+    return Device(serial, server)
+
+
+def _check_state(serial: str, state: str | None) -> None:
+    if state is None:
+        raise DeviceNotFound(f"device {serial} not found", serial=serial)
+    if state == "unauthorized":
+        raise DeviceUnauthorized(f"device {serial} is unauthorized", serial=serial)
+    if state != "device":
+        raise DeviceOffline(f"device {serial} is {state}", serial=serial)
+
+
+def list_devices(server: AdbServer) -> dict[str, str]:
+    """Every device the adb server knows, with its state (device, offline, unauthorized...)."""
+    try:
+        return {info.serial: info.state for info in server.client.list()}
+    except Exception as exc:
+        raise translate(exc, None) from exc

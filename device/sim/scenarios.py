@@ -1,0 +1,88 @@
+"""Named scenarios for ``phoned sim --scenario``: faults and starting states, comma-separated.
+
+``locked``, ``screen-off``, ``no-bluetooth``, ``dnd-noop``, ``unauthorized``, ``slow:MS``,
+``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from device.sim.phone import Phone
+
+
+def _locked(phone: Phone, _: str) -> None:
+    phone.ui.locked = True
+
+
+def _screen_off(phone: Phone, _: str) -> None:
+    phone.ui.screen_on = False
+
+
+def _no_bluetooth(phone: Phone, _: str) -> None:
+    phone.faults.no_bluetooth = True
+
+
+def _dnd_noop(phone: Phone, _: str) -> None:
+    phone.faults.dnd_noop = True
+
+
+def _unauthorized(phone: Phone, _: str) -> None:
+    phone.faults.unauthorized = True
+
+
+def _slow(phone: Phone, value: str) -> None:
+    phone.faults.slow_ms = int(value or "200")
+
+
+def _drop_after(phone: Phone, value: str) -> None:
+    phone.faults.drop_after_commands = int(value)
+
+
+def _drop_at(phone: Phone, value: str) -> None:
+    if not value:
+        raise ValueError("drop-at needs a point, e.g. drop-at:sms.after_send_tap")
+    phone.faults.drop_at = value
+
+
+def _permission_dialog(phone: Phone, value: str) -> None:
+    if not value:
+        raise ValueError(
+            "permission-dialog needs a package, e.g. permission-dialog:com.example.notes"
+        )
+    phone.faults.permission_dialog_packages.add(value)
+
+
+SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
+    "locked": _locked,
+    "screen-off": _screen_off,
+    "no-bluetooth": _no_bluetooth,
+    "dnd-noop": _dnd_noop,
+    "unauthorized": _unauthorized,
+    "slow": _slow,
+    "drop-after": _drop_after,
+    "drop-at": _drop_at,
+    "permission-dialog": _permission_dialog,
+}
+
+
+def parse(spec: str) -> list[tuple[str, str]]:
+    """``"locked,slow:300"`` into ``[("locked", ""), ("slow", "300")]``; unknown names raise."""
+    items = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, value = part.partition(":")
+        if name not in SCENARIOS:
+            raise ValueError(
+                f"unknown scenario {name!r}; choose from {', '.join(sorted(SCENARIOS))}"
+            )
+        items.append((name, value))
+    return items
+
+
+def apply(phone: Phone, spec: str) -> None:
+    """Apply every scenario in ``spec`` to ``phone``; raise ``ValueError`` naming a bad one."""
+    for name, value in parse(spec):
+        try:
+            SCENARIOS[name](phone, value)
+        except ValueError as exc:
+            raise ValueError(f"scenario {name}: {exc}") from exc

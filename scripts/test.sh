@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it: set-up, lint, types, tests.
+# Usage: scripts/test.sh [extra pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+.venv/bin/ruff check daemon device tests scripts
+.venv/bin/ruff format --check daemon device tests scripts
+.venv/bin/mypy
+set +e
+.venv/bin/python -m pytest "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests" >&2
+    exit 1
+fi
+exit "$rc"
