@@ -34,7 +34,6 @@ def main() -> None:
     show_default=True,
     help="TCP port to listen on (keep it outside 5555-5585, which adb probes).",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
     "--sdk",
     type=click.Choice(["28", "30", "33", "34", "35"]),
@@ -60,13 +59,11 @@ def main() -> None:
     default=False,
     help="Run `adb connect` to the simulator once it listens.",
 )
-def sim(port: int, host: str, sdk: str, scenario: str, log_path: str | None, connect: bool) -> None:
-    """Run a simulated Android phone that the real adb server can connect to."""
+def sim(port: int, sdk: str, scenario: str, log_path: str | None, connect: bool) -> None:
+    """Run a simulated Android phone (on 127.0.0.1) that the real adb server connects to."""
     from daemon.sim_command import run_sim
 
-    run_sim(
-        host=host, port=port, sdk=int(sdk), scenario=scenario, log_path=log_path, connect=connect
-    )
+    run_sim(port=port, sdk=int(sdk), scenario=scenario, log_path=log_path, connect=connect)
 
 
 @main.command()

@@ -1,8 +1,8 @@
 """The adb server and the shell hot path.
 
 Every task runs several shell commands, so the shell path talks to the adb server directly:
-one loopback socket per command, ``host:transport:SERIAL`` and ``shell,v2,raw:CMD`` sent
-together, shell-v2 packets read until the exit packet, then the socket closed. That costs
+one loopback socket per command, ``host:transport:SERIAL`` then ``shell,v2,raw:CMD``,
+shell-v2 packets read until the exit packet, then the socket closed. That costs
 about one transport round trip. Stock adbutils ``shell2()`` costs ~20 ms more per call
 (a second connection for ``host:version`` and a 10 ms sleep in every ``close()``), so it is
 used for what it does well instead: device lists, track-devices, sync, forwards and the
@@ -204,7 +204,7 @@ class AdbServer:
     ) -> Iterator[tuple[socket.socket, float]]:
         """A socket already switched to ``serial`` and opened on ``service``, with its deadline.
 
-        Both requests go out in one write; socket errors become device errors.
+        Socket errors become device errors.
         """
         deadline = time.monotonic() + timeout
         try:
@@ -214,8 +214,11 @@ class AdbServer:
                 f"adb server at {self.host}:{self.port} unreachable: {exc}"
             ) from exc
         try:
-            sock.sendall(_request(f"host:transport:{serial}") + _request(service))
+            # The adb server drops bytes that arrive before it has switched the socket to the
+            # transport, so the service request waits for the first OKAY.
+            sock.sendall(_request(f"host:transport:{serial}"))
             self._read_status(sock, serial, deadline)
+            sock.sendall(_request(service))
             self._read_status(sock, serial, deadline)
             yield sock, deadline
         except TimeoutError as exc:

@@ -39,6 +39,9 @@ class Settings:
 
     ``on_put(namespace, key, hook)`` lets a system service react to a write the way its
     ``ContentObserver`` would (for example ZenModeHelper restoring ``zen_mode``).
+    ``add_read_hook(fn)`` runs ``fn`` before every read, so services can first apply the
+    asynchronous writes that are due by now (Bluetooth finishing TURNING_ON, a reverted
+    ``zen_mode``); readers then see the settled value whoever they are.
     """
 
     NAMESPACES = ("system", "secure", "global")
@@ -46,9 +49,30 @@ class Settings:
     def __init__(self) -> None:
         self.tables: dict[str, dict[str, str]] = {ns: {} for ns in self.NAMESPACES}
         self._hooks: dict[tuple[str, str], list[SettingsHook]] = {}
+        self._read_hooks: list[Callable[[], None]] = []
+        self._settling = False
+
+    def add_read_hook(self, hook: Callable[[], None]) -> None:
+        self._read_hooks.append(hook)
+
+    def _settle(self) -> None:
+        if self._settling:  # a hook that reads settings itself must not recurse
+            return
+        self._settling = True
+        try:
+            for hook in self._read_hooks:
+                hook()
+        finally:
+            self._settling = False
 
     def get(self, namespace: str, key: str) -> str | None:
+        self._settle()
         return self.tables[namespace].get(key)
+
+    def items(self, namespace: str) -> dict[str, str]:
+        """A settled copy of one table."""
+        self._settle()
+        return dict(self.tables[namespace])
 
     def put(self, namespace: str, key: str, value: str, *, notify: bool = True) -> None:
         """Write a value; ``notify=False`` is a system service's own write (no observers)."""
@@ -282,6 +306,8 @@ class Phone:
         self.sms: SmsProvider = SmsProvider(self)
         self.battery: Battery = Battery(self)
         self.ui: Ui = Ui(self)
+        self.settings.add_read_hook(self.notification.settle)
+        self.settings.add_read_hook(self.bluetooth.settle)
 
     def _init_settings(self) -> None:
         g, s, y = self.settings.tables["global"], self.settings.tables["secure"], self.settings.tables["system"]
