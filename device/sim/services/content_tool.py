@@ -1,0 +1,212 @@
+"""The ``content`` tool for ``content://sms``: ``query`` and ``insert``.
+
+Behaviour of AOSP ``cmds/content/src/com/android/commands/content/Content.java``:
+
+* argument errors print ``[ERROR] <message>`` on stdout (after the usage text, which the
+  simulator leaves out) and the tool still exits 0;
+* provider errors print ``Error while accessing provider:<authority>`` and the stack trace on
+  stderr, exit 0 as well (``main`` returns normally);
+* ``--projection a:b`` splits on ``:``; a row prints as ``Row: N col=value, col=value`` with
+  values verbatim: a comma or a newline inside a value is NOT escaped (a body with a newline
+  continues on the next output line), SQL NULL prints ``NULL``, integers print in full
+  (``getLong``);
+* no rows: ``No result found.``; a successful insert prints nothing.
+
+``--where`` supports the subset the simulator needs (documented, not SQLite): clauses
+``column = value`` / ``column != value`` joined by ``AND``, where a value is an integer, a
+single-quoted string (``''`` escapes a quote) or a double-quoted string. ``--sort`` takes
+``column [ASC|DESC]``. Other authorities answer ``Could not find provider``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from device.sim.registry import ToolIO, tool
+from device.sim.services.sms import BOX_TYPES, COLUMNS, SmsProvider, Value
+
+_CLAUSE = re.compile(
+    r"\s*(\w+)\s*(=|==|!=|<>)\s*('(?:[^']|'')*'|\"[^\"]*\"|-?\d+)\s*", re.IGNORECASE
+)
+
+
+class ArgumentError(Exception):
+    """Content.Parser rejected the arguments (printed as ``[ERROR] message``)."""
+
+
+class ProviderError(Exception):
+    """The provider threw; ``str()`` is the Java exception's ``toString()``."""
+
+
+def _literal(token: str) -> Value:
+    if token[0] == "'":
+        return token[1:-1].replace("''", "'")
+    if token[0] == '"':
+        return token[1:-1]
+    return int(token)
+
+
+def parse_where(where: str | None) -> list[tuple[str, bool, Value]]:
+    """``[(column, equal?, value)]``; raises ProviderError for syntax outside the subset."""
+    if not where:
+        return []
+    clauses = []
+    for part in re.split(r"\s+AND\s+", where, flags=re.IGNORECASE):
+        m = _CLAUSE.fullmatch(part)
+        if m is None or m.group(1) not in COLUMNS:
+            raise ProviderError(
+                "android.database.sqlite.SQLiteException: unsupported where clause in the "
+                f"simulator: {where}"
+            )
+        clauses.append((m.group(1), m.group(2) in ("=", "=="), _literal(m.group(3))))
+    return clauses
+
+
+def _matches(row: dict[str, Value], clauses: list[tuple[str, bool, Value]]) -> bool:
+    for column, equal, value in clauses:
+        cell = row[column]
+        same = cell == value or (cell is not None and str(cell) == str(value))
+        if same != equal:
+            return False
+    return True
+
+
+def _sorted(rows: list[dict[str, Value]], sort: str | None) -> list[dict[str, Value]]:
+    column, _, direction = (sort or "date DESC").strip().partition(" ")
+    if column not in COLUMNS:
+        raise ProviderError(f"android.database.sqlite.SQLiteException: no such column: {column}")
+    desc = direction.strip().upper() == "DESC"
+
+    def key(row: dict[str, Value]) -> tuple[int, int, str]:
+        # NULLs sort first in SQLite's ascending order; integers before text.
+        cell = row[column]
+        if cell is None:
+            return (0, 0, "")
+        return (1, cell, "") if isinstance(cell, int) else (2, 0, cell)
+
+    return sorted(rows, key=key, reverse=desc)
+
+
+def _box_rows(sms: SmsProvider, path: str) -> list[dict[str, Value]]:
+    """Rows selected by the URI path: ``""``, ``inbox``... or a message ``_id``."""
+    if path in ("", "/"):
+        return sms.messages()
+    segment = path.strip("/")
+    if segment in BOX_TYPES:
+        return sms.messages(segment)
+    if segment.isdigit():
+        return [r for r in sms.messages() if r["_id"] == int(segment)]
+    raise ProviderError(f"java.lang.IllegalArgumentException: Unknown URL content://sms{path}")
+
+
+def format_row(index: int, row: dict[str, Value], projection: list[str]) -> str:
+    """One ``Row: N ...`` line exactly as Content.QueryCommand builds it."""
+    cells = ", ".join(f"{col}={'NULL' if row[col] is None else row[col]}" for col in projection)
+    return f"Row: {index} {cells}"
+
+
+def query(sms: SmsProvider, path: str, opts: dict[str, str]) -> str:
+    """What ``content query`` prints on stdout for ``content://sms<path>``."""
+    projection = (
+        re.split(r"\s*:\s*", opts["--projection"]) if "--projection" in opts else list(COLUMNS)
+    )
+    for col in projection:
+        if col not in COLUMNS:
+            raise ProviderError(
+                f"android.database.sqlite.SQLiteException: no such column: {col} "
+                "(code 1 SQLITE_ERROR)"
+            )
+    clauses = parse_where(opts.get("--where"))
+    rows = [r for r in _box_rows(sms, path) if _matches(r, clauses)]
+    rows = _sorted(rows, opts.get("--sort"))
+    if not rows:
+        return "No result found.\n"
+    return "".join(format_row(i, r, projection) + "\n" for i, r in enumerate(rows))
+
+
+def _bind(values: dict[str, Value], binding: str) -> None:
+    """``--bind column:type:value`` (types s, i, l, b, f, d as Content.parseBindValue)."""
+    parts = binding.split(":", 2)
+    if len(parts) < 3 or not binding:
+        raise ArgumentError(f"Binding not well formed: {binding}")
+    column, kind, raw = parts
+    converters: dict[str, Callable[[str], Value]] = {
+        "s": str,
+        "i": int,
+        "l": int,
+        "b": lambda v: int(v.lower() == "true"),
+        "f": str,
+        "d": str,
+    }
+    convert = converters.get(kind if kind == "s" else kind.lower())
+    if convert is None:
+        raise ArgumentError(f"Unsupported type: {kind}")
+    try:
+        values[column] = convert(raw)
+    except ValueError as exc:  # Long.parseLong: NumberFormatException (an IAE) -> [ERROR]
+        raise ArgumentError(f'For input string: "{raw}"') from exc
+
+
+def insert(sms: SmsProvider, path: str, values: dict[str, Value]) -> None:
+    """``content insert``: the URI box decides the type unless ``type`` is bound."""
+    box = path.strip("/")
+    if box and box not in BOX_TYPES:
+        raise ProviderError(f"java.lang.IllegalArgumentException: Unknown URL content://sms{path}")
+    if box:
+        values.setdefault("type", BOX_TYPES[box])
+    sms.insert_values(values)
+
+
+def parse_args(args: list[str]) -> tuple[dict[str, str], dict[str, Value]]:
+    """Options of query/insert; raises ArgumentError with Content.Parser's messages."""
+    opts: dict[str, str] = {}
+    values: dict[str, Value] = {}
+    known = ("--uri", "--user", "--where", "--sort", "--projection")
+    while args:
+        arg = args.pop(0)
+        if arg == "--bind":
+            _bind(values, args.pop(0) if args else "")
+            continue
+        if arg not in known:
+            raise ArgumentError(f"Unsupported argument: {arg}")
+        value = args.pop(0) if args else ""
+        if not value or value.startswith("--"):
+            raise ArgumentError(f"No value for argument: {arg}")
+        opts[arg] = value
+    if "--uri" not in opts:
+        raise ArgumentError("Content provider URI not specified. Did you specify --uri argument?")
+    return opts, values
+
+
+def _run(io: ToolIO, operation: str, args: list[str]) -> None:
+    opts, values = parse_args(args)
+    if operation == "insert" and not values:
+        raise ArgumentError("Bindings not specified. Did you specify --bind argument(s)?")
+    m = re.fullmatch(r"content://([^/]*)(.*)", opts["--uri"], re.DOTALL)
+    authority, path = (m.group(1), m.group(2)) if m else ("", "")
+    try:
+        if authority != "sms":
+            raise ProviderError(
+                f"java.lang.IllegalStateException: Could not find provider: {authority}"
+            )
+        with io.phone.lock:
+            if operation == "query":
+                io.out(query(io.phone.sms, path, opts))
+            else:
+                insert(io.phone.sms, path, values)
+    except ProviderError as exc:
+        io.err(f"Error while accessing provider:{authority}\n{exc}\n")
+
+
+@tool("content")
+def content(io: ToolIO, argv: list[str]) -> int:
+    """``content query|insert ...``; every outcome exits 0, as the real tool does."""
+    operation = argv[1] if len(argv) > 1 else ""
+    try:
+        if operation not in ("query", "insert"):
+            raise ArgumentError(f"Unsupported operation: {operation}")
+        _run(io, operation, list(argv[2:]))
+    except ArgumentError as exc:
+        io.out(f"[ERROR] {exc}\n")
+    return 0
