@@ -1,0 +1,160 @@
+"""Configuration: CLI flag > ``PHONED_*`` environment > ``config/phoned.yaml`` > default.
+
+Every key is documented in ``config/phoned.yaml``. Nested keys are written with dots in
+errors (``timeouts.dispatch``) and with ``_`` in the environment
+(``PHONED_TIMEOUTS_DISPATCH``). A bad value raises ``ConfigError`` naming the key; the CLI
+turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+ENV_PREFIX = "PHONED_"
+
+
+class ConfigError(Exception):
+    """A configuration value is invalid; the message names the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"config key {key}: {message}")
+        self.key = key
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Timeouts(_Section):
+    dispatch: float = Field(300.0, gt=0)  # dispatched but not started
+    running: float = Field(600.0, gt=0)  # active running, excluding paused time
+    approval: float = Field(900.0, gt=0)  # approval TTL
+    permission: float = Field(600.0, gt=0)  # permission-recovery TTL
+
+
+class Config(_Section):
+    """The daemon's settings after every source has been applied."""
+
+    queue: str = ""  # store URL; "" = the default SQLite file in state_dir
+    state_dir: str = ""  # "" = $STATE_DIRECTORY, else $XDG_STATE_HOME/phoned
+    daemon_id: str = ""  # "" = a stable id kept in state_dir
+    devices: tuple[str, ...] = ()  # serials to serve; empty = every attached device
+    adb_host: str = "127.0.0.1"
+    adb_port: int = Field(5037, ge=1, le=65535)
+    poll_interval: float = Field(1.0, gt=0, le=60)  # seconds between claims when idle
+    lease_seconds: float = Field(60.0, ge=5)
+    heartbeat_interval: float = Field(10.0, gt=0)
+    sweep_interval: float = Field(30.0, gt=0)
+    grace_period: float = Field(20.0, ge=0)  # SIGTERM: time to reach a safe point
+    settle_timeout: float = Field(10.0, gt=0)  # bound on async device transitions
+    ci_grant_permissions: bool = False  # CI only: grant with pm/cmd instead of waiting
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["json", "text"] = "text"
+    timeouts: Timeouts = Timeouts()
+
+    @field_validator("queue")
+    @classmethod
+    def _queue_scheme(cls, value: str) -> str:
+        if value and not value.startswith(("sqlite:///", "postgresql://", "http://", "https://")):
+            raise ValueError("must start with sqlite:///, postgresql://, http:// or https://")
+        return value
+
+    @property
+    def state_path(self) -> Path:
+        if self.state_dir:
+            return Path(self.state_dir)
+        if os.environ.get("STATE_DIRECTORY"):  # set by systemd's StateDirectory=
+            return Path(os.environ["STATE_DIRECTORY"].split(":")[0])
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        return Path(base) / "phoned"
+
+    @property
+    def queue_url(self) -> str:
+        return self.queue or f"sqlite:///{self.state_path / 'queue.db'}"
+
+    def stable_daemon_id(self) -> str:
+        """The configured id, or one created once and kept in the state directory."""
+        if self.daemon_id:
+            return self.daemon_id
+        path = self.state_path / "daemon-id"
+        if path.exists():
+            return path.read_text().strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ident = f"{socket.gethostname()}-{os.urandom(4).hex()}"
+        path.write_text(ident + "\n")
+        return ident
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, field in Config.model_fields.items():
+        if name == "timeouts":
+            for sub in Timeouts.model_fields:
+                key = f"{ENV_PREFIX}TIMEOUTS_{sub.upper()}"
+                if key in environ:
+                    out.setdefault("timeouts", {})[sub] = environ[key]
+            continue
+        key = f"{ENV_PREFIX}{name.upper()}"
+        if key in environ:
+            value: Any = environ[key]
+            if field.annotation == tuple[str, ...]:
+                value = tuple(v for v in value.split(",") if v)
+            out[name] = value
+    return out
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError("config", f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError("config", f"{path} must hold a mapping of keys")
+    return data
+
+
+def default_config_path() -> Path | None:
+    """``$PHONED_CONFIG``, else ``./config/phoned.yaml``, else ``/etc/phoned/phoned.yaml``."""
+    if os.environ.get(f"{ENV_PREFIX}CONFIG"):
+        return Path(os.environ[f"{ENV_PREFIX}CONFIG"])
+    for candidate in (Path("config/phoned.yaml"), Path("/etc/phoned/phoned.yaml")):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def load(
+    path: Path | None = None,
+    flags: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Config:
+    """Build the config from file, environment and flags (flags win); raise ``ConfigError``."""
+    environ = dict(os.environ) if environ is None else environ
+    data = _read_file(path) if path is not None else {}
+    data = _merge(data, _env_overrides(environ))
+    data = _merge(data, {k: v for k, v in (flags or {}).items() if v is not None})
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "config"
+        raise ConfigError(key, err["msg"]) from exc

@@ -1,0 +1,72 @@
+"""Configuration precedence and errors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon import config
+from daemon.config import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_file_is_exactly_the_defaults() -> None:
+    assert config.load(REPO / "config" / "phoned.yaml", environ={}) == config.load(environ={})
+
+
+def test_every_key_is_documented_in_the_shipped_file() -> None:
+    text = (REPO / "config" / "phoned.yaml").read_text()
+    for name in config.Config.model_fields:
+        assert f"\n{name}:" in text, name
+    for name in config.Timeouts.model_fields:
+        assert f"  {name}:" in text, name
+
+
+def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
+    path = tmp_path / "phoned.yaml"
+    path.write_text("poll_interval: 3\nlease_seconds: 30\ntimeouts:\n  approval: 100\n")
+    env = {"PHONED_POLL_INTERVAL": "2", "PHONED_TIMEOUTS_APPROVAL": "50"}
+    cfg = config.load(path, flags={"poll_interval": 1.5}, environ=env)
+    assert cfg.poll_interval == 1.5
+    assert cfg.lease_seconds == 30
+    assert cfg.timeouts.approval == 50
+    assert cfg.timeouts.dispatch == 300
+
+
+def test_env_list_of_devices() -> None:
+    cfg = config.load(environ={"PHONED_DEVICES": "A1,127.0.0.1:7401"})
+    assert cfg.devices == ("A1", "127.0.0.1:7401")
+
+
+@pytest.mark.parametrize(
+    ("env", "key"),
+    [
+        ({"PHONED_POLL_INTERVAL": "fast"}, "poll_interval"),
+        ({"PHONED_ADB_PORT": "70000"}, "adb_port"),
+        ({"PHONED_TIMEOUTS_DISPATCH": "-1"}, "timeouts.dispatch"),
+        ({"PHONED_QUEUE": "mysql://x"}, "queue"),
+        ({"PHONED_LOG_LEVEL": "LOUD"}, "log_level"),
+    ],
+)
+def test_bad_value_names_the_key(env: dict[str, str], key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        config.load(environ=env)
+    assert info.value.key == key
+    assert key in str(info.value)
+
+
+def test_unknown_key_in_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "phoned.yaml"
+    path.write_text("pol_interval: 3\n")
+    with pytest.raises(ConfigError, match="pol_interval"):
+        config.load(path, environ={})
+
+
+def test_default_queue_lives_in_the_state_dir(tmp_path: Path) -> None:
+    cfg = config.load(flags={"state_dir": str(tmp_path)}, environ={})
+    assert cfg.queue_url == f"sqlite:///{tmp_path}/queue.db"
+    first = cfg.stable_daemon_id()
+    assert first == cfg.stable_daemon_id()
+    assert (tmp_path / "daemon-id").read_text().strip() == first
