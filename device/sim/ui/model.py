@@ -1,11 +1,65 @@
-"""Screen, keyguard, activities and windows of the simulated phone. (Owner: UI work; stub.)"""
+"""Screen, keyguard, activities and windows of the simulated phone.
+
+``Ui`` owns the display state (power, keyguard, rotation), the activity back stack and a
+pending runtime-permission dialog, and turns them into windows (``screens.py``) that the
+dumpers (``hierarchy.py``) and the screenshot renderer (``render.py``) draw. Input (taps,
+swipes, keys, text) is dispatched here; cross-domain effects go through the documented
+methods of other models: ``phone.sms.insert``, ``phone.packages.grant``/``is_granted``/
+``is_installed``/``default_sms_package`` and ``phone.settings``.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from PIL import Image
+
+from device.sim.ui import hierarchy, labels, render, screens
+from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
+from device.sim.ui.screens import ActivityRecord, ScreenContext
+from device.sim.ui.views import View, Window, find_by_id, hit
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
+
+START_SUCCESS, START_TASK_TO_FRONT = 0, 2
+START_INTENT_NOT_RESOLVED, START_CLASS_NOT_FOUND = -1, -2
+DEFAULT_LISTENER_APPS: tuple[tuple[str, str], ...] = (
+    # A Pixel ships Android System Intelligence as a notification listener.
+    (
+        "com.google.android.as",
+        "com.google.android.as/com.google.android.apps.miphone.aiai.common.notification"
+        ".service.AiAiNotificationListenerService",
+    ),
+)
+SETTINGS_ACTIONS: dict[str, str] = {
+    "android.settings.ACTION_NOTIFICATION_LISTENER_SETTINGS": "com.android.settings.Settings$NotificationAccessSettingsActivity",
+    "android.settings.NOTIFICATION_POLICY_ACCESS_SETTINGS": "com.android.settings.Settings$ZenAccessSettingsActivity",
+    "android.settings.APPLICATION_DETAILS_SETTINGS": "com.android.settings.applications.InstalledAppDetails",
+    "android.settings.BLUETOOTH_SETTINGS": "com.android.settings.Settings$BluetoothSettingsActivity",
+    "android.settings.ZEN_MODE_SETTINGS": "com.android.settings.Settings$ZenModeSettingsActivity",
+    "android.settings.SETTINGS": "com.android.settings.Settings",
+}
+BUILTIN_PACKAGES = (
+    labels.LAUNCHER_PKG,
+    labels.MESSAGING_PKG,
+    labels.SETTINGS_PKG,
+    labels.SYSTEMUI_PKG,
+)
+SWIPE_UNLOCK_MIN_PX = 300
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """What ``startActivity`` answered: an ActivityManager START_* code and the record."""
+
+    code: int
+    record: ActivityRecord | None = None
+    launch_state: str = "COLD"  # COLD / WARM / HOT (am start -W, API 29+)
+    component: tuple[str, str] | None = None
 
 
 class Ui:
@@ -15,3 +69,330 @@ class Ui:
         self.phone = phone
         self.screen_on = True
         self.locked = False
+        self.secure_lock = False  # a PIN/pattern: swiping never unlocks (tests call unlock())
+        self.rotation = 0
+        self.size = (screens.WIDTH, screens.HEIGHT)
+        self.density = int(phone.props.get("ro.sf.lcd_density", "420"))
+        self.stack: list[ActivityRecord] = [
+            ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
+        ]
+        self.running: set[str] = {labels.LAUNCHER_PKG, labels.SYSTEMUI_PKG}
+        self.pending_permission: tuple[str, str] | None = None  # (app, permission)
+        self.permission_requests: dict[str, str] = {}  # app -> permission it asks on open
+        self.listener_apps: list[tuple[str, str]] = list(DEFAULT_LISTENER_APPS)
+        self.clipboard: str | None = None
+        self.last_toast: str | None = None
+
+    # ---- state read by the tools -------------------------------------------------------
+
+    def top(self) -> ActivityRecord:
+        return self.stack[-1]
+
+    def context(self) -> ScreenContext:
+        secure = self.phone.settings.tables["secure"]
+        return ScreenContext(
+            sdk=self.phone.sdk,
+            clock=time.strftime("%H:%M", time.gmtime()),
+            installed=tuple(p for p in labels.LAUNCH_ACTIVITIES if self.is_installed(p)),
+            secure_settings=dict(secure),
+            listener_apps=tuple(self.listener_apps),
+        )
+
+    def windows(self) -> list[Window]:
+        """The visible windows, bottom to top."""
+        ctx = self.context()
+        if self.locked:
+            return [screens.keyguard(ctx, self.secure_lock)]
+        stack = [screens.app_window(self.top(), ctx)]
+        if self.pending_permission is not None:
+            stack.append(screens.permission_dialog(ctx, *self.pending_permission))
+        return [*stack, screens.status_bar(ctx)]
+
+    def focused_window(self) -> Window:
+        """The window with input focus: keyguard, dialog or the top activity."""
+        windows = self.windows()
+        apps = [w for w in windows if w.activity is not None]
+        return apps[-1] if apps else windows[0]
+
+    def hierarchy_xml(self, *, u2: bool) -> str:
+        """The hierarchy as ``uiautomator dump`` (active window) or the u2 server writes it."""
+        style = hierarchy.DumpStyle(
+            u2=u2, sdk=self.phone.sdk, width=self.size[0], height=self.size[1]
+        )
+        with self.phone.lock:
+            windows = self.windows() if u2 else [self.focused_window()]
+            return hierarchy.dump(windows, self.rotation, style)
+
+    def screenshot(self) -> Image.Image:
+        with self.phone.lock:
+            return render.render(self.windows(), self.size, self.screen_on)
+
+    # ---- packages ----------------------------------------------------------------------
+
+    def is_installed(self, package: str) -> bool:
+        try:
+            return self.phone.packages.is_installed(package)
+        except NotImplementedError:  # package model not filled yet: the stock apps exist
+            return package in BUILTIN_PACKAGES
+
+    def default_sms_package(self) -> str | None:
+        try:
+            return self.phone.packages.default_sms_package()
+        except NotImplementedError:
+            return labels.MESSAGING_PKG
+
+    def _is_granted(self, package: str, permission: str) -> bool:
+        try:
+            return self.phone.packages.is_granted(package, permission)
+        except NotImplementedError:
+            return False
+
+    # ---- activities --------------------------------------------------------------------
+
+    def resolve(self, intent: Intent) -> tuple[str, str] | None:
+        """The (package, activity) an intent starts, or None when nothing handles it."""
+        if intent.component is not None:
+            return intent.component
+        action = intent.action or ""
+        scheme = (intent.data or "").partition(":")[0].lower()
+        if action in ("android.intent.action.SENDTO", "android.intent.action.VIEW") and scheme in (
+            "sms",
+            "smsto",
+        ):
+            sms = self.default_sms_package()
+            return (sms, labels.MESSAGING_CONVERSATION) if sms else None
+        if action in SETTINGS_ACTIONS:
+            return labels.SETTINGS_PKG, SETTINGS_ACTIONS[action]
+        if "android.intent.category.HOME" in intent.categories:
+            return labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY
+        pkg = intent.package
+        if pkg and pkg in labels.LAUNCH_ACTIVITIES and self.is_installed(pkg):
+            return pkg, labels.LAUNCH_ACTIVITIES[pkg]
+        return None
+
+    def _known_activity(self, package: str, cls: str) -> bool:
+        return self.is_installed(package) and (
+            cls in screens.BUILDERS
+            or labels.LAUNCH_ACTIVITIES.get(package) == cls
+            or package not in BUILTIN_PACKAGES
+        )
+
+    def start(self, intent: Intent) -> StartResult:
+        """``ActivityTaskManager.startActivity``: resolve, push, maybe raise a dialog."""
+        intent.flags |= FLAG_ACTIVITY_NEW_TASK
+        with self.phone.lock:
+            target = self.resolve(intent)
+            if target is None:
+                return StartResult(START_INTENT_NOT_RESOLVED)
+            if not self._known_activity(*target):
+                code = (
+                    START_CLASS_NOT_FOUND
+                    if self.is_installed(target[0])
+                    else START_INTENT_NOT_RESOLVED
+                )
+                return StartResult(code, component=target)
+            return self._push(target, intent)
+
+    def _push(self, target: tuple[str, str], intent: Intent) -> StartResult:
+        package, cls = target
+        state = self._launch_state(package, cls)
+        top = self.top()
+        if state == "HOT" and not intent.extras and intent.data is None:
+            self._maybe_ask_permission(package)
+            return StartResult(START_TASK_TO_FRONT, top, state, target)
+        record = ActivityRecord(package, cls, _initial_state(cls, intent))
+        self.stack = [r for r in self.stack if r.cls != cls or r.package != package]
+        self.stack.append(record)
+        self.running.add(package)
+        self._maybe_ask_permission(package)
+        return StartResult(START_SUCCESS, record, state, target)
+
+    def _launch_state(self, package: str, cls: str) -> str:
+        if package not in self.running:
+            return "COLD"
+        top = self.top()
+        return "HOT" if (top.package, top.cls) == (package, cls) else "WARM"
+
+    def _maybe_ask_permission(self, package: str) -> None:
+        if package not in self.phone.faults.permission_dialog_packages:
+            return
+        permission = self.permission_requests.get(package, "android.permission.CAMERA")
+        if not self._is_granted(package, permission):
+            self.pending_permission = (package, permission)
+
+    def force_stop(self, package: str) -> None:
+        """``am force-stop``: the package's activities leave the stack, its process dies."""
+        with self.phone.lock:
+            self.running.discard(package)
+            self.stack = [r for r in self.stack if r.package != package] or [
+                ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
+            ]
+            if self.pending_permission and self.pending_permission[0] == package:
+                self.pending_permission = None
+
+    def go_home(self) -> None:
+        self.stack.append(ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY))
+        self.stack = [r for r in self.stack[:-1] if r.cls != labels.LAUNCHER_ACTIVITY] + [
+            self.stack[-1]
+        ]
+
+    def back(self) -> None:
+        if self.pending_permission is not None:
+            self.pending_permission = None
+        elif len(self.stack) > 1:
+            self.stack.pop()
+
+    # ---- power and keyguard ------------------------------------------------------------
+
+    def wake(self) -> None:
+        self.screen_on = True
+
+    def sleep(self) -> None:
+        """Screen off; the keyguard engages as it does on a phone with a lock screen."""
+        self.screen_on = False
+        self.locked = True
+
+    def unlock(self) -> None:
+        """Dismiss the keyguard (what entering the PIN would do)."""
+        with self.phone.lock:
+            self.screen_on = True
+            self.locked = False
+
+    def lock(self, *, secure: bool | None = None) -> None:
+        with self.phone.lock:
+            self.locked = True
+            if secure is not None:
+                self.secure_lock = secure
+
+    # ---- input -------------------------------------------------------------------------
+
+    def tap(self, x: int, y: int) -> View | None:
+        """A finger tap: logged, then delivered to the interactive view under it."""
+        self.phone.log.record("click", ["tap", str(x), str(y)])
+        fault: str | None = None
+        with self.phone.lock:
+            if not self.screen_on:
+                return None
+            loc = hit(self.windows(), x, y)
+            if loc is None or not loc.view.enabled:
+                return None
+            fault = self._dispatch(loc.view)
+        if fault is not None:
+            self.phone.fault_point(fault)
+        return loc.view
+
+    def _dispatch(self, view: View) -> str | None:
+        """Run the view's action; returns a fault point to pass once the lock is released."""
+        if view.action is None:
+            return None
+        name, _, arg = view.action.partition(":")
+        return _ACTIONS[name](self, arg)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int) -> None:
+        """A swipe up on an insecure keyguard unlocks; elsewhere it only scrolls."""
+        with self.phone.lock:
+            if (
+                self.screen_on
+                and self.locked
+                and not self.secure_lock
+                and y1 - y2 >= SWIPE_UNLOCK_MIN_PX
+            ):
+                self.locked = False
+
+    def focused_edit(self) -> View | None:
+        with self.phone.lock:
+            if self.locked or not self.screen_on:
+                return None
+            top = self.top()
+            if top.cls == labels.MESSAGING_CONVERSATION:
+                return find_by_id(self.windows(), f"{top.package}:id/compose_message_text")
+            return None
+
+    def type_text(self, text: str) -> bool:
+        """Text typed into the focused field (the composer); False when none has focus."""
+        with self.phone.lock:
+            if self.focused_edit() is None:
+                return False
+            state = self.top().state
+            state["body"] = state.get("body", "") + text
+            return True
+
+    def set_text(self, view: View, text: str) -> bool:
+        """``UiObject.setText`` on ``view``; only the compose field holds text."""
+        with self.phone.lock:
+            top = self.top()
+            if view.resource_id == f"{top.package}:id/compose_message_text":
+                top.state["body"] = text
+                return True
+            if view.resource_id == f"{top.package}:id/recipient_text_view":
+                top.state["recipient"] = text
+                return True
+            return False
+
+    # ---- actions (View.action) ---------------------------------------------------------
+
+    def _act_launch(self, package: str) -> str | None:
+        cls = labels.LAUNCH_ACTIVITIES.get(package)
+        if cls is not None:
+            self._push((package, cls), Intent(action="android.intent.action.MAIN"))
+        return None
+
+    def _act_new_conversation(self, _arg: str) -> str | None:
+        self._push((self.top().package, labels.MESSAGING_CONVERSATION), Intent(data="new:"))
+        return None
+
+    def _act_send(self, _arg: str) -> str | None:
+        """The composer's send button: store in the sent box, then clear the field."""
+        state = self.top().state
+        body, recipient = state.get("body", ""), state.get("recipient", "")
+        if not body or not recipient:
+            return None
+        self.phone.sms.insert("sent", recipient, body)
+        state["sent"] = state.get("sent", "") + "\x1e" + body
+        state["body"] = ""
+        return "sms.after_send_tap"
+
+    def _act_perm(self, allow: bool) -> str | None:
+        if self.pending_permission is not None:
+            app, permission = self.pending_permission
+            if allow:
+                self.phone.packages.grant(app, permission)
+            self.pending_permission = None
+        return None
+
+    def _act_toggle(self, key: str, item: str) -> str | None:
+        items = [i for i in (self.phone.settings.get("secure", key) or "").split(":") if i]
+        items = [i for i in items if i != item] if item in items else [*items, item]
+        self.phone.settings.put("secure", key, ":".join(items))
+        return None
+
+    def _act_force_stop(self, package: str) -> str | None:
+        self.running.discard(package)
+        return None
+
+
+def _initial_state(cls: str, intent: Intent) -> dict[str, str]:
+    """Per-screen state an intent carries: composer recipient/body, app-details package."""
+    data = intent.data or ""
+    scheme, _, rest = data.partition(":")
+    if cls == labels.MESSAGING_CONVERSATION and scheme.lower() in ("sms", "smsto"):
+        body = intent.extras.get("sms_body", "")
+        return {"recipient": rest.split("?", 1)[0], "body": str(body)}
+    if scheme == "package":
+        return {"package": rest}
+    return {}
+
+
+_ACTIONS: dict[str, Callable[[Ui, str], str | None]] = {
+    "launch": Ui._act_launch,
+    "new_conversation": Ui._act_new_conversation,
+    "send": Ui._act_send,
+    "focus": lambda ui, arg: None,
+    "perm_allow": lambda ui, arg: ui._act_perm(True),
+    "perm_deny": lambda ui, arg: ui._act_perm(False),
+    "toggle_listener": lambda ui, arg: ui._act_toggle("enabled_notification_listeners", arg),
+    "toggle_zen_access": lambda ui, arg: ui._act_toggle(
+        "enabled_notification_policy_access_packages", arg
+    ),
+    "force_stop": Ui._act_force_stop,
+}

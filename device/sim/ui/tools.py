@@ -1,1 +1,12 @@
-"""Stub: filled by its owner."""
+"""Registers the screen's tools: ``am``, ``monkey``, ``input``, ``wm``, ``uiautomator``,
+``screencap``, ``app_process`` and ``dumpsys window|activity|power|display``.
+
+``registry.MODULES`` names only this module; importing it imports the modules that hold
+the tools so their decorators run.
+"""
+
+from __future__ import annotations
+
+from device.sim.ui import am, dumpsys_ui, input_tools, u2server
+
+__all__ = ["am", "dumpsys_ui", "input_tools", "u2server"]

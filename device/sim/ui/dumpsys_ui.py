@@ -1,0 +1,191 @@
+"""``dumpsys window``, ``dumpsys activity``, ``dumpsys power`` and ``dumpsys display``.
+
+Only the lines clients parse are printed, in the real shapes:
+- ``mCurrentFocus=Window{<hash> u0 <title>}`` and ``mFocusedApp=`` (WindowState.toString /
+  DisplayContent.dump; parsed by adbutils ``app_current``), keyguard flags
+  ``mShowingLockscreen``/``mDreamingLockscreen`` (PhoneWindowManager.dump, API 28) and the
+  ``KeyguardServiceDelegate`` ``showing=`` block (API 29+).
+- ``mResumedActivity: ActivityRecord{<hash> u0 pkg/.Cls t<task>}`` (API 28, per stack) and
+  ``ResumedActivity:`` at the top level from API 29 (ActivityTaskManagerService);
+  ``dumpsys activity top``: ``TASK <pkg> id=<n>`` / ``ACTIVITY pkg/.Cls <hash> pid=<pid>``.
+- ``mWakefulness=Awake|Asleep``, ``mHoldingDisplaySuspendBlocker=``, ``Display Power:
+  state=ON|OFF`` (PowerManagerService.dump; adbutils ``is_screen_on`` reads the blocker).
+- ``DisplayViewport{... orientation=N ...}`` (DisplayManagerService; adbutils ``rotation``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+
+from device.sim.registry import ToolIO, service
+from device.sim.ui.screens import ActivityRecord
+from device.sim.ui.views import Window
+
+
+def _hash(text: str) -> str:
+    """A stable identity hash like ``Integer.toHexString(System.identityHashCode(x))``."""
+    return f"{zlib.crc32(text.encode()) & 0x0FFFFFFF:07x}"
+
+
+def _task_id(rec: ActivityRecord) -> int:
+    return 100 + zlib.crc32(rec.package.encode()) % 900
+
+
+def _pid(package: str) -> int:
+    return 2000 + zlib.crc32(package.encode()) % 20000
+
+
+def activity_record(rec: ActivityRecord) -> str:
+    return f"ActivityRecord{{{_hash(rec.cls)} u0 {rec.component} t{_task_id(rec)}}}"
+
+
+def window_token(window: Window) -> str:
+    title = f"{window.package}/{window.activity}" if window.activity else window.title
+    return f"Window{{{_hash(title)} u0 {title}}}"
+
+
+def _keyguard_lines(io: ToolIO) -> list[str]:
+    locked = str(io.phone.ui.locked).lower()
+    if io.phone.sdk < 29:
+        return [
+            f"    mShowingLockscreen={locked} mShowingDream=false "
+            f"mDreamingLockscreen={locked} mDreamingSleepToken=null"
+        ]
+    return [
+        f"    mShowingDream=false mDreamingLockscreen={locked}",
+        "    KeyguardServiceDelegate",
+        f"      showing={locked}",
+        f"      showingAndNotOccluded={locked}",
+        "      inputRestricted=false",
+    ]
+
+
+def _windows_section(io: ToolIO) -> list[str]:
+    ui = io.phone.ui
+    windows = ui.windows()
+    lines = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
+    for i, window in enumerate(reversed(windows)):
+        lines.append(f"  Window #{i} {window_token(window)}:")
+        lines.append(f"    mOwnerUid=10000 showForAllUsers=false package={window.package}")
+    focus = ui.focused_window()
+    top = ui.top()
+    app = activity_record(top)
+    focused_app = (
+        app
+        if io.phone.sdk >= 29
+        else (f"AppWindowToken{{{_hash(top.package)} token=Token{{{_hash(top.cls)} {app}}}}}")
+    )
+    lines += [f"  mCurrentFocus={window_token(focus)}", f"  mFocusedApp={focused_app}"]
+    return lines
+
+
+def dump_window(io: ToolIO, args: list[str]) -> int:
+    with io.phone.lock:
+        lines = _windows_section(io)
+        if not args or args[0] not in ("windows", "displays"):
+            lines += [
+                "",
+                "WINDOW MANAGER POLICY STATE (dumpsys window policy)",
+                *_keyguard_lines(io),
+            ]
+        if args[:1] == ["displays"]:
+            w, h = io.phone.ui.size
+            lines = [
+                "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
+                "  Display: mDisplayId=0 rootTasks=1",
+                f"    init={w}x{h} {io.phone.ui.density}dpi cur={w}x{h} app={w}x{h}",
+                f"    mCurrentFocus={window_token(io.phone.ui.focused_window())}",
+            ]
+    io.out("\n".join(lines) + "\n")
+    return 0
+
+
+def _activities(io: ToolIO) -> list[str]:
+    ui = io.phone.ui
+    top = ui.top()
+    lines = [
+        "ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)",
+        "Display #0 (activities from top to bottom):",
+    ]
+    for rec in reversed(ui.stack):
+        lines += [
+            f"  * Task{{{_hash(rec.package)} #{_task_id(rec)} type=standard "
+            f"A=10000:{rec.package} U=0 visible={str(rec is top).lower()}}}",
+            f"    * Hist #0: {activity_record(rec)}",
+        ]
+    resumed = activity_record(top) if ui.screen_on or io.phone.sdk < 29 else "null"
+    lines.append(f"    mResumedActivity: {resumed}")
+    if io.phone.sdk >= 29:
+        lines += ["", f"  ResumedActivity: {resumed}"]
+    return lines
+
+
+def _top(io: ToolIO) -> list[str]:
+    top = io.phone.ui.top()
+    return [
+        "TASK " + top.package + f" id={_task_id(top)} userId=0",
+        f"  ACTIVITY {top.component} {_hash(top.cls)} pid={_pid(top.package)}",
+    ]
+
+
+ACTIVITY_SECTIONS: dict[str, Callable[[ToolIO], list[str]]] = {
+    "activities": _activities,
+    "a": _activities,
+    "top": _top,
+}
+
+
+def dump_activity(io: ToolIO, args: list[str]) -> int:
+    section = ACTIVITY_SECTIONS.get(args[0] if args else "activities", _activities)
+    with io.phone.lock:
+        io.out("\n".join(section(io)) + "\n")
+    return 0
+
+
+def dump_power(io: ToolIO, args: list[str]) -> int:
+    on = io.phone.ui.screen_on
+    lines = [
+        "POWER MANAGER (dumpsys power)",
+        "",
+        "Power Manager State:",
+        "  mDirty=0x0",
+        f"  mWakefulness={'Awake' if on else 'Asleep'}",
+        "  mWakefulnessChanging=false",
+        "  mIsPowered=true",
+        f"  mHoldingWakeLockSuspendBlocker={str(on).lower()}",
+        f"  mHoldingDisplaySuspendBlocker={str(on).lower()}",
+        "",
+        f"Display Power: state={'ON' if on else 'OFF'}",
+    ]
+    io.out("\n".join(lines) + "\n")
+    return 0
+
+
+def dump_display(io: ToolIO, args: list[str]) -> int:
+    ui = io.phone.ui
+    w, h = ui.size
+    lines = [
+        "DISPLAY MANAGER (dumpsys display)",
+        f"  mDefaultViewport=DisplayViewport{{type=INTERNAL, valid=true, isActive=true, "
+        f"displayId=0, uniqueId='local:4619827259835644672', physicalPort=0, "
+        f"orientation={ui.rotation}, logicalFrame=Rect(0, 0 - {w}, {h}), "
+        f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}",
+        f"  mScreenState={'ON' if ui.screen_on else 'OFF'}",
+    ]
+    io.out("\n".join(lines) + "\n")
+    return 0
+
+
+DUMPS: dict[str, Callable[[ToolIO, list[str]], int]] = {
+    "window": dump_window,
+    "activity": dump_activity,
+    "power": dump_power,
+    "display": dump_display,
+}
+
+
+@service("dumpsys", "window", "activity", "power", "display")
+def dumpsys_ui(io: ToolIO, argv: list[str]) -> int:
+    """``dumpsys window|activity|power|display [section]``."""
+    return DUMPS[argv[0]](io, argv[1:])
