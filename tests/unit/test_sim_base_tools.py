@@ -147,3 +147,8 @@ def test_sh_c_nested(phone: Phone) -> None:
 def test_printf_and_date(phone: Phone) -> None:
     assert sh(phone, "printf '%s=%d\\n' a 1")[1] == "a=1\n"
     assert sh(phone, "date +%Y")[1].strip().isdigit()
+
+
+def test_printf_prints_percent_s_arguments_verbatim(phone: Phone) -> None:
+    # toybox printf interprets escapes in the format and in %b, never in a %s argument
+    assert sh(phone, "printf '%s|%b\\n' 'a\\tb' 'c\\td'")[1] == "a\\tb|c\td\n"

@@ -188,9 +188,11 @@ def sleep(io: ToolIO, argv: list[str]) -> int:
 
 @tool("printf")
 def printf(io: ToolIO, argv: list[str]) -> int:
-    """toybox printf: the format reused until arguments run out; %s %d %x %c %% and escapes."""
-    from device.sim.shell_builtins import expand_echo_escapes
+    """toybox printf: the format reused until arguments run out; %s %b %d %x %c %%.
 
+    Backslash escapes are interpreted in the format (and in ``%b`` arguments) only: a
+    ``%s`` argument is printed exactly as given.
+    """
     if len(argv) < 2:
         io.err("printf: Needs 1 argument\n")
         return 1
@@ -198,7 +200,7 @@ def printf(io: ToolIO, argv: list[str]) -> int:
     out: list[str] = []
     while True:
         text, used = _printf_once(fmt, args)
-        out.append(expand_echo_escapes(text)[0])
+        out.append(text)
         args = args[used:]
         if not args or not used:
             break
@@ -207,32 +209,42 @@ def printf(io: ToolIO, argv: list[str]) -> int:
 
 
 def _printf_once(fmt: str, args: list[str]) -> tuple[str, int]:
+    from device.sim.shell_builtins import expand_echo_escapes
+
     out: list[str] = []
+    literal: list[str] = []
     used = 0
     i = 0
     while i < len(fmt):
         if fmt[i] != "%" or i + 1 >= len(fmt):
-            out.append(fmt[i])
+            literal.append(fmt[i])
             i += 1
             continue
         conv = fmt[i + 1]
         i += 2
         if conv == "%":
-            out.append("%")
+            literal.append("%")
             continue
+        out.append(expand_echo_escapes("".join(literal))[0])
+        literal = []
         arg = args[used] if used < len(args) else ""
         used += 1
         out.append(_convert(conv, arg))
+    out.append(expand_echo_escapes("".join(literal))[0])
     return "".join(out), used
 
 
 def _convert(conv: str, arg: str) -> str:
+    from device.sim.shell_builtins import expand_echo_escapes
+
     if conv in "di":
         return str(int(arg or "0"))
     if conv == "x":
         return format(int(arg or "0"), "x")
     if conv == "c":
         return arg[:1]
+    if conv == "b":
+        return expand_echo_escapes(arg)[0]
     return arg
 
 
