@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -49,8 +50,7 @@ def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect
     sys.stdout.flush()
     stop.wait()
     if server is not None:
-        try:
+        # the adb server may be gone already; then there is nothing left to detach
+        with contextlib.suppress(Exception):
             server.client.disconnect(sim.serial)
-        except Exception:  # the adb server may be gone already; nothing left to detach
-            pass
     sim.stop()

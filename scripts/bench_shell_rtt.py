@@ -6,20 +6,27 @@ opens a socket to the adb server, sends ``host:transport:SERIAL`` and
 ``shell,v2,raw:echo hi`` (smart-socket requests: 4 hex digits of length + request, answered
 ``OKAY``), reads shell-v2 packets until the exit packet. Prints median and p90 in ms.
 
-    .venv/bin/python scripts/bench_shell_rtt.py [--runs 200] [--sdk 34] [--command "echo hi"]
+    .venv/bin/python scripts/bench_shell_rtt.py [--runs 200] [--sdk 34] [--command "echo hi"] [--all]
+
+Besides the raw socket (the transport's own cost) it times phoned's ``Device.run`` hot path,
+and with ``--all`` the ``adb shell`` command-line client and stock adbutils ``shell2()``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import socket
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 
 import adbutils
 
+from device.adb import AdbServer
+from device.connection import Device
 from device.sim import wire
 from device.sim.server import Simulator
 
@@ -79,11 +86,34 @@ def wait_for_device(
     raise RuntimeError(f"{serial} never came online")
 
 
+def measure(fn: Callable[[], object], runs: int) -> list[float]:
+    """Milliseconds of ``runs`` calls of ``fn`` after 10 warm-up calls, sorted."""
+    for _ in range(10):
+        fn()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return sorted(samples)
+
+
+def report(name: str, samples: list[float]) -> None:
+    p90 = samples[int(0.9 * (len(samples) - 1))]
+    print(
+        f"{name:<34} median {statistics.median(samples):7.3f} ms   p90 {p90:7.3f} ms   "
+        f"min {samples[0]:7.3f} ms   max {samples[-1]:7.3f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--sdk", type=int, default=34)
     parser.add_argument("--command", default="echo hi")
+    parser.add_argument(
+        "--all", action="store_true", help="also time the adb CLI and stock adbutils shell2()"
+    )
     args = parser.parse_args()
 
     port = free_port()
@@ -94,19 +124,31 @@ def main() -> None:
         with Simulator(sdk=args.sdk) as sim:
             subprocess.run([*adb, "connect", sim.serial], env=env, check=True, capture_output=True)
             wait_for_device(adb, env, sim.serial)
-            for _ in range(10):  # warm up
-                one_round_trip(port, sim.serial, args.command)
-            samples = []
-            for _ in range(args.runs):
-                seconds, code, out = one_round_trip(port, sim.serial, args.command)
-                assert code == 0, (code, out)
-                samples.append(seconds * 1000)
-            samples.sort()
-            p90 = samples[int(0.9 * (len(samples) - 1))]
+            _, code, out = one_round_trip(port, sim.serial, args.command)
+            assert code == 0, (code, out)
             print(
-                f"shell,v2,raw:{args.command} x{args.runs}: median {statistics.median(samples):.3f} ms, "
-                f"p90 {p90:.3f} ms, min {samples[0]:.3f} ms, max {samples[-1]:.3f} ms"
+                f"{args.runs} round trips of {args.command!r}, SDK {args.sdk} simulator, adb server port {port}"
             )
+            report(
+                "raw socket shell,v2 (floor)",
+                measure(lambda: one_round_trip(port, sim.serial, args.command), args.runs),
+            )
+            device = Device(sim.serial, AdbServer(port=port))
+            report(
+                "phoned Device.run (hot path)",
+                measure(lambda: device.run(shlex.split(args.command)), args.runs),
+            )
+            if args.all:
+                cli = [*adb, "-s", sim.serial, "shell", args.command]
+                report(
+                    "adb shell (command-line client)",
+                    measure(lambda: subprocess.run(cli, env=env, capture_output=True), args.runs),
+                )
+                stock = adbutils.AdbClient(host="127.0.0.1", port=port).device(sim.serial)
+                report(
+                    "adbutils shell2() (stock)",
+                    measure(lambda: stock.shell2(args.command), args.runs),
+                )
             subprocess.run([*adb, "disconnect", sim.serial], env=env, capture_output=True)
     finally:
         subprocess.run([*adb, "kill-server"], env=env, capture_output=True)

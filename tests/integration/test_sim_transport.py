@@ -197,7 +197,9 @@ def test_shell_without_command_reads_commands_from_stdin(adb_server: AdbServer, 
     assert result.stdout == "one\ntwo\n"  # no tty: mksh prints no prompt
 
 
-def test_slow_fault_delays_each_command_once(adb_server: AdbServer, sim_factory: SimFactory) -> None:
+def test_slow_fault_delays_each_command_once(
+    adb_server: AdbServer, sim_factory: SimFactory
+) -> None:
     slow = sim_factory(slow_ms=400)
     started = time.monotonic()
     out = adb_server.client.device(slow.serial).shell2("echo late", v2=True, rstrip=True)

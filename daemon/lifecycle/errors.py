@@ -1,0 +1,111 @@
+"""One exception tree for the task lifecycle.
+
+::
+
+    LifecycleError
+    ├── InvalidTask                 input refused at ingress; ``errors`` = [{field, message}]
+    ├── TaskNotFound                no task (or workflow) with that id
+    ├── GuardError                  a guarded update did not match the row
+    │   ├── IllegalTransition       the table does not allow state A -> state B
+    │   ├── LeaseLost               caller is not the lease owner, or the lease expired
+    │   ├── StaleAttempt            report from an earlier attempt
+    │   ├── RevisionSuperseded      report/action for a revision that was amended
+    │   ├── StopRequested           admission refused: a stop was requested
+    │   ├── UnreconciledOutcome     admission refused: journal has open/unknown entries
+    │   └── TargetNotObserved       completion without the completion target observed
+    ├── ConversationMismatch        a request from another conversation than the task's
+    ├── ApprovalMismatch            approval does not match task/revision/preview digest
+    │   └── ApprovalExpired         the approval window has closed
+    ├── TaskTerminal                a terminal task cannot be amended: submit a successor
+    └── StoreUnavailable            the backing database failed (translated at the boundary)
+
+Callers decide retries by class, never by message text.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class FieldError(TypedDict):
+    """One refused input field: dotted path and human message."""
+
+    field: str
+    message: str
+
+
+class LifecycleError(Exception):
+    """Root of every error raised by the lifecycle and its stores."""
+
+
+class InvalidTask(LifecycleError):
+    """The submitted task (or workflow) is invalid; nothing was queued."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = errors
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        super().__init__(f"invalid task: {detail}")
+
+
+class TaskNotFound(LifecycleError):
+    """No task or workflow has the given id."""
+
+
+class GuardError(LifecycleError):
+    """A guarded update found the row in another state than the caller expected."""
+
+
+class IllegalTransition(GuardError):
+    """The transition table does not allow this move."""
+
+
+class LeaseLost(GuardError):
+    """The caller does not hold the task's lease (other owner, released or expired)."""
+
+
+class StaleAttempt(GuardError):
+    """The report belongs to an earlier attempt of the task."""
+
+
+class RevisionSuperseded(GuardError):
+    """The task was amended: the caller's revision is no longer current."""
+
+
+class StopRequested(GuardError):
+    """A stop was requested: no new external action may start."""
+
+
+class UnreconciledOutcome(GuardError):
+    """An earlier external action has an open or unknown outcome: reconcile first."""
+
+
+class TargetNotObserved(GuardError):
+    """A completion was reported without observing the task's completion target."""
+
+
+class ConversationMismatch(LifecycleError):
+    """A request, approval, preview or context from another conversation."""
+
+
+class ApprovalMismatch(LifecycleError):
+    """The approval does not match the task's pending preview and revision."""
+
+
+class ApprovalExpired(ApprovalMismatch):
+    """The approval TTL passed before the decision arrived."""
+
+
+class TaskTerminal(LifecycleError):
+    """The task is terminal; follow-up work is a new task with ``successor_of``."""
+
+    def __init__(self, task_id: str, state: str) -> None:
+        self.task_id = task_id
+        self.state = state
+        super().__init__(
+            f"task {task_id} is {state} and cannot be changed; "
+            f"submit a new task with successor_of={task_id!r}"
+        )
+
+
+class StoreUnavailable(LifecycleError):
+    """The backing database could not complete the operation."""

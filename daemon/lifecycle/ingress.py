@@ -1,0 +1,128 @@
+"""Ingress: the seed-004 cloud shape mapped losslessly onto the canonical contract.
+
+Seed 004 (Cloud·On-device·TaskManager closed loop, §3) sends a single task as
+``{taskMethod, executionMode, contract_version, cloud_workflow_id, cloud_step_id,
+cloud_plan_id, cloud_output_key, wait_policy, params}`` and a workflow as
+``{method: submitWorkflow, source: CLOUD, queue, taskQueue, forceTaskManager,
+workflowName, executionMode, subTasks: [{taskMethod, ..., completionTarget}]}``, with
+step parameters flattened beside ``taskMethod`` and ``payload.subTasks`` as a mirror.
+``parse_ingress`` accepts both that shape and the canonical one; ``to_ingress`` maps a
+canonical spec back, so ``parse_ingress(to_ingress(spec)) == spec``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, validate_task, validate_workflow
+from daemon.lifecycle.errors import FieldError, InvalidTask
+
+# seed-004 name -> canonical name, for the task/workflow envelope
+_ENVELOPE = {
+    "taskMethod": "method",
+    "cloud_workflow_id": "workflow_id",
+    "cloud_step_id": "step_id",
+    "cloud_plan_id": "plan_id",
+    "cloud_output_key": "output_key",
+    "completionTarget": "completion_target",
+    "executionMode": "execution_mode",
+    "forceTaskManager": "force_task_manager",
+    "workflowName": "workflow_name",
+    "queue": "queue",
+}
+# seed-004 name -> canonical name, inside one subTask; other keys are flattened params
+_STEP = {
+    "taskMethod": "method",
+    "cloud_step_id": "step_id",
+    "cloud_output_key": "output_key",
+    "completionTarget": "completion_target",
+    "params": "params",
+    "max_attempts": "max_attempts",
+    "timeouts": "timeouts",
+}
+_VERBS = {"submitTask", "submitWorkflow"}
+
+
+def is_seed004(raw: dict[str, Any]) -> bool:
+    """True when ``raw`` uses the seed-004 shape rather than the canonical one."""
+    return "taskMethod" in raw or "subTasks" in raw or raw.get("method") in _VERBS
+
+
+def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
+    """Validate a task or workflow in either shape; raise ``InvalidTask`` naming fields."""
+    if not isinstance(raw, dict):
+        raise InvalidTask([FieldError(field="(root)", message="expected a JSON object")])
+    if is_seed004(raw):
+        raw = _from_seed004(raw)
+    if "steps" in raw:
+        return validate_workflow(raw)
+    return validate_task(raw)
+
+
+def _from_seed004(raw: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    errors: list[FieldError] = []
+    for key, value in raw.items():
+        if key in ("method", "taskQueue", "payload", "subTasks"):
+            continue
+        out[_ENVELOPE.get(key, key)] = value
+    if isinstance(out.get("source"), str):
+        out["source"] = out["source"].lower()
+    _check_mirror(raw, "queue", "taskQueue", errors)
+    if "queue" not in raw and "taskQueue" in raw:
+        out["queue"] = raw["taskQueue"]
+    if raw.get("method") == "submitWorkflow" or "subTasks" in raw:
+        out["steps"] = _steps(raw, errors)
+    if errors:
+        raise InvalidTask(errors)
+    return out
+
+
+def _check_mirror(raw: dict[str, Any], key: str, mirror: str, errors: list[FieldError]) -> None:
+    if key in raw and mirror in raw and raw[key] != raw[mirror]:
+        errors.append(FieldError(field=mirror, message=f"must mirror {key}"))
+
+
+def _steps(raw: dict[str, Any], errors: list[FieldError]) -> list[dict[str, Any]]:
+    subtasks = raw.get("subTasks")
+    if not isinstance(subtasks, list) or not subtasks:
+        errors.append(
+            FieldError(field="subTasks", message="a non-empty root-level list is required")
+        )
+        return []
+    payload = raw.get("payload")
+    if isinstance(payload, dict) and "subTasks" in payload and payload["subTasks"] != subtasks:
+        errors.append(FieldError(field="payload.subTasks", message="must mirror subTasks"))
+    return [_step(i, s, errors) for i, s in enumerate(subtasks)]
+
+
+def _step(index: int, sub: Any, errors: list[FieldError]) -> dict[str, Any]:
+    if not isinstance(sub, dict):
+        errors.append(FieldError(field=f"subTasks.{index}", message="expected an object"))
+        return {}
+    step = {_STEP[k]: v for k, v in sub.items() if k in _STEP}
+    flat = {k: v for k, v in sub.items() if k not in _STEP}
+    if flat and "params" in sub:
+        names = ", ".join(sorted(flat))
+        errors.append(FieldError(field=f"subTasks.{index}", message=f"unknown fields: {names}"))
+    elif flat:
+        step["params"] = flat
+    return step
+
+
+def to_ingress(spec: TaskSpec | WorkflowSpec) -> dict[str, Any]:
+    """The seed-004 shape of a canonical spec (the inverse of ``parse_ingress``)."""
+    back = {v: k for k, v in _ENVELOPE.items()}
+    data = spec.model_dump(exclude_none=True)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "steps":
+            continue
+        out[back.get(key, key)] = value
+    if "queue" in out:
+        out["taskQueue"] = out["queue"]
+    if isinstance(spec, WorkflowSpec):
+        step_back = {v: k for k, v in _STEP.items()}
+        out["method"] = "submitWorkflow"
+        out["subTasks"] = [{step_back[k]: v for k, v in step.items()} for step in data["steps"]]
+    return out

@@ -1,0 +1,116 @@
+"""Parameter schemas of the v1 methods (SPEC §6), one pydantic model per method.
+
+``METHOD_PARAMS`` maps each method name to its model; ``APPROVAL_METHODS`` names the
+methods whose effect needs an explicit approval before it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+# E.164: '+', country code not starting with 0, at most 15 digits in all (ITU-T E.164 §6.1).
+_E164 = re.compile(r"\+[1-9][0-9]{1,14}")
+# Local dialling: digits only (short codes such as 900 included), at most 15.
+_LOCAL = re.compile(r"[0-9]{2,15}")
+# Android package names: dot-separated Java identifiers, at least two segments.
+_PACKAGE = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
+_PERMISSION = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$"
+# ComponentName.flattenToString(): "pkg/cls" or "pkg/.Cls".
+_COMPONENT = r"^[A-Za-z][A-Za-z0-9_.]*/\.?[A-Za-z][A-Za-z0-9_.$]*$"
+
+Stream = Literal["music", "ring", "alarm", "notification", "voice_call", "system"]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(_Params):
+    """Methods that take no parameters."""
+
+
+class DndSet(_Params):
+    mode: Literal["off", "priority", "alarms", "total_silence"]
+
+
+class BluetoothSet(_Params):
+    enabled: StrictBool
+
+
+class VolumeGet(_Params):
+    stream: Stream
+
+
+class VolumeSet(_Params):
+    """Exactly one of ``level`` (device steps) or ``percent`` (0..100)."""
+
+    stream: Stream
+    level: StrictInt | None = Field(default=None, ge=0)
+    percent: StrictInt | None = Field(default=None, ge=0, le=100)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> VolumeSet:
+        if (self.level is None) == (self.percent is None):
+            raise ValueError("give exactly one of level or percent")
+        return self
+
+
+class Sms(_Params):
+    """Recipient as E.164 (+4915112345678) or local digits; body 1..10000 chars."""
+
+    to: str
+    body: str = Field(min_length=1, max_length=10000)
+
+    @field_validator("to")
+    @classmethod
+    def _phone_number(cls, value: str) -> str:
+        if not (_E164.fullmatch(value) or _LOCAL.fullmatch(value)):
+            raise ValueError("not a phone number (E.164 like +4915112345678, or digits)")
+        return value
+
+
+class Permission(_Params):
+    """A runtime permission (package + permission) or a special access."""
+
+    package: str = Field(pattern=_PACKAGE)
+    permission: str | None = Field(default=None, pattern=_PERMISSION)
+    special: Literal["notification_listener", "dnd_access"] | None = None
+    component: str | None = Field(default=None, pattern=_COMPONENT)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Permission:
+        if (self.permission is None) == (self.special is None):
+            raise ValueError("give exactly one of permission or special")
+        if self.special == "notification_listener" and self.component is None:
+            raise ValueError("special notification_listener needs component")
+        if self.special != "notification_listener" and self.component is not None:
+            raise ValueError("component is only for special notification_listener")
+        return self
+
+
+METHOD_PARAMS: dict[str, type[BaseModel]] = {
+    "dnd.set": DndSet,
+    "dnd.get": NoParams,
+    "bluetooth.set": BluetoothSet,
+    "bluetooth.get": NoParams,
+    "volume.set": VolumeSet,
+    "volume.get": VolumeGet,
+    "sms.draft": Sms,
+    "sms.send": Sms,
+    "permission.check": Permission,
+    "permission.request": Permission,
+    "screen.snapshot": NoParams,
+}
+
+APPROVAL_METHODS: frozenset[str] = frozenset({"sms.send"})

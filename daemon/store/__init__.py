@@ -1,0 +1,1 @@
+"""Task stores: the ``Store`` protocol and its SQLite implementation."""

@@ -1,0 +1,204 @@
+"""The ``Store`` protocol: every verb the daemon, the sweeper and control queries use.
+
+Implementations: ``daemon.store.sqlite_store.SqliteStore`` (embedded default). The
+contract suite in ``tests/store_contract`` runs against every implementation. All
+verbs take ``now`` (POSIX seconds) from the caller; none sleeps.
+
+Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.records import (
+    Event,
+    Failure,
+    JournalEntry,
+    Outcome,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+    WorkflowRecord,
+)
+from daemon.lifecycle.states import TaskState
+
+DEFAULT_LEASE_S = 60.0
+
+
+class Store(Protocol):
+    """A durable task queue with guarded transitions and an event outbox."""
+
+    # --- ingress -----------------------------------------------------------------
+    def submit(
+        self,
+        spec: TaskSpec,
+        now: float,
+        *,
+        rerun_of: str | None = None,
+        successor_of: str | None = None,
+    ) -> TaskRecord:
+        """Queue ``spec``; with a known idempotency key return the first task instead."""
+        ...
+
+    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
+        """Queue every step of ``spec`` in order as one workflow; return the steps."""
+        ...
+
+    def rerun(self, task_id: str, now: float) -> TaskRecord:
+        """A new task from a terminal one: ``rerun_of`` set, attempt count fresh."""
+        ...
+
+    # --- worker ------------------------------------------------------------------
+    def claim(
+        self, owner: str, device: str | None, now: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> TaskRecord | None:
+        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``."""
+        ...
+
+    def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
+        """Renew the lease; refused for a stale attempt or a lost lease."""
+        ...
+
+    def start(self, ticket: Ticket, now: float) -> TaskRecord:
+        """dispatched -> running."""
+        ...
+
+    def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
+        """The admission gate before an external action; raises when it may not run."""
+        ...
+
+    def journal_before(
+        self,
+        ticket: Ticket,
+        op_id: str,
+        action: str,
+        target: str,
+        input_digest: str,
+        now: float,
+        approval_digest: str | None = None,
+    ) -> JournalEntry:
+        """Admit and record an external action atomically, before it runs."""
+        ...
+
+    def journal_after(self, op_id: str, outcome: Outcome, detail: str, now: float) -> JournalEntry:
+        """Record what the action did (confirmed_success, confirmed_failure or unknown)."""
+        ...
+
+    def complete(
+        self,
+        ticket: Ticket,
+        now: float,
+        observed_target: str | None = None,
+        evidence_refs: tuple[str, ...] = (),
+    ) -> TaskRecord:
+        """running -> completed; the completion target, if any, must have been observed."""
+        ...
+
+    def fail(
+        self, ticket: Ticket, failure: Failure, now: float, evidence_refs: tuple[str, ...] = ()
+    ) -> TaskRecord:
+        """Report a failure; requeued if retryable with attempts left, else ``failed``."""
+        ...
+
+    def pause(
+        self,
+        ticket: Ticket,
+        state: TaskState,
+        now: float,
+        waiting_for: str | None = None,
+        evidence_refs: tuple[str, ...] = (),
+    ) -> TaskRecord:
+        """running -> waiting or permission; the lease is released."""
+        ...
+
+    def request_approval(self, ticket: Ticket, preview: Preview, now: float) -> TaskRecord:
+        """running -> approval pending on ``preview``; any earlier approval is void."""
+        ...
+
+    def confirm_stopped(self, ticket: Ticket, summary: StopSummary, now: float) -> TaskRecord:
+        """A stop was requested and the worker reached a safe point: -> stopped."""
+        ...
+
+    # --- user / upstream ----------------------------------------------------------
+    def approve(
+        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
+    ) -> TaskRecord:
+        """Approve the pending preview; the task is requeued to resume the same attempt."""
+        ...
+
+    def deny(
+        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
+    ) -> TaskRecord:
+        """Deny the pending preview: -> stopped / approval_denied."""
+        ...
+
+    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A waiting/permission task's condition is met: requeue to resume the attempt."""
+        ...
+
+    def amend(
+        self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
+    ) -> TaskRecord:
+        """New revision with ``params``; terminal tasks refuse (``TaskTerminal``)."""
+        ...
+
+    def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
+        ...
+
+    # --- system ------------------------------------------------------------------
+    def due_for_sweep(self, now: float) -> list[TaskRecord]:
+        """Tasks whose lease, timeout or TTL may have run out at ``now``."""
+        ...
+
+    def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
+        """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
+        ...
+
+    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
+        """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
+        ...
+
+    # --- queries -------------------------------------------------------------------
+    def get(self, task_id: str) -> TaskRecord:
+        """One task, or ``TaskNotFound``."""
+        ...
+
+    def list_tasks(
+        self,
+        *,
+        states: tuple[TaskState, ...] = (),
+        device: str | None = None,
+        conversation_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 100,
+    ) -> list[TaskRecord]:
+        """Tasks matching every given filter, oldest first."""
+        ...
+
+    def queue_status(self, device: str | None = None) -> dict[str, int]:
+        """Number of tasks in each state (every state present, zero included)."""
+        ...
+
+    def workflow(self, workflow_id: str) -> WorkflowRecord:
+        """One workflow, or ``TaskNotFound``."""
+        ...
+
+    def events(self, after: int = 0, limit: int = 100) -> list[Event]:
+        """Outbox events with a cursor greater than ``after``, in order."""
+        ...
+
+    def journal(self, task_id: str) -> list[JournalEntry]:
+        """Every journal entry of a task, oldest first."""
+        ...
+
+    def unknown_entries(self, task_id: str) -> list[JournalEntry]:
+        """Journal entries of a task without a confirmed outcome."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

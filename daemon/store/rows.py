@@ -1,0 +1,237 @@
+"""Mapping between database rows (plain dicts) and lifecycle records.
+
+Shared by every SQL store: a row is a ``dict`` keyed by column name.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from daemon.lifecycle.contract import TaskSpec
+from daemon.lifecycle.records import (
+    Event,
+    Failure,
+    JournalEntry,
+    Outcome,
+    StopSummary,
+    TaskRecord,
+    WorkflowRecord,
+    canonical_json,
+)
+from daemon.lifecycle.states import FailureReason, TaskState, requires_decision
+
+Row = dict[str, Any]
+
+
+def new_task_row(
+    spec: TaskSpec,
+    now: float,
+    *,
+    step_index: int | None = None,
+    rerun_of: str | None = None,
+    successor_of: str | None = None,
+) -> Row:
+    """The row of a freshly submitted task: queued, version 1, revision 1, attempt 0."""
+    return {
+        "id": uuid.uuid4().hex,
+        "conversation_id": spec.conversation_id,
+        "method": spec.method,
+        "params": canonical_json(spec.params),
+        "spec": canonical_json(spec.model_dump(mode="json")),
+        "device": spec.device,
+        "source": spec.source,
+        "workflow_id": spec.workflow_id,
+        "step_id": spec.step_id,
+        "step_index": step_index,
+        "plan_id": spec.plan_id,
+        "output_key": spec.output_key,
+        "wait_policy": spec.wait_policy,
+        "completion_target": spec.completion_target,
+        "idempotency_key": spec.idempotency_key if step_index is None else None,
+        "max_attempts": spec.max_attempts,
+        "dispatch_timeout_s": spec.timeouts.dispatch_s,
+        "run_timeout_s": spec.timeouts.run_s,
+        "approval_ttl_s": spec.timeouts.approval_ttl_s,
+        "permission_ttl_s": spec.timeouts.permission_ttl_s,
+        "state": TaskState.QUEUED.value,
+        "state_version": 1,
+        "revision": 1,
+        "attempt": 0,
+        "rerun_of": rerun_of,
+        "successor_of": successor_of,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def _failure(row: Row) -> Failure | None:
+    if row["failure_reason"] is None:
+        return None
+    return Failure(FailureReason(row["failure_reason"]), row["failure_message"] or "")
+
+
+def _summary(text: str | None) -> StopSummary | None:
+    if text is None:
+        return None
+    data = json.loads(text)
+    return StopSummary(tuple(data["done"]), tuple(data["not_done"]))
+
+
+def summary_json(summary: StopSummary) -> str:
+    """The stored form of a stop summary."""
+    return canonical_json({"done": list(summary.done), "not_done": list(summary.not_done)})
+
+
+_COPIED = (
+    "id",
+    "conversation_id",
+    "method",
+    "device",
+    "source",
+    "state_version",
+    "revision",
+    "attempt",
+    "max_attempts",
+    "created_at",
+    "updated_at",
+    "workflow_id",
+    "step_id",
+    "step_index",
+    "plan_id",
+    "output_key",
+    "wait_policy",
+    "completion_target",
+    "idempotency_key",
+    "lease_owner",
+    "lease_until",
+    "waiting_for",
+    "approval_digest",
+    "approval_status",
+    "approval_revision",
+    "observed_target",
+    "rerun_of",
+    "successor_of",
+    "dispatched_at",
+    "running_since",
+    "active_s",
+    "approval_deadline",
+    "permission_deadline",
+    "dispatch_timeout_s",
+    "run_timeout_s",
+)
+
+
+def task_record(row: Row) -> TaskRecord:
+    """The record of a task row."""
+    fields: dict[str, Any] = {name: row[name] for name in _COPIED}
+    return TaskRecord(
+        **fields,
+        params=json.loads(row["params"]),
+        state=TaskState(row["state"]),
+        failure=_failure(row),
+        stop_requested=bool(row["stop_requested"]),
+        stop_summary=_summary(row["stop_summary"]),
+        evidence_refs=tuple(json.loads(row["evidence_refs"])),
+        spec=json.loads(row["spec"]),
+    )
+
+
+def task_event_row(row: Row, *, decision: bool | None = None) -> Row:
+    """The outbox row announcing the task row's current version."""
+    state = TaskState(row["state"])
+    return {
+        "kind": "task",
+        "task_id": row["id"],
+        "workflow_id": row["workflow_id"],
+        "step_id": row["step_id"],
+        "plan_id": row["plan_id"],
+        "conversation_id": row["conversation_id"],
+        "state": state.value,
+        "state_version": row["state_version"],
+        "revision": row["revision"],
+        "attempt": row["attempt"],
+        "reason": row["failure_reason"],
+        "requires_decision": int(requires_decision(state) if decision is None else decision),
+        "stop_requested": row["stop_requested"],
+        "evidence_refs": row["evidence_refs"],
+        "ts": row["updated_at"],
+    }
+
+
+def workflow_event_row(wf: Row, reason: str | None, decision: bool) -> Row:
+    """The outbox row announcing a workflow's new state (completed or halted)."""
+    return {
+        "kind": "workflow",
+        "task_id": None,
+        "workflow_id": wf["id"],
+        "step_id": None,
+        "plan_id": wf["plan_id"],
+        "conversation_id": wf["conversation_id"],
+        "state": wf["state"],
+        "state_version": wf["version"],
+        "revision": 0,
+        "attempt": 0,
+        "reason": reason,
+        "requires_decision": int(decision),
+        "stop_requested": 0,
+        "evidence_refs": "[]",
+        "ts": wf["updated_at"],
+    }
+
+
+def event_record(row: Row) -> Event:
+    """The record of an outbox row."""
+    return Event(
+        cursor=row["cursor"],
+        kind=row["kind"],
+        task_id=row["task_id"],
+        workflow_id=row["workflow_id"],
+        step_id=row["step_id"],
+        plan_id=row["plan_id"],
+        conversation_id=row["conversation_id"],
+        state=row["state"],
+        state_version=row["state_version"],
+        revision=row["revision"],
+        attempt=row["attempt"],
+        reason=row["reason"],
+        requires_decision=bool(row["requires_decision"]),
+        stop_requested=bool(row["stop_requested"]),
+        evidence_refs=tuple(json.loads(row["evidence_refs"])),
+        ts=row["ts"],
+    )
+
+
+def journal_record(row: Row) -> JournalEntry:
+    """The record of a journal row."""
+    return JournalEntry(
+        op_id=row["op_id"],
+        task_id=row["task_id"],
+        attempt=row["attempt"],
+        revision=row["revision"],
+        action=row["action"],
+        target=row["target"],
+        input_digest=row["input_digest"],
+        started_at=row["started_at"],
+        outcome=Outcome(row["outcome"]) if row["outcome"] else None,
+        detail=row["detail"],
+        finished_at=row["finished_at"],
+    )
+
+
+def workflow_record(row: Row) -> WorkflowRecord:
+    """The record of a workflow row."""
+    return WorkflowRecord(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        plan_id=row["plan_id"],
+        device=row["device"],
+        name=row["name"],
+        state=row["state"],
+        version=row["version"],
+        step_count=row["step_count"],
+        halted_reason=row["halted_reason"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )

@@ -1,0 +1,151 @@
+"""Pure lifecycle rules over task rows, shared by every SQL store.
+
+Each function takes the row as read inside the store's write transaction and either
+returns the row to write or raises a named ``GuardError``. The store then writes it
+with ``write_task``, whose WHERE clause repeats the guards as a backstop.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from daemon.lifecycle.errors import (
+    ConversationMismatch,
+    IllegalTransition,
+    LeaseLost,
+    RevisionSuperseded,
+    StaleAttempt,
+    StopRequested,
+    TaskNotFound,
+    TaskTerminal,
+)
+from daemon.lifecycle.records import Failure, Ticket
+from daemon.lifecycle.states import (
+    LEASED,
+    TERMINAL,
+    FailureReason,
+    TaskState,
+    after_failure,
+    can_transition,
+)
+from daemon.store.rows import Row
+
+
+def require(row: Row | None, task_id: str) -> Row:
+    """The row, or ``TaskNotFound``."""
+    if row is None:
+        raise TaskNotFound(f"no task {task_id}")
+    return row
+
+
+def check_conversation(row: Row, conversation_id: str) -> None:
+    """Refuse a request that comes from another conversation than the task's."""
+    if row["conversation_id"] != conversation_id:
+        raise ConversationMismatch(
+            f"task {row['id']} belongs to another conversation; request refused"
+        )
+
+
+def check_not_terminal(row: Row) -> None:
+    """Refuse any change to a terminal task, pointing at ``successor_of``."""
+    if TaskState(row["state"]) in TERMINAL:
+        raise TaskTerminal(row["id"], row["state"])
+
+
+def check_lease(row: Row, ticket: Ticket, now: float, *, revision: bool = True) -> None:
+    """Refuse a worker report unless ``ticket`` holds the live lease of the current attempt.
+
+    With ``revision=True`` the ticket's revision must also be current.
+    """
+    if ticket.attempt != row["attempt"]:
+        raise StaleAttempt(f"task {row['id']}: attempt {ticket.attempt} is not {row['attempt']}")
+    if row["lease_owner"] != ticket.owner or TaskState(row["state"]) not in LEASED:
+        raise LeaseLost(f"task {row['id']}: lease not held by {ticket.owner}")
+    if row["lease_until"] is None or row["lease_until"] < now:
+        raise LeaseLost(f"task {row['id']}: lease expired at {row['lease_until']}")
+    if revision and ticket.revision != row["revision"]:
+        raise RevisionSuperseded(
+            f"task {row['id']}: revision {ticket.revision} superseded by {row['revision']}"
+        )
+
+
+def check_admission(row: Row, ticket: Ticket, now: float) -> None:
+    """The admission gate: live lease, current revision, running, no stop requested."""
+    check_lease(row, ticket, now)
+    if row["state"] != TaskState.RUNNING.value:
+        raise IllegalTransition(f"task {row['id']} is {row['state']}, not running")
+    if row["stop_requested"]:
+        raise StopRequested(f"task {row['id']}: stop requested; action not admitted")
+
+
+def move(row: Row, to: TaskState, now: float, **changes: Any) -> Row:
+    """The row after moving to ``to``: table-checked, version +1, lease and clock kept right.
+
+    Active running time accumulates only while in ``running``; the lease is dropped on
+    leaving ``dispatched``/``running``.
+    """
+    src = TaskState(row["state"])
+    if src in TERMINAL:
+        raise TaskTerminal(row["id"], src.value)
+    if not can_transition(src, to):
+        raise IllegalTransition(f"task {row['id']}: {src.value} -> {to.value} not allowed")
+    new = dict(row)
+    new.update(changes)
+    new["state"] = to.value
+    new["state_version"] = row["state_version"] + 1
+    new["updated_at"] = now
+    if src is TaskState.RUNNING:
+        new["active_s"] = row["active_s"] + max(0.0, now - row["running_since"])
+        new["running_since"] = None
+    if to is TaskState.RUNNING:
+        new["running_since"] = now
+    if to not in LEASED:
+        new["lease_owner"] = None
+        new["lease_until"] = None
+    return new
+
+
+def bump(row: Row, now: float, **changes: Any) -> Row:
+    """The row after a non-transition change that is still announced (amend, stop request)."""
+    new = dict(row)
+    new.update(changes)
+    new["state_version"] = row["state_version"] + 1
+    new["updated_at"] = now
+    return new
+
+
+def fail(row: Row, failure: Failure, now: float, evidence: list[str] | None = None) -> Row:
+    """The row after ``failure``: requeued when retry is allowed, else ``failed``.
+
+    A requeue starts a new attempt from scratch (active time and dispatch clock reset).
+    """
+    to = after_failure(failure.reason, row["attempt"], row["max_attempts"], row["source"])
+    changes: dict[str, Any] = {
+        "failure_reason": failure.reason.value,
+        "failure_message": failure.message,
+    }
+    if evidence:
+        changes["evidence_refs"] = add_refs(row, evidence)
+    if to is TaskState.QUEUED:
+        changes.update(resume=0, active_s=0.0, dispatched_at=None, waiting_for=None)
+    return move(row, to, now, **changes)
+
+
+def stop(row: Row, reason: FailureReason, message: str, now: float, summary: str) -> Row:
+    """The row after ending ``stopped`` with ``reason`` and a done/not-done summary."""
+    return move(
+        row,
+        TaskState.STOPPED,
+        now,
+        failure_reason=reason.value,
+        failure_message=message,
+        stop_summary=summary,
+    )
+
+
+def add_refs(row: Row, refs: list[str]) -> str:
+    """The stored evidence list with ``refs`` appended (no duplicates, order kept)."""
+    current: list[str] = json.loads(row["evidence_refs"])
+    current.extend(r for r in refs if r not in current)
+    return json.dumps(current)

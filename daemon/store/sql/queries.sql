@@ -1,0 +1,136 @@
+-- Named query blocks for the SQLite store; loaded by daemon/store/sqlfile.py.
+-- Every task write goes through write_task, guarded by expected state, state version,
+-- lease owner, attempt and revision read in the same BEGIN IMMEDIATE transaction.
+
+-- name: insert_task
+INSERT INTO tasks (id, conversation_id, method, params, spec, device, source, workflow_id,
+    step_id, step_index, plan_id, output_key, wait_policy, completion_target, idempotency_key,
+    max_attempts, dispatch_timeout_s, run_timeout_s, approval_ttl_s, permission_ttl_s, state,
+    state_version, revision, attempt, rerun_of, successor_of, created_at, updated_at)
+VALUES (:id, :conversation_id, :method, :params, :spec, :device, :source, :workflow_id,
+    :step_id, :step_index, :plan_id, :output_key, :wait_policy, :completion_target,
+    :idempotency_key, :max_attempts, :dispatch_timeout_s, :run_timeout_s, :approval_ttl_s,
+    :permission_ttl_s, :state, :state_version, :revision, :attempt, :rerun_of, :successor_of,
+    :created_at, :updated_at);
+
+-- name: write_task
+UPDATE tasks SET
+    params = :params, device = :device, state = :state, state_version = :state_version,
+    revision = :revision, attempt = :attempt, resume = :resume,
+    failure_reason = :failure_reason, failure_message = :failure_message,
+    lease_owner = :lease_owner, lease_until = :lease_until,
+    stop_requested = :stop_requested, stop_summary = :stop_summary,
+    waiting_for = :waiting_for, approval_digest = :approval_digest,
+    approval_status = :approval_status, approval_revision = :approval_revision,
+    approval_deadline = :approval_deadline, permission_deadline = :permission_deadline,
+    dispatched_at = :dispatched_at, running_since = :running_since, active_s = :active_s,
+    observed_target = :observed_target, evidence_refs = :evidence_refs,
+    updated_at = :updated_at
+WHERE id = :id AND state = :expect_state AND state_version = :expect_version
+    AND lease_owner IS :expect_owner AND attempt = :expect_attempt
+    AND revision = :expect_revision;
+
+-- name: task_by_id
+SELECT * FROM tasks WHERE id = :id;
+
+-- name: task_by_idempotency
+SELECT * FROM tasks WHERE conversation_id = :conversation_id
+    AND idempotency_key = :idempotency_key AND step_index IS NULL;
+
+-- name: claim_candidate
+-- Oldest queued task for this device (or for any device when :device is NULL); a
+-- workflow step only once every earlier step of its workflow completed.
+SELECT t.* FROM tasks AS t
+WHERE t.state = 'queued'
+    AND (:device IS NULL OR t.device IS NULL OR t.device = :device)
+    AND NOT EXISTS (
+        SELECT 1 FROM tasks AS p
+        WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
+            AND p.step_index IS NOT NULL AND p.step_index < t.step_index
+            AND p.state <> 'completed')
+ORDER BY t.created_at, t.rowid
+LIMIT 1;
+
+-- name: pin_workflow_device
+UPDATE tasks SET device = :device
+WHERE workflow_id = :workflow_id AND step_index IS NOT NULL AND device IS NULL;
+
+-- name: workflow_steps
+SELECT * FROM tasks WHERE workflow_id = :workflow_id AND step_index IS NOT NULL
+ORDER BY step_index;
+
+-- name: insert_workflow
+INSERT INTO workflows (id, conversation_id, plan_id, device, name, idempotency_key, state,
+    version, step_count, created_at, updated_at)
+VALUES (:id, :conversation_id, :plan_id, :device, :name, :idempotency_key, 'active', 1,
+    :step_count, :now, :now);
+
+-- name: workflow_by_id
+SELECT * FROM workflows WHERE id = :id;
+
+-- name: workflow_by_idempotency
+SELECT * FROM workflows WHERE conversation_id = :conversation_id
+    AND idempotency_key = :idempotency_key;
+
+-- name: finish_workflow
+UPDATE workflows SET state = :state, version = version + 1, halted_reason = :reason,
+    device = COALESCE(device, :device), updated_at = :now
+WHERE id = :id AND state = 'active';
+
+-- name: insert_event
+INSERT INTO events (kind, task_id, workflow_id, step_id, plan_id, conversation_id, state,
+    state_version, revision, attempt, reason, requires_decision, stop_requested,
+    evidence_refs, ts)
+VALUES (:kind, :task_id, :workflow_id, :step_id, :plan_id, :conversation_id, :state,
+    :state_version, :revision, :attempt, :reason, :requires_decision, :stop_requested,
+    :evidence_refs, :ts);
+
+-- name: events_after
+SELECT * FROM events WHERE cursor > :cursor ORDER BY cursor LIMIT :limit;
+
+-- name: insert_journal
+INSERT INTO journal (op_id, task_id, attempt, revision, action, target, input_digest,
+    started_at)
+VALUES (:op_id, :task_id, :attempt, :revision, :action, :target, :input_digest, :now);
+
+-- name: finish_journal
+UPDATE journal SET outcome = :outcome, detail = :detail, finished_at = :now
+WHERE op_id = :op_id AND (outcome IS NULL OR outcome = 'unknown');
+
+-- name: journal_by_op
+SELECT * FROM journal WHERE op_id = :op_id;
+
+-- name: journal_of_task
+SELECT * FROM journal WHERE task_id = :task_id ORDER BY started_at, rowid;
+
+-- name: open_journal_count
+SELECT count(*) FROM journal
+WHERE task_id = :task_id AND (outcome IS NULL OR outcome = 'unknown');
+
+-- name: due_for_sweep
+-- Candidates only; daemon/sweeper.py decides with the pure rule in sweep_verdict.
+SELECT * FROM tasks
+WHERE (state IN ('dispatched', 'running') AND (
+        lease_until < :now
+        OR (state = 'dispatched' AND dispatched_at + dispatch_timeout_s < :now)
+        OR (state = 'running' AND active_s + (:now - running_since) > run_timeout_s)))
+    OR (state = 'approval' AND approval_deadline < :now)
+    OR (state = 'permission' AND permission_deadline < :now)
+ORDER BY updated_at;
+
+-- name: owned_by_daemon
+SELECT * FROM tasks
+WHERE state IN ('dispatched', 'running') AND substr(lease_owner, 1, length(:prefix)) = :prefix;
+
+-- name: count_by_state
+SELECT state, count(*) AS n FROM tasks
+WHERE (:device IS NULL OR device = :device) GROUP BY state;
+
+-- name: list_tasks
+SELECT * FROM tasks
+WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
+    AND (:device IS NULL OR device = :device)
+    AND (:conversation_id IS NULL OR conversation_id = :conversation_id)
+    AND (:workflow_id IS NULL OR workflow_id = :workflow_id)
+ORDER BY created_at, rowid
+LIMIT :limit;

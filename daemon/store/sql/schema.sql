@@ -1,0 +1,118 @@
+-- phoned task queue, SQLite schema. SCHEMA_VERSION is in daemon/store/sqlite_db.py;
+-- bump it (and add a migration block there) for any change here.
+
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS tasks (
+    id                  TEXT PRIMARY KEY,
+    conversation_id     TEXT NOT NULL,
+    method              TEXT NOT NULL,
+    params              TEXT NOT NULL,           -- canonical JSON, current revision
+    spec                TEXT NOT NULL,           -- canonical JSON of the submitted spec
+    device              TEXT,                    -- NULL = any device
+    source              TEXT NOT NULL,
+    workflow_id         TEXT,
+    step_id             TEXT,
+    step_index          INTEGER,                 -- set only for workflow steps
+    plan_id             TEXT,
+    output_key          TEXT,
+    wait_policy         TEXT NOT NULL,
+    completion_target   TEXT,
+    idempotency_key     TEXT,
+    max_attempts        INTEGER NOT NULL,
+    dispatch_timeout_s  REAL NOT NULL,
+    run_timeout_s       REAL NOT NULL,
+    approval_ttl_s      REAL NOT NULL,
+    permission_ttl_s    REAL NOT NULL,
+    state               TEXT NOT NULL CHECK (state IN ('queued', 'dispatched', 'running',
+                            'waiting', 'approval', 'permission', 'completed', 'failed',
+                            'stopped')),
+    state_version       INTEGER NOT NULL,
+    revision            INTEGER NOT NULL,
+    attempt             INTEGER NOT NULL,
+    resume              INTEGER NOT NULL DEFAULT 0,  -- 1: next claim continues this attempt
+    failure_reason      TEXT,
+    failure_message     TEXT,
+    lease_owner         TEXT,
+    lease_until         REAL,
+    stop_requested      INTEGER NOT NULL DEFAULT 0,
+    stop_summary        TEXT,
+    waiting_for         TEXT,
+    approval_digest     TEXT,
+    approval_status     TEXT,                    -- pending, approved, denied, expired
+    approval_revision   INTEGER,
+    approval_deadline   REAL,
+    permission_deadline REAL,
+    dispatched_at       REAL,
+    running_since       REAL,
+    active_s            REAL NOT NULL DEFAULT 0,
+    observed_target     TEXT,
+    evidence_refs       TEXT NOT NULL DEFAULT '[]',
+    rerun_of            TEXT,
+    successor_of        TEXT,
+    created_at          REAL NOT NULL,
+    updated_at          REAL NOT NULL,
+    CHECK ((lease_owner IS NULL) = (state NOT IN ('dispatched', 'running')))
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS tasks_idempotency
+    ON tasks (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_claim ON tasks (state, device, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS tasks_workflow_step
+    ON tasks (workflow_id, step_index) WHERE step_index IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS workflows (
+    id               TEXT PRIMARY KEY,
+    conversation_id  TEXT NOT NULL,
+    plan_id          TEXT,
+    device           TEXT,
+    name             TEXT,
+    idempotency_key  TEXT,
+    state            TEXT NOT NULL CHECK (state IN ('active', 'completed', 'halted')),
+    version          INTEGER NOT NULL,
+    step_count       INTEGER NOT NULL,
+    halted_reason    TEXT,
+    created_at       REAL NOT NULL,
+    updated_at       REAL NOT NULL
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS workflows_idempotency
+    ON workflows (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS events (
+    cursor             INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind               TEXT NOT NULL,            -- task, workflow
+    task_id            TEXT,
+    workflow_id        TEXT,
+    step_id            TEXT,
+    plan_id            TEXT,
+    conversation_id    TEXT NOT NULL,
+    state              TEXT NOT NULL,
+    state_version      INTEGER NOT NULL,
+    revision           INTEGER NOT NULL,
+    attempt            INTEGER NOT NULL,
+    reason             TEXT,
+    requires_decision  INTEGER NOT NULL,
+    stop_requested     INTEGER NOT NULL,
+    evidence_refs      TEXT NOT NULL,
+    ts                 REAL NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS journal (
+    op_id         TEXT PRIMARY KEY,
+    task_id       TEXT NOT NULL REFERENCES tasks (id),
+    attempt       INTEGER NOT NULL,
+    revision      INTEGER NOT NULL,
+    action        TEXT NOT NULL,
+    target        TEXT NOT NULL,
+    input_digest  TEXT NOT NULL,
+    started_at    REAL NOT NULL,
+    outcome       TEXT CHECK (outcome IN ('confirmed_success', 'confirmed_failure', 'unknown')),
+    detail        TEXT NOT NULL DEFAULT '',
+    finished_at   REAL
+);
+
+CREATE INDEX IF NOT EXISTS journal_task ON journal (task_id, started_at);

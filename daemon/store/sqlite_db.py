@@ -1,0 +1,125 @@
+"""The SQLite connection under the store: WAL, busy timeout, schema version, transactions.
+
+Every write runs inside ``BEGIN IMMEDIATE`` so that the read-check-write of a guarded
+update is atomic across threads and processes sharing the file. ``sqlite3`` errors are
+translated to ``StoreUnavailable`` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from daemon.lifecycle.errors import GuardError, StoreUnavailable
+from daemon.store.rows import Row, task_event_row, workflow_event_row
+from daemon.store.sqlfile import queries, script
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _statements(text: str) -> list[str]:
+    """The statements of a schema script (no semicolons inside statements or comments)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class Database:
+    """One connection to a queue file, serialised by a lock for use from several threads."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self._conn = _connect(path)
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open queue {path}: {exc}") from exc
+        self._sql = queries()
+
+    def _migrate(self) -> None:
+        with self.transaction():
+            for statement in _statements(script("schema.sql")):
+                self._conn.execute(statement)
+            row = self._conn.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+            if row is None:
+                self._conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise StoreUnavailable(f"queue schema {row[0]} is newer than {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close the connection; the object is unusable afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """An immediate (write-locked) transaction; commits on success, rolls back on error."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"queue busy: {exc}") from exc
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"commit failed: {exc}") from exc
+
+    def one(self, name: str, /, **params: Any) -> Row | None:
+        """The first row of named query ``name``, as a dict, or None."""
+        row = self._run(name, params).fetchone()
+        return dict(row) if row is not None else None
+
+    def all(self, name: str, /, **params: Any) -> list[Row]:
+        """Every row of named query ``name``, as dicts."""
+        return [dict(r) for r in self._run(name, params).fetchall()]
+
+    def run(self, name: str, /, **params: Any) -> int:
+        """Execute named statement ``name``; return the number of rows changed."""
+        return self._run(name, params).rowcount
+
+    def _run(self, name: str, params: dict[str, Any]) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(self._sql[name], params)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"{name}: {exc}") from exc
+
+    def write_task(self, before: Row, after: Row, *, decision: bool | None = None) -> None:
+        """Write ``after`` guarded by ``before`` and append its event in the same transaction."""
+        guard = {
+            "expect_state": before["state"],
+            "expect_version": before["state_version"],
+            "expect_owner": before["lease_owner"],
+            "expect_attempt": before["attempt"],
+            "expect_revision": before["revision"],
+        }
+        if self.run("write_task", **after, **guard) != 1:
+            raise GuardError(f"task {before['id']} changed underneath the update")
+        if after["state_version"] != before["state_version"]:
+            self.run("insert_event", **task_event_row(after, decision=decision))
+
+    def announce_workflow(self, wf: Row, reason: str | None, decision: bool) -> None:
+        """Append the outbox event of a workflow's new state."""
+        self.run("insert_event", **workflow_event_row(wf, reason, decision))

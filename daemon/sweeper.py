@@ -1,0 +1,75 @@
+"""The sweeper: ends tasks whose lease, timeout or TTL ran out (run every 30 s).
+
+``sweep_verdict`` is the pure rule; ``sweep`` applies it through the store, each
+expiry guarded by the state version it read, so a worker reporting at the same moment
+wins cleanly. Retry classification and requeue happen in the store (``rules.fail``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from daemon.lifecycle.errors import GuardError, TaskTerminal
+from daemon.lifecycle.records import Failure, TaskRecord
+from daemon.lifecycle.states import LEASED, FailureReason, TaskState
+from daemon.store.protocol import Store
+
+SWEEP_INTERVAL_S = 30.0
+
+
+def _dispatched(task: TaskRecord, now: float) -> Failure | None:
+    if task.dispatched_at is not None and now - task.dispatched_at > task.dispatch_timeout_s:
+        return Failure(FailureReason.TIMEOUT, f"not started within {task.dispatch_timeout_s:g} s")
+    return None
+
+
+def _running(task: TaskRecord, now: float) -> Failure | None:
+    active = task.active_s + (now - task.running_since if task.running_since else 0.0)
+    if active > task.run_timeout_s:
+        return Failure(FailureReason.TIMEOUT, f"active for more than {task.run_timeout_s:g} s")
+    return None
+
+
+def _approval(task: TaskRecord, now: float) -> Failure | None:
+    if task.approval_deadline is not None and now > task.approval_deadline:
+        return Failure(FailureReason.APPROVAL_EXPIRED, "no decision within the approval TTL")
+    return None
+
+
+def _permission(task: TaskRecord, now: float) -> Failure | None:
+    if task.permission_deadline is not None and now > task.permission_deadline:
+        return Failure(FailureReason.PERMISSION_DENIED, "not granted within the permission TTL")
+    return None
+
+
+_RULES: dict[TaskState, Callable[[TaskRecord, float], Failure | None]] = {
+    TaskState.DISPATCHED: _dispatched,
+    TaskState.RUNNING: _running,
+    TaskState.APPROVAL: _approval,
+    TaskState.PERMISSION: _permission,
+}
+
+
+def sweep_verdict(task: TaskRecord, now: float) -> Failure | None:
+    """The failure the sweeper records for ``task`` at ``now``, or None if it is in time.
+
+    A lost lease (``runtime_offline``) is checked before the state's own timeout.
+    """
+    if task.state in LEASED and task.lease_until is not None and task.lease_until < now:
+        return Failure(FailureReason.RUNTIME_OFFLINE, "lease expired without heartbeat")
+    rule = _RULES.get(task.state)
+    return rule(task, now) if rule else None
+
+
+def sweep(store: Store, now: float) -> list[TaskRecord]:
+    """Expire every overdue task at ``now``; return the tasks as written (requeued or ended)."""
+    changed: list[TaskRecord] = []
+    for task in store.due_for_sweep(now):
+        failure = sweep_verdict(task, now)
+        if failure is None:
+            continue
+        try:
+            changed.append(store.expire(task.id, task.state_version, failure, now))
+        except (GuardError, TaskTerminal):
+            continue  # a worker reported first; its report stands
+    return changed

@@ -1,0 +1,324 @@
+"""The Store contract: every backend must pass these (see conftest.STORE_FACTORIES)."""
+
+from __future__ import annotations
+
+import pytest
+from contract_specs import spec
+
+from daemon.lifecycle.errors import (
+    ApprovalExpired,
+    ApprovalMismatch,
+    ConversationMismatch,
+    IllegalTransition,
+    InvalidTask,
+    LeaseLost,
+    RevisionSuperseded,
+    StaleAttempt,
+    StopRequested,
+    TargetNotObserved,
+    TaskNotFound,
+    TaskTerminal,
+    UnreconciledOutcome,
+)
+from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.store.protocol import Store
+
+T0 = 1_000.0
+
+
+def _running(store: Store, method: str = "dnd.set", conversation: str = "conv-a", **kw: object):
+    store.submit(spec(method, conversation, **kw), T0)
+    claimed = store.claim("daemon-1/w0", "SERIAL1", T0 + 1)
+    assert claimed is not None
+    return store.start(claimed.ticket, T0 + 2)
+
+
+def _preview(task_id: str, conversation: str = "conv-a", body: str = "hi") -> Preview:
+    return Preview(task_id, conversation, "sms.send", "+4915112345678", {"body": body}, "sha256:s")
+
+
+def test_submit_queues_with_version_one_and_announces_it(store: Store) -> None:
+    task = store.submit(spec(), T0)
+    assert (task.state, task.state_version, task.revision, task.attempt) == (
+        TaskState.QUEUED,
+        1,
+        1,
+        0,
+    )
+    [event] = store.events()
+    assert (event.task_id, event.state, event.state_version, event.requires_decision) == (
+        task.id,
+        "queued",
+        1,
+        False,
+    )
+
+
+def test_idempotency_key_returns_the_first_task_per_conversation(store: Store) -> None:
+    first = store.submit(spec(idempotency_key="k1"), T0)
+    again = store.submit(spec(idempotency_key="k1", params={"mode": "off"}), T0 + 5)
+    other_conv = store.submit(spec(conversation="conv-b", idempotency_key="k1"), T0 + 6)
+    assert again.id == first.id and again.params == {"mode": "priority"}
+    assert other_conv.id != first.id
+    assert store.queue_status()["queued"] == 2
+
+
+def test_claim_leases_to_one_owner_and_counts_the_attempt(store: Store) -> None:
+    task = store.submit(spec(), T0)
+    claimed = store.claim("d/w0", "S1", T0 + 1, lease_s=30)
+    assert claimed is not None and claimed.id == task.id
+    assert (claimed.state, claimed.attempt, claimed.lease_owner, claimed.lease_until) == (
+        TaskState.DISPATCHED,
+        1,
+        "d/w0",
+        T0 + 31,
+    )
+    assert claimed.device == "S1"
+    assert store.claim("d/w1", "S1", T0 + 2) is None
+
+
+def test_claim_honours_device_binding(store: Store) -> None:
+    store.submit(spec(device="S2"), T0)
+    assert store.claim("d/w0", "S1", T0 + 1) is None
+    assert store.claim("d/w1", "S2", T0 + 1) is not None
+
+
+def test_claim_any_device_takes_bound_and_unbound_tasks(store: Store) -> None:
+    store.submit(spec(device="S2"), T0)
+    store.submit(spec(), T0 + 1)
+    assert store.claim("d/w0", None, T0 + 2) is not None
+    assert store.claim("d/w0", None, T0 + 3) is not None
+
+
+def test_heartbeat_renews_and_stale_reports_are_refused(store: Store) -> None:
+    task = _running(store)
+    renewed = store.heartbeat(task.ticket, T0 + 50, lease_s=60)
+    assert renewed.lease_until == T0 + 110
+    intruder = task.ticket.__class__(task.id, "other/w9", task.attempt, task.revision)
+    with pytest.raises(LeaseLost):
+        store.heartbeat(intruder, T0 + 51)
+    stale = task.ticket.__class__(task.id, task.lease_owner or "", task.attempt - 1, 1)
+    with pytest.raises(StaleAttempt):
+        store.complete(stale, T0 + 52)
+    with pytest.raises(LeaseLost):
+        store.complete(task.ticket, T0 + 500)  # lease ran out
+
+
+def test_complete_needs_the_completion_target_observed(store: Store) -> None:
+    task = _running(store, completion_target="dnd.priority")
+    with pytest.raises(TargetNotObserved):
+        store.complete(task.ticket, T0 + 3, observed_target="dnd.off")
+    done = store.complete(task.ticket, T0 + 3, "dnd.priority", evidence_refs=("ev:1",))
+    assert done.state is TaskState.COMPLETED and done.evidence_refs == ("ev:1",)
+    assert done.state_version == 4
+
+
+def test_terminal_task_refuses_every_change_and_points_to_successor(store: Store) -> None:
+    task = _running(store)
+    store.complete(task.ticket, T0 + 3)
+    with pytest.raises(TaskTerminal, match=f"successor_of='{task.id}'"):
+        store.amend(task.id, "conv-a", {"mode": "off"}, T0 + 4)
+    with pytest.raises(TaskTerminal):
+        store.cancel(task.id, "conv-a", T0 + 4)
+    with pytest.raises((LeaseLost, IllegalTransition, TaskTerminal)):
+        store.fail(task.ticket, Failure(FailureReason.ACTION_ERROR), T0 + 4)
+    successor = store.submit(spec(params={"mode": "off"}), T0 + 5, successor_of=task.id)
+    assert successor.successor_of == task.id and successor.state is TaskState.QUEUED
+
+
+def test_retryable_failure_requeues_until_max_attempts(store: Store) -> None:
+    task = _running(store)
+    again = store.fail(task.ticket, Failure(FailureReason.DEVICE_OFFLINE, "unplugged"), T0 + 3)
+    assert again.state is TaskState.QUEUED and again.failure is not None
+    second = store.claim("d/w0", "SERIAL1", T0 + 4)
+    assert second is not None and second.attempt == 2
+    second = store.start(second.ticket, T0 + 5)
+    final = store.fail(second.ticket, Failure(FailureReason.DEVICE_OFFLINE), T0 + 6)
+    assert final.state is TaskState.FAILED and final.attempt == 2
+    assert final.failure is not None and final.failure.retryable
+
+
+def test_final_failure_is_not_retried(store: Store) -> None:
+    task = _running(store)
+    ended = store.fail(task.ticket, Failure(FailureReason.VERIFICATION_FAILED), T0 + 3)
+    assert ended.state is TaskState.FAILED and ended.attempt == 1
+    assert store.events()[-1].requires_decision is True
+
+
+def test_schedule_tasks_are_never_auto_retried(store: Store) -> None:
+    task = _running(store, source="schedule")
+    ended = store.fail(task.ticket, Failure(FailureReason.TIMEOUT), T0 + 3)
+    assert ended.state is TaskState.FAILED
+
+
+def test_cancel_queued_stops_at_once_with_summary(store: Store) -> None:
+    task = store.submit(spec(), T0)
+    stopped = store.cancel(task.id, "conv-a", T0 + 1)
+    assert stopped.state is TaskState.STOPPED and stopped.stop_summary is not None
+    assert stopped.stop_summary.not_done == ("dnd.set",)
+
+
+def test_cancel_running_requests_stop_until_worker_confirms(store: Store) -> None:
+    task = _running(store)
+    requested = store.cancel(task.id, "conv-a", T0 + 3)
+    assert requested.state is TaskState.RUNNING and requested.stop_requested
+    with pytest.raises(StopRequested):
+        store.admit(task.ticket, T0 + 4)
+    done = StopSummary(done=("opened composer",), not_done=("send",))
+    stopped = store.confirm_stopped(task.ticket, done, T0 + 5)
+    assert stopped.state is TaskState.STOPPED and stopped.stop_summary == done
+    assert stopped.failure is not None and stopped.failure.reason is FailureReason.STOP_REQUESTED
+
+
+def test_cancel_from_another_conversation_is_refused(store: Store) -> None:
+    task = store.submit(spec(), T0)
+    with pytest.raises(ConversationMismatch):
+        store.cancel(task.id, "conv-b", T0 + 1)
+
+
+def test_amend_makes_a_revision_and_the_gate_refuses_the_old_one(store: Store) -> None:
+    task = _running(store)
+    amended = store.amend(task.id, "conv-a", {"mode": "alarms"}, T0 + 3)
+    assert (amended.revision, amended.params, amended.state) == (
+        2,
+        {"mode": "alarms"},
+        TaskState.RUNNING,
+    )
+    with pytest.raises(RevisionSuperseded):
+        store.admit(task.ticket, T0 + 4)
+    with pytest.raises(RevisionSuperseded):
+        store.complete(task.ticket, T0 + 4)
+    fresh = store.admit(amended.ticket, T0 + 4)
+    assert fresh.revision == 2
+
+
+def test_amend_validates_params(store: Store) -> None:
+    task = store.submit(spec(), T0)
+    with pytest.raises(InvalidTask) as err:
+        store.amend(task.id, "conv-a", {"mode": "loud"}, T0 + 1)
+    assert err.value.errors[0]["field"] == "params.mode"
+    assert store.get(task.id).revision == 1
+
+
+def test_approval_bound_to_task_revision_and_digest(store: Store) -> None:
+    task = _running(store, "sms.send")
+    preview = _preview(task.id)
+    pending = store.request_approval(task.ticket, preview, T0 + 3)
+    assert pending.state is TaskState.APPROVAL and pending.lease_owner is None
+    with pytest.raises(ApprovalMismatch):
+        store.approve(task.id, "conv-a", 1, _preview(task.id, body="other").digest, T0 + 4)
+    with pytest.raises(ApprovalMismatch):
+        store.approve(task.id, "conv-a", 2, preview.digest, T0 + 4)
+    with pytest.raises(ConversationMismatch):
+        store.approve(task.id, "conv-b", 1, preview.digest, T0 + 4)
+    approved = store.approve(task.id, "conv-a", 1, preview.digest, T0 + 4)
+    assert approved.state is TaskState.QUEUED and approved.approval_status == "approved"
+    resumed = store.claim("d/w0", "SERIAL1", T0 + 5)
+    assert resumed is not None and resumed.attempt == 1  # same attempt continues
+    running = store.start(resumed.ticket, T0 + 6)
+    assert store.admit(running.ticket, T0 + 7, approval_digest=preview.digest).id == task.id
+    with pytest.raises(ApprovalMismatch):
+        store.admit(running.ticket, T0 + 7, approval_digest=_preview(task.id, body="x").digest)
+
+
+def test_preview_of_another_task_cannot_be_requested(store: Store) -> None:
+    a = _running(store, "sms.send")
+    with pytest.raises(ApprovalMismatch):
+        store.request_approval(a.ticket, _preview("some-other-task"), T0 + 3)
+    with pytest.raises(ConversationMismatch):
+        store.request_approval(a.ticket, _preview(a.id, conversation="conv-b"), T0 + 3)
+
+
+def test_deny_stops_and_is_never_reused(store: Store) -> None:
+    task = _running(store, "sms.send")
+    preview = _preview(task.id)
+    store.request_approval(task.ticket, preview, T0 + 3)
+    denied = store.deny(task.id, "conv-a", 1, preview.digest, T0 + 4)
+    assert denied.state is TaskState.STOPPED
+    assert denied.failure is not None and denied.failure.reason is FailureReason.APPROVAL_DENIED
+    with pytest.raises(ApprovalMismatch, match="never reused"):
+        store.approve(task.id, "conv-a", 1, preview.digest, T0 + 5)
+
+
+def test_approval_after_ttl_is_refused(store: Store) -> None:
+    task = _running(store, "sms.send")
+    preview = _preview(task.id)
+    store.request_approval(task.ticket, preview, T0 + 3)
+    with pytest.raises(ApprovalExpired):
+        store.approve(task.id, "conv-a", 1, preview.digest, T0 + 3 + 901)
+
+
+def test_amend_during_approval_voids_it_and_replans(store: Store) -> None:
+    task = _running(store, "sms.send")
+    preview = _preview(task.id)
+    store.request_approval(task.ticket, preview, T0 + 3)
+    amended = store.amend(task.id, "conv-a", {"to": "+4915100000000", "body": "new"}, T0 + 4)
+    assert amended.state is TaskState.QUEUED and amended.revision == 2
+    with pytest.raises(ApprovalMismatch):
+        store.approve(task.id, "conv-a", 1, preview.digest, T0 + 5)
+
+
+def test_pause_releases_the_device_and_resume_requeues(store: Store) -> None:
+    task = _running(store)
+    waiting = store.pause(task.ticket, TaskState.WAITING, T0 + 3, waiting_for="unlock")
+    assert waiting.waiting_for == "unlock" and waiting.lease_owner is None
+    other = store.submit(spec(conversation="conv-b"), T0 + 4)
+    claimed = store.claim("d/w0", "SERIAL1", T0 + 5)
+    assert claimed is not None and claimed.id == other.id  # waiting does not block
+    with pytest.raises(ConversationMismatch):
+        store.resume(task.id, "conv-b", T0 + 6)
+    assert store.resume(task.id, "conv-a", T0 + 6).state is TaskState.QUEUED
+
+
+def test_journal_before_is_the_admission_gate(store: Store) -> None:
+    task = _running(store, "sms.send")
+    entry = store.journal_before(task.ticket, "op-1", "sms.send", "+49151", "sha256:x", T0 + 3)
+    assert entry.outcome is None and entry.revision == 1
+    with pytest.raises(UnreconciledOutcome):
+        store.journal_before(task.ticket, "op-2", "sms.send", "+49151", "sha256:x", T0 + 4)
+    with pytest.raises(UnreconciledOutcome):
+        store.complete(task.ticket, T0 + 4)
+    store.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "in sent box", T0 + 5)
+    assert store.unknown_entries(task.id) == []
+    with pytest.raises(IllegalTransition):
+        store.journal_after("op-1", Outcome.UNKNOWN, "late", T0 + 6)
+    assert store.complete(task.ticket, T0 + 7).state is TaskState.COMPLETED
+
+
+def test_events_are_read_by_cursor_with_unique_keys(store: Store) -> None:
+    task = _running(store)
+    store.complete(task.ticket, T0 + 3)
+    first = store.events(after=0, limit=2)
+    rest = store.events(after=first[-1].cursor)
+    keys = [e.key for e in first + rest]
+    assert keys == [(task.id, v) for v in (1, 2, 3, 4)]
+    assert len(set(keys)) == len(keys)
+
+
+def test_queries_list_and_count(store: Store) -> None:
+    a = store.submit(spec(), T0)
+    store.submit(spec(conversation="conv-b", device="S9"), T0 + 1)
+    assert [t.id for t in store.list_tasks(conversation_id="conv-a")] == [a.id]
+    assert len(store.list_tasks(states=(TaskState.QUEUED,))) == 2
+    assert store.queue_status("S9")["queued"] == 1
+    with pytest.raises(TaskNotFound):
+        store.get("nope")
+
+
+def test_recover_fails_owned_tasks_as_runtime_recovery(store: Store) -> None:
+    task = _running(store)
+    [recovered] = store.recover("daemon-1/", T0 + 3)
+    assert recovered.id == task.id and recovered.state is TaskState.QUEUED
+    assert recovered.failure is not None
+    assert recovered.failure.reason is FailureReason.RUNTIME_RECOVERY
+
+
+def test_rerun_is_a_new_task_with_fresh_attempts(store: Store) -> None:
+    task = _running(store, max_attempts=1)
+    store.fail(task.ticket, Failure(FailureReason.TIMEOUT), T0 + 3)
+    rerun = store.rerun(task.id, T0 + 4)
+    assert rerun.id != task.id and rerun.rerun_of == task.id
+    assert (rerun.attempt, rerun.state) == (0, TaskState.QUEUED)
+    claimed = store.claim("d/w0", None, T0 + 5)
+    assert claimed is not None and claimed.attempt == 1
