@@ -53,9 +53,17 @@ class Store(Protocol):
 
     # --- worker ------------------------------------------------------------------
     def claim(
-        self, owner: str, device: str | None, now: float, lease_s: float = DEFAULT_LEASE_S
+        self,
+        owner: str,
+        device: str | None,
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+        task_id: str | None = None,
     ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``."""
+        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
+
+        With ``task_id`` only that task is claimed, and only if it is claimable now.
+        """
         ...
 
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
@@ -197,6 +205,14 @@ class Store(Protocol):
 
     def unknown_entries(self, task_id: str) -> list[JournalEntry]:
         """Journal entries of a task without a confirmed outcome."""
+        ...
+
+    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+        """Keep one evidence document of the ticket's attempt; returns its reference."""
+        ...
+
+    def evidence(self, task_id: str) -> list[dict[str, Any]]:
+        """Every evidence document of a task, oldest first (ref, attempt, kind, body)."""
         ...
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ processes may share the file (WAL + busy timeout).
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
@@ -139,11 +140,19 @@ class SqliteStore:
 
     # --- worker ----------------------------------------------------------------------
     def claim(
-        self, owner: str, device: str | None, now: float, lease_s: float = DEFAULT_LEASE_S
+        self,
+        owner: str,
+        device: str | None,
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+        task_id: str | None = None,
     ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``."""
+        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
+
+        With ``task_id`` only that task is claimed, and only if it is claimable now.
+        """
         with self.db.transaction():
-            row = self.db.one("claim_candidate", device=device)
+            row = self.db.one("claim_candidate", device=device, task_id=task_id)
             if row is None:
                 return None
             after = rules.move(
@@ -511,3 +520,38 @@ class SqliteStore:
     def unknown_entries(self, task_id: str) -> list[JournalEntry]:
         """Journal entries of a task without a confirmed outcome."""
         return [e for e in self.journal(task_id) if e.open]
+
+    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+        """Keep one evidence document of the ticket's attempt; returns its reference.
+
+        Not lease-guarded: what a stale attempt observed is still evidence of what happened.
+        """
+        ref = f"ev-{uuid.uuid4().hex[:20]}"
+        with self.db.transaction():
+            self._row(ticket.task_id)
+            self.db.run(
+                "insert_evidence",
+                ref=ref,
+                task_id=ticket.task_id,
+                attempt=ticket.attempt,
+                revision=ticket.revision,
+                kind=kind,
+                body=canonical_json(body),
+                now=now,
+            )
+        return ref
+
+    def evidence(self, task_id: str) -> list[dict[str, Any]]:
+        """Every evidence document of a task, oldest first, with its ref and attempt."""
+        self._row(task_id)
+        return [
+            {
+                "ref": r["ref"],
+                "attempt": r["attempt"],
+                "revision": r["revision"],
+                "kind": r["kind"],
+                "created_at": r["created_at"],
+                "body": json.loads(r["body"]),
+            }
+            for r in self.db.all("evidence_of_task", task_id=task_id)
+        ]

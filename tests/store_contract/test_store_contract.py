@@ -322,3 +322,29 @@ def test_rerun_is_a_new_task_with_fresh_attempts(store: Store) -> None:
     assert (rerun.attempt, rerun.state) == (0, TaskState.QUEUED)
     claimed = store.claim("d/w0", None, T0 + 5)
     assert claimed is not None and claimed.attempt == 1
+
+
+def test_evidence_documents_are_kept_per_attempt_in_order(store: Store) -> None:
+    task = _running(store)
+    first = store.put_evidence(task.ticket, "outcome", {"target": {"met": False}}, T0 + 3)
+    second = store.put_evidence(task.ticket, "snapshot", {"digest": "abc", "ü": "✓"}, T0 + 4)
+    assert first != second
+    docs = store.evidence(task.id)
+    assert [d["ref"] for d in docs] == [first, second]
+    assert [d["kind"] for d in docs] == ["outcome", "snapshot"]
+    assert docs[1]["body"] == {"digest": "abc", "ü": "✓"}
+    assert docs[0]["attempt"] == task.attempt and docs[0]["revision"] == task.revision
+
+
+def test_evidence_of_an_unknown_task_is_refused(store: Store) -> None:
+    with pytest.raises(TaskNotFound):
+        store.evidence("no-such-task")
+
+
+def test_claim_by_id_takes_only_that_task(store: Store) -> None:
+    older = store.submit(spec("dnd.get", "conv-a"), T0)
+    newer = store.submit(spec("bluetooth.get", "conv-a"), T0 + 1)
+    claimed = store.claim("daemon-1/w0", "SERIAL1", T0 + 2, task_id=newer.id)
+    assert claimed is not None and claimed.id == newer.id
+    assert store.get(older.id).state is TaskState.QUEUED
+    assert store.claim("daemon-1/w0", "SERIAL1", T0 + 3, task_id=newer.id) is None

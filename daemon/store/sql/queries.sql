@@ -38,11 +38,13 @@ SELECT * FROM tasks WHERE conversation_id = :conversation_id
     AND idempotency_key = :idempotency_key AND step_index IS NULL;
 
 -- name: claim_candidate
--- Oldest queued task for this device (or for any device when :device is NULL); a
--- workflow step only once every earlier step of its workflow completed.
+-- Oldest queued task for this device (or for any device when :device is NULL), or
+-- exactly :task_id when given; a workflow step only once every earlier step of its
+-- workflow completed.
 SELECT t.* FROM tasks AS t
 WHERE t.state = 'queued'
     AND (:device IS NULL OR t.device IS NULL OR t.device = :device)
+    AND (:task_id IS NULL OR t.id = :task_id)
     AND NOT EXISTS (
         SELECT 1 FROM tasks AS p
         WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
@@ -134,3 +136,13 @@ WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
     AND (:workflow_id IS NULL OR workflow_id = :workflow_id)
 ORDER BY created_at, rowid
 LIMIT :limit;
+
+-- name: insert_evidence
+INSERT INTO evidence (ref, task_id, attempt, revision, kind, body, created_at)
+VALUES (:ref, :task_id, :attempt, :revision, :kind, :body, :now);
+
+-- name: evidence_of_task
+SELECT * FROM evidence WHERE task_id = :task_id ORDER BY created_at, rowid;
+
+-- name: evidence_by_ref
+SELECT * FROM evidence WHERE ref = :ref;

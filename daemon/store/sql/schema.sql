@@ -116,3 +116,16 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 
 CREATE INDEX IF NOT EXISTS journal_task ON journal (task_id, started_at);
+
+-- Evidence documents (device actions' stable JSON) referenced from tasks and events.
+CREATE TABLE IF NOT EXISTS evidence (
+    ref         TEXT PRIMARY KEY,
+    task_id     TEXT NOT NULL REFERENCES tasks (id),
+    attempt     INTEGER NOT NULL,
+    revision    INTEGER NOT NULL,
+    kind        TEXT NOT NULL,                   -- outcome, snapshot, recovery, ...
+    body        TEXT NOT NULL,                   -- JSON
+    created_at  REAL NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS evidence_task ON evidence (task_id, created_at);

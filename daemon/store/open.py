@@ -1,0 +1,25 @@
+"""Open the task store a queue URL names: ``sqlite:///path`` (embedded default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from daemon.store.protocol import Store
+
+
+class QueueUrlError(ValueError):
+    """The queue URL names no store this build can open."""
+
+
+def open_store(url: str) -> Store:
+    """The store behind ``url``; raise ``QueueUrlError`` with what is wrong."""
+    if url.startswith("sqlite:///"):
+        path = Path(url[len("sqlite:///") - 1 :])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from daemon.store.sqlite_store import SqliteStore
+
+        return SqliteStore(str(path))
+    if url.startswith(("postgresql://", "http://", "https://")):
+        scheme = url.split(":", 1)[0]
+        raise QueueUrlError(f"queue URL scheme {scheme}:// is not available in this build yet")
+    raise QueueUrlError("queue URL must start with sqlite:///")
