@@ -107,9 +107,26 @@ class FileSystem:
     """
 
     DEFAULT_DIRS = (
-        "/", "/sdcard", "/storage", "/storage/emulated", "/storage/emulated/0", "/data",
-        "/data/local", "/data/local/tmp", "/system", "/system/bin", "/system/xbin", "/dev",
-        "/proc", "/vendor", "/product", "/apex", "/sys", "/etc", "/cache", "/mnt",
+        "/",
+        "/sdcard",
+        "/storage",
+        "/storage/emulated",
+        "/storage/emulated/0",
+        "/data",
+        "/data/local",
+        "/data/local/tmp",
+        "/system",
+        "/system/bin",
+        "/system/xbin",
+        "/dev",
+        "/proc",
+        "/vendor",
+        "/product",
+        "/apex",
+        "/sys",
+        "/etc",
+        "/cache",
+        "/mnt",
     )
 
     def __init__(self) -> None:
@@ -147,7 +164,9 @@ class FileSystem:
             raise FileNotFoundError(path)
         return self.files[path].data
 
-    def write(self, path: str, data: bytes, *, append: bool = False, mode: int | None = None) -> None:
+    def write(
+        self, path: str, data: bytes, *, append: bool = False, mode: int | None = None
+    ) -> None:
         """Raise ``FileNotFoundError`` when the parent directory does not exist."""
         if path == "/dev/null":
             return
@@ -184,7 +203,7 @@ class FileSystem:
             raise FileNotFoundError(path)
         prefix = path.rstrip("/") + "/"
         names = {
-            p[len(prefix):].split("/", 1)[0]
+            p[len(prefix) :].split("/", 1)[0]
             for p in (*self.files, *self.dirs)
             if p.startswith(prefix) and p != path
         }
@@ -205,8 +224,13 @@ class CommandRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "seq": self.seq, "ts": self.ts, "kind": self.kind, "argv": list(self.argv),
-            "env": self.env, "exit_code": self.exit_code, "line": self.line,
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": self.kind,
+            "argv": list(self.argv),
+            "env": self.env,
+            "exit_code": self.exit_code,
+            "line": self.line,
         }
 
 
@@ -232,8 +256,13 @@ class CommandLog:
     ) -> CommandRecord:
         with self._lock:
             rec = CommandRecord(
-                seq=len(self._entries) + 1, ts=time.time(), kind=kind, argv=tuple(argv),
-                env=dict(env or {}), exit_code=exit_code, line=line,
+                seq=len(self._entries) + 1,
+                ts=time.time(),
+                kind=kind,
+                argv=tuple(argv),
+                env=dict(env or {}),
+                exit_code=exit_code,
+                line=line,
             )
             self._entries.append(rec)
             if self._path is not None:
@@ -274,7 +303,9 @@ class Phone:
     abruptly (the fault "phone fell off the bus").
     """
 
-    def __init__(self, sdk: int = 34, serial: str = "SIM0001", log_path: Path | None = None) -> None:
+    def __init__(
+        self, sdk: int = 34, serial: str = "SIM0001", log_path: Path | None = None
+    ) -> None:
         self.sdk = sdk
         self.serial = serial
         self.lock = threading.RLock()
@@ -310,25 +341,44 @@ class Phone:
         self.settings.add_read_hook(self.bluetooth.settle)
 
     def _init_settings(self) -> None:
-        g, s, y = self.settings.tables["global"], self.settings.tables["secure"], self.settings.tables["system"]
-        g.update({
-            "adb_enabled": "1", "airplane_mode_on": "0", "bluetooth_on": "0",
-            "device_name": self.props["ro.product.model"], "development_settings_enabled": "1",
-            "stay_on_while_plugged_in": "0", "wifi_on": "1", "zen_mode": "0",
-            "boot_count": "1", "auto_time": "1",
-        })
-        s.update({
-            "android_id": "%016x" % (abs(hash(self.serial)) & 0xFFFFFFFFFFFFFFFF),
-            "bluetooth_name": self.props["ro.product.model"],
-            "default_input_method": "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
-            "enabled_notification_listeners": "",
-            "enabled_notification_policy_access_packages": "",
-            "user_setup_complete": "1",
-        })
-        y.update({
-            "screen_brightness": "102", "screen_off_timeout": "60000", "volume_music": "5",
-            "accelerometer_rotation": "0", "user_rotation": "0",
-        })
+        g, s, y = (
+            self.settings.tables["global"],
+            self.settings.tables["secure"],
+            self.settings.tables["system"],
+        )
+        g.update(
+            {
+                "adb_enabled": "1",
+                "airplane_mode_on": "0",
+                "bluetooth_on": "0",
+                "device_name": self.props["ro.product.model"],
+                "development_settings_enabled": "1",
+                "stay_on_while_plugged_in": "0",
+                "wifi_on": "1",
+                "zen_mode": "0",
+                "boot_count": "1",
+                "auto_time": "1",
+            }
+        )
+        s.update(
+            {
+                "android_id": "%016x" % (abs(hash(self.serial)) & 0xFFFFFFFFFFFFFFFF),
+                "bluetooth_name": self.props["ro.product.model"],
+                "default_input_method": "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
+                "enabled_notification_listeners": "",
+                "enabled_notification_policy_access_packages": "",
+                "user_setup_complete": "1",
+            }
+        )
+        y.update(
+            {
+                "screen_brightness": "102",
+                "screen_off_timeout": "60000",
+                "volume_music": "5",
+                "accelerometer_rotation": "0",
+                "user_rotation": "0",
+            }
+        )
 
     def now(self) -> float:
         """Monotonic seconds; every asynchronous transition is computed from it."""
