@@ -31,10 +31,10 @@ class _Section(BaseModel):
 
 
 class Timeouts(_Section):
-    dispatch: float = Field(300.0, gt=0)  # dispatched but not started
-    running: float = Field(600.0, gt=0)  # active running, excluding paused time
-    approval: float = Field(900.0, gt=0)  # approval TTL
-    permission: float = Field(600.0, gt=0)  # permission-recovery TTL
+    dispatch: float = Field(default=300.0, gt=0)  # dispatched but not started
+    running: float = Field(default=600.0, gt=0)  # active running, excluding paused time
+    approval: float = Field(default=900.0, gt=0)  # approval TTL
+    permission: float = Field(default=600.0, gt=0)  # permission-recovery TTL
 
 
 class Config(_Section):
@@ -45,17 +45,17 @@ class Config(_Section):
     daemon_id: str = ""  # "" = a stable id kept in state_dir
     devices: tuple[str, ...] = ()  # serials to serve; empty = every attached device
     adb_host: str = "127.0.0.1"
-    adb_port: int = Field(5037, ge=1, le=65535)
-    poll_interval: float = Field(1.0, gt=0, le=60)  # seconds between claims when idle
-    lease_seconds: float = Field(60.0, ge=5)
-    heartbeat_interval: float = Field(10.0, gt=0)
-    sweep_interval: float = Field(30.0, gt=0)
-    grace_period: float = Field(20.0, ge=0)  # SIGTERM: time to reach a safe point
-    settle_timeout: float = Field(10.0, gt=0)  # bound on async device transitions
+    adb_port: int = Field(default=5037, ge=1, le=65535)
+    poll_interval: float = Field(default=1.0, gt=0, le=60)  # seconds between claims when idle
+    lease_seconds: float = Field(default=60.0, ge=5)
+    heartbeat_interval: float = Field(default=10.0, gt=0)
+    sweep_interval: float = Field(default=30.0, gt=0)
+    grace_period: float = Field(default=20.0, ge=0)  # SIGTERM: time to reach a safe point
+    settle_timeout: float = Field(default=10.0, gt=0)  # bound on async device transitions
     ci_grant_permissions: bool = False  # CI only: grant with pm/cmd instead of waiting
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["json", "text"] = "text"
-    timeouts: Timeouts = Timeouts()
+    timeouts: Timeouts = Field(default_factory=Timeouts)
 
     @field_validator("queue")
     @classmethod

@@ -14,11 +14,13 @@ to the device shell.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import socket
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -93,6 +95,16 @@ def _request(service: str) -> bytes:
     return b"%04x" % len(data) + data
 
 
+def parse_device_list(text: str) -> dict[str, str]:
+    """``SERIAL\tSTATE`` lines (``adb devices``, ``host:track-devices``) into a map."""
+    devices = {}
+    for line in text.splitlines():
+        serial, sep, state = line.partition("\t")
+        if sep and serial:
+            devices[serial] = state.strip()
+    return devices
+
+
 def map_failure(message: str, serial: str | None) -> DeviceError:
     """Translate an adb server FAIL message into the device error it means."""
     text = message.lower()
@@ -161,6 +173,42 @@ class AdbServer:
             sock.sendall(_request("host:version"))
             self._read_status(sock, None)
             return int(self._read_block(sock), 16)
+
+    def track_devices(self, stop: threading.Event, poll: float = 0.5) -> Iterator[dict[str, str]]:
+        """Every attached device with its state, once now and again on each change.
+
+        Follows ``host:track-devices-l``; when the adb server goes away it yields an empty
+        map once, then reconnects (starting the server again) until ``stop`` is set.
+        """
+        last: dict[str, str] | None = None
+        while not stop.is_set():
+            try:
+                for snapshot in self._track_once(stop, poll):
+                    if snapshot != last:
+                        last = snapshot
+                        yield snapshot
+            except (OSError, DeviceError):
+                if last:
+                    last = {}
+                    yield last
+                if stop.wait(poll):
+                    return
+                with contextlib.suppress(DeviceError):
+                    self.ensure_running()
+
+    def _track_once(self, stop: threading.Event, poll: float) -> Iterator[dict[str, str]]:
+        with self._open(5.0) as sock:
+            sock.sendall(_request("host:track-devices"))
+            self._read_status(sock, None)
+            sock.settimeout(poll)
+            while not stop.is_set():
+                try:
+                    size = int(self._recv_exact(sock, 4), 16)
+                except TimeoutError:
+                    continue
+                sock.settimeout(5.0)
+                yield parse_device_list(self._recv_exact(sock, size).decode("utf-8", "replace"))
+                sock.settimeout(poll)
 
     @property
     def client(self) -> adbutils.AdbClient:
