@@ -1,0 +1,176 @@
+"""What every device action shares: its outcome, its context, effects and polling.
+
+An action reads the current state, applies the change, and verifies it by an independent
+read-back; only verification can say ``met``. Every external effect goes through
+``ActionContext.effect()``, which calls the admission gate and writes the action journal
+before the command runs and after it returns, so a crash between the two leaves an
+``unknown`` entry that is reconciled by reading the device before anything is retried.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from device.adb import ShellResult
+from device.errors import TransportLost
+from device.evidence import Evidence, Recorder
+
+
+class Status(str, enum.Enum):
+    """How an action ended; the task executor maps each to a task state."""
+
+    MET = "met"  # the target was observed by an independent read-back
+    NOT_MET = "not_met"  # applied (or tried) but the read-back disagrees: verification_failed
+    UNSUPPORTED = "unsupported"  # the device cannot do this (detail says why)
+    INVALID_PARAMS = "invalid_params"  # a parameter is out of the device's range (detail names it)
+    NEEDS_APPROVAL = "needs_approval"  # an effect is prepared; detail has the preview and digest
+    NEEDS_PERMISSION = "needs_permission"  # a permission/access is missing; detail says which
+    WAITING = "waiting"  # a condition must change first (detail: unlock, app, network, input)
+    UNKNOWN = "unknown"  # an effect may have happened; detail says how to reconcile
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one action with its evidence."""
+
+    status: Status
+    method: str
+    evidence: Evidence
+    message: str = ""
+    value: Any = None  # what a *.get method read
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "method": self.method,
+            "message": self.message,
+            "value": self.value,
+            "detail": self.detail,
+            "evidence": self.evidence.to_json(),
+        }
+
+
+class Superseded(Exception):
+    """The admission gate refused an effect: a newer revision exists or a stop was requested."""
+
+
+class Journal(Protocol):
+    """Where effects are written before and after they run (the task store implements it)."""
+
+    def before(self, op_id: str, action: str, target: str, input_digest: str) -> None: ...
+
+    def after(self, op_id: str, outcome: str, detail: str = "") -> None: ...
+
+
+class NullJournal:
+    """A journal that keeps entries in memory: for ``phoned`` runs without a task store."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, str]] = {}
+
+    def before(self, op_id: str, action: str, target: str, input_digest: str) -> None:
+        self.entries[op_id] = {"action": action, "target": target, "digest": input_digest}
+
+    def after(self, op_id: str, outcome: str, detail: str = "") -> None:
+        self.entries[op_id].update(outcome=outcome, detail=detail)
+
+
+def digest(data: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``data`` (sorted keys, no spaces, UTF-8).
+
+    Previews, inputs and snapshots use it; it is the same digest the task store computes
+    for a ``Preview``, so an approval quoted by the store matches the action's preview.
+    """
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ActionContext:
+    """What an action may use besides its parameters."""
+
+    recorder: Recorder
+    gate: Callable[[str], None] = lambda action: None  # raises Superseded to refuse an effect
+    journal: Journal = field(default_factory=NullJournal)
+    approval_digest: str | None = None  # the preview digest an approver accepted, if any
+    poll_interval: float = 0.1
+    settle_timeout: float = 5.0  # bound on waiting for an async transition
+    ci_grant: bool = False  # CI-only: grant permissions with pm/cmd instead of waiting
+    artifacts_dir: Path | None = None  # where screenshots and hierarchy dumps are written
+    started_effects: list[str] = field(default_factory=list)  # actions begun, in order
+
+    @property
+    def device(self) -> Any:
+        return self.recorder.device
+
+    def effect(
+        self, action: str, target: str, argv: Sequence[str], inputs: Any, timeout: float = 10.0
+    ) -> ShellResult:
+        """Run one external effect: gate, journal before, run, journal after.
+
+        A lost transport leaves the journal entry ``unknown`` and re-raises ``TransportLost``.
+        """
+        self.gate(action)
+        op_id = uuid.uuid4().hex
+        self.journal.before(op_id, action, target, digest(inputs))  # may refuse: Superseded
+        self.started_effects.append(action)
+        try:
+            result = self.recorder.run(argv, timeout)
+        except TransportLost as exc:
+            self.journal.after(op_id, "unknown", str(exc))
+            raise
+        except Exception as exc:
+            self.journal.after(op_id, "confirmed_failure", f"{type(exc).__name__}: {exc}")
+            raise
+        self.journal.after(
+            op_id,
+            "confirmed_success" if result.ok else "confirmed_failure",
+            f"exit {result.exit_code}",
+        )
+        return result
+
+    def poll(
+        self,
+        name: str,
+        read: Callable[[], Any],
+        done: Callable[[Any], bool],
+        timeout: float | None = None,
+    ) -> tuple[Any, bool]:
+        """Read ``name`` until ``done(value)`` or the bound passes; every read is evidence.
+
+        Returns the last value and whether it satisfied ``done``.
+        """
+        deadline = time.monotonic() + (self.settle_timeout if timeout is None else timeout)
+        while True:
+            value = read()
+            if done(value) or time.monotonic() >= deadline:
+                return value, done(value)
+            time.sleep(self.poll_interval)
+
+
+def outcome(
+    ctx: ActionContext,
+    status: Status,
+    target: dict[str, Any],
+    message: str = "",
+    value: Any = None,
+    **detail: Any,
+) -> Outcome:
+    """Build an ``Outcome`` with the evidence collected so far."""
+    return Outcome(
+        status=status,
+        method=ctx.recorder.method,
+        evidence=ctx.recorder.evidence(target),
+        message=message,
+        value=value,
+        detail=detail,
+    )

@@ -1,0 +1,89 @@
+"""``dnd.set`` / ``dnd.get``: Do Not Disturb through ``cmd notification set_dnd``.
+
+Read ``settings get global zen_mode`` (0 off, 1 priority, 3 alarms, 2 total silence:
+Settings.Global.ZEN_MODE_*), apply with ``set_dnd`` (API 29+, probed through ``cmd
+notification help``), and poll ``zen_mode`` until it shows the target and holds it for one
+more read. ``settings put global zen_mode`` is never used: ZenModeHelper puts its own value
+back. ``set_dnd`` exits 0 even when it failed (``Error occurred...``) or did nothing, so only
+the read-back decides.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from device import commands, parsers
+from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.reads import got, invalid, read, target
+
+# dnd mode -> Settings.Global zen_mode value
+MODE_TO_ZEN: dict[str, int] = {"off": 0, "priority": 1, "alarms": 3, "total_silence": 2}
+ZEN_TO_MODE: dict[int, str] = {v: k for k, v in MODE_TO_ZEN.items()}
+
+
+def read_zen(ctx: ActionContext, phase: str) -> int | None:
+    """``zen_mode`` now (None when unset or unreadable), observed as evidence."""
+    return read(ctx, "zen_mode", commands.ZEN_MODE_GET, parsers.parse_settings_int, phase)
+
+
+def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """The current DND mode (``off``/``priority``/``alarms``/``total_silence``)."""
+    zen = read_zen(ctx, "read")
+    return got(ctx, ZEN_TO_MODE.get(zen) if zen is not None else None)
+
+
+def _settled(ctx: ActionContext, want: int) -> tuple[int | None, bool]:
+    """Poll until ``zen_mode`` shows ``want`` and still shows it one interval later."""
+    value, ok = ctx.poll("zen_mode", lambda: read_zen(ctx, "poll"), lambda v: v == want)
+    if not ok:
+        return value, False
+    time.sleep(ctx.poll_interval)
+    again = read_zen(ctx, "after")
+    return again, again == want
+
+
+def set_mode(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """Set the DND mode; met only when ``zen_mode`` settles on the target."""
+    mode = params.get("mode")
+    if not isinstance(mode, str) or mode not in MODE_TO_ZEN:
+        return invalid(ctx, "mode", f"mode must be one of {sorted(MODE_TO_ZEN)}, got {mode!r}")
+    want = MODE_TO_ZEN[mode]
+    before = read_zen(ctx, "before")
+    if before == want:
+        ctx.recorder.note("already in the target state: no command sent")
+        return outcome(ctx, Status.MET, target(want, before), f"DND already {mode}", value=mode)
+    if not ctx.device.capabilities.set_dnd:
+        return outcome(
+            ctx, Status.UNSUPPORTED, target(want, before),
+            f"this phone (API {ctx.device.sdk}) has no 'cmd notification set_dnd' (added in "
+            "API 29) and writing zen_mode through 'settings put' is reverted by Android",
+        )  # fmt: skip
+    word = commands.DND_WORDS[mode]
+    result = ctx.effect("dnd.set", f"zen_mode={want}", commands.set_dnd(word), {"mode": mode})
+    if not result.ok or parsers.notification_cmd_failed(result.stdout):
+        after = read_zen(ctx, "after")
+        return outcome(
+            ctx, Status.NOT_MET, target(want, after),
+            f"set_dnd {word} failed (exit {result.exit_code}): {result.stdout.strip()[:200]}",
+            before=before, after=after,
+        )  # fmt: skip
+    after, ok = _settled(ctx, want)
+    if not ok:
+        return outcome(
+            ctx, Status.NOT_MET, target(want, after),
+            f"set_dnd {word} exited 0 but zen_mode stayed {after} (wanted {want})",
+            before=before, after=after,
+        )  # fmt: skip
+    return outcome(
+        ctx, Status.MET, target(want, after), f"DND {mode}", value=mode, before=before, after=after
+    )
+
+
+def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+    """Did an interrupted ``dnd.set`` take effect? Compares ``zen_mode`` with the target."""
+    want = MODE_TO_ZEN.get(str(params.get("mode")))
+    zen = read_zen(ctx, "read")
+    if want is None or zen is None:
+        return "cannot_tell"
+    return "happened" if zen == want else "did_not_happen"

@@ -1,0 +1,39 @@
+"""``screen.snapshot``: what the phone shows, without changing anything.
+
+Foreground package/activity (``dumpsys window windows``), screen on (``dumpsys power``),
+keyguard (``dumpsys window policy``), orientation (the hierarchy's ``rotation``), a digest
+of the active window's hierarchy, and as artifacts the hierarchy XML and a PNG screenshot
+when ``ctx.artifacts_dir`` is set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from device import ui_hierarchy
+from device.actions import ui
+from device.actions.base import ActionContext, Outcome
+from device.actions.reads import got
+
+
+def take(ctx: ActionContext, phase: str = "read", name: str = "snapshot") -> dict[str, Any]:
+    """A snapshot as a plain dict (also used by other actions before they pause)."""
+    on = ui.screen_on(ctx, phase)
+    locked = ui.keyguard_showing(ctx, phase)
+    front = ui.foreground(ctx, phase)
+    screen = ui.dump(ctx, phase, artifact=f"{name}_hierarchy")
+    shot = ui.screenshot(ctx, f"{name}_screenshot")
+    return {
+        "foreground": {"package": front[0], "activity": front[1]} if front else None,
+        "screen_on": on,
+        "locked": locked,
+        "orientation": ui_hierarchy.rotation(screen.xml),
+        "hierarchy_digest": screen.digest,
+        "window_packages": screen.packages,
+        "screenshot": shot,
+    }
+
+
+def snapshot(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """Read the snapshot; always met when every read succeeded."""
+    return got(ctx, take(ctx))

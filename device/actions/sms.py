@@ -1,0 +1,179 @@
+"""``sms.draft``: the default SMS app's composer with the recipient and the exact body.
+
+Steps: validate (never trust ingress), find the default SMS app (``cmd role
+get-role-holders android.app.role.SMS`` from API 29, secure ``sms_default_application``
+below), wake the screen, wait for unlock if the keyguard shows, open the composer with an
+argv-built ``SENDTO smsto:`` intent, then verify in the hierarchy that the SMS app is in
+front, the recipient is shown and the compose field holds exactly the body. Send is never
+touched here. A runtime-permission dialog over the app ends ``needs_permission``.
+
+If the composer already shows exactly this draft, no intent is sent again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from device import commands, parsers, ui_hierarchy
+from device.actions import ui
+from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.reads import invalid, read, target
+from device.ui_hierarchy import Node
+
+MAX_BODY = 10_000
+NUMBER = re.compile(r"\+?[0-9]{2,15}")
+COMPOSE_ID = "compose_message_text"  # Google Messages ids (sim screens.py cites the scripts)
+RECIPIENT_ID = "recipient_text_view"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A verified draft: which app shows it and the screen it was seen on."""
+
+    app: str
+    screen: ui.Screen
+
+
+def validate(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, str] | Outcome:
+    """``(to, body)`` when valid (and registered as sensitive), else ``invalid_params``."""
+    to, body = params.get("to"), params.get("body")
+    if not isinstance(to, str) or NUMBER.fullmatch(to) is None:
+        return invalid(ctx, "to", "to must be a phone number: optional + then 2 to 15 digits")
+    if not isinstance(body, str) or not body:
+        return invalid(ctx, "body", "body must be a non-empty string")
+    if len(body) > MAX_BODY:
+        return invalid(ctx, "body", f"body has {len(body)} characters; at most {MAX_BODY}")
+    if "\x00" in body or any(0xD800 <= ord(c) <= 0xDFFF for c in body):
+        return invalid(ctx, "body", "body holds a NUL or an unpaired surrogate")
+    ctx.recorder.add_sensitive(to, body)
+    return to, body
+
+
+def default_sms_app(ctx: ActionContext) -> str | None:
+    """The default SMS package (role holder from API 29, secure setting below)."""
+    argv = commands.sms_default_app(ctx.device.sdk)
+    if argv == commands.SMS_ROLE_HOLDERS:
+        holders = read(ctx, "sms_role_holders", argv, parsers.parse_role_holders, "read")
+        return holders[0] if holders else None
+    return read(ctx, "sms_default_application", argv, parsers.parse_settings_value, "read")
+
+
+def compose_field(nodes: list[Node], app: str) -> Node | None:
+    """The compose field: the known id, else the focused EditText of the app."""
+    node = ui_hierarchy.by_resource_id(nodes, COMPOSE_ID)
+    if node is not None:
+        return node
+    edits = [n for n in nodes if n.package == app and n.cls.endswith("EditText")]
+    focused = [n for n in edits if n.focused]
+    candidates = focused or edits
+    return candidates[0] if candidates else None
+
+
+def observed_draft(screen: ui.Screen, app: str, to: str) -> dict[str, Any]:
+    """What the screen shows of a draft: app in front, recipient shown, compose text."""
+    field = compose_field(screen.nodes, app)
+    digits = re.sub(r"\D", "", to)
+    recipient = any(
+        n.package == app and n.text and re.sub(r"\D", "", n.text) == digits for n in screen.nodes
+    )
+    return {
+        "app_in_front": bool(screen.packages) and screen.packages[0] == app,
+        "recipient_shown": recipient,
+        "compose_text": field.text if field is not None else None,
+    }
+
+
+def _matches(seen: dict[str, Any], body: str) -> bool:
+    return bool(seen["app_in_front"] and seen["recipient_shown"] and seen["compose_text"] == body)
+
+
+def _want(to: str, body: str, app: str) -> dict[str, Any]:
+    return {
+        "app_in_front": True,
+        "recipient_shown": True,
+        "compose_text": body,
+        "app": app,
+        "to": to,
+    }
+
+
+def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
+    """Bring up a verified draft, or the outcome that stops it (waiting, permission, ...)."""
+    want = {"app_in_front": True, "recipient_shown": True, "compose_text": body}
+    app = default_sms_app(ctx)
+    if not app:
+        return outcome(ctx, Status.UNSUPPORTED, target(want, None), "no default SMS app is set")
+    if not ui.screen_on(ctx, "before"):
+        ui.wake(ctx)
+    if ui.keyguard_showing(ctx, "before"):
+        return outcome(
+            ctx,
+            Status.WAITING,
+            target(want, None),
+            "the phone is locked: unlock it",
+            condition="unlock",
+        )
+    screen = ui.dump(ctx, "before")
+    if _matches(observed_draft(screen, app, to), body):
+        ctx.recorder.note("the composer already shows this draft: no intent sent")
+        return Draft(app, screen)
+    argv = commands.sms_compose(to, body, app)
+    result = ctx.effect("sms.draft", f"composer {app}", argv, {"to": to, "body": body})
+    error = parsers.am_start_failed(result.stdout + result.stderr)
+    screen = ui.dump(ctx, "after", artifact="draft_hierarchy")
+    dialog = ui_hierarchy.find_permission_dialog(screen.xml)
+    if dialog is not None:
+        return outcome(
+            ctx,
+            Status.NEEDS_PERMISSION,
+            target(want, None),
+            "a runtime-permission dialog is showing",
+            dialog=dialog,
+            app=app,
+        )
+    seen = observed_draft(screen, app, to)
+    if error is not None or not _matches(seen, body):
+        return outcome(
+            ctx,
+            Status.NOT_MET,
+            target(want, seen),
+            error or "the composer does not show the draft",
+            app=app,
+        )
+    return Draft(app, screen)
+
+
+def draft(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """Open the composer with the draft; met when the hierarchy shows it exactly."""
+    checked = validate(ctx, params)
+    if isinstance(checked, Outcome):
+        return checked
+    to, body = checked
+    result = prepare(ctx, to, body)
+    if isinstance(result, Outcome):
+        return result
+    seen = observed_draft(result.screen, result.app, to)
+    return outcome(
+        ctx,
+        Status.MET,
+        target(_want(to, body, result.app), {**seen, "app": result.app, "to": to}),
+        "draft shown",
+        app=result.app,
+        snapshot_digest=result.screen.digest,
+    )
+
+
+def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+    """Does the composer show this draft now? (a draft is safe to open again either way)"""
+    checked = validate(ctx, params)
+    if isinstance(checked, Outcome) or ui.keyguard_showing(ctx, "read"):
+        return "cannot_tell"
+    to, body = checked
+    app = default_sms_app(ctx) or ""
+    return (
+        "happened"
+        if _matches(observed_draft(ui.dump(ctx, "read"), app, to), body)
+        else "did_not_happen"
+    )

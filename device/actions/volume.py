@@ -1,0 +1,141 @@
+"""``volume.set`` / ``volume.get``: one stream's index through VolumeCtrl.
+
+The range and the current index come from the device, never from a table:
+``cmd media_session volume --stream N --get`` (API 30+) or ``media volume --stream N --get``
+(below) prints ``volume is I in range [MIN..MAX]`` where I is the index for the stream's
+active output device (AudioService.getStreamVolume); ``dumpsys audio`` (``streamVolume``,
+``Min``, ``Max``) is the fallback when that line is missing. The set command exits 0 even for
+an index out of range (it prints an error and changes nothing), so the range is checked
+before anything is sent and the index is read back afterwards.
+
+``percent`` maps onto the stream's own range: ``level = min + round_half_up((max - min) *
+percent / 100)``, so 0 % is the minimum, 100 % the maximum, and 50 % of music 0..15 is 8.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from device import commands, parsers
+from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.reads import got, invalid, target
+from device.parsers import VolumeReading
+
+STREAM_DUMP_NAMES = {name: f"STREAM_{name.upper()}" for name in commands.STREAMS}
+
+
+def _uses_media_session(ctx: ActionContext) -> bool:
+    return bool(ctx.device.capabilities.cmd_media_session)
+
+
+def read_volume(ctx: ActionContext, stream: str, phase: str) -> VolumeReading | None:
+    """The stream's index on its active device and its range, observed as evidence."""
+    sdk = 30 if _uses_media_session(ctx) else min(ctx.device.sdk, 29)
+    argv = commands.volume_get(sdk, commands.STREAMS[stream])
+    reading = parsers.parse_volume_get(ctx.recorder.read(argv).stdout)
+    if reading is None:  # tool missing or unparsable: dumpsys audio has the same values
+        argv = commands.DUMPSYS_AUDIO
+        streams = parsers.parse_audio_streams(ctx.recorder.read(argv).stdout)
+        reading = streams.get(STREAM_DUMP_NAMES[stream])
+    value = None if reading is None else _as_json(reading)
+    ctx.recorder.observe(f"volume.{stream}", value, phase, argv)
+    return reading
+
+
+def _as_json(reading: VolumeReading) -> dict[str, int]:
+    return {"level": reading.index, "min": reading.min_index, "max": reading.max_index}
+
+
+def percent_to_level(percent: float, low: int, high: int) -> int:
+    """``percent`` (0..100) of the range [low..high], rounded half up."""
+    return low + math.floor((high - low) * percent / 100 + 0.5)
+
+
+def _stream_param(params: dict[str, Any]) -> str | None:
+    stream = params.get("stream")
+    return stream if isinstance(stream, str) and stream in commands.STREAMS else None
+
+
+def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """The stream's level, range and percent of the range."""
+    stream = _stream_param(params)
+    if stream is None:
+        return invalid(ctx, "stream", f"stream must be one of {sorted(commands.STREAMS)}")
+    reading = read_volume(ctx, stream, "read")
+    if reading is None:
+        return outcome(ctx, Status.NOT_MET, target(None, None), "volume unreadable")
+    span = reading.max_index - reading.min_index
+    pct = round(100 * (reading.index - reading.min_index) / span) if span else 100
+    return got(ctx, {"stream": stream, **_as_json(reading), "percent": pct})
+
+
+def _wanted_level(
+    ctx: ActionContext, params: dict[str, Any], reading: VolumeReading
+) -> int | Outcome:
+    """The level asked for, checked against the device's range, or an invalid_params."""
+    has_level, has_percent = "level" in params, "percent" in params
+    if has_level == has_percent:
+        return invalid(ctx, "level", "give exactly one of level or percent")
+    low, high = reading.min_index, reading.max_index
+    if has_level:
+        level = params["level"]
+        if isinstance(level, bool) or not isinstance(level, int) or not low <= level <= high:
+            return invalid(
+                ctx, "level", f"level must be an integer in [{low}..{high}], got {level!r}"
+            )
+        return level
+    pct = params["percent"]
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 100:
+        return invalid(ctx, "percent", f"percent must be a number in [0..100], got {pct!r}")
+    return percent_to_level(float(pct), low, high)
+
+
+def set_level(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+    """Set the stream's index; met when ``--get`` reads the new index back."""
+    stream = _stream_param(params)
+    if stream is None:
+        return invalid(ctx, "stream", f"stream must be one of {sorted(commands.STREAMS)}")
+    before = read_volume(ctx, stream, "before")
+    if before is None:
+        return outcome(
+            ctx, Status.UNSUPPORTED, target(None, None), "the stream's volume is unreadable"
+        )
+    level = _wanted_level(ctx, params, before)
+    if isinstance(level, Outcome):
+        return level
+    if before.index == level:
+        ctx.recorder.note("already in the target state: no command sent")
+        return outcome(ctx, Status.MET, target(level, level), "already at level", value=level)
+    sdk = 30 if _uses_media_session(ctx) else min(ctx.device.sdk, 29)
+    argv = commands.volume_set(sdk, commands.STREAMS[stream], level)
+    ctx.effect("volume.set", f"{stream}={level}", argv, {"stream": stream, "level": level})
+    after, ok = ctx.poll(
+        f"volume.{stream}", lambda: read_volume(ctx, stream, "after"),
+        lambda r: r is not None and r.index == level, timeout=min(ctx.settle_timeout, 2.0),
+    )  # fmt: skip
+    observed = after.index if after is not None else None
+    status = Status.MET if ok else Status.NOT_MET
+    return outcome(
+        ctx,
+        status,
+        target(level, observed),
+        f"{stream} {observed} (wanted {level})",
+        value=observed,
+        before=before.index,
+        after=observed,
+    )
+
+
+def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+    """Did an interrupted ``volume.set`` take effect? (``level`` params only; else cannot tell)"""
+    stream = _stream_param(params)
+    reading = read_volume(ctx, stream, "read") if stream else None
+    if reading is None:
+        return "cannot_tell"
+    level = params.get("level")
+    if "percent" in params and isinstance(params["percent"], (int, float)):
+        level = percent_to_level(float(params["percent"]), reading.min_index, reading.max_index)
+    if not isinstance(level, int):
+        return "cannot_tell"
+    return "happened" if reading.index == level else "did_not_happen"

@@ -1,0 +1,96 @@
+"""Scenario fixtures: device actions against simulated phones, or a real phone/emulator.
+
+Uses ``adb_server`` and ``sim_factory`` from ``tests/conftest.py``.
+
+A test that takes ``dut`` runs once per simulated SDK (28, 30, 33, 34, 35) and once as a
+``device`` variant (marked ``device``) against the phone named by ``ANDROID_SERIAL``; the
+device variant skips, with its reason, when ``ANDROID_SERIAL`` is not set. Markers:
+
+* ``sdks(28, 30)``: only these simulated SDK levels (the device variant still runs and the
+  test skips itself when the real SDK does not fit);
+* ``sim_only``: needs fault injection or the simulator's command log: no device variant.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from device.actions import Outcome, execute
+from device.actions.base import ActionContext
+from device.adb import AdbServer as DeviceAdbServer
+from device.connection import Device
+from device.evidence import Recorder
+from device.sim.phone import Phone
+from device.sim.server import Simulator
+
+SIM_SDKS = (28, 30, 33, 34, 35)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "dut" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("sdks")
+    sdks = tuple(marker.args) if marker else SIM_SDKS
+    params = [pytest.param(sdk, id=f"sim{sdk}") for sdk in sdks]
+    if metafunc.definition.get_closest_marker("sim_only") is None:
+        params.append(pytest.param("device", id="device", marks=pytest.mark.device))
+    metafunc.parametrize("dut", params, indirect=True)
+
+
+@dataclass
+class Dut:
+    """The device under test: a ``Device`` plus, for simulated phones, the ``Simulator``."""
+
+    device: Device
+    sim: Simulator | None
+    artifacts: Path
+
+    @property
+    def sdk(self) -> int:
+        return self.device.sdk
+
+    @property
+    def phone(self) -> Phone:
+        if self.sim is None:
+            pytest.skip("needs the simulated phone")
+        return self.sim.phone
+
+    def ctx(self, method: str, **kwargs: Any) -> ActionContext:
+        """A fresh context with a short settle bound and fast polling."""
+        kwargs.setdefault("settle_timeout", 3.0)
+        kwargs.setdefault("poll_interval", 0.05)
+        kwargs.setdefault("artifacts_dir", self.artifacts)
+        return ActionContext(recorder=Recorder(self.device, method), **kwargs)
+
+    def run(self, method: str, params: dict[str, Any], **kwargs: Any) -> Outcome:
+        return execute(method, params, self.ctx(method, **kwargs))
+
+    def execs(self) -> list[tuple[str, ...]]:
+        """argv of every simple command the simulated phone ran (simulator only)."""
+        return self.phone.log.argvs()
+
+
+@pytest.fixture
+def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
+    if request.param == "device":
+        serial = os.environ.get("ANDROID_SERIAL")
+        if not serial:
+            pytest.skip("device variant: set ANDROID_SERIAL (and run with -m device)")
+        yield Dut(Device(serial, DeviceAdbServer()), None, tmp_path)
+        return
+    server = request.getfixturevalue("adb_server")
+    sim = request.getfixturevalue("sim_factory")(sdk=request.param)
+    sim.phone.bluetooth.TURN_ON_S = 0.3  # shorter transitions keep the suite fast
+    sim.phone.bluetooth.TURN_OFF_S = 0.2
+    device = Device(sim.serial, DeviceAdbServer(port=server.port))
+    # probed once per connection, as the daemon does; not part of any action's commands
+    assert device.capabilities is not None and device.identity.sdk == request.param
+    sim.phone.log.clear()
+    yield Dut(device, sim, tmp_path)
+    device.close()

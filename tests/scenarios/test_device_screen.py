@@ -1,0 +1,67 @@
+"""screen.snapshot and the execute()/reconcile() contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from device.actions import Status, execute, reconcile
+from device.errors import DeviceError
+
+pytestmark = pytest.mark.integration
+
+
+def test_snapshot_reads_foreground_screen_and_artifacts(dut) -> None:
+    out = dut.run("screen.snapshot", {})
+    assert out.status is Status.MET
+    snap = out.value
+    assert snap["foreground"]["package"]
+    assert snap["screen_on"] in (True, False) and snap["locked"] in (True, False)
+    assert snap["orientation"] in (0, 1, 2, 3)
+    assert len(snap["hierarchy_digest"]) == 64
+    assert Path(snap["screenshot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert Path(out.evidence.artifacts["snapshot_hierarchy"]).read_text().startswith("<?xml")
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_snapshot_digest_is_stable_and_sees_the_lock(dut) -> None:
+    a, b = dut.run("screen.snapshot", {}).value, dut.run("screen.snapshot", {}).value
+    assert a["hierarchy_digest"] == b["hierarchy_digest"]
+    assert a["foreground"]["package"] == "com.google.android.apps.nexuslauncher"
+    dut.phone.ui.lock()
+    locked = dut.run("screen.snapshot", {}).value
+    assert locked["locked"] is True and locked["hierarchy_digest"] != a["hierarchy_digest"]
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_unknown_method_is_a_value_error(dut) -> None:
+    with pytest.raises(ValueError, match="unknown method"):
+        execute("sms.delete", {}, dut.ctx("sms.delete"))
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_offline_before_any_effect_propagates(dut) -> None:
+    dut.sim.stop()  # the phone is gone before the action reads anything
+    ctx = dut.ctx("dnd.set")
+    with pytest.raises(DeviceError):
+        execute("dnd.set", {"mode": "priority"}, ctx)
+    assert ctx.started_effects == []
+
+
+@pytest.mark.sdks(33)
+@pytest.mark.sim_only
+def test_transport_lost_after_an_effect_is_unknown_then_reconciled(dut, adb_server) -> None:
+    # the zen_mode read runs; the transport drops instead of running set_dnd
+    dut.phone.faults.drop_after_commands = dut.phone.commands_started + 1
+    out = dut.run("dnd.set", {"mode": "priority"})
+    assert out.status is Status.UNKNOWN
+    assert out.detail["reconcile"]["effects"] == ["dnd.set"]
+    if adb_server.wait_state(dut.sim.serial, {"device"}, timeout=5) != "device":
+        adb_server.connect(dut.sim)
+    assert reconcile("dnd.set", {"mode": "priority"}, dut.ctx("dnd.set")) == "did_not_happen"
+    assert reconcile("dnd.set", {"mode": "off"}, dut.ctx("dnd.set")) == "happened"
+    assert not [a for a in dut.execs() if a[:3] == ("cmd", "notification", "set_dnd")]

@@ -1,0 +1,127 @@
+"""sms.draft / sms.send: composer verified in the hierarchy, approval, sent box, reconcile."""
+
+from __future__ import annotations
+
+import pytest
+
+from device.actions import Status, reconcile
+from device.sim.ui.labels import MESSAGING_PKG
+
+pytestmark = pytest.mark.integration
+
+TO = "+15551234567"
+BODY = "Running late,\nsee you at 7 — ok? 👍"
+
+
+def _taps(dut) -> list[tuple[str, ...]]:
+    return [a for a in dut.execs() if a[:2] == ("input", "tap")]
+
+
+def test_draft_shows_recipient_and_exact_body_and_never_sends(dut) -> None:
+    out = dut.run("sms.draft", {"to": TO, "body": BODY})
+    assert out.status is Status.MET, out.message
+    observed = out.evidence.target["observed"]
+    assert observed["app_in_front"] and observed["recipient_shown"]
+    assert out.evidence.target["met"] is True
+    ev = out.to_json()["evidence"]
+    text = str(ev)
+    assert BODY not in text and TO not in text  # redacted everywhere in the evidence
+    if dut.sim is not None:
+        assert _taps(dut) == []
+        assert dut.phone.sms.rows == [] or all(r["type"] != 2 for r in dut.phone.sms.rows)
+        am = [a for a in dut.execs() if a[:2] == ("am", "start")]
+        assert len(am) == 1 and BODY in am[0] and f"smsto:{TO}" in am[0]
+
+
+@pytest.mark.sdks(28, 34)
+@pytest.mark.sim_only
+def test_draft_on_a_locked_phone_waits_for_unlock(dut) -> None:
+    dut.phone.ui.sleep()
+    out = dut.run("sms.draft", {"to": TO, "body": "hi"})
+    assert out.status is Status.WAITING and out.detail["condition"] == "unlock"
+    assert ("input", "keyevent", "KEYCODE_WAKEUP") in dut.execs()
+    assert not [a for a in dut.execs() if a[:2] == ("am", "start")]
+
+
+@pytest.mark.sdks(28, 33)
+@pytest.mark.sim_only
+def test_permission_dialog_over_the_composer_needs_permission(dut) -> None:
+    dut.phone.faults.permission_dialog_packages = {MESSAGING_PKG}
+    dut.phone.ui.permission_requests[MESSAGING_PKG] = "android.permission.CAMERA"
+    out = dut.run("sms.draft", {"to": TO, "body": "hi"})
+    assert out.status is Status.NEEDS_PERMISSION, out.message
+    dialog = out.detail["dialog"]
+    assert "permissioncontroller" in dialog["package"] or "packageinstaller" in dialog["package"]
+    assert any(b.startswith("permission_allow") for b in dialog["buttons"])
+    assert _taps(dut) == []
+
+
+@pytest.mark.sim_only
+def test_send_needs_approval_then_sends_once(dut) -> None:
+    first = dut.run("sms.send", {"to": TO, "body": BODY})
+    assert first.status is Status.NEEDS_APPROVAL
+    preview = first.detail["preview"]
+    assert (
+        preview["target"] == TO and preview["data"] == {"text": BODY, "app": MESSAGING_PKG}
+    )
+    assert _taps(dut) == []
+    out = dut.run(
+        "sms.send", {"to": TO, "body": BODY}, approval_digest=first.detail["preview_digest"]
+    )
+    assert out.status is Status.MET, out.message
+    assert len(_taps(dut)) == 1
+    sent = [r for r in dut.phone.sms.rows if r["type"] == 2]
+    assert [(r["address"], r["body"]) for r in sent] == [(TO, BODY)]
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_an_approval_of_another_preview_is_void(dut) -> None:
+    first = dut.run("sms.send", {"to": TO, "body": "one"})
+    out = dut.run(
+        "sms.send", {"to": TO, "body": "two"}, approval_digest=first.detail["preview_digest"]
+    )
+    assert out.status is Status.NEEDS_APPROVAL and out.detail["approval_void"] is True
+    assert out.detail["preview_digest"] != first.detail["preview_digest"]
+    assert _taps(dut) == [] and dut.phone.sms.rows == []
+
+
+@pytest.mark.sdks(30, 35)
+@pytest.mark.sim_only
+def test_drop_after_the_tap_is_unknown_then_reconciled_without_a_second_tap(
+    dut, adb_server
+) -> None:
+    first = dut.run("sms.send", {"to": TO, "body": BODY})
+    dut.phone.faults.drop_at = "sms.after_send_tap"
+    out = dut.run(
+        "sms.send", {"to": TO, "body": BODY}, approval_digest=first.detail["preview_digest"]
+    )
+    assert out.status is Status.UNKNOWN, out.message
+    hint = out.detail["reconcile"]
+    assert hint["method"] == "sms.send"
+    adb_server.wait_state(dut.sim.serial, {"device", None}, timeout=10)
+    if adb_server.state(dut.sim.serial) != "device":
+        adb_server.connect(dut.sim)
+    answer = reconcile("sms.send", hint["params"], dut.ctx("sms.send"))
+    assert answer == "happened"
+    assert len(_taps(dut)) == 1
+    assert len([r for r in dut.phone.sms.rows if r["type"] == 2]) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"to": "+1555; reboot", "body": "x"}, "to"),
+        ({"to": "", "body": "x"}, "to"),
+        ({"to": TO, "body": ""}, "body"),
+        ({"to": TO, "body": "x" * 10_001}, "body"),
+        ({"to": TO, "body": "a\x00b"}, "body"),
+    ],
+)
+def test_invalid_sms_params_send_nothing(dut, params, field) -> None:
+    for method in ("sms.draft", "sms.send"):
+        out = dut.run(method, params)
+        assert out.status is Status.INVALID_PARAMS and out.detail["field"] == field
+    assert dut.execs() == []

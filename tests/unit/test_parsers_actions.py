@@ -1,0 +1,166 @@
+"""Parsers used by the device actions, fed captured or AOSP-derived real output.
+
+Fixtures live in tests/fixtures/android/ (each cites its device/build or source); short
+inline texts cite their AOSP source beside them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from device import parsers, ui_hierarchy
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
+
+
+def _fixture(name: str) -> str:
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("##"))
+
+
+def test_settings_get_null_and_numbers() -> None:
+    # SettingsService.java prints String.valueOf(value): "null" for a missing key
+    assert parsers.parse_settings_value("null\n") is None
+    assert parsers.parse_settings_int("2\n") == 2
+    assert parsers.parse_settings_int("null\n") is None
+    assert parsers.parse_colon_list("a/a.B:b/b.C\n") == ["a/a.B", "b/b.C"]
+    assert parsers.parse_colon_list("\n") == []
+
+
+def test_notification_errors_that_exit_zero() -> None:
+    # NotificationShellCmd: every failure inside the try prints this prefix, exit 0
+    assert parsers.notification_cmd_failed(
+        "Error occurred. Check logcat for details. Invalid filter: 0\n"
+    )
+    assert not parsers.notification_cmd_failed("")
+
+
+def test_bluetooth_manager_dump_android_13_layout() -> None:
+    # BluetoothManagerService.dump (packages/modules/Bluetooth, Android 13): masked address
+    text = (
+        "Bluetooth Status\n  enabled: false\n  state: TURNING_ON\n"
+        "  address: XX:XX:XX:XX:82:10\n  name: Pixel 6\n  time since enabled: 00:00:00.120\n"
+    )
+    assert parsers.parse_bluetooth_state(text) == "TURNING_ON"
+    assert parsers.parse_bluetooth_enabled(text) is False
+    # service manager reply when no bluetooth_manager is registered (no hardware)
+    assert parsers.service_missing("Can't find service: bluetooth_manager\n")
+    assert not parsers.service_missing(text)
+
+
+def test_volume_get_of_both_tools() -> None:
+    r = parsers.parse_volume_get(_fixture("media_session-34-volume-get.txt"))
+    assert (r.index, r.min_index, r.max_index) == (5, 0, 15) if r else False
+    r28 = parsers.parse_volume_get(_fixture("media-28-volume-set-get.txt"))
+    assert r28 == parsers.VolumeReading(9, 0, 15)
+    assert parsers.parse_volume_get("Error: invalid volume index 99 for stream 3") is None
+
+
+def test_dumpsys_audio_stream_blocks() -> None:
+    for name in ("dumpsys-28-audio-music.txt", "dumpsys-34-audio-music.txt"):
+        streams = parsers.parse_audio_streams(_fixture(name))
+        assert streams == {"STREAM_MUSIC": parsers.VolumeReading(5, 0, 15)}
+
+
+def test_dumpsys_package_install_and_runtime_grants() -> None:
+    perms = parsers.parse_package_permissions(_fixture("dumpsys-33-package-notes-permissions.txt"))
+    assert perms["install"]["android.permission.ACCESS_NOTIFICATION_POLICY"] is True
+    assert perms["runtime"] == {
+        "android.permission.CAMERA": True,
+        "android.permission.POST_NOTIFICATIONS": False,
+    }
+
+
+def test_role_holders_and_content_rows() -> None:
+    # RoleShellCommand joins holders with ";"
+    assert parsers.parse_role_holders("com.a;com.b\n") == ["com.a", "com.b"]
+    assert parsers.parse_role_holders("\n") == []
+    text = _fixture("content-34-sms-query-projection.txt")
+    rows = parsers.parse_content_rows(text, ("_id", "address", "body", "type"))
+    assert rows[0] == {
+        "_id": "2",
+        "address": "+15557654321",
+        "body": "Hi, see you\nat 5",
+        "type": "2",
+    }
+    assert rows[1]["body"] == "hello"
+    assert parsers.parse_content_rows("No result found.\n", ("_id",)) == []
+
+
+def test_body_last_keeps_commas_and_newlines() -> None:
+    text = "Row: 0 _id=7, address=+1555, date=1700000000000, body=a, body=b\nRow: 1 x\n"
+    rows = parsers.parse_content_rows(text, ("_id", "address", "date", "body"))
+    assert rows[0]["body"] == "a, body=b\nRow: 1 x"  # a hostile body is one value
+
+
+def test_keyguard_per_sdk() -> None:
+    # API 28 PhoneWindowManager.dump
+    assert parsers.parse_keyguard_showing(
+        "    mShowingLockscreen=true mShowingDream=false mDreamingLockscreen=true"
+    )
+    # API 29+: KeyguardServiceDelegate block
+    text = "    mShowingDream=false mDreamingLockscreen=false\n    KeyguardServiceDelegate\n      showing=true\n"
+    assert parsers.parse_keyguard_showing(text) is True
+    assert parsers.parse_keyguard_showing("nothing") is None
+
+
+def test_power_and_foreground() -> None:
+    assert parsers.parse_screen_on("  mWakefulness=Asleep\n") is False
+    focus = "  mCurrentFocus=Window{36f3969 u0 com.a.b/com.a.b.Main}\n"
+    assert parsers.parse_foreground(focus) == ("com.a.b", "com.a.b.Main")
+    app = "  mFocusedApp=ActivityRecord{8e07961 u0 com.x/.Main t188}\n"
+    assert parsers.parse_foreground(app) == ("com.x", "com.x.Main")
+
+
+def test_am_start_errors() -> None:
+    assert parsers.am_start_failed(
+        "Starting: Intent { }\nError: Activity not started, unable to resolve Intent { }\n"
+    )
+    assert parsers.am_start_failed("Starting: Intent { }\nStatus: ok\nComplete\n") is None
+
+
+DIALOG = (
+    "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+    '<node index="0" text="" resource-id="com.android.permissioncontroller:id/grant_dialog" '
+    'class="android.widget.LinearLayout" package="com.google.android.permissioncontroller" '
+    'content-desc="" focused="false" bounds="[0,800][1080,1600]">'
+    '<node index="0" text="Allow Notes to take pictures and record video?" '
+    'resource-id="com.android.permissioncontroller:id/permission_message" class="android.widget.TextView" '
+    'package="com.google.android.permissioncontroller" content-desc="" focused="false" bounds="[0,900][1080,1000]" />'
+    '<node index="1" text="While using the app" resource-id="com.android.permissioncontroller:id/'
+    'permission_allow_foreground_only_button" class="android.widget.Button" '
+    'package="com.google.android.permissioncontroller" content-desc="" focused="false" bounds="[0,1100][1080,1200]" />'
+    '<node index="2" text="Don&apos;t allow" resource-id="com.android.permissioncontroller:id/'
+    'permission_deny_button" class="android.widget.Button" '
+    'package="com.google.android.permissioncontroller" content-desc="" focused="false" bounds="[0,1300][1080,1400]" />'
+    "</node></hierarchy>"
+)
+
+
+def test_permission_dialog_detector() -> None:
+    # ids from PermissionController res/layout grant_permissions.xml
+    found = ui_hierarchy.find_permission_dialog(DIALOG)
+    assert found is not None
+    assert found["package"] == "com.google.android.permissioncontroller"
+    assert found["message"].startswith("Allow Notes")
+    assert found["buttons"] == {
+        "permission_allow_foreground_only_button": "While using the app",
+        "permission_deny_button": "Don't allow",
+    }
+    composer = DIALOG.replace("permissioncontroller", "messaging").replace("permission_", "x_")
+    assert ui_hierarchy.find_permission_dialog(composer) is None
+
+
+def test_hierarchy_text_escapes_and_digest() -> None:
+    xml = (
+        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"1\">"
+        '<node text="a&#10;b &amp; &#128512;" resource-id="p:id/compose_message_text" '
+        'class="android.widget.EditText" package="p" content-desc="" focused="true" bounds="[0,0][10,20]" />'
+        '<node text="12:00" resource-id="com.android.systemui:id/clock" class="android.widget.TextView" '
+        'package="com.android.systemui" content-desc="" focused="false" bounds="[0,0][5,5]" /></hierarchy>'
+    )
+    nodes = ui_hierarchy.parse_nodes(xml)
+    assert nodes[0].text == "a\nb & 😀" and nodes[0].center == (5, 10)
+    assert ui_hierarchy.rotation(xml) == 1
+    assert ui_hierarchy.app_packages(nodes) == ["p"]
+    assert ui_hierarchy.digest(nodes) == ui_hierarchy.digest(nodes[:1])  # clock left out
