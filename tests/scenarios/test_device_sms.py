@@ -61,9 +61,7 @@ def test_send_needs_approval_then_sends_once(dut) -> None:
     first = dut.run("sms.send", {"to": TO, "body": BODY})
     assert first.status is Status.NEEDS_APPROVAL
     preview = first.detail["preview"]
-    assert (
-        preview["target"] == TO and preview["data"] == {"text": BODY, "app": MESSAGING_PKG}
-    )
+    assert preview["target"] == TO and preview["data"] == {"text": BODY, "app": MESSAGING_PKG}
     assert _taps(dut) == []
     out = dut.run(
         "sms.send", {"to": TO, "body": BODY}, approval_digest=first.detail["preview_digest"]
