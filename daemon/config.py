@@ -44,8 +44,8 @@ class Config(_Section):
     state_dir: str = ""  # "" = $STATE_DIRECTORY, else $XDG_STATE_HOME/phoned
     daemon_id: str = ""  # "" = a stable id kept in state_dir
     devices: tuple[str, ...] = ()  # serials to serve; empty = every attached device
-    adb_host: str = "127.0.0.1"
-    adb_port: int = Field(default=5037, ge=1, le=65535)
+    adb_host: str = ""  # "" = $ANDROID_ADB_SERVER_HOST or 127.0.0.1, as adb does
+    adb_port: int = Field(default=0, ge=0, le=65535)  # 0 = $ANDROID_ADB_SERVER_PORT or 5037
     poll_interval: float = Field(default=1.0, gt=0, le=60)  # seconds between claims when idle
     lease_seconds: float = Field(default=60.0, ge=5)
     heartbeat_interval: float = Field(default=10.0, gt=0)

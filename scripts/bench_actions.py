@@ -65,7 +65,7 @@ def _cases(sim: Simulator) -> list[tuple[str, dict[str, Any], Callable[[], None]
         ("volume.set", {"stream": "music", "level": 9}, reset_volume),
         ("sms.draft", {"to": TO, "body": BODY}, noop),
         ("sms.send", {"to": TO, "body": BODY}, noop),  # up to needs_approval
-        ("permission.check", {"package": "com.example.notes", "access": "dnd"}, noop),
+        ("permission.check", {"package": "com.example.notes", "special": "dnd_access"}, noop),
         ("screen.snapshot", {}, noop),
     ]
 

@@ -77,6 +77,9 @@ def _poll_transitions(ctx: ActionContext, enabled: bool) -> tuple[BtState, list[
     return last, transitions
 
 
+_TOWARDS = {True: "TURNING_ON", False: "TURNING_OFF"}  # the transition into each target
+
+
 def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     """Turn Bluetooth on or off; met when the state and ``bluetooth_on`` both settle."""
     enabled = params.get("enabled")
@@ -94,13 +97,19 @@ def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     argv = commands.bluetooth_set(
         enabled, shell_command=ctx.device.capabilities.cmd_bluetooth_manager
     )
-    result = ctx.effect("bluetooth.set", f"enabled={enabled}", argv, {"enabled": enabled})
+    if before.state == _TOWARDS[enabled]:
+        # An earlier attempt's command is still taking effect: verify it, send nothing.
+        ctx.recorder.note(f"already {before.state}: waiting for it, no command sent")
+        exit_note = "no command (transition already under way)"
+    else:
+        result = ctx.effect("bluetooth.set", f"enabled={enabled}", argv, {"enabled": enabled})
+        exit_note = f"{' '.join(argv)} exited {result.exit_code}"
     after, transitions = _poll_transitions(ctx, enabled)
     detail = {"before": before.to_json(), "after": after.to_json(), "transitions": transitions}
     if not after.is_settled(enabled):
         return outcome(
             ctx, Status.NOT_MET, target(want, after.to_json()),
-            f"{' '.join(argv)} exited {result.exit_code} but Bluetooth did not reach "
+            f"{exit_note} but Bluetooth did not reach "
             f"{want['state']} within {ctx.settle_timeout:g}s", **detail,
         )  # fmt: skip
     return outcome(
@@ -114,13 +123,17 @@ def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
 
 
 def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
-    """Did an interrupted ``bluetooth.set`` take effect? (a transition in flight: cannot tell)"""
+    """Did an interrupted ``bluetooth.set`` take effect?
+
+    Settled in the target state, or on its way there (TURNING_ON for enable): happened.
+    Settled the other way: did not happen. On its way the other way: cannot tell.
+    """
     enabled = params.get("enabled")
     now = read_state(ctx, "read")
-    if (
-        not isinstance(enabled, bool)
-        or not now.present
-        or now.state in (None, "TURNING_ON", "TURNING_OFF")
-    ):
+    if not isinstance(enabled, bool) or not now.present or now.state is None:
         return "cannot_tell"
-    return "happened" if now.is_settled(enabled) else "did_not_happen"
+    if now.is_settled(enabled) or now.state == _TOWARDS[enabled]:
+        return "happened"
+    if now.state == _TOWARDS[not enabled]:
+        return "cannot_tell"
+    return "did_not_happen"

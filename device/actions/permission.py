@@ -4,10 +4,10 @@
   PKG``: the ``runtime permissions:`` lines ``PERM: granted=true|false`` (install-time
   permissions are always granted). Recovery screen: ``APPLICATION_DETAILS_SETTINGS`` with
   ``package:PKG``.
-* ``access: notification_listener`` is the secure setting ``enabled_notification_listeners``
+* ``special: notification_listener`` is the secure setting ``enabled_notification_listeners``
   (flattened ComponentNames joined by ``:``); recovery screen
   ``ACTION_NOTIFICATION_LISTENER_SETTINGS``.
-* ``access: dnd`` is the secure setting ``enabled_notification_policy_access_packages``;
+* ``special: dnd_access`` is the secure setting ``enabled_notification_policy_access_packages``;
   recovery screen ``NOTIFICATION_POLICY_ACCESS_SETTINGS``. ``dumpsys package`` is never used
   for it: ACCESS_NOTIFICATION_POLICY is a normal permission and shows ``granted=true`` for
   any app that declares it, whether or not DND access was given.
@@ -30,7 +30,7 @@ from device.actions.reads import got, invalid, read, target
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
 PERMISSION = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 COMPONENT = re.compile(rf"{PACKAGE.pattern}/\.?[A-Za-z][A-Za-z0-9_$.]*")
-ACCESS_KINDS = ("notification_listener", "dnd")
+ACCESS_KINDS = ("notification_listener", "dnd_access")  # the task contract's ``special``
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Request:
 
     package: str
     permission: str | None  # a runtime permission, or None for special access
-    access: str | None  # "notification_listener" or "dnd"
+    access: str | None  # special access: "notification_listener" or "dnd_access"
     component: str | None  # the listener component (for granting a listener)
 
     @property
@@ -50,17 +50,17 @@ class Request:
 def parse_params(ctx: ActionContext, params: dict[str, Any]) -> Request | Outcome:
     """Validate the parameters (every text is checked against a strict pattern)."""
     package, permission = params.get("package"), params.get("permission")
-    access, component = params.get("access"), params.get("component")
+    access, component = params.get("special"), params.get("component")
     if not isinstance(package, str) or PACKAGE.fullmatch(package) is None:
         return invalid(ctx, "package", "package must be an Android package name")
     if (permission is None) == (access is None):
-        return invalid(ctx, "permission", "give exactly one of permission or access")
+        return invalid(ctx, "permission", "give exactly one of permission or special")
     if permission is not None and (
         not isinstance(permission, str) or PERMISSION.fullmatch(permission) is None
     ):
         return invalid(ctx, "permission", "permission must be a permission name")
     if access is not None and access not in ACCESS_KINDS:
-        return invalid(ctx, "access", f"access must be one of {list(ACCESS_KINDS)}")
+        return invalid(ctx, "special", f"special must be one of {list(ACCESS_KINDS)}")
     if component is not None and (
         not isinstance(component, str) or COMPONENT.fullmatch(component) is None
     ):
@@ -114,7 +114,7 @@ def granted(ctx: ActionContext, req: Request, phase: str) -> bool | str:
     """Whether the grant is observed now (a string: why it can never be)."""
     if req.access == "notification_listener":
         return _listener_granted(ctx, req, phase)
-    if req.access == "dnd":
+    if req.access == "dnd_access":
         return _dnd_granted(ctx, req, phase)
     return _runtime_granted(ctx, req, phase)
 
@@ -123,7 +123,7 @@ def recovery_screen(req: Request) -> tuple[str, ...]:
     """The settings screen where a person gives this grant."""
     if req.access == "notification_listener":
         return commands.open_settings(commands.ACTION_LISTENER_SETTINGS)
-    if req.access == "dnd":
+    if req.access == "dnd_access":
         return commands.open_settings(commands.ACTION_DND_ACCESS_SETTINGS)
     return commands.open_settings(commands.ACTION_APP_DETAILS, f"package:{req.package}")
 
@@ -132,7 +132,7 @@ def grant_command(req: Request) -> tuple[str, ...] | None:
     """The CI-only command that grants it (None: a listener without a component)."""
     if req.access == "notification_listener":
         return commands.allow_listener(req.component) if req.component else None
-    if req.access == "dnd":
+    if req.access == "dnd_access":
         return commands.allow_dnd(req.package)
     return commands.pm_grant(req.package, req.permission or "")
 

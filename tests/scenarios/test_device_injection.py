@@ -65,7 +65,11 @@ def test_hostile_identifiers_are_refused_before_anything_runs(dut, value) -> Non
         ("permission.request", {"package": "com.example.notes", "permission": value}, "permission"),
         (
             "permission.request",
-            {"package": "com.example.notes", "access": "notification_listener", "component": value},
+            {
+                "package": "com.example.notes",
+                "special": "notification_listener",
+                "component": value,
+            },
             "component",
         ),
         ("volume.set", {"stream": value, "level": 1}, "stream"),

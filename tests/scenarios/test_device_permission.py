@@ -16,7 +16,7 @@ NOTES = "com.example.notes"
 def test_dnd_access_is_read_from_the_secure_setting_not_dumpsys_package(dut) -> None:
     dump = dut.device.read(("dumpsys", "package", NOTES)).stdout
     assert "android.permission.ACCESS_NOTIFICATION_POLICY: granted=true" in dump  # the trap
-    out = dut.run("permission.check", {"package": NOTES, "access": "dnd"})
+    out = dut.run("permission.check", {"package": NOTES, "special": "dnd_access"})
     assert out.status is Status.MET and out.value["granted"] is False
     argvs = [c.argv for c in out.evidence.commands]
     assert ("settings", "get", "secure", "enabled_notification_policy_access_packages") in argvs
@@ -26,7 +26,7 @@ def test_dnd_access_is_read_from_the_secure_setting_not_dumpsys_package(dut) -> 
 @pytest.mark.sdks(30, 34)
 @pytest.mark.sim_only
 def test_request_opens_the_screen_and_waits_until_the_grant_is_seen(dut) -> None:
-    params = {"package": NOTES, "access": "dnd"}
+    params = {"package": NOTES, "special": "dnd_access"}
     out = dut.run("permission.request", params)
     assert out.status is Status.NEEDS_PERMISSION
     assert out.detail["screen"] == "android.settings.NOTIFICATION_POLICY_ACCESS_SETTINGS"
@@ -68,7 +68,7 @@ def test_runtime_permission_and_ci_grant(dut) -> None:
 def test_listener_ci_grant_uses_cmd_notification(dut) -> None:
     params = {
         "package": NOTES,
-        "access": "notification_listener",
+        "special": "notification_listener",
         "component": f"{NOTES}/.NotesListenerService",
     }
     out = dut.run("permission.request", params, ci_grant=True)

@@ -1,0 +1,319 @@
+"""Run one claimed task on one device and report how it ended.
+
+``execute_task`` is the whole life of an attempt on the worker's side: start it, reconcile
+unknown journal entries left by an earlier crash or disconnect (by reading the device,
+never by repeating an effect), run the device action with the store's admission gate and
+journal wired in, keep the action's evidence, and map its outcome to a store transition:
+
+==================  ==============================================
+action outcome      task
+==================  ==============================================
+met                 completed (target observed)
+not_met             failed / verification_failed
+unsupported         failed / unsupported
+invalid_params      failed / invalid_params
+needs_approval      approval (with the preview and its digest)
+needs_permission    permission (which, for which package, screen)
+waiting             waiting (for unlock, app, network, input)
+unknown             failed / device_offline (retryable; the unknown
+                    journal entry is reconciled before any retry)
+==================  ==============================================
+
+Device errors before any effect end the attempt ``device_offline`` (retryable); any other
+error ends it ``action_error``. A stop request or a newer revision seen at the admission
+gate stops the attempt before its effect: ``stopped`` with what was and was not done, or a
+re-plan on the current revision.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.lifecycle.errors import GuardError, TargetNotObserved
+from daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord, Ticket
+from daemon.lifecycle.records import Outcome as JournalOutcome
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.store.protocol import Store
+from device.actions.base import ActionContext, Status, Superseded
+from device.actions.base import Outcome as ActionOutcome
+from device.connection import Device
+from device.errors import DeviceError, DeviceOffline
+from device.evidence import Recorder
+
+log = logging.getLogger("phoned.executor")
+
+MAX_REPLANS = 3  # a task amended again and again while it runs gives up after this many
+
+_FAILURES = {
+    Status.NOT_MET: FailureReason.VERIFICATION_FAILED,
+    Status.UNSUPPORTED: FailureReason.UNSUPPORTED,
+    Status.INVALID_PARAMS: FailureReason.INVALID_PARAMS,
+    Status.UNKNOWN: FailureReason.DEVICE_OFFLINE,
+}
+_SENSITIVE_PARAMS = ("to", "body")
+
+
+@dataclass
+class ExecutorSettings:
+    """What the executor needs from the configuration."""
+
+    settle_timeout: float = 10.0
+    ci_grant: bool = False
+    artifacts_dir: Path | None = None
+    clock: Callable[[], float] = time.time
+
+
+@dataclass
+class StoreJournal:
+    """The action journal of ``device.actions`` written into the task store.
+
+    ``before`` is the admission gate too: the store admits and records the action in one
+    transaction, so a stop request or a newer revision refuses it atomically.
+    """
+
+    store: Store
+    ticket: Ticket
+    clock: Callable[[], float]
+    approval_digest: str | None = None
+    entries: list[str] = field(default_factory=list)
+
+    def before(self, op_id: str, action: str, target: str, input_digest: str) -> None:
+        try:
+            self.store.journal_before(
+                self.ticket,
+                op_id,
+                action,
+                target,
+                input_digest,
+                self.clock(),
+                approval_digest=self.approval_digest,
+            )
+        except GuardError as exc:
+            raise Superseded(f"{type(exc).__name__}: {exc}") from exc
+        self.entries.append(op_id)
+
+    def after(self, op_id: str, outcome: str, detail: str = "") -> None:
+        self.store.journal_after(op_id, JournalOutcome(outcome), detail, self.clock())
+
+
+@dataclass(frozen=True)
+class Result:
+    """How one attempt ended, for the worker and ``--once``."""
+
+    task: TaskRecord
+    outcome: ActionOutcome | None = None
+    evidence_ref: str | None = None
+
+
+def _context(
+    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+) -> ActionContext:
+    sensitive = [str(task.params[k]) for k in _SENSITIVE_PARAMS if task.params.get(k)]
+    approved = task.approval_digest if task.approval_status == "approved" else None
+    journal = StoreJournal(store, task.ticket, settings.clock, approved)
+    artifacts = settings.artifacts_dir / task.id if settings.artifacts_dir else None
+    if artifacts is not None:
+        artifacts.mkdir(parents=True, exist_ok=True)
+    return ActionContext(
+        recorder=Recorder(device, task.method, sensitive=sensitive),
+        journal=journal,
+        approval_digest=approved,
+        settle_timeout=settings.settle_timeout,
+        ci_grant=settings.ci_grant,
+        artifacts_dir=artifacts,
+    )
+
+
+def _keep(
+    store: Store, task: TaskRecord, kind: str, body: dict[str, Any], clock: Callable[[], float]
+) -> str:
+    return store.put_evidence(task.ticket, kind, body, clock())
+
+
+def _reconcile(
+    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+) -> TaskRecord | None:
+    """Settle unknown journal entries by reading the device; a task record if that ended it."""
+    from device.actions import reconcile
+
+    clock = settings.clock
+    for entry in store.unknown_entries(task.id):
+        ctx = _context(store, device, task, settings)
+        answer = reconcile(task.method, task.params, ctx)
+        evidence = ctx.recorder.evidence({"reconciling": entry.action, "answer": answer})
+        ref = _keep(store, task, "reconcile", evidence.to_json(), clock)
+        if answer == "happened":
+            store.journal_after(
+                entry.op_id, JournalOutcome.CONFIRMED_SUCCESS, "reconciled: happened", clock()
+            )
+        elif answer == "did_not_happen":
+            store.journal_after(
+                entry.op_id, JournalOutcome.CONFIRMED_FAILURE, "reconciled: did not happen", clock()
+            )
+        else:
+            message = f"{entry.action} may or may not have happened and the device cannot tell"
+            failure = Failure(FailureReason.OUTCOME_UNKNOWN, message)
+            return store.fail(task.ticket, failure, clock(), evidence_refs=(ref,))
+    return None
+
+
+def _report(
+    store: Store, task: TaskRecord, outcome: ActionOutcome, ref: str, clock: Callable[[], float]
+) -> TaskRecord:
+    """Map an action outcome to the task's next state."""
+    ticket, now, refs = task.ticket, clock(), (ref,)
+    status = outcome.status
+    if status is Status.MET:
+        observed = target_name(task.method, task.params, outcome.evidence.target.get("observed"))
+        try:
+            return store.complete(ticket, now, observed_target=observed, evidence_refs=refs)
+        except TargetNotObserved:
+            message = f"observed {observed}, but the completion target is {task.completion_target}"
+            return store.fail(
+                ticket, Failure(FailureReason.VERIFICATION_FAILED, message), now, evidence_refs=refs
+            )
+    if status in _FAILURES:
+        return store.fail(
+            ticket, Failure(_FAILURES[status], outcome.message), now, evidence_refs=refs
+        )
+    if status is Status.NEEDS_APPROVAL:
+        return store.request_approval(ticket, _preview(task, outcome), now)
+    if status is Status.NEEDS_PERMISSION:
+        return store.pause(
+            ticket,
+            TaskState.PERMISSION,
+            now,
+            waiting_for=_what(outcome, "permission"),
+            evidence_refs=refs,
+        )
+    if status is Status.WAITING:
+        return store.pause(
+            ticket,
+            TaskState.WAITING,
+            now,
+            waiting_for=_what(outcome, "condition"),
+            evidence_refs=refs,
+        )
+    raise AssertionError(f"unmapped outcome {status}")  # pragma: no cover - Status is closed
+
+
+_DONE_NAMES = {
+    "sms.draft": "sms.drafted",
+    "sms.send": "sms.sent",
+    "screen.snapshot": "screen.snapshot",
+}
+_ZEN_NAMES = {
+    0: "off",
+    1: "priority",
+    2: "total_silence",
+    3: "alarms",
+}  # Settings.Global.ZEN_MODE_*
+
+
+def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
+    """The name of what a met action observed, compared with a task's completion target.
+
+    ``dnd.priority`` (zen_mode 1), ``bluetooth.on``, ``volume.music.7``, ``sms.drafted``, ``sms.sent``,
+    ``permission.granted``, ``screen.snapshot``.
+    """
+    if method in _DONE_NAMES:
+        return _DONE_NAMES[method]
+    domain = method.split(".", 1)[0]
+    if domain == "permission":
+        granted = observed.get("granted") if isinstance(observed, dict) else observed
+        return "permission.granted" if granted is True else "permission.missing"
+    if isinstance(observed, dict) and "state" in observed:  # bluetooth: adapter state
+        observed = str(observed["state"]).lower()
+    if isinstance(observed, bool):
+        return f"{domain}.{'on' if observed else 'off'}"
+    if domain == "dnd" and isinstance(observed, int):
+        return f"dnd.{_ZEN_NAMES.get(observed, observed)}"
+    if domain == "volume":
+        return f"volume.{params.get('stream', 'music')}.{observed}"
+    return f"{domain}.{observed}"
+
+
+def _what(outcome: ActionOutcome, key: str) -> str:
+    value = outcome.detail.get(key) or outcome.message
+    return value if isinstance(value, str) else str(value)
+
+
+def _preview(task: TaskRecord, outcome: ActionOutcome) -> Preview:
+    shown = outcome.detail["preview"]
+    return Preview(
+        task_id=task.id,
+        conversation_id=task.conversation_id,
+        effect=shown["effect"],
+        target=shown["target"],
+        data=shown["data"],
+        snapshot_digest=shown["snapshot_digest"],
+    )
+
+
+def _stop(
+    store: Store, task: TaskRecord, ctx: ActionContext | None, clock: Callable[[], float]
+) -> TaskRecord:
+    done = tuple(ctx.started_effects) if ctx else ()
+    summary = StopSummary(done=done, not_done=(task.method,) if not done else ())
+    return store.confirm_stopped(task.ticket, summary, clock())
+
+
+def execute_task(
+    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+) -> Result:
+    """Run a dispatched task to a reported end of this attempt; never raises for device trouble."""
+    from device.actions import execute
+
+    clock = settings.clock
+    if task.stop_requested:
+        return Result(_stop(store, task, None, clock))
+    task = store.start(task.ticket, clock())
+    ended = _reconcile_safely(store, device, task, settings)
+    if ended is not None:
+        return Result(ended)
+    for _ in range(MAX_REPLANS):
+        ctx = _context(store, device, task, settings)
+        try:
+            outcome = execute(task.method, task.params, ctx)
+        except Superseded:
+            current = store.get(task.id)
+            if current.stop_requested:
+                return Result(_stop(store, task, ctx, clock))
+            task = current  # a newer revision: re-plan from the device's current state
+            continue
+        except DeviceOffline as exc:
+            return Result(_fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock))
+        except (DeviceError, ValueError) as exc:
+            return Result(
+                _fail(
+                    store, task, FailureReason.ACTION_ERROR, f"{type(exc).__name__}: {exc}", clock
+                )
+            )
+        ref = _keep(store, task, "outcome", outcome.to_json(), clock)
+        return Result(_report(store, task, outcome, ref, clock), outcome, ref)
+    return Result(
+        _fail(store, task, FailureReason.ACTION_ERROR, "amended too often while running", clock)
+    )
+
+
+def _reconcile_safely(
+    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+) -> TaskRecord | None:
+    try:
+        return _reconcile(store, device, task, settings)
+    except DeviceOffline as exc:
+        return _fail(
+            store, task, FailureReason.DEVICE_OFFLINE, f"cannot reconcile: {exc}", settings.clock
+        )
+
+
+def _fail(
+    store: Store, task: TaskRecord, reason: FailureReason, message: str, clock: Callable[[], float]
+) -> TaskRecord:
+    log.info("task %s attempt %s failed: %s", task.id, task.attempt, reason.value)
+    return store.fail(task.ticket, Failure(reason, message), clock())

@@ -1,0 +1,217 @@
+"""``phoned run``: the daemon, or with ``--once`` a single task and an exit code.
+
+``--once`` exit codes (SPEC §9): 0 completed, 1 failed, 2 usage or configuration error,
+3 no task within the wait, 4 paused (waiting/approval/permission; the task stays
+resumable), 5 stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from daemon.config import Config
+from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.states import TaskState
+from daemon.store.open import open_store
+from daemon.store.protocol import Store
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
+_EXIT_BY_STATE = {
+    TaskState.COMPLETED: EXIT_COMPLETED,
+    TaskState.FAILED: EXIT_FAILED,
+    TaskState.QUEUED: EXIT_FAILED,  # this attempt failed; the queue will retry it
+    TaskState.WAITING: EXIT_PAUSED,
+    TaskState.APPROVAL: EXIT_PAUSED,
+    TaskState.PERMISSION: EXIT_PAUSED,
+    TaskState.STOPPED: EXIT_STOPPED,
+}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per log line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            doc["exc"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def setup_logging(cfg: Config) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if cfg.log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("phoned")
+    root.handlers[:] = [handler]
+    root.setLevel(cfg.log_level)
+    root.propagate = False
+
+
+def exit_code(task: TaskRecord) -> int:
+    """The ``--once`` exit code for the state a task ended this attempt in."""
+    return _EXIT_BY_STATE.get(task.state, EXIT_FAILED)
+
+
+def _submit_file(store: Store, path: str, serial: str) -> str:
+    """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
+    from daemon.lifecycle.ingress import parse_ingress
+
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    raw = _load_document(text)
+    if isinstance(raw, dict) and not raw.get("device"):
+        raw = {**raw, "device": serial}
+    from daemon.lifecycle.contract import WorkflowSpec
+
+    spec = parse_ingress(raw)
+    if isinstance(spec, WorkflowSpec):  # --once runs its first step
+        return store.submit_workflow(spec, time.time())[0].id
+    return store.submit(spec, time.time()).id
+
+
+def _load_document(text: str) -> Any:
+    import yaml
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return yaml.safe_load(text)
+
+
+def _print_result(store: Store, task: TaskRecord, as_json: bool) -> None:
+    from daemon import render
+
+    evidence = store.evidence(task.id)
+    journal = store.journal(task.id)
+    events = [e for e in store.events(after=0, limit=100_000) if e.task_id == task.id]
+    if as_json:
+        click.echo(
+            json.dumps(
+                render.render_json(task, evidence, journal, events), indent=2, ensure_ascii=False
+            )
+        )
+    else:
+        click.echo(render.render_text(task, evidence, journal, events))
+
+
+def run_once(
+    cfg: Config, serial: str | None, wait: float, task_file: str | None, as_json: bool
+) -> int:
+    """Claim at most one task (or the one in ``task_file``), run it, print it, exit code."""
+    from daemon.runtime.executor import ExecutorSettings
+    from daemon.runtime.worker import Worker, WorkerSettings
+    from device.adb import AdbServer
+    from device.connection import connect
+
+    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    device = connect(serial, server)
+    daemon_id = cfg.stable_daemon_id()
+    store = open_store(cfg.queue_url)
+    try:
+        store.recover(f"{daemon_id}/", time.time())
+        task_id = _submit_file(store, task_file, device.serial) if task_file else None
+        worker = Worker(
+            lambda: open_store(cfg.queue_url),
+            device,
+            owner=f"{daemon_id}/{device.serial}",
+            settings=WorkerSettings(
+                min(cfg.poll_interval, 0.5), cfg.lease_seconds, cfg.heartbeat_interval
+            ),
+            executor=ExecutorSettings(
+                settle_timeout=cfg.settle_timeout,
+                ci_grant=cfg.ci_grant_permissions,
+                artifacts_dir=cfg.state_path / "artifacts",
+            ),
+            limit=1,
+        )
+        _install_once_signals(worker)
+        results = worker.run(wait=wait, task_id=task_id)
+        if not results:
+            click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
+            return EXIT_NO_TASK
+        task = store.get(results[0].task.id)
+        _print_result(store, task, as_json)
+        return exit_code(task)
+    finally:
+        store.close()
+
+
+def _install_once_signals(worker: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        worker.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, handler)
+
+
+def run_forever(cfg: Config) -> int:
+    """The daemon: serve every attached phone until SIGTERM/SIGINT."""
+    from daemon.runtime.supervisor import Supervisor
+    from device.adb import AdbServer
+
+    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    server.ensure_running()
+    store = open_store(cfg.queue_url)  # fail early on a bad queue
+    store.close()
+    supervisor = Supervisor(cfg, server, lambda: open_store(cfg.queue_url), cfg.stable_daemon_id())
+    signals = {"count": 0}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        signals["count"] += 1
+        hard = signals["count"] > 1
+        logging.getLogger("phoned").info(
+            "signal %s: %s",
+            signal.Signals(signum).name,
+            "stopping now" if hard else f"finishing (grace period {cfg.grace_period:g}s)",
+        )
+        supervisor.stop(now=hard)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, handler)
+    return supervisor.run()
+
+
+def run_daemon(
+    cfg: Config,
+    *,
+    once: bool = False,
+    serial: str | None = None,
+    wait: float = 0.0,
+    task_file: str | None = None,
+    as_json: bool = False,
+) -> int:
+    """Entry point of ``phoned run``; returns the process exit code."""
+    import yaml
+
+    from daemon.lifecycle.errors import InvalidTask, LifecycleError
+    from daemon.store.open import QueueUrlError
+    from device.errors import DeviceError
+
+    setup_logging(cfg)
+    try:
+        if once:
+            return run_once(cfg, serial, wait, task_file, as_json)
+        if serial:
+            cfg = cfg.model_copy(update={"devices": (serial,)})
+        return run_forever(cfg)
+    except (QueueUrlError, InvalidTask, OSError, yaml.YAMLError, json.JSONDecodeError) as exc:
+        click.echo(f"phoned: {exc}", err=True)
+        return EXIT_USAGE
+    except (DeviceError, LifecycleError) as exc:
+        click.echo(f"phoned: {exc}", err=True)
+        return EXIT_FAILED

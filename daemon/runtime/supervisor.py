@@ -1,0 +1,220 @@
+"""The daemon: one worker per attached phone, following hotplug, with sweeps and systemd.
+
+``Supervisor.run()`` reconciles the tasks this daemon owned before a restart (they fail
+``runtime_recovery`` and are requeued while attempts remain; their unknown journal entries
+are reconciled by the next attempt before anything is retried), then follows
+``adb track-devices``: a phone that comes online gets a worker, one that goes away has its
+worker stopped. It sweeps for timeouts every ``sweep_interval`` and keeps systemd informed
+(READY, STATUS, WATCHDOG).
+
+``stop()`` (first SIGTERM/SIGINT) claims nothing more and gives running tasks
+``grace_period`` seconds to reach a reported end; ``stop(now=True)`` (a second signal)
+reports every task still running as ``runtime_recovery`` and returns at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from daemon.config import Config
+from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.records import Failure
+from daemon.lifecycle.states import FailureReason
+from daemon.runtime.executor import ExecutorSettings
+from daemon.runtime.notify import Notifier
+from daemon.runtime.worker import Worker, WorkerSettings
+from daemon.store.protocol import Store
+from daemon.sweeper import sweep
+from device.adb import AdbServer
+from device.connection import Device
+
+log = logging.getLogger("phoned.supervisor")
+
+
+@dataclass
+class _Running:
+    worker: Worker
+    thread: threading.Thread
+
+
+class Supervisor:
+    """Runs workers for the phones attached to one adb server."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        server: AdbServer,
+        store_factory: Callable[[], Store],
+        daemon_id: str,
+        notifier: Notifier | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.server = server
+        self.store_factory = store_factory
+        self.daemon_id = daemon_id
+        self.notifier = notifier or Notifier()
+        self.workers: dict[str, _Running] = {}
+        self._stop = threading.Event()
+        self._now = threading.Event()
+        self._lock = threading.Lock()
+        self.devices: dict[str, str] = {}
+
+    # -- control ---------------------------------------------------------------------------
+    def stop(self, now: bool = False) -> None:
+        """Stop claiming (and with ``now``, stop waiting for running tasks)."""
+        self._stop.set()
+        if now:
+            self._now.set()
+
+    # -- main loop -------------------------------------------------------------------------
+    def run(self) -> int:
+        """Serve until stopped; returns the process exit code (0)."""
+        self._recover()
+        tracker = threading.Thread(target=self._track, name="track-devices", daemon=True)
+        tracker.start()
+        self.notifier.ready(self._status())
+        log.info("phoned %s serving; queue %s", self.daemon_id, self.cfg.queue_url)
+        next_sweep = 0.0
+        watchdog = self.notifier.watchdog_interval()
+        while not self._stop.wait(min(1.0, watchdog or 1.0)):
+            if time.monotonic() >= next_sweep:
+                self._sweep()
+                next_sweep = time.monotonic() + self.cfg.sweep_interval
+            self._reap()
+            if watchdog and self._alive():
+                self.notifier.watchdog()
+            self.notifier.status(self._status())
+        self.notifier.stopping("finishing running tasks")
+        self._drain()
+        return 0
+
+    def _recover(self) -> None:
+        store = self.store_factory()
+        try:
+            recovered = store.recover(f"{self.daemon_id}/", time.time())
+        finally:
+            store.close()
+        for task in recovered:
+            log.info(
+                "recovered task %s (%s) from before the restart: %s",
+                task.id,
+                task.method,
+                task.state.value,
+            )
+
+    def _sweep(self) -> None:
+        store = self.store_factory()
+        try:
+            for task in sweep(store, time.time()):
+                log.info("sweep: task %s is now %s", task.id, task.state.value)
+        except LifecycleError as exc:
+            log.warning("sweep failed: %s", exc)
+        finally:
+            store.close()
+
+    def _alive(self) -> bool:
+        """Every worker thread that should run does (the watchdog is only fed then)."""
+        with self._lock:
+            return all(r.thread.is_alive() or r.worker.stopping for r in self.workers.values())
+
+    def _status(self) -> str:
+        with self._lock:
+            busy = sum(1 for r in self.workers.values() if r.worker.busy_with)
+            return f"{len(self.workers)} device(s), {busy} busy"
+
+    # -- devices ---------------------------------------------------------------------------
+    def _track(self) -> None:
+        for snapshot in self.server.track_devices(self._stop):
+            self.devices = snapshot
+            self.on_devices(snapshot)
+
+    def _wanted(self, serial: str, state: str) -> bool:
+        return state == "device" and (not self.cfg.devices or serial in self.cfg.devices)
+
+    def on_devices(self, snapshot: dict[str, str]) -> None:
+        """Start workers for phones that came online; stop those of phones that left."""
+        if self._stop.is_set():
+            return
+        with self._lock:
+            for serial, state in snapshot.items():
+                if self._wanted(serial, state) and serial not in self.workers:
+                    self._start_worker(serial)
+            for serial, running in list(self.workers.items()):
+                if not self._wanted(serial, snapshot.get(serial, "")):
+                    log.info(
+                        "device %s left (%s): stopping its worker",
+                        serial,
+                        snapshot.get(serial, "gone"),
+                    )
+                    running.worker.stop()
+
+    def _start_worker(self, serial: str) -> None:
+        cfg = self.cfg
+        worker = Worker(
+            self.store_factory,
+            Device(serial, self.server),
+            owner=f"{self.daemon_id}/{serial}",
+            settings=WorkerSettings(cfg.poll_interval, cfg.lease_seconds, cfg.heartbeat_interval),
+            executor=ExecutorSettings(
+                settle_timeout=cfg.settle_timeout,
+                ci_grant=cfg.ci_grant_permissions,
+                artifacts_dir=cfg.state_path / "artifacts",
+            ),
+        )
+        thread = threading.Thread(
+            target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
+        )
+        self.workers[serial] = _Running(worker, thread)
+        log.info("device %s online: worker started", serial)
+        thread.start()
+
+    @staticmethod
+    def _serve(worker: Worker) -> None:
+        try:
+            worker.run()
+        except Exception:  # a worker must never take the daemon down; log and let it be reaped
+            log.exception("worker for %s crashed", worker.device.serial)
+
+    def _reap(self) -> None:
+        """Forget workers whose thread ended, so a returning phone gets a fresh one."""
+        with self._lock:
+            for serial, running in list(self.workers.items()):
+                if not running.thread.is_alive():
+                    del self.workers[serial]
+            snapshot = dict(self.devices)
+        self.on_devices(snapshot)
+
+    def _drain(self) -> None:
+        """Let running tasks finish within the grace period, or report them and go."""
+        with self._lock:
+            running = list(self.workers.values())
+        for r in running:
+            r.worker.stop()
+        deadline = time.monotonic() + self.cfg.grace_period
+        for r in running:
+            while r.thread.is_alive() and time.monotonic() < deadline and not self._now.is_set():
+                r.thread.join(timeout=0.1)
+        for r in running:
+            if r.thread.is_alive() and r.worker.current is not None:
+                self._abandon(r.worker)
+
+    def _abandon(self, worker: Worker) -> None:
+        """Report a task the daemon leaves mid-way: retryable ``runtime_recovery``."""
+        task = worker.current
+        if task is None:
+            return
+        store = self.store_factory()
+        try:
+            with contextlib.suppress(LifecycleError):
+                failure = Failure(
+                    FailureReason.RUNTIME_RECOVERY, "daemon stopped before the task finished"
+                )
+                store.fail(task.ticket, failure, time.time())
+                log.info("task %s left unfinished at shutdown: reported runtime_recovery", task.id)
+        finally:
+            store.close()

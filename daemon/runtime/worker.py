@@ -1,0 +1,165 @@
+"""One worker per phone: claim a task, run it, report, repeat; heartbeat while it runs.
+
+``Worker.run()`` is the loop and ``Worker.stop()`` asks it to finish: it claims nothing
+more and returns after the current task reached a reported end. ``--once`` is the same loop
+with a limit of one task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from daemon.lifecycle.errors import GuardError, LifecycleError
+from daemon.lifecycle.records import Failure, TaskRecord
+from daemon.lifecycle.states import FailureReason
+from daemon.runtime.executor import ExecutorSettings, Result, execute_task
+from daemon.store.protocol import Store
+from device.connection import Device
+
+log = logging.getLogger("phoned.worker")
+
+
+@dataclass
+class WorkerSettings:
+    """Timing of one worker."""
+
+    poll_interval: float = 1.0
+    lease_seconds: float = 60.0
+    heartbeat_interval: float = 10.0
+
+
+class Worker:
+    """Serves one device from one store; safe to run on its own thread."""
+
+    def __init__(
+        self,
+        store_factory: Callable[[], Store],
+        device: Device,
+        owner: str,
+        settings: WorkerSettings,
+        executor: ExecutorSettings,
+        limit: int | None = None,
+    ) -> None:
+        self.store_factory = store_factory
+        self.device = device
+        self.owner = owner
+        self.settings = settings
+        self.executor = executor
+        self.limit = limit
+        self.results: list[Result] = []
+        self.current: TaskRecord | None = None
+        self._stop = threading.Event()
+        self.last_beat = time.monotonic()
+
+    def stop(self) -> None:
+        """Claim nothing more; the current task still reaches a reported end."""
+        self._stop.set()
+
+    @property
+    def busy_with(self) -> str | None:
+        """The id of the task running now, if any."""
+        task = self.current
+        return task.id if task else None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self, wait: float | None = None, task_id: str | None = None) -> list[Result]:
+        """Claim and run tasks until stopped or ``limit`` tasks ran.
+
+        ``wait`` bounds the time spent without a task (None: forever); ``task_id`` claims
+        only that task.
+        """
+        store = self.store_factory()
+        deadline = None if wait is None else time.monotonic() + wait
+        try:
+            while not self._stop.is_set():
+                self.last_beat = time.monotonic()
+                task = self._claim(store, task_id)
+                if task is None:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+                    self._stop.wait(self.settings.poll_interval)
+                    continue
+                self.results.append(self._run_one(store, task))
+                if self.limit is not None and len(self.results) >= self.limit:
+                    break
+        finally:
+            store.close()
+        return self.results
+
+    def _claim(self, store: Store, task_id: str | None) -> TaskRecord | None:
+        try:
+            return store.claim(
+                self.owner,
+                self.device.serial,
+                self.executor.clock(),
+                lease_s=self.settings.lease_seconds,
+                task_id=task_id,
+            )
+        except LifecycleError as exc:  # the store is busy or gone: try again later
+            log.warning("claim failed on %s: %s", self.device.serial, exc)
+            return None
+
+    def _run_one(self, store: Store, task: TaskRecord) -> Result:
+        log.info(
+            "task %s (%s) attempt %s on %s", task.id, task.method, task.attempt, self.device.serial
+        )
+        self.current = task
+        try:
+            with self._heartbeat(task):
+                result = execute_task(store, self.device, task, self.executor)
+        except GuardError as exc:  # the lease was lost meanwhile: someone else owns it now
+            log.warning("task %s: report refused (%s)", task.id, exc)
+            result = Result(store.get(task.id))
+        except Exception as exc:  # a bug must end the attempt, not strand the task or the worker
+            log.exception("task %s: internal error", task.id)
+            result = Result(self._internal_error(store, task, exc))
+        finally:
+            self.current = None
+        log.info("task %s ended this attempt as %s", task.id, result.task.state.value)
+        return result
+
+    def _internal_error(self, store: Store, task: TaskRecord, exc: Exception) -> TaskRecord:
+        failure = Failure(
+            FailureReason.ACTION_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+        )
+        try:
+            return store.fail(task.ticket, failure, self.executor.clock())
+        except LifecycleError:  # already reported or the lease moved on
+            return store.get(task.id)
+
+    @contextlib.contextmanager
+    def _heartbeat(self, task: TaskRecord) -> Iterator[None]:
+        """Renew the lease every ``heartbeat_interval`` while the task runs."""
+        done = threading.Event()
+
+        def beat() -> None:
+            store = self.store_factory()
+            try:
+                while not done.wait(self.settings.heartbeat_interval):
+                    self.last_beat = time.monotonic()
+                    try:
+                        store.heartbeat(
+                            task.ticket, self.executor.clock(), self.settings.lease_seconds
+                        )
+                    except GuardError:
+                        return  # the attempt ended or the lease moved on; nothing to renew
+                    except LifecycleError as exc:
+                        log.warning("heartbeat for %s failed: %s", task.id, exc)
+            finally:
+                store.close()
+
+        thread = threading.Thread(target=beat, name=f"heartbeat-{task.id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=5)
