@@ -1,23 +1,23 @@
 """The ``phoned`` command line. Imports stay lazy so ``phoned --help`` starts instantly.
 
-Exit codes: 0 success, 1 failure, 2 usage or configuration error (click's own usage errors
-are 2 as well). User errors are one clear line on stderr, never a traceback.
+The verbs live in ``daemon.commands`` (one module per group; each imports only ``click``
+at module level). Exit codes: 0 success, 1 failure, 2 usage or configuration error
+(click's own usage errors are 2 as well); ``run --once`` adds 3 (no task), 4 (paused)
+and 5 (stopped). User errors are one clear line on stderr, never a traceback. Every
+verb and exit code is documented in ``docs/cli.md``.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 import click
 
-EXIT_USAGE = 2
+from daemon.commands import context as context_commands
+from daemon.commands import decisions, events, tasks
+from daemon.commands.common import EXIT_USAGE, common_options, fail, load_config, user_errors
 
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Print one clear line to stderr and exit with ``code``."""
-    click.echo(f"phoned: {message}", err=True)
-    sys.exit(code)
+__all__ = ["EXIT_USAGE", "fail", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -74,6 +74,71 @@ def doctor(serial: str | None, as_json: bool) -> None:
     from daemon.doctor import run_doctor
 
     sys.exit(run_doctor(serial=serial, as_json=as_json))
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Claim at most one task, run it, print its evidence.")
+@click.option("--serial", default=None, help="Serve only this device.")
+@click.option(
+    "--wait",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    metavar="SECONDS",
+    help="With --once: how long to wait for a task (0 = do not wait).",
+)
+@click.option(
+    "--task",
+    "task_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="With --once: submit this task file first and run it.",
+)
+@click.option("--poll-interval", type=float, default=None, help="Seconds between claims when idle.")
+@click.option("--grace-period", type=float, default=None, help="SIGTERM: time to a safe point.")
+@common_options
+@user_errors
+def run(
+    once: bool,
+    serial: str | None,
+    wait: float,
+    task_file: str | None,
+    poll_interval: float | None,
+    grace_period: float | None,
+    queue: str | None,
+    config_file: str | None,
+    as_json: bool,
+) -> None:
+    """Run the daemon: one worker per attached device (or --once: one task, then exit).
+
+    --once exit codes: 0 completed, 1 failed, 2 usage/config error, 3 no task within
+    the wait, 4 paused (waiting/approval/permission), 5 stopped.
+    """
+    cfg = load_config(
+        config_file, queue=queue, poll_interval=poll_interval, grace_period=grace_period
+    )
+    from daemon.runtime.run import run_daemon
+
+    sys.exit(
+        run_daemon(cfg, once=once, serial=serial, wait=wait, task_file=task_file, as_json=as_json)
+    )
+
+
+for _command in (
+    tasks.submit,
+    tasks.workflow,
+    tasks.tasks,
+    tasks.show,
+    tasks.rerun,
+    decisions.approve,
+    decisions.deny,
+    decisions.amend,
+    decisions.cancel,
+    events.events,
+    context_commands.context,
+    context_commands.classify,
+):
+    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,1 @@
+"""The ``phoned`` verbs, one module per group; ``daemon.cli`` registers them."""

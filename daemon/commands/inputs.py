@@ -1,0 +1,116 @@
+"""Reading what the user typed or pointed at: task documents and ``--param k=v`` pairs.
+
+Phone numbers must survive as text. JSON has no leading ``+`` or leading zeros, but YAML
+1.1 reads an unquoted ``+15551234567`` as an integer and ``0123`` as octal 83, and a bare
+``15551234567`` is a JSON number; so documents are loaded with a YAML loader that keeps
+such scalars as strings, and a ``--param`` value stays a string whenever the method's
+schema wants text for that key or the value looks like a phone number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+import typing
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from daemon.commands.common import InputError
+
+# An unquoted scalar that is a number to YAML/JSON but a dial string to a person.
+_DIAL_STRING = re.compile(r"\+[0-9]+|0[0-9]+|[0-9]{7,15}")
+
+
+def looks_like_dial_string(text: str) -> bool:
+    """True for ``+15551234567``, ``0301234567`` or a bare 7..15 digit number."""
+    return _DIAL_STRING.fullmatch(text.strip()) is not None
+
+
+def _text_number_loader() -> Any:
+    """A ``yaml.SafeLoader`` subclass that keeps dial-string-like integers as strings."""
+    import yaml
+
+    class TextNumberLoader(yaml.SafeLoader):
+        pass
+
+    def construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        raw = str(node.value)
+        if looks_like_dial_string(raw):
+            return raw
+        return loader.construct_yaml_int(node)
+
+    TextNumberLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    return TextNumberLoader
+
+
+def read_document(path: str) -> Any:
+    """A JSON or YAML document from ``path`` (``-`` = stdin); ``InputError`` if unreadable."""
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text") from exc
+    name = "stdin" if path == "-" else path
+    if not text.strip():
+        raise InputError(f"{name} is empty")
+    try:
+        return yaml.load(text, Loader=_text_number_loader())  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise InputError(f"{name} is neither JSON nor YAML{where}") from exc
+
+
+def _is_text_type(annotation: Any) -> bool:
+    """True when ``annotation`` accepts only text (str, a Literal of strings, or Optional)."""
+    if annotation is str:
+        return True
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return all(isinstance(a, str) for a in args)
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        return bool(rest) and all(_is_text_type(a) for a in rest)
+    return False
+
+
+def wants_text(method: str | None, key: str) -> bool:
+    """True when ``method``'s parameter schema declares ``key`` as text."""
+    from daemon.lifecycle.params import METHOD_PARAMS
+
+    model = METHOD_PARAMS.get(method or "")
+    field = model.model_fields.get(key) if model is not None else None
+    return field is not None and _is_text_type(field.annotation)
+
+
+def parse_value(method: str | None, key: str, text: str) -> Any:
+    """``text`` as JSON when it parses and the key is not text or a dial string, else as is.
+
+    ``enabled=true`` is a bool, ``level=7`` an int, ``to=+15551234567`` and
+    ``to=15551234567`` stay strings.
+    """
+    if wants_text(method, key) or looks_like_dial_string(text):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_params(method: str | None, pairs: Iterable[str]) -> dict[str, Any]:
+    """``k=v`` pairs as a params dict; ``InputError`` naming a pair without ``=`` or key."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"--param {pair!r}: expected KEY=VALUE")
+        params[key] = parse_value(method, key, text)
+    return params

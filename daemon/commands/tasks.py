@@ -1,0 +1,254 @@
+"""Verbs that put tasks in the queue and look at them: submit, workflow submit, tasks, show,
+rerun. Each validates through the lifecycle contract (``parse_ingress``), so an invalid
+task is refused with the field named, exit 2, and nothing is queued.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from daemon.commands.common import (
+    EXIT_USAGE,
+    InputError,
+    common_options,
+    echo_json,
+    fail,
+    now,
+    opened_store,
+    user_errors,
+)
+
+if TYPE_CHECKING:
+    from daemon.lifecycle.records import Event, TaskRecord
+    from daemon.store.protocol import Store
+
+STATES = ("queued", "dispatched", "running", "waiting", "approval", "permission",
+          "completed", "failed", "stopped")  # fmt: skip
+
+
+def _task_from_options(
+    method: str,
+    params: tuple[str, ...],
+    conversation: str | None,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    from daemon.commands.inputs import parse_params
+
+    raw: dict[str, Any] = {"method": method, "params": parse_params(method, params)}
+    if conversation is not None:
+        raw["conversation_id"] = conversation
+    raw.update({k: v for k, v in extra.items() if v is not None})
+    return raw
+
+
+def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
+    from daemon.commands.inputs import read_document
+
+    if file is not None and method is not None:
+        raise InputError("give a FILE or --method, not both")
+    if file is not None and (raw_options["params"] or raw_options["conversation"]):
+        raise InputError("--param and --conversation go with --method; put them in FILE")
+    if file is not None:
+        return read_document(file)
+    if method is None:
+        raise InputError("give a task FILE ('-' for stdin) or --method METHOD")
+    return _task_from_options(
+        method, raw_options["params"], raw_options["conversation"], raw_options["extra"]
+    )
+
+
+def queue_spec(
+    store: Store, raw: Any, *, workflow_only: bool = False
+) -> tuple[list[TaskRecord], bool]:
+    """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow)."""
+    from daemon.lifecycle.contract import WorkflowSpec
+    from daemon.lifecycle.errors import FieldError, InvalidTask
+    from daemon.lifecycle.ingress import parse_ingress
+
+    spec = parse_ingress(raw)
+    if isinstance(spec, WorkflowSpec):
+        return store.submit_workflow(spec, now()), True
+    if workflow_only:
+        raise InvalidTask([FieldError(field="steps", message="a workflow needs a list of steps")])
+    return [store.submit(spec, now())], False
+
+
+def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
+    from daemon.render import task_json
+
+    if as_json:
+        docs = [task_json(t) for t in tasks]
+        echo_json(docs if many else docs[0])
+        return
+    for task in tasks:
+        click.echo(task.id)
+
+
+@click.command()
+@click.argument("file", required=False)
+@click.option("--method", default=None, help="Task method, e.g. dnd.set (instead of FILE).")
+@click.option("--param", "params", multiple=True, metavar="K=V", help="Parameter (repeatable).")
+@click.option("--conversation", default=None, help="Conversation (session) that owns the task.")
+@click.option("--device", default=None, metavar="SERIAL", help="Only this device.")
+@click.option("--source", default=None, type=click.Choice(["cloud", "voice", "cli", "schedule"]))
+@click.option("--idempotency-key", default=None, help="Resubmitting it returns the first task.")
+@common_options
+@user_errors
+def submit(
+    file: str | None,
+    method: str | None,
+    params: tuple[str, ...],
+    conversation: str | None,
+    device: str | None,
+    source: str | None,
+    idempotency_key: str | None,
+    queue: str | None,
+    config_file: str | None,
+    as_json: bool,
+) -> None:
+    """Queue a task from FILE (JSON or YAML, '-' = stdin) or from --method/--param.
+
+    Prints the task id (every step's id for a workflow); --json prints the record.
+    """
+    extra = {"device": device, "source": source, "idempotency_key": idempotency_key}
+    options = {"params": params, "conversation": conversation, "extra": extra}
+    raw = _raw_input(file, method, options)
+    if file is not None and isinstance(raw, dict):
+        raw.update({k: v for k, v in extra.items() if v is not None})
+    with opened_store(queue, config_file) as store:
+        queued, many = queue_spec(store, raw)
+    _print_queued(queued, as_json, many)
+
+
+@click.group()
+def workflow() -> None:
+    """Workflows: ordered steps that run strictly in order on one device."""
+
+
+@workflow.command("submit")
+@click.argument("file")
+@common_options
+@user_errors
+def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
+    """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
+    from daemon.commands.inputs import read_document
+
+    raw = read_document(file)
+    with opened_store(queue, config_file) as store:
+        queued, _ = queue_spec(store, raw, workflow_only=True)
+    _print_queued(queued, as_json, many=True)
+
+
+def _table_row(task: TaskRecord) -> tuple[str, ...]:
+    from daemon.render import iso
+
+    note = task.failure.reason.value if task.failure is not None else ""
+    if task.stop_requested and not task.terminal:
+        note = "stop requested"
+    return (
+        task.id, task.state.value, task.method, task.device or "-", task.conversation_id,
+        str(task.revision), f"{task.attempt}/{task.max_attempts}", iso(task.updated_at) or "",
+        note,
+    )  # fmt: skip
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+    """Rows under a header, columns padded to their widest cell."""
+    header = ("ID", "STATE", "METHOD", "DEVICE", "CONVERSATION", "REV", "ATTEMPT", "UPDATED",
+              "NOTE")  # fmt: skip
+    table = [header, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table
+    )
+
+
+@click.command()
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Repeatable.")
+@click.option("--device", default=None, metavar="SERIAL")
+@click.option("--conversation", default=None)
+@click.option("--workflow", "workflow_id", default=None)
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 10000))
+@common_options
+@user_errors
+def tasks(
+    states: tuple[str, ...],
+    device: str | None,
+    conversation: str | None,
+    workflow_id: str | None,
+    limit: int,
+    queue: str | None,
+    config_file: str | None,
+    as_json: bool,
+) -> None:
+    """List tasks, oldest first, as a table (--json: a list of records)."""
+    from daemon.lifecycle.states import TaskState
+    from daemon.render import task_json
+
+    with opened_store(queue, config_file) as store:
+        found = store.list_tasks(
+            states=tuple(TaskState(s) for s in states),
+            device=device,
+            conversation_id=conversation,
+            workflow_id=workflow_id,
+            limit=limit,
+        )
+    if as_json:
+        echo_json([task_json(t) for t in found])
+    elif found:
+        click.echo(format_table([_table_row(t) for t in found]))
+    else:
+        click.echo("no tasks")
+
+
+def all_events(store: Store, page: int = 1000) -> list[Event]:
+    """Every event in the outbox, in cursor order."""
+    out: list[Event] = []
+    cursor = 0
+    while True:
+        batch = store.events(after=cursor, limit=page)
+        out.extend(batch)
+        if len(batch) < page:
+            return out
+        cursor = batch[-1].cursor
+
+
+@click.command()
+@click.argument("task_id", metavar="TASK")
+@click.option("--html", "html_file", default=None, type=click.Path(dir_okay=False),
+              help="Write a self-contained HTML report (screenshots inlined) to this file.")  # fmt: skip
+@common_options
+@user_errors
+def show(
+    task_id: str, html_file: str | None, queue: str | None, config_file: str | None, as_json: bool
+) -> None:
+    """A task with its transitions, journal and evidence (text, --json or --html FILE)."""
+    from daemon import render
+
+    with opened_store(queue, config_file) as store:
+        record = store.get(task_id)
+        inputs = (record, store.evidence(task_id), store.journal(task_id), all_events(store))
+    if html_file is not None:
+        try:
+            with open(html_file, "w", encoding="utf-8") as out:
+                out.write(render.render_html(*inputs))
+        except OSError as exc:
+            fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
+        click.echo(html_file)
+    elif as_json:
+        echo_json(render.render_json(*inputs))
+    else:
+        click.echo(render.render_text(*inputs), nl=False)
+
+
+@click.command()
+@click.argument("task_id", metavar="TASK")
+@common_options
+@user_errors
+def rerun(task_id: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
+    """Queue a new task from a terminal one (rerun_of set, fresh attempts); print its id."""
+    with opened_store(queue, config_file) as store:
+        task = store.rerun(task_id, now())
+    _print_queued([task], as_json)

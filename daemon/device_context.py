@@ -1,0 +1,189 @@
+"""The device planning context, read through the device layer (``DeviceContextProvider``).
+
+Every value is read with one read-only command from ``device.commands`` (or the identity
+and capability probes of ``device.connection.Device``), parsed by a pure function from
+``device.parsers`` (or one below, where the device layer has none), and stamped with the
+time it was read and the command that read it. A value the phone does not print (an
+unset setting, a section this release lacks) is left ``None`` and reported as missing,
+never guessed.
+
+Parsers defined here, because ``device.parsers`` has none yet:
+
+* ``parse_battery_percent``: ``dumpsys battery``. ``BatteryService.dumpInternal``
+  (aosp-mirror/platform_frameworks_base, services/core/java/com/android/server/
+  BatteryService.java) prints ``Current Battery Service state:`` then two-space indented
+  ``name: value`` lines, among them ``level: N`` and ``scale: M``; percent = N * 100 / M.
+* ``zen_mode_name``: ``settings get global zen_mode`` values are Settings.Global.ZEN_MODE_OFF
+  0, ZEN_MODE_IMPORTANT_INTERRUPTIONS 1, ZEN_MODE_NO_INTERRUPTIONS 2, ZEN_MODE_ALARMS 3
+  (aosp-mirror/platform_frameworks_base, core/java/android/provider/Settings.java).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from daemon.control import DeviceContext, Observed
+from daemon.lifecycle.params import METHOD_PARAMS
+from device import commands, parsers
+from device.adb import AdbServer
+from device.connection import Capabilities, Device, connect
+
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+ZEN_MODE_NAMES: dict[int, str] = {0: "off", 1: "priority", 2: "total_silence", 3: "alarms"}
+_BATTERY_FIELD = re.compile(r"^\s+(level|scale):\s*(-?\d+)\s*$", re.MULTILINE)
+
+
+def parse_battery_percent(text: str) -> int | None:
+    """``dumpsys battery``: charge in percent (``level`` scaled by ``scale``); None if absent."""
+    values = {m[1]: int(m[2]) for m in _BATTERY_FIELD.finditer(text)}
+    level, scale = values.get("level"), values.get("scale", 100)
+    if level is None or scale <= 0 or level < 0:
+        return None
+    return round(level * 100 / scale)
+
+
+def zen_mode_name(value: int | None) -> str | None:
+    """The ``dnd.get`` mode word of a ``zen_mode`` value; None when unset or unknown."""
+    return ZEN_MODE_NAMES.get(value) if value is not None else None
+
+
+def parse_bluetooth_on(text: str) -> bool | None:
+    """``settings get global bluetooth_on``: 1 (or 2, on for BLE scan) is on, 0 is off."""
+    value = parsers.parse_settings_int(text)
+    return None if value is None else value != 0
+
+
+def parse_foreground_app(text: str) -> str | None:
+    """``dumpsys window windows``: ``package/activity`` of the focused window, or None."""
+    found = parsers.parse_foreground(text)
+    return f"{found[0]}/{found[1]}" if found else None
+
+
+def parse_volumes(text: str) -> dict[str, int] | None:
+    """``dumpsys audio``: the index of each stream phoned controls, by its ``volume.*`` name."""
+    streams = parsers.parse_audio_streams(text)
+    out = {
+        name: streams[f"STREAM_{name.upper()}"].index
+        for name in commands.STREAMS
+        if f"STREAM_{name.upper()}" in streams
+    }
+    return out or None
+
+
+def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
+    """The parser of ``commands.sms_default_app(sdk)``: role holders (29+) or the setting."""
+
+    def from_roles(text: str) -> str | None:
+        holders = parsers.parse_role_holders(text)
+        return holders[0] if holders else None
+
+    def from_setting(text: str) -> str | None:
+        value = parsers.parse_settings_value(text)
+        return value.strip() or None if value is not None else None
+
+    return from_roles if sdk >= commands.ROLE_SINCE_SDK else from_setting
+
+
+# method -> what the phone must offer for it; methods not listed need nothing probed.
+_NEEDS: dict[str, Callable[[Capabilities], bool]] = {
+    "dnd.set": lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
+    "bluetooth.set": lambda c: "bluetooth_manager" in c.services,
+    "bluetooth.get": lambda c: "bluetooth_manager" in c.services,
+    "volume.set": lambda c: "audio" in c.services,
+    "volume.get": lambda c: "audio" in c.services,
+}
+
+
+def supported_methods(capabilities: Capabilities) -> frozenset[str]:
+    """The v1 methods this phone can carry out, judged from its probed capabilities."""
+    return frozenset(m for m in METHOD_PARAMS if _NEEDS.get(m, lambda c: True)(capabilities))
+
+
+class DeviceReader:
+    """Reads observed values from one connected ``Device`` with a clock for the stamps."""
+
+    def __init__(self, device: Device, clock: Clock = time.time) -> None:
+        self.device = device
+        self.clock = clock
+
+    def observe(self, argv: Sequence[str], parse: Callable[[str], T | None]) -> Observed[T] | None:
+        """Run ``argv`` (read-only), parse stdout; None when the phone does not show it."""
+        result = self.device.read(argv)
+        at = self.clock()
+        value = parse(result.stdout)
+        return None if value is None else Observed(value, at, shlex.join(argv))
+
+    def identity(self) -> tuple[Observed[str], Observed[int]]:
+        """Model and SDK from ``getprop`` (read once per device)."""
+        identity = self.device.identity
+        at, source = self.clock(), shlex.join(commands.GETPROP_ALL)
+        return Observed(identity.model, at, source), Observed(identity.sdk, at, source)
+
+    def methods(self) -> Observed[frozenset[str]]:
+        """Supported methods from the capability probes (``cmd -l``, ``cmd notification help``)."""
+        caps = self.device.capabilities
+        source = (
+            f"{shlex.join(commands.CMD_LIST_SERVICES)}; {shlex.join(commands.NOTIFICATION_HELP)}"
+        )
+        return Observed(supported_methods(caps), self.clock(), source)
+
+
+def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
+    """Every planning value of ``device``, each with when and how it was read."""
+    reader = DeviceReader(device, clock)
+    model, sdk = reader.identity()
+    zen = reader.observe(
+        commands.ZEN_MODE_GET, lambda t: zen_mode_name(parsers.parse_settings_int(t))
+    )
+    reads: dict[str, Any] = {
+        "battery_percent": reader.observe(("dumpsys", "battery"), parse_battery_percent),
+        "screen_on": reader.observe(commands.DUMPSYS_POWER, parsers.parse_screen_on),
+        "locked": reader.observe(commands.DUMPSYS_WINDOW_POLICY, parsers.parse_keyguard_showing),
+        "foreground_app": reader.observe(commands.DUMPSYS_WINDOW_WINDOWS, parse_foreground_app),
+        "dnd_mode": zen,
+        "bluetooth_on": reader.observe(commands.BLUETOOTH_ON_GET, parse_bluetooth_on),
+        "volumes": reader.observe(commands.DUMPSYS_AUDIO, parse_volumes),
+        "default_sms_app": reader.observe(
+            commands.sms_default_app(sdk.value), parse_default_sms(sdk.value)
+        ),
+    }
+    return DeviceContext(
+        serial=device.serial, model=model, sdk=sdk, supported_methods=reader.methods(), **reads
+    )
+
+
+class AdbContextProvider:
+    """``DeviceContextProvider`` over the adb server: connects and reads on every call."""
+
+    def __init__(self, server: AdbServer, clock: Clock = time.time) -> None:
+        self.server = server
+        self.clock = clock
+
+    def device_context(self, serial: str) -> DeviceContext:
+        """Connect to ``serial`` (or the only device when empty) and read its context."""
+        device = connect(serial or None, self.server)
+        try:
+            return read_context(device, self.clock)
+        finally:
+            device.close()
+
+
+def context_json(ctx: DeviceContext) -> dict[str, Any]:
+    """A planning context's device values as JSON: ``{value, observed_at, source}`` or null."""
+    out: dict[str, Any] = {"serial": ctx.serial}
+    for name in DeviceContext.__dataclass_fields__:
+        if name == "serial":
+            continue
+        item = getattr(ctx, name)
+        if item is None:
+            out[name] = None
+            continue
+        value = sorted(item.value) if isinstance(item.value, frozenset) else item.value
+        out[name] = {"value": value, "observed_at": item.observed_at, "source": item.source}
+    return out

@@ -1,0 +1,182 @@
+"""The HTML task report: one self-contained page, screenshots inlined as ``data:`` URIs.
+
+Input is the stable JSON report of ``daemon.render.render_json``. Every text is escaped;
+the page loads nothing from anywhere (inline CSS, no scripts), so it can be mailed or
+attached to a CI run. An artifact may be a file path (read now), a ``data:`` URI, or
+base64 bytes; images (PNG, JPEG, GIF, WebP by their magic bytes) become ``<img>``, text
+artifacts (hierarchy XML) a collapsed ``<pre>``, anything unreadable a note saying so.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from daemon.render import argv_text
+
+MAX_TEXT_ARTIFACT = 256 * 1024
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;
+text-align:left;vertical-align:top}code,pre{font:12px ui-monospace,monospace}
+.met{color:#070}.unmet{color:#b00}img{max-width:360px;border:1px solid #999}
+pre{white-space:pre-wrap;max-height:30em;overflow:auto;background:#f6f6f6;padding:.5em}
+"""
+
+
+def image_mime(data: bytes) -> str | None:
+    """The image type of ``data`` by its magic bytes, or None when it is no image."""
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def artifact_bytes(value: str) -> bytes | None:
+    """The bytes an artifact names: a readable file, a ``data:`` URI or base64 text."""
+    if value.startswith("data:") and "," in value:
+        head, payload = value.split(",", 1)
+        return _b64(payload) if head.endswith(";base64") else payload.encode()
+    if len(value) < 4096:
+        path = Path(value)
+        try:
+            if path.is_file():
+                return path.read_bytes()
+        except OSError:
+            return None
+    return _b64(value)
+
+
+def _b64(text: str) -> bytes | None:
+    try:
+        return base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def artifact_html(name: str, value: Any) -> str:
+    """One artifact: an inlined image, a collapsed text, or a note that it is unreadable."""
+    data = artifact_bytes(str(value))
+    label = escape(name)
+    if data is None:
+        return f"<p>{label}: <code>{escape(str(value)[:300])}</code> (not readable here)</p>"
+    mime = image_mime(data)
+    if mime is not None:
+        uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        return f'<figure><img alt="{label}" src="{uri}"><figcaption>{label}</figcaption></figure>'
+    text = data[:MAX_TEXT_ARTIFACT].decode("utf-8", "replace")
+    return f"<details><summary>{label}</summary><pre>{escape(text)}</pre></details>"
+
+
+def _cell(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return escape("" if value is None else text)
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    if not rows:
+        return "<p>(none)</p>"
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _task_section(task: dict[str, Any]) -> str:
+    keys = (
+        "id", "method", "state", "conversation_id", "device", "source", "params",
+        "state_version", "revision", "attempt", "max_attempts", "workflow_id", "step_id",
+        "completion_target", "observed_target", "waiting_for", "failure", "stop_requested",
+        "stop_summary", "approval_status", "approval_revision", "approval_digest",
+        "rerun_of", "successor_of", "created", "updated",
+    )  # fmt: skip
+    rows = [[k, task.get(k)] for k in keys if task.get(k) not in (None, "", False)]
+    return "<h2>Task</h2>" + _table(["field", "value"], rows)
+
+
+def _observation_rows(items: list[dict[str, Any]]) -> list[list[Any]]:
+    return [
+        [o.get("phase"), o.get("name"), o.get("value"), argv_text(o.get("command") or []),
+         o.get("at")]
+        for o in items
+    ]  # fmt: skip
+
+
+def _evidence_section(view: dict[str, Any]) -> str:
+    target = view["target"] or {}
+    met = bool(target.get("met"))
+    css = "met" if met else "unmet"
+    parts = [
+        f"<h2>Evidence {escape(str(view['ref']))} (attempt {view['attempt']}, "
+        f"revision {view['revision']}, {escape(str(view['kind']))})</h2>",
+        "<h3>Device</h3>",
+        _table(["field", "value"], [[k, v] for k, v in sorted(view["device"].items())]),
+    ]
+    if view["status"]:
+        parts.append(f"<p>status <b>{escape(str(view['status']))}</b> {_cell(view['message'])}</p>")
+    if target:
+        parts.append(
+            f'<p class="{css}">target: expected <code>{_cell(target.get("expected"))}</code>, '
+            f"observed <code>{_cell(target.get('observed'))}</code>, met: "
+            f"{'yes' if met else 'no'}</p>"
+        )
+    heads = ["phase", "name", "value", "command", "at"]
+    parts += ["<h3>Observations</h3>", _table(heads, _observation_rows(view["observations"]))]
+    if view["polls"]:
+        parts += ["<h3>Polls</h3>", _table(heads, _observation_rows(view["polls"]))]
+    commands = [
+        [argv_text(c.get("argv") or []), c.get("exit_code"), c.get("duration_ms"), c.get("at"),
+         c.get("error") or ""]
+        for c in view["commands"]
+    ]  # fmt: skip
+    parts += ["<h3>Commands</h3>", _table(["argv", "exit", "ms", "at", "error"], commands)]
+    if view["artifacts"]:
+        parts.append("<h3>Artifacts</h3>")
+        parts += [artifact_html(n, v) for n, v in view["artifacts"].items()]
+    parts += [f"<p>note: {escape(str(n))}</p>" for n in view["notes"]]
+    return "\n".join(parts)
+
+
+def html_report(report: dict[str, Any]) -> str:
+    """The page for one ``render_json`` report."""
+    task = report["task"]
+    transitions = [
+        [e.get("at"), e.get("state_version"), e.get("state"), e.get("revision"),
+         e.get("attempt"), e.get("reason"), e.get("requires_decision")]
+        for e in report["transitions"]
+    ]  # fmt: skip
+    journal = [
+        [j.get("started"), j.get("op_id"), j.get("action"), j.get("target"), j.get("attempt"),
+         j.get("revision"), j.get("outcome") or "open", j.get("detail")]
+        for j in report["journal"]
+    ]  # fmt: skip
+    title = escape(f"phoned task {task['id']} ({task['method']}, {task['state']})")
+    body = [
+        f"<h1>{title}</h1>",
+        _task_section(task),
+        "<h2>Transitions</h2>",
+        _table(["at", "v", "state", "rev", "attempt", "reason", "decision"], transitions),
+        "<h2>Journal</h2>",
+        _table(["started", "op", "action", "target", "attempt", "rev", "outcome", "detail"],
+               journal),
+    ]  # fmt: skip
+    body += [_evidence_section(v) for v in report["evidence"]] or ["<h2>Evidence</h2><p>(none)</p>"]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{title}</title><style>{_CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
