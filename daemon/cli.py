@@ -94,6 +94,15 @@ def doctor(serial: str | None, as_json: bool) -> None:
     type=click.Path(dir_okay=False),
     help="With --once: submit this task file first and run it.",
 )
+@click.option(
+    "--sim",
+    "sim_sdk",
+    is_flag=False,
+    flag_value="34",
+    default=None,
+    type=click.Choice(["28", "30", "33", "34", "35"]),
+    help="When no phone is attached, start a simulated one (SDK 34, or --sim=N) and serve it.",
+)
 @click.option("--poll-interval", type=float, default=None, help="Seconds between claims when idle.")
 @click.option("--grace-period", type=float, default=None, help="SIGTERM: time to a safe point.")
 @common_options
@@ -103,6 +112,7 @@ def run(
     serial: str | None,
     wait: float,
     task_file: str | None,
+    sim_sdk: str | None,
     poll_interval: float | None,
     grace_period: float | None,
     queue: str | None,
@@ -120,7 +130,15 @@ def run(
     from daemon.runtime.run import run_daemon
 
     sys.exit(
-        run_daemon(cfg, once=once, serial=serial, wait=wait, task_file=task_file, as_json=as_json)
+        run_daemon(
+            cfg,
+            once=once,
+            serial=serial,
+            wait=wait,
+            task_file=task_file,
+            as_json=as_json,
+            sim_sdk=int(sim_sdk) if sim_sdk else None,
+        )
     )
 
 

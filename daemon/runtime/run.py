@@ -7,11 +7,13 @@ resumable), 5 stopped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -186,6 +188,48 @@ def run_forever(cfg: Config) -> int:
     return supervisor.run()
 
 
+@contextlib.contextmanager
+def simulated_phone_if_none(cfg: Config, sdk: int | None) -> Iterator[str | None]:
+    """With ``sdk``: when no phone is attached, run a simulated one and attach it to adb.
+
+    Yields the simulator's serial (None when a real phone is attached or ``sdk`` is None);
+    the simulator is detached and stopped on exit.
+    """
+    if sdk is None:
+        yield None
+        return
+    from device.adb import AdbServer
+    from device.connection import list_devices
+    from device.sim.server import Simulator
+
+    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    server.ensure_running()
+    if any(state == "device" for state in list_devices(server).values()):
+        yield None
+        return
+    sim = Simulator(sdk=sdk, port=0).start()
+    log = logging.getLogger("phoned")
+    try:
+        server.client.connect(sim.serial, timeout=10)
+        _wait_attached(server, sim.serial)
+        log.info("no phone attached: serving simulated phone %s (SDK %s)", sim.serial, sdk)
+        yield sim.serial
+    finally:
+        with contextlib.suppress(Exception):  # the adb server may be gone; nothing to detach
+            server.client.disconnect(sim.serial)
+        sim.stop()
+
+
+def _wait_attached(server: Any, serial: str, timeout: float = 10.0) -> None:
+    from device.connection import list_devices
+
+    deadline = time.monotonic() + timeout
+    while list_devices(server).get(serial) != "device":
+        if time.monotonic() > deadline:
+            raise OSError(f"the simulated phone {serial} did not come online in adb")
+        time.sleep(0.1)
+
+
 def run_daemon(
     cfg: Config,
     *,
@@ -194,6 +238,7 @@ def run_daemon(
     wait: float = 0.0,
     task_file: str | None = None,
     as_json: bool = False,
+    sim_sdk: int | None = None,
 ) -> int:
     """Entry point of ``phoned run``; returns the process exit code."""
     import yaml
@@ -204,11 +249,12 @@ def run_daemon(
 
     setup_logging(cfg)
     try:
-        if once:
-            return run_once(cfg, serial, wait, task_file, as_json)
-        if serial:
-            cfg = cfg.model_copy(update={"devices": (serial,)})
-        return run_forever(cfg)
+        with simulated_phone_if_none(cfg, sim_sdk) as sim_serial:
+            if once:
+                return run_once(cfg, serial or sim_serial, wait, task_file, as_json)
+            if serial:
+                cfg = cfg.model_copy(update={"devices": (serial,)})
+            return run_forever(cfg)
     except (QueueUrlError, InvalidTask, OSError, yaml.YAMLError, json.JSONDecodeError) as exc:
         click.echo(f"phoned: {exc}", err=True)
         return EXIT_USAGE

@@ -85,7 +85,7 @@ class Worker:
                 if task is None:
                     if deadline is not None and time.monotonic() >= deadline:
                         break
-                    self._stop.wait(self.settings.poll_interval)
+                    store.wait_for_work(self.settings.poll_interval, self._stop)
                     continue
                 self.results.append(self._run_one(store, task))
                 if self.limit is not None and len(self.results) >= self.limit:

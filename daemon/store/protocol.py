@@ -9,6 +9,7 @@ Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
@@ -205,6 +206,13 @@ class Store(Protocol):
 
     def unknown_entries(self, task_id: str) -> list[JournalEntry]:
         """Journal entries of a task without a confirmed outcome."""
+        ...
+
+    def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
+        """Block until the queue may hold new work, ``timeout`` passed or ``stop`` is set.
+
+        An idle worker calls it between claims; a store that cannot tell just waits.
+        """
         ...
 
     def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:

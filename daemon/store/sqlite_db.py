@@ -87,6 +87,13 @@ class Database:
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"commit failed: {exc}") from exc
 
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
+        try:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"sqlite: {exc}") from exc
+
     def one(self, name: str, /, **params: Any) -> Row | None:
         """The first row of named query ``name``, as a dict, or None."""
         row = self._run(name, params).fetchone()

@@ -24,6 +24,15 @@ def _sqlite_file(tmp: Path) -> Store:
 STORE_FACTORIES: dict[str, StoreFactory] = {"sqlite-file": _sqlite_file}
 
 
+@pytest.fixture
+def second_store(store: Store, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Another connection to the same queue as ``store`` (another process would hold one)."""
+    kind = request.node.callspec.params["store"]
+    instance = STORE_FACTORIES[kind](tmp_path)
+    yield instance
+    instance.close()
+
+
 @pytest.fixture(params=sorted(STORE_FACTORIES))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """A fresh, empty store of each kind; closed at teardown."""

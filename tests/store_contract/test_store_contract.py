@@ -348,3 +348,40 @@ def test_claim_by_id_takes_only_that_task(store: Store) -> None:
     assert claimed is not None and claimed.id == newer.id
     assert store.get(older.id).state is TaskState.QUEUED
     assert store.claim("daemon-1/w0", "SERIAL1", T0 + 3, task_id=newer.id) is None
+
+
+def test_wait_for_work_wakes_on_another_connections_submit(
+    store: Store, second_store: Store
+) -> None:
+    import threading
+    import time
+
+    stop = threading.Event()
+    woke: list[float] = []
+
+    def waiter() -> None:
+        started = time.monotonic()
+        store.wait_for_work(10.0, stop)
+        woke.append(time.monotonic() - started)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.2)
+    second_store.submit(spec("dnd.get", "conv-a"), T0)
+    thread.join(timeout=5)
+    stop.set()
+    assert woke and woke[0] < 5.0  # far below the 10 s timeout
+
+
+def test_wait_for_work_returns_at_the_timeout_or_on_stop(store: Store) -> None:
+    import threading
+    import time
+
+    started = time.monotonic()
+    store.wait_for_work(0.3, threading.Event())
+    assert 0.25 <= time.monotonic() - started < 3.0
+    stop = threading.Event()
+    stop.set()
+    started = time.monotonic()
+    store.wait_for_work(10.0, stop)
+    assert time.monotonic() - started < 1.0
