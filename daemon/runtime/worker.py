@@ -20,6 +20,7 @@ from daemon.lifecycle.states import FailureReason
 from daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from daemon.store.protocol import Store
 from device.connection import Device
+from device.errors import DeviceError
 
 log = logging.getLogger("phoned.worker")
 
@@ -78,6 +79,7 @@ class Worker:
         """
         store = self.store_factory()
         deadline = None if wait is None else time.monotonic() + wait
+        self._warm_up()
         try:
             while not self._stop.is_set():
                 self.last_beat = time.monotonic()
@@ -93,6 +95,14 @@ class Worker:
         finally:
             store.close()
         return self.results
+
+    def _warm_up(self) -> None:
+        """Read the phone's identity and capabilities once, before the first task needs them."""
+        try:
+            self.device.identity  # noqa: B018 - cached property read for its side effect
+            self.device.capabilities  # noqa: B018
+        except DeviceError as exc:  # the task will meet the same error and report it
+            log.warning("device %s: %s", self.device.serial, exc)
 
     def _claim(self, store: Store, task_id: str | None) -> TaskRecord | None:
         try:
