@@ -38,6 +38,7 @@ from daemon.lifecycle.errors import GuardError, TargetNotObserved
 from daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord, Ticket
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.runtime.staleness import describe, keep_pause_snapshot, resume_check
 from daemon.store.protocol import Store
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
@@ -56,6 +57,7 @@ _FAILURES = {
     Status.UNKNOWN: FailureReason.DEVICE_OFFLINE,
 }
 _SENSITIVE_PARAMS = ("to", "body")
+_PAUSES = frozenset({Status.NEEDS_APPROVAL, Status.NEEDS_PERMISSION, Status.WAITING})
 
 
 @dataclass
@@ -110,15 +112,27 @@ class Result:
     evidence_ref: str | None = None
 
 
+def _artifacts(settings: ExecutorSettings, task: TaskRecord) -> Path | None:
+    if settings.artifacts_dir is None:
+        return None
+    path = settings.artifacts_dir / task.id
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _context(
-    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    settings: ExecutorSettings,
+    void_approval: bool = False,
 ) -> ActionContext:
     sensitive = [str(task.params[k]) for k in _SENSITIVE_PARAMS if task.params.get(k)]
     approved = task.approval_digest if task.approval_status == "approved" else None
+    if void_approval:
+        approved = None
     journal = StoreJournal(store, task.ticket, settings.clock, approved)
-    artifacts = settings.artifacts_dir / task.id if settings.artifacts_dir else None
-    if artifacts is not None:
-        artifacts.mkdir(parents=True, exist_ok=True)
+    artifacts = _artifacts(settings, task)
     return ActionContext(
         recorder=Recorder(device, task.method, sensitive=sensitive),
         journal=journal,
@@ -163,10 +177,14 @@ def _reconcile(
 
 
 def _report(
-    store: Store, task: TaskRecord, outcome: ActionOutcome, ref: str, clock: Callable[[], float]
+    store: Store,
+    task: TaskRecord,
+    outcome: ActionOutcome,
+    refs: tuple[str, ...],
+    clock: Callable[[], float],
 ) -> TaskRecord:
     """Map an action outcome to the task's next state."""
-    ticket, now, refs = task.ticket, clock(), (ref,)
+    ticket, now = task.ticket, clock()
     status = outcome.status
     if status is Status.MET:
         observed = target_name(task.method, task.params, outcome.evidence.target.get("observed"))
@@ -188,7 +206,7 @@ def _report(
             ticket,
             TaskState.PERMISSION,
             now,
-            waiting_for=_what(outcome, "permission"),
+            waiting_for=waiting_for(outcome),
             evidence_refs=refs,
         )
     if status is Status.WAITING:
@@ -196,7 +214,7 @@ def _report(
             ticket,
             TaskState.WAITING,
             now,
-            waiting_for=_what(outcome, "condition"),
+            waiting_for=waiting_for(outcome),
             evidence_refs=refs,
         )
     raise AssertionError(f"unmapped outcome {status}")  # pragma: no cover - Status is closed
@@ -238,9 +256,20 @@ def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     return f"{domain}.{observed}"
 
 
-def _what(outcome: ActionOutcome, key: str) -> str:
-    value = outcome.detail.get(key) or outcome.message
-    return value if isinstance(value, str) else str(value)
+def waiting_for(outcome: ActionOutcome) -> str:
+    """What a paused task waits for, in the form the pause watcher checks.
+
+    ``unlock`` (or another condition word), ``permission-dialog`` (a runtime-permission
+    dialog over the app), ``permission:PACKAGE:PERMISSION`` (a grant to observe).
+    """
+    detail = outcome.detail
+    if outcome.status is Status.WAITING:
+        return str(detail.get("condition") or "condition")
+    if detail.get("dialog"):
+        return "permission-dialog"
+    if detail.get("package") and detail.get("permission"):
+        return f"permission:{detail['package']}:{detail['permission']}"
+    return "permission"
 
 
 def _preview(task: TaskRecord, outcome: ActionOutcome) -> Preview:
@@ -276,8 +305,21 @@ def execute_task(
     ended = _reconcile_safely(store, device, task, settings)
     if ended is not None:
         return Result(ended)
+    try:
+        check = resume_check(store, device, task, _artifacts(settings, task), clock)
+    except DeviceOffline as exc:
+        return Result(_fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock))
+    void_approval = False
+    if check is not None:
+        decision, diff, check_ref = check
+        log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
+        if decision == "stale":
+            message = f"changed while paused: {describe(diff)}; the old plan does not continue"
+            failure = Failure(FailureReason.STALE_STATE, message)
+            return Result(store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)))
+        void_approval = decision == "void_approval"
     for _ in range(MAX_REPLANS):
-        ctx = _context(store, device, task, settings)
+        ctx = _context(store, device, task, settings, void_approval)
         try:
             outcome = execute(task.method, task.params, ctx)
         except Superseded:
@@ -295,7 +337,10 @@ def execute_task(
                 )
             )
         ref = _keep(store, task, "outcome", outcome.to_json(), clock)
-        return Result(_report(store, task, outcome, ref, clock), outcome, ref)
+        refs: tuple[str, ...] = (ref,)
+        if outcome.status in _PAUSES:
+            refs += (keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock),)
+        return Result(_report(store, task, outcome, refs, clock), outcome, ref)
     return Result(
         _fail(store, task, FailureReason.ACTION_ERROR, "amended too often while running", clock)
     )

@@ -132,7 +132,10 @@ def run_once(
             device,
             owner=f"{daemon_id}/{device.serial}",
             settings=WorkerSettings(
-                min(cfg.poll_interval, 0.5), cfg.lease_seconds, cfg.heartbeat_interval
+                min(cfg.poll_interval, 0.5),
+                cfg.lease_seconds,
+                cfg.heartbeat_interval,
+                pause_check_interval=None,
             ),
             executor=ExecutorSettings(
                 settle_timeout=cfg.settle_timeout,

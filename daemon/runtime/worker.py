@@ -32,6 +32,7 @@ class WorkerSettings:
     poll_interval: float = 1.0
     lease_seconds: float = 60.0
     heartbeat_interval: float = 10.0
+    pause_check_interval: float | None = 1.0  # None: do not watch paused tasks (--once)
 
 
 class Worker:
@@ -79,6 +80,7 @@ class Worker:
         """
         store = self.store_factory()
         deadline = None if wait is None else time.monotonic() + wait
+        next_watch = 0.0
         self._warm_up()
         try:
             while not self._stop.is_set():
@@ -87,6 +89,7 @@ class Worker:
                 if task is None:
                     if deadline is not None and time.monotonic() >= deadline:
                         break
+                    next_watch = self._watch_paused(store, next_watch)
                     store.wait_for_work(self.settings.poll_interval, self._stop)
                     continue
                 self.results.append(self._run_one(store, task))
@@ -95,6 +98,19 @@ class Worker:
         finally:
             store.close()
         return self.results
+
+    def _watch_paused(self, store: Store, due: float) -> float:
+        """Resume paused tasks whose condition is met (every ``pause_check_interval``)."""
+        interval = self.settings.pause_check_interval
+        if interval is None or time.monotonic() < due:
+            return due
+        from daemon.runtime.paused import check_paused
+
+        try:
+            check_paused(store, self.device, self.executor.clock)
+        except LifecycleError as exc:
+            log.warning("pause watch on %s failed: %s", self.device.serial, exc)
+        return time.monotonic() + interval
 
     def _warm_up(self) -> None:
         """Read the phone's identity and capabilities once, before the first task needs them."""

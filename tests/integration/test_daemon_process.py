@@ -7,117 +7,19 @@ queue and the phones' command logs. Nothing of our own is mocked.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from phoned_process import REPO, Daemon
 
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-class Daemon:
-    """One ``phoned run`` process and the queue it serves."""
-
-    def __init__(self, env: dict[str, str], queue: Path, log: Path) -> None:
-        self.env = env
-        self.queue = queue
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, *args: str) -> Daemon:
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daemon.cli", "run", *args],
-                env=self.env,
-                cwd=REPO,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        return self
-
-    def signal(self, signum: int) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signum)
-
-    def wait(self, timeout: float = 30) -> int:
-        assert self.proc is not None
-        return self.proc.wait(timeout=timeout)
-
-    def store(self) -> SqliteStore:
-        return SqliteStore(str(self.queue))
-
-    def submit(self, raw: dict[str, Any]) -> str:
-        spec = parse_ingress({"conversation_id": "conv-e2e", **raw})
-        store = self.store()
-        try:
-            return store.submit(spec, time.time()).id  # type: ignore[arg-type]
-        finally:
-            store.close()
-
-    def task(self, task_id: str) -> TaskRecord:
-        store = self.store()
-        try:
-            return store.get(task_id)
-        finally:
-            store.close()
-
-    def wait_for(
-        self, task_id: str, done: Callable[[TaskRecord], bool], timeout: float = 30
-    ) -> TaskRecord:
-        deadline = time.monotonic() + timeout
-        task = self.task(task_id)
-        while not done(task):
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"task {task_id} stuck in {task}\n{self.log.read_text()[-3000:]}"
-                )
-            time.sleep(0.1)
-            task = self.task(task_id)
-        return task
-
-    def state(self, task_id: str, *states: TaskState, timeout: float = 30) -> TaskRecord:
-        return self.wait_for(task_id, lambda t: t.state in states, timeout)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def daemon_env(adb_server, tmp_path: Path) -> dict[str, str]:
-    return dict(
-        os.environ,
-        ANDROID_ADB_SERVER_PORT=str(adb_server.port),
-        PHONED_STATE_DIR=str(tmp_path / "state"),
-        PHONED_POLL_INTERVAL="0.2",
-        PHONED_HEARTBEAT_INTERVAL="1",
-        PHONED_SWEEP_INTERVAL="1",
-        PHONED_LOG_FORMAT="json",
-    )
-
-
-@pytest.fixture
-def daemon(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[Daemon]:
-    made = Daemon(daemon_env, tmp_path / "state" / "queue.db", tmp_path / "phoned.log")
-    (tmp_path / "state").mkdir()
-    store = made.store()  # create the schema before the first submit
-    store.close()
-    yield made
-    made.stop()
 
 
 def _count(sim, *argv: str) -> int:

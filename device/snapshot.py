@@ -1,0 +1,124 @@
+"""Stale-state snapshots: what the phone showed when a task paused, to compare on resume.
+
+Two levels, by cost:
+
+* ``fingerprint``: screen on (``dumpsys power``), keyguard (``dumpsys window policy``) and
+  the foreground package/activity (``dumpsys window windows``): three shell round trips.
+* ``full``: the fingerprint plus the active window's hierarchy (``uiautomator dump`` and
+  ``cat``: two more), giving the orientation, a digest of the app window normalised so the
+  clock, the status bar and focus changes do not count, and the texts a task depends on
+  (for SMS: app in front, recipient shown, compose text). With an artifacts directory the
+  hierarchy XML and a screenshot are kept too.
+
+A task that depends on the screen (``sms.*``) takes a full snapshot; others a fingerprint.
+``compare(old, new, fields)`` gives the difference of the fields a task depends on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from device.actions import ui
+from device.actions.base import ActionContext
+
+SCREEN_METHODS = frozenset({"sms.draft", "sms.send"})
+
+# What each kind of task depends on, compared between the pause and the resume.
+FINGERPRINT_FIELDS = ("foreground", "screen_on", "locked")
+SCREEN_FIELDS = (*FINGERPRINT_FIELDS, "hierarchy_digest", "texts")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One reading of the phone's screen state (stable JSON via ``to_json``)."""
+
+    level: str  # "fingerprint" or "full"
+    taken_at: float  # wall-clock seconds
+    foreground: dict[str, str] | None
+    screen_on: bool | None
+    locked: bool | None
+    orientation: int | None = None  # full only (the hierarchy's rotation)
+    hierarchy_digest: str | None = None  # full only
+    texts: dict[str, Any] = field(default_factory=dict)  # full only: what the task reads
+    artifacts: dict[str, str] = field(default_factory=dict)
+    round_trips: int = 0
+    duration_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Snapshot:
+        known: dict[str, Any] = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def level_for(method: str) -> str:
+    """The snapshot a task of ``method`` needs: ``full`` when it depends on the screen."""
+    return "full" if method in SCREEN_METHODS else "fingerprint"
+
+
+def fields_for(method: str) -> tuple[str, ...]:
+    return SCREEN_FIELDS if method in SCREEN_METHODS else FINGERPRINT_FIELDS
+
+
+def _texts(method: str, params: dict[str, Any], screen: ui.Screen) -> dict[str, Any]:
+    if method not in SCREEN_METHODS:
+        return {}
+    from device.actions.sms import observed_draft
+
+    app = screen.packages[0] if screen.packages else ""
+    seen = observed_draft(screen, app, str(params.get("to", "")))
+    return {
+        "front_app": app,
+        "recipient_shown": seen["recipient_shown"],
+        "compose_text": seen["compose_text"],
+    }
+
+
+def take(
+    ctx: ActionContext, method: str, params: dict[str, Any], level: str | None = None
+) -> Snapshot:
+    """Read a snapshot through ``ctx`` (every command lands in its evidence)."""
+    level = level or level_for(method)
+    started, before = time.monotonic(), len(ctx.recorder.commands)
+    front = ui.foreground(ctx, "snapshot")
+    base: dict[str, Any] = {
+        "foreground": {"package": front[0], "activity": front[1]} if front else None,
+        "screen_on": ui.screen_on(ctx, "snapshot"),
+        "locked": ui.keyguard_showing(ctx, "snapshot"),
+    }
+    if level == "full":
+        from device import ui_hierarchy
+
+        screen = ui.dump(ctx, "snapshot", artifact="snapshot_hierarchy")
+        ui.screenshot(ctx, "snapshot_screenshot")  # kept as an artifact when there is a dir
+        base.update(
+            orientation=ui_hierarchy.rotation(screen.xml),
+            hierarchy_digest=screen.digest,
+            texts=_texts(method, params, screen),
+            artifacts={
+                k: v for k, v in ctx.recorder.artifacts.items() if k.startswith("snapshot_")
+            },
+        )
+    return Snapshot(
+        level=level,
+        taken_at=time.time(),
+        round_trips=len(ctx.recorder.commands) - before,
+        duration_ms=round((time.monotonic() - started) * 1000, 3),
+        **base,
+    )
+
+
+def compare(old: Snapshot, new: Snapshot, fields: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """``{field: {"before": ..., "after": ...}}`` for every field that differs."""
+    diff = {}
+    for name in fields:
+        before, after = getattr(old, name), getattr(new, name)
+        if name == "hierarchy_digest" and (before is None or after is None):
+            continue
+        if before != after:
+            diff[name] = {"before": before, "after": after}
+    return diff

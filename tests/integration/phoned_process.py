@@ -1,0 +1,86 @@
+"""``Daemon``: one real ``phoned run`` process and the SQLite queue it serves (test helper)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from daemon.lifecycle.ingress import parse_ingress
+from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.states import TaskState
+from daemon.store.sqlite_store import SqliteStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Daemon:
+    """One ``phoned run`` process and the queue it serves."""
+
+    def __init__(self, env: dict[str, str], queue: Path, log: Path) -> None:
+        self.env = env
+        self.queue = queue
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, *args: str) -> Daemon:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "daemon.cli", "run", *args],
+                env=self.env,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        return self
+
+    def signal(self, signum: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signum)
+
+    def wait(self, timeout: float = 30) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout=timeout)
+
+    def store(self) -> SqliteStore:
+        return SqliteStore(str(self.queue))
+
+    def submit(self, raw: dict[str, Any]) -> str:
+        spec = parse_ingress({"conversation_id": "conv-e2e", **raw})
+        store = self.store()
+        try:
+            return store.submit(spec, time.time()).id  # type: ignore[arg-type]
+        finally:
+            store.close()
+
+    def task(self, task_id: str) -> TaskRecord:
+        store = self.store()
+        try:
+            return store.get(task_id)
+        finally:
+            store.close()
+
+    def wait_for(
+        self, task_id: str, done: Callable[[TaskRecord], bool], timeout: float = 30
+    ) -> TaskRecord:
+        deadline = time.monotonic() + timeout
+        task = self.task(task_id)
+        while not done(task):
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"task {task_id} stuck in {task}\n{self.log.read_text()[-3000:]}"
+                )
+            time.sleep(0.1)
+            task = self.task(task_id)
+        return task
+
+    def state(self, task_id: str, *states: TaskState, timeout: float = 30) -> TaskRecord:
+        return self.wait_for(task_id, lambda t: t.state in states, timeout)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
