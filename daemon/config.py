@@ -90,6 +90,31 @@ class Config(_Section):
         return ident
 
 
+def with_default_timeouts(spec: Any, cfg: Config) -> Any:
+    """A task or workflow spec whose unset timeouts take this host's ``timeouts.*`` values.
+
+    Timeouts the submitter gave explicitly are kept.
+    """
+    from daemon.lifecycle.contract import Timeouts as TaskTimeouts
+    from daemon.lifecycle.contract import WorkflowSpec
+
+    defaults = TaskTimeouts(
+        dispatch_s=cfg.timeouts.dispatch,
+        run_s=cfg.timeouts.running,
+        approval_ttl_s=cfg.timeouts.approval,
+        permission_ttl_s=cfg.timeouts.permission,
+    )
+
+    def fill(item: Any) -> Any:
+        if "timeouts" in item.model_fields_set:
+            return item
+        return item.model_copy(update={"timeouts": defaults})
+
+    if isinstance(spec, WorkflowSpec):
+        return spec.model_copy(update={"steps": [fill(step) for step in spec.steps]})
+    return fill(spec)
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, field in Config.model_fields.items():

@@ -15,12 +15,14 @@ from daemon.commands.common import (
     common_options,
     echo_json,
     fail,
+    load_config,
     now,
     opened_store,
     user_errors,
 )
 
 if TYPE_CHECKING:
+    from daemon.config import Config
     from daemon.lifecycle.records import Event, TaskRecord
     from daemon.store.protocol import Store
 
@@ -60,14 +62,18 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
 
 
 def queue_spec(
-    store: Store, raw: Any, *, workflow_only: bool = False
+    store: Store, raw: Any, cfg: Config, *, workflow_only: bool = False
 ) -> tuple[list[TaskRecord], bool]:
-    """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow)."""
+    """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow).
+
+    Timeouts the task does not give come from the config's ``timeouts.*``.
+    """
+    from daemon.config import with_default_timeouts
     from daemon.lifecycle.contract import WorkflowSpec
     from daemon.lifecycle.errors import FieldError, InvalidTask
     from daemon.lifecycle.ingress import parse_ingress
 
-    spec = parse_ingress(raw)
+    spec = with_default_timeouts(parse_ingress(raw), cfg)
     if isinstance(spec, WorkflowSpec):
         return store.submit_workflow(spec, now()), True
     if workflow_only:
@@ -117,8 +123,9 @@ def submit(
     raw = _raw_input(file, method, options)
     if file is not None and isinstance(raw, dict):
         raw.update({k: v for k, v in extra.items() if v is not None})
+    cfg = load_config(config_file, queue=queue)
     with opened_store(queue, config_file) as store:
-        queued, many = queue_spec(store, raw)
+        queued, many = queue_spec(store, raw, cfg)
     _print_queued(queued, as_json, many)
 
 
@@ -136,8 +143,9 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
     from daemon.commands.inputs import read_document
 
     raw = read_document(file)
+    cfg = load_config(config_file, queue=queue)
     with opened_store(queue, config_file) as store:
-        queued, _ = queue_spec(store, raw, workflow_only=True)
+        queued, _ = queue_spec(store, raw, cfg, workflow_only=True)
     _print_queued(queued, as_json, many=True)
 
 

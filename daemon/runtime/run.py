@@ -70,7 +70,7 @@ def exit_code(task: TaskRecord) -> int:
     return _EXIT_BY_STATE.get(task.state, EXIT_FAILED)
 
 
-def _submit_file(store: Store, path: str, serial: str) -> str:
+def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
     """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
     from daemon.lifecycle.ingress import parse_ingress
 
@@ -78,9 +78,10 @@ def _submit_file(store: Store, path: str, serial: str) -> str:
     raw = _load_document(text)
     if isinstance(raw, dict) and not raw.get("device"):
         raw = {**raw, "device": serial}
+    from daemon.config import with_default_timeouts
     from daemon.lifecycle.contract import WorkflowSpec
 
-    spec = parse_ingress(raw)
+    spec = with_default_timeouts(parse_ingress(raw), cfg)
     if isinstance(spec, WorkflowSpec):  # --once runs its first step
         return store.submit_workflow(spec, time.time())[0].id
     return store.submit(spec, time.time()).id
@@ -126,7 +127,7 @@ def run_once(
     store = open_store(cfg.queue_url)
     try:
         store.recover(f"{daemon_id}/", time.time())
-        task_id = _submit_file(store, task_file, device.serial) if task_file else None
+        task_id = _submit_file(store, task_file, device.serial, cfg) if task_file else None
         worker = Worker(
             lambda: open_store(cfg.queue_url),
             device,

@@ -70,3 +70,28 @@ def test_default_queue_lives_in_the_state_dir(tmp_path: Path) -> None:
     first = cfg.stable_daemon_id()
     assert first == cfg.stable_daemon_id()
     assert (tmp_path / "daemon-id").read_text().strip() == first
+
+
+def test_task_timeouts_default_from_the_config_unless_given() -> None:
+    from daemon.lifecycle.contract import validate_task
+
+    cfg = config.load(
+        environ={"PHONED_TIMEOUTS_APPROVAL": "120", "PHONED_TIMEOUTS_PERMISSION": "30"}
+    )
+    plain = config.with_default_timeouts(
+        validate_task({"method": "dnd.get", "params": {}, "conversation_id": "c"}), cfg
+    )
+    assert (plain.timeouts.approval_ttl_s, plain.timeouts.permission_ttl_s) == (120, 30)
+    assert plain.timeouts.dispatch_s == 300
+    given = config.with_default_timeouts(
+        validate_task(
+            {
+                "method": "dnd.get",
+                "params": {},
+                "conversation_id": "c",
+                "timeouts": {"approval_ttl_s": 5},
+            }
+        ),
+        cfg,
+    )
+    assert given.timeouts.approval_ttl_s == 5
