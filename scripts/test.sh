@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+scripts/ensure-postgres.sh
 .venv/bin/ruff check daemon device tests scripts
 .venv/bin/ruff format --check daemon device tests scripts
 .venv/bin/mypy

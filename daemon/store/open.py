@@ -1,4 +1,5 @@
-"""Open the task store a queue URL names: ``sqlite:///path`` (embedded default)."""
+"""Open the task store a queue URL names: ``sqlite:///path`` (embedded default) or
+``postgresql://user@host:port/db`` (fleets; see docs/postgres.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def open_store(url: str) -> Store:
         from daemon.store.sqlite_store import SqliteStore
 
         return SqliteStore(str(path))
-    if url.startswith(("postgresql://", "http://", "https://")):
-        scheme = url.split(":", 1)[0]
-        raise QueueUrlError(f"queue URL scheme {scheme}:// is not available in this build yet")
-    raise QueueUrlError("queue URL must start with sqlite:///")
+    if url.startswith(("postgresql://", "postgres://")):
+        from daemon.store.postgres_store import PostgresStore
+
+        return PostgresStore(url)
+    raise QueueUrlError("queue URL must start with sqlite:/// or postgresql://")

@@ -1,0 +1,237 @@
+"""The PostgreSQL connection under the store: migrations, transactions, error mapping.
+
+One connection per ``PostgresDatabase`` (the daemon opens one store per thread),
+autocommit off, a statement timeout, and every verb inside ``transaction()``; a query
+run outside one gets a transaction of its own, so the connection never idles inside a
+transaction holding locks. ``psycopg`` errors are translated here and nowhere else::
+
+    psycopg.errors.UniqueViolation   -> DuplicateRow (a StoreUnavailable)
+    psycopg.errors.CheckViolation    -> IllegalTransition (the schema refused the row)
+    any other psycopg.Error          -> StoreUnavailable
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from importlib import resources
+from typing import Any, NoReturn
+
+import psycopg
+from psycopg.rows import dict_row
+
+from daemon.lifecycle.errors import (
+    GuardError,
+    IllegalTransition,
+    LifecycleError,
+    StoreUnavailable,
+)
+from daemon.store.postgres_migrations import migrate
+from daemon.store.rows import Row, task_event_row, workflow_event_row
+from daemon.store.sqlfile import parse_blocks
+
+DEFAULT_STATEMENT_TIMEOUT_S = 10.0
+# a process that dies inside a transaction must not hold row locks for long
+IDLE_IN_TRANSACTION_TIMEOUT_S = 60.0
+WORK_CHANNEL = "phoned_work"
+_NOTIFY_POLL_S = 0.1
+
+
+class DuplicateRow(StoreUnavailable):
+    """A unique index refused a row (e.g. a concurrent submit with the same key)."""
+
+
+_TRANSLATED: tuple[tuple[type[psycopg.Error], Callable[[str], LifecycleError]], ...] = (
+    (psycopg.errors.UniqueViolation, DuplicateRow),
+    (psycopg.errors.CheckViolation, IllegalTransition),
+    (psycopg.Error, StoreUnavailable),
+)
+
+
+def translate(exc: psycopg.Error, context: str) -> NoReturn:
+    """Raise the lifecycle error for ``exc`` (first match of ``_TRANSLATED``)."""
+    for kind, named in _TRANSLATED:
+        if isinstance(exc, kind):
+            raise named(f"{context}: {exc}".strip()) from exc
+    raise StoreUnavailable(f"{context}: {exc}") from exc  # pragma: no cover - table ends in Error
+
+
+@cache
+def postgres_queries() -> dict[str, str]:
+    """The named blocks of ``daemon/store/sql/postgres/queries.sql``."""
+    folder = resources.files("daemon.store").joinpath("sql").joinpath("postgres")
+    return parse_blocks(folder.joinpath("queries.sql").read_text())
+
+
+class PostgresDatabase:
+    """One connection to a PostgreSQL queue, serialised by a lock across threads."""
+
+    def __init__(self, url: str, statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S) -> None:
+        self.url = url
+        self.statement_timeout_s = statement_timeout_s
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._closed = False
+        self._sql = postgres_queries()
+        self._conn = self._connect()
+        try:
+            migrate(self._conn)
+            self.listen()
+        except psycopg.Error as exc:
+            self._conn.close()
+            translate(exc, "cannot migrate queue")
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[Row]:
+        try:
+            conn = psycopg.connect(self.url, autocommit=False, row_factory=dict_row)
+        except psycopg.Error as exc:
+            translate(exc, "cannot connect to queue")
+        try:
+            with conn.transaction():
+                for name, seconds in (
+                    ("statement_timeout", self.statement_timeout_s),
+                    ("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION_TIMEOUT_S),
+                ):
+                    conn.execute(
+                        "SELECT set_config(%s, %s, false)", (name, f"{int(seconds * 1000)}")
+                    )
+        except psycopg.Error as exc:
+            conn.close()
+            translate(exc, "cannot configure queue connection")
+        return conn
+
+    def close(self) -> None:
+        """Close the connection; the object is unusable afterwards."""
+        with self._lock:
+            self._closed = True
+            self._conn.close()
+
+    @property
+    def backend_pid(self) -> int:
+        """The server process serving this connection (for logs and pg_stat_activity)."""
+        return int(self._conn.info.backend_pid)
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside ``transaction()`` (on this object)."""
+        return self._depth > 0
+
+    def _ensure_connected(self) -> None:
+        """Reconnect once the previous connection broke (server restart, network)."""
+        if self._closed:
+            raise StoreUnavailable("queue store was closed")
+        if self._conn.broken or self._conn.closed:
+            self._conn.close()
+            self._conn = self._connect()
+            self._execute(f"LISTEN {WORK_CHANNEL}")
+            self._end(self._conn.commit, "commit")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A transaction: commits on success, rolls back on any exception.
+
+        Nested calls join the outer transaction.
+        """
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._ensure_connected()
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._end(self._conn.rollback, "rollback")
+                raise
+            finally:
+                self._depth = 0
+            self._end(self._conn.commit, "commit")
+
+    def _end(self, finish: Callable[[], None], what: str) -> None:
+        try:
+            finish()
+        except psycopg.Error as exc:
+            if what == "commit":
+                translate(exc, "commit failed")
+            # a failed rollback leaves a broken connection: reconnect on next use
+
+    def one(self, name: str, /, **params: Any) -> Row | None:
+        """The first row of named query ``name``, as a dict, or None."""
+        with self.transaction():
+            return self._run(name, params).fetchone()
+
+    def all(self, name: str, /, **params: Any) -> list[Row]:
+        """Every row of named query ``name``, as dicts."""
+        with self.transaction():
+            return self._run(name, params).fetchall()
+
+    def run(self, name: str, /, **params: Any) -> int:
+        """Execute named statement ``name``; return the number of rows changed."""
+        with self.transaction():
+            return self._run(name, params).rowcount
+
+    def _run(self, name: str, params: dict[str, Any]) -> psycopg.Cursor[Row]:
+        try:
+            return self._conn.execute(self._sql[name], params)
+        except psycopg.Error as exc:
+            translate(exc, name)
+
+    def write_task(self, before: Row, after: Row, *, decision: bool | None = None) -> None:
+        """Write ``after`` guarded by ``before`` and append its event in the same transaction."""
+        guard = {
+            "expect_state": before["state"],
+            "expect_version": before["state_version"],
+            "expect_owner": before["lease_owner"],
+            "expect_attempt": before["attempt"],
+            "expect_revision": before["revision"],
+        }
+        if self.run("write_task", **after, **guard) != 1:
+            raise GuardError(f"task {before['id']} changed underneath the update")
+        if after["state_version"] != before["state_version"]:
+            self.run("insert_event", **task_event_row(after, decision=decision))
+
+    def announce_workflow(self, wf: Row, reason: str | None, decision: bool) -> None:
+        """Append the outbox event of a workflow's new state."""
+        self.run("insert_event", **workflow_event_row(wf, reason, decision))
+
+    def listen(self) -> None:
+        """Subscribe this connection to ``phoned_work`` (done at open, redone on reconnect)."""
+        with self.transaction():
+            self._execute(f"LISTEN {WORK_CHANNEL}")
+
+    def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
+        """Return on a ``phoned_work`` notification, after ``timeout``, or once ``stop`` is set.
+
+        The connection listens from the moment it opened, so a task queued between a
+        worker's empty claim and this call wakes it at once (psycopg keeps notifications
+        that arrive while no one waits).
+        """
+        deadline = time.monotonic() + timeout
+        while not stop.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._notified(min(_NOTIFY_POLL_S, remaining)):
+                return
+
+    def _notified(self, seconds: float) -> bool:
+        with self._lock:
+            self._ensure_connected()
+            try:
+                return bool(list(self._conn.notifies(timeout=seconds, stop_after=1)))
+            except psycopg.Error as exc:
+                translate(exc, "waiting for work")
+
+    def _execute(self, statement: str) -> None:
+        try:
+            self._conn.execute(statement.encode())
+        except psycopg.Error as exc:
+            translate(exc, statement)

@@ -1,0 +1,78 @@
+"""``PostgresStore``: the task queue on PostgreSQL (``postgresql://`` queue URLs), for fleets.
+
+The verbs are those of ``SqliteStore`` — the same pure rules (``daemon.store.rules``),
+the same guarded ``write_task`` and outbox, the same named queries — run on a
+``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
+servers differ:
+
+* ``claim`` picks its row with ``FOR UPDATE SKIP LOCKED``: concurrent claimers never
+  wait on each other and never take the same task;
+* every other verb reads the task ``FOR UPDATE``, so concurrent writers of one task
+  queue up and each rule check sees the previous writer's row (a second
+  ``journal_before`` sees the first one's open entry: ``UnreconciledOutcome``);
+* the schema refuses an illegal state change and assigns event cursors in commit order
+  (``sql/postgres/0001_initial.sql``);
+* a submit that races another with the same idempotency key returns the first task.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.records import TaskRecord
+from daemon.store import rules
+from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
+from daemon.store.rows import Row
+from daemon.store.sqlite_store import SqliteStore
+
+_T = TypeVar("_T")
+
+
+def _once_more_on_duplicate(attempt: Callable[[], _T]) -> _T:
+    """Run ``attempt``; after losing a unique-key race, run it again (it then finds the row)."""
+    try:
+        return attempt()
+    except DuplicateRow:
+        return attempt()
+
+
+class PostgresStore(SqliteStore):
+    """The ``Store`` protocol on one PostgreSQL database (and schema, via ``search_path``)."""
+
+    def __init__(
+        self, url: str, *, statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S
+    ) -> None:
+        self.pg = PostgresDatabase(url, statement_timeout_s)
+        # the inherited verbs only use the SqlDatabase surface both databases share
+        self.db = self.pg  # type: ignore[assignment]
+
+    def _row(self, task_id: str) -> Row:
+        """The task row; locked to the end of the transaction when read inside one."""
+        name = "task_for_update" if self.pg.in_transaction else "task_by_id"
+        return rules.require(self.pg.one(name, id=task_id), task_id)
+
+    def submit(
+        self,
+        spec: TaskSpec,
+        now: float,
+        *,
+        rerun_of: str | None = None,
+        successor_of: str | None = None,
+    ) -> TaskRecord:
+        """Queue ``spec``; with a known idempotency key return the first task instead."""
+        parent = super().submit
+        return _once_more_on_duplicate(
+            lambda: parent(spec, now, rerun_of=rerun_of, successor_of=successor_of)
+        )
+
+    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
+        """Queue every step of ``spec`` in order as one workflow; return the steps."""
+        parent = super().submit_workflow
+        return _once_more_on_duplicate(lambda: parent(spec, now))
+
+    def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
+        """Block until a task becomes queued (LISTEN/NOTIFY), ``timeout`` passed or ``stop``."""
+        self.pg.wait_for_work(timeout, stop)

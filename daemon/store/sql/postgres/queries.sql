@@ -1,0 +1,165 @@
+-- Named query blocks for the PostgreSQL store (psycopg %(name)s placeholders); loaded by
+-- daemon/store/postgres_db.py. Same names and result columns as ../queries.sql (SQLite)
+-- so the verbs in daemon/store/sqlite_store.py run unchanged on both. Every task write
+-- goes through write_task, guarded by state, state version, lease owner, attempt and
+-- revision; rows a verb will write are read with task_for_update (row lock held to commit).
+
+-- name: insert_task
+INSERT INTO tasks (id, conversation_id, method, params, spec, device, source, workflow_id,
+    step_id, step_index, plan_id, output_key, wait_policy, completion_target, idempotency_key,
+    max_attempts, dispatch_timeout_s, run_timeout_s, approval_ttl_s, permission_ttl_s, state,
+    state_version, revision, attempt, rerun_of, successor_of, created_at, updated_at)
+VALUES (%(id)s, %(conversation_id)s, %(method)s, %(params)s, %(spec)s, %(device)s, %(source)s,
+    %(workflow_id)s, %(step_id)s, %(step_index)s, %(plan_id)s, %(output_key)s,
+    %(wait_policy)s, %(completion_target)s, %(idempotency_key)s, %(max_attempts)s,
+    %(dispatch_timeout_s)s, %(run_timeout_s)s, %(approval_ttl_s)s, %(permission_ttl_s)s,
+    %(state)s, %(state_version)s, %(revision)s, %(attempt)s, %(rerun_of)s, %(successor_of)s,
+    %(created_at)s, %(updated_at)s);
+
+-- name: write_task
+UPDATE tasks SET
+    params = %(params)s, device = %(device)s, state = %(state)s,
+    state_version = %(state_version)s, revision = %(revision)s, attempt = %(attempt)s,
+    resume = %(resume)s, failure_reason = %(failure_reason)s,
+    failure_message = %(failure_message)s, lease_owner = %(lease_owner)s,
+    lease_until = %(lease_until)s, stop_requested = %(stop_requested)s,
+    stop_summary = %(stop_summary)s, waiting_for = %(waiting_for)s,
+    approval_digest = %(approval_digest)s, approval_status = %(approval_status)s,
+    approval_revision = %(approval_revision)s, approval_deadline = %(approval_deadline)s,
+    permission_deadline = %(permission_deadline)s, dispatched_at = %(dispatched_at)s,
+    running_since = %(running_since)s, active_s = %(active_s)s,
+    observed_target = %(observed_target)s, evidence_refs = %(evidence_refs)s,
+    updated_at = %(updated_at)s
+WHERE id = %(id)s AND state = %(expect_state)s AND state_version = %(expect_version)s
+    AND lease_owner IS NOT DISTINCT FROM %(expect_owner)s::text
+    AND attempt = %(expect_attempt)s AND revision = %(expect_revision)s;
+
+-- name: task_by_id
+SELECT * FROM tasks WHERE id = %(id)s;
+
+-- name: task_for_update
+-- The row a verb is about to write: concurrent writers of the same task queue up here,
+-- so each one's rule check sees the row the previous one committed.
+SELECT * FROM tasks WHERE id = %(id)s FOR UPDATE;
+
+-- name: task_by_idempotency
+SELECT * FROM tasks WHERE conversation_id = %(conversation_id)s
+    AND idempotency_key = %(idempotency_key)s AND step_index IS NULL;
+
+-- name: claim_candidate
+-- Oldest queued task for this device (or for any device when device is NULL), or exactly
+-- task_id when given; a workflow step only once every earlier step completed. SKIP
+-- LOCKED: a row another claimer holds is passed over, so claimers never wait on each
+-- other and never take the same row.
+SELECT t.* FROM tasks AS t
+WHERE t.state = 'queued'
+    AND (%(device)s::text IS NULL OR t.device IS NULL OR t.device = %(device)s::text)
+    AND (%(task_id)s::text IS NULL OR t.id = %(task_id)s::text)
+    AND NOT EXISTS (
+        SELECT 1 FROM tasks AS p
+        WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
+            AND p.step_index IS NOT NULL AND p.step_index < t.step_index
+            AND p.state <> 'completed')
+ORDER BY t.created_at, t.seq
+LIMIT 1
+FOR UPDATE OF t SKIP LOCKED;
+
+-- name: pin_workflow_device
+UPDATE tasks SET device = %(device)s
+WHERE workflow_id = %(workflow_id)s AND step_index IS NOT NULL AND device IS NULL;
+
+-- name: workflow_steps
+SELECT * FROM tasks WHERE workflow_id = %(workflow_id)s AND step_index IS NOT NULL
+ORDER BY step_index;
+
+-- name: insert_workflow
+INSERT INTO workflows (id, conversation_id, plan_id, device, name, idempotency_key, state,
+    version, step_count, created_at, updated_at)
+VALUES (%(id)s, %(conversation_id)s, %(plan_id)s, %(device)s, %(name)s, %(idempotency_key)s,
+    'active', 1, %(step_count)s, %(now)s, %(now)s);
+
+-- name: workflow_by_id
+SELECT * FROM workflows WHERE id = %(id)s;
+
+-- name: workflow_by_idempotency
+SELECT * FROM workflows WHERE conversation_id = %(conversation_id)s
+    AND idempotency_key = %(idempotency_key)s;
+
+-- name: finish_workflow
+UPDATE workflows SET state = %(state)s, version = version + 1, halted_reason = %(reason)s,
+    device = COALESCE(device, %(device)s), updated_at = %(now)s
+WHERE id = %(id)s AND state = 'active';
+
+-- name: insert_event
+-- cursor is assigned by the events_assign_cursor trigger (0001_initial.sql).
+INSERT INTO events (kind, task_id, workflow_id, step_id, plan_id, conversation_id, state,
+    state_version, revision, attempt, reason, requires_decision, stop_requested,
+    evidence_refs, ts)
+VALUES (%(kind)s, %(task_id)s, %(workflow_id)s, %(step_id)s, %(plan_id)s,
+    %(conversation_id)s, %(state)s, %(state_version)s, %(revision)s, %(attempt)s,
+    %(reason)s, %(requires_decision)s, %(stop_requested)s, %(evidence_refs)s, %(ts)s);
+
+-- name: events_after
+SELECT * FROM events WHERE cursor > %(cursor)s ORDER BY cursor LIMIT %(limit)s;
+
+-- name: insert_journal
+INSERT INTO journal (op_id, task_id, attempt, revision, action, target, input_digest,
+    started_at)
+VALUES (%(op_id)s, %(task_id)s, %(attempt)s, %(revision)s, %(action)s, %(target)s,
+    %(input_digest)s, %(now)s);
+
+-- name: finish_journal
+UPDATE journal SET outcome = %(outcome)s, detail = %(detail)s, finished_at = %(now)s
+WHERE op_id = %(op_id)s AND (outcome IS NULL OR outcome = 'unknown');
+
+-- name: journal_by_op
+SELECT * FROM journal WHERE op_id = %(op_id)s;
+
+-- name: journal_of_task
+SELECT * FROM journal WHERE task_id = %(task_id)s ORDER BY started_at, seq;
+
+-- name: open_journal_count
+SELECT count(*) AS n FROM journal
+WHERE task_id = %(task_id)s AND (outcome IS NULL OR outcome = 'unknown');
+
+-- name: due_for_sweep
+-- Candidates only; daemon/sweeper.py decides with the pure rule in sweep_verdict.
+SELECT * FROM tasks
+WHERE (state IN ('dispatched', 'running') AND (
+        lease_until < %(now)s
+        OR (state = 'dispatched' AND dispatched_at + dispatch_timeout_s < %(now)s)
+        OR (state = 'running' AND active_s + (%(now)s - running_since) > run_timeout_s)))
+    OR (state = 'approval' AND approval_deadline < %(now)s)
+    OR (state = 'permission' AND permission_deadline < %(now)s)
+ORDER BY updated_at;
+
+-- name: owned_by_daemon
+SELECT * FROM tasks
+WHERE state IN ('dispatched', 'running')
+    AND left(lease_owner, length(%(prefix)s::text)) = %(prefix)s::text
+ORDER BY created_at, seq
+FOR UPDATE;
+
+-- name: count_by_state
+SELECT state, count(*)::integer AS n FROM tasks
+WHERE (%(device)s::text IS NULL OR device = %(device)s::text) GROUP BY state;
+
+-- name: list_tasks
+SELECT * FROM tasks
+WHERE (%(states)s::jsonb IS NULL
+        OR state IN (SELECT jsonb_array_elements_text(%(states)s::jsonb)))
+    AND (%(device)s::text IS NULL OR device = %(device)s::text)
+    AND (%(conversation_id)s::text IS NULL OR conversation_id = %(conversation_id)s::text)
+    AND (%(workflow_id)s::text IS NULL OR workflow_id = %(workflow_id)s::text)
+ORDER BY created_at, seq
+LIMIT %(limit)s;
+
+-- name: insert_evidence
+INSERT INTO evidence (ref, task_id, attempt, revision, kind, body, created_at)
+VALUES (%(ref)s, %(task_id)s, %(attempt)s, %(revision)s, %(kind)s, %(body)s, %(now)s);
+
+-- name: evidence_of_task
+SELECT * FROM evidence WHERE task_id = %(task_id)s ORDER BY created_at, seq;
+
+-- name: evidence_by_ref
+SELECT * FROM evidence WHERE ref = %(ref)s;

@@ -1,0 +1,269 @@
+"""PostgresStore under real concurrency: processes, threads and migrations racing.
+
+Every test runs against the session's throwaway PostgreSQL server
+(``tests/postgres_server.py``), each in a schema of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
+
+from daemon.lifecycle.contract import validate_task
+from daemon.lifecycle.errors import (
+    ApprovalMismatch,
+    RevisionSuperseded,
+    StoreUnavailable,
+    TaskTerminal,
+    UnreconciledOutcome,
+)
+from daemon.lifecycle.records import Preview, TaskRecord
+from daemon.lifecycle.states import TRANSITIONS, TaskState
+from daemon.store.postgres_migrations import Migration, bundled, migrate
+from daemon.store.postgres_store import PostgresStore
+
+pytestmark = [pytest.mark.postgres, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = 1_000.0
+
+# Claims, starts and completes until the queue is empty, then prints the ids it claimed.
+CLAIMER = """
+import json, sys, time
+from daemon.store.postgres_store import PostgresStore
+store = PostgresStore(sys.argv[1])
+owner = sys.argv[2]
+while time.time() < float(sys.argv[3]):
+    time.sleep(0.001)
+claimed = []
+while (task := store.claim(owner, None, time.time(), lease_s=600)) is not None:
+    running = store.start(task.ticket, time.time())
+    store.complete(running.ticket, time.time())
+    claimed.append(task.id)
+store.close()
+print(json.dumps(claimed))
+"""
+
+# Opens (and so migrates) the store at the same instant as its siblings.
+MIGRATOR = """
+import sys, time
+while time.time() < float(sys.argv[2]):
+    time.sleep(0.001)
+from daemon.store.postgres_store import PostgresStore
+PostgresStore(sys.argv[1]).close()
+print("ok")
+"""
+
+
+@pytest.fixture
+def url(postgres_url: str, tmp_path: Path) -> str:  # noqa: F811 (the imported fixture)
+    """A fresh schema for this test."""
+    return fresh_schema_url(str(tmp_path))
+
+
+@pytest.fixture
+def open_store(url: str) -> Iterator[Callable[[], PostgresStore]]:
+    """Opens stores on the test's schema (one per thread, as the daemon does); closes them."""
+    opened: list[PostgresStore] = []
+
+    def make() -> PostgresStore:
+        opened.append(PostgresStore(url))
+        return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+def _spawn(script: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+
+
+def _race(
+    count: int, make: Callable[[], PostgresStore], act: Callable[[int, PostgresStore], Any]
+) -> list[Any]:
+    """Run ``act(i, store)`` in ``count`` threads (one store each) released at once.
+
+    Returns each thread's result or the exception it raised.
+    """
+    stores = [make() for _ in range(count)]
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = act(i, stores[i])
+        except Exception as exc:  # collected and asserted on by the caller
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return results
+
+
+def _running(store: PostgresStore, method: str = "dnd.set") -> TaskRecord:
+    params = {"to": "+4915112345678", "body": "hi"} if method == "sms.send" else {"mode": "off"}
+    store.submit(validate_task({"method": method, "conversation_id": "c", "params": params}), T0)
+    claimed = store.claim("d/w0", "S1", T0 + 1, lease_s=3600)
+    assert claimed is not None
+    return store.start(claimed.ticket, T0 + 2)
+
+
+def test_eight_processes_claim_every_task_exactly_once(url: str) -> None:
+    tasks, procs = 240, 8
+    store = PostgresStore(url)
+    try:
+        for i in range(tasks):
+            raw = {"method": "dnd.get", "conversation_id": f"c{i % 7}"}
+            store.submit(validate_task(raw), T0 + i)
+        start_at = str(time.time() + 1.5)
+        workers = [_spawn(CLAIMER, url, f"proc-{n}/w0", start_at) for n in range(procs)]
+        results = []
+        for proc in workers:
+            out, _ = proc.communicate(timeout=90)
+            assert proc.returncode == 0
+            results.append(json.loads(out))
+        claimed = [task_id for ids in results for task_id in ids]
+        assert len(claimed) == len(set(claimed)) == tasks
+        assert sum(1 for ids in results if ids) >= 4  # the processes really competed
+        assert store.queue_status()[TaskState.COMPLETED.value] == tasks
+        assert {t.attempt for t in store.list_tasks(limit=tasks)} == {1}
+        cursors = [e.cursor for e in store.events(limit=10 * tasks)]
+        assert len(cursors) == 4 * tasks and cursors == sorted(set(cursors))
+    finally:
+        store.close()
+
+
+def test_processes_migrating_at_once_apply_each_migration_once(url: str) -> None:
+    start_at = str(time.time() + 1.5)
+    procs = [_spawn(MIGRATOR, url, start_at) for _ in range(6)]
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        assert (proc.returncode, out.strip()) == (0, "ok")
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        assert rows.fetchall() == [(m.version, m.name) for m in bundled()]
+
+
+def test_migrate_applies_pending_ones_in_order_once(url: str) -> None:
+    extra = Migration(2, "probe", "CREATE TABLE probe (n integer); INSERT INTO probe VALUES (2);")
+    with psycopg.connect(url) as conn:
+        assert migrate(conn, bundled()) == [1]
+        assert migrate(conn, [*bundled(), extra]) == [2]
+        assert migrate(conn, [*bundled(), extra]) == []
+        assert conn.execute("SELECT count(*) FROM probe").fetchone() == (1,)
+        with pytest.raises(StoreUnavailable, match="newer"):
+            migrate(conn, bundled())  # this "build" does not know migration 2
+
+
+def test_schema_transition_table_is_the_lifecycle_table(open_store) -> None:
+    store = open_store()
+    with psycopg.connect(store.pg.url) as conn:
+        rows = set(conn.execute("SELECT src, dst FROM task_transitions").fetchall())
+    assert rows == {(src.value, dst.value) for src, dsts in TRANSITIONS.items() for dst in dsts}
+
+
+def test_database_refuses_an_illegal_state_change(open_store) -> None:
+    store = open_store()
+    task = store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0)
+    with psycopg.connect(store.pg.url) as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute(
+            "UPDATE tasks SET state = 'completed', state_version = 2 WHERE id = %s", (task.id,)
+        )
+    assert store.get(task.id).state is TaskState.QUEUED
+
+
+def test_concurrent_actions_of_one_attempt_admit_only_the_first(open_store) -> None:
+    task = _running(open_store(), "sms.send")
+    results = _race(
+        8,
+        open_store,
+        lambda i, s: s.journal_before(task.ticket, f"op-{i}", "sms.send", "+49", "x", T0 + 3),
+    )
+    admitted = [r for r in results if not isinstance(r, Exception)]
+    assert len(admitted) == 1
+    assert all(isinstance(r, UnreconciledOutcome) for r in results if isinstance(r, Exception))
+    assert len(open_store().unknown_entries(task.id)) == 1
+
+
+def test_concurrent_approvals_requeue_once(open_store) -> None:
+    store = open_store()
+    task = _running(store, "sms.send")
+    preview = Preview(task.id, "c", "sms.send", "+4915112345678", {"body": "hi"}, "sha256:s")
+    store.request_approval(task.ticket, preview, T0 + 3)
+    results = _race(8, open_store, lambda i, s: s.approve(task.id, "c", 1, preview.digest, T0 + 4))
+    approved = [r for r in results if isinstance(r, TaskRecord)]
+    assert len(approved) == 1 and approved[0].state is TaskState.QUEUED
+    assert all(isinstance(r, ApprovalMismatch) for r in results if r not in approved)
+    kinds = [e.state for e in store.events() if e.task_id == task.id]
+    assert kinds.count("queued") == 2  # submitted, approved once
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_amend_and_complete_racing_never_both_win(open_store, round_: int) -> None:
+    store = open_store()
+    task = _running(store)
+
+    def act(i: int, s: PostgresStore) -> TaskRecord:
+        if i == round_ % 2:
+            return s.amend(task.id, "c", {"mode": "alarms"}, T0 + 3)
+        return s.complete(task.ticket, T0 + 3)
+
+    results = _race(2, open_store, act)
+    final = store.get(task.id)
+    winners = [r for r in results if isinstance(r, TaskRecord)]
+    losers = [r for r in results if isinstance(r, Exception)]
+    if final.state is TaskState.COMPLETED:
+        assert final.revision == 1
+        assert all(isinstance(e, TaskTerminal) for e in losers)
+    else:
+        assert final.revision == 2
+        assert all(isinstance(e, RevisionSuperseded) for e in losers)
+    assert len(winners) + len(losers) == 2 and len(winners) >= 1
+    assert len(losers) == 1  # complete and amend conflict whichever runs first
+
+
+def test_concurrent_submits_with_one_key_make_one_task(open_store) -> None:
+    spec = validate_task({"method": "dnd.get", "conversation_id": "c", "idempotency_key": "k"})
+    results = _race(8, open_store, lambda i, s: s.submit(spec, T0))
+    assert all(isinstance(r, TaskRecord) for r in results), results
+    assert len({r.id for r in results}) == 1
+    assert open_store().queue_status()["queued"] == 1
+
+
+def test_claimers_skip_locked_rows_instead_of_waiting(open_store) -> None:
+    store, other = open_store(), open_store()
+    first = store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0)
+    second = store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0 + 1)
+    with store.pg.transaction():
+        held = store.pg.one("claim_candidate", device=None, task_id=None)  # row lock held
+        assert held is not None and held["id"] == first.id
+        started = time.monotonic()
+        claimed = other.claim("d/w1", None, T0 + 2)
+        assert time.monotonic() - started < 2.0
+        assert claimed is not None and claimed.id == second.id
+
+
+def test_lost_connection_is_store_unavailable_then_reconnects(open_store) -> None:
+    store = open_store()
+    with psycopg.connect(store.pg.url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (store.pg.backend_pid,))
+    with pytest.raises(StoreUnavailable):
+        store.queue_status()
+    assert store.queue_status()["queued"] == 0
