@@ -1,6 +1,6 @@
 """``PostgresStore``: the task queue on PostgreSQL (``postgresql://`` queue URLs), for fleets.
 
-The verbs are those of ``SqliteStore`` — the same pure rules (``daemon.store.rules``),
+The verbs are those of ``SqlStore`` — the same pure rules (``daemon.store.rules``),
 the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
@@ -26,7 +26,7 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.store import rules
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
 from daemon.store.rows import Row
-from daemon.store.sqlite_store import SqliteStore
+from daemon.store.sql_store import SqlStore
 
 _T = TypeVar("_T")
 
@@ -39,15 +39,14 @@ def _once_more_on_duplicate(attempt: Callable[[], _T]) -> _T:
         return attempt()
 
 
-class PostgresStore(SqliteStore):
+class PostgresStore(SqlStore):
     """The ``Store`` protocol on one PostgreSQL database (and schema, via ``search_path``)."""
 
     def __init__(
         self, url: str, *, statement_timeout_s: float = DEFAULT_STATEMENT_TIMEOUT_S
     ) -> None:
         self.pg = PostgresDatabase(url, statement_timeout_s)
-        # the inherited verbs only use the SqlDatabase surface both databases share
-        self.db = self.pg  # type: ignore[assignment]
+        super().__init__(self.pg)
 
     def _row(self, task_id: str) -> Row:
         """The task row; locked to the end of the transaction when read inside one."""

@@ -1,8 +1,8 @@
 """``SqlDatabase``: what the SQL store verbs need from a database connection.
 
 ``daemon.store.sqlite_db.Database`` and ``daemon.store.postgres_db.PostgresDatabase``
-both provide it, so the verbs of ``SqliteStore`` (and the workflow bookkeeping in
-``sqlite_workflows``) run unchanged on either.
+both provide it, so the verbs of ``SqlStore`` (and the workflow bookkeeping in
+``sql_workflows``) run unchanged on either.
 """
 
 from __future__ import annotations

@@ -15,12 +15,12 @@ from daemon.lifecycle.records import StopSummary
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
 from daemon.store import rules
 from daemon.store.rows import Row, new_task_row, summary_json, task_event_row
-from daemon.store.sqlite_db import Database
+from daemon.store.sql_database import SqlDatabase
 
 _ENDED_BADLY = {TaskState.FAILED.value, TaskState.STOPPED.value}
 
 
-def insert_workflow(db: Database, spec: WorkflowSpec, now: float) -> list[str]:
+def insert_workflow(db: SqlDatabase, spec: WorkflowSpec, now: float) -> list[str]:
     """Insert the workflow and its steps (queued, in order); return the step task ids."""
     workflow_id = spec.workflow_id or uuid.uuid4().hex
     if db.one("workflow_by_id", id=workflow_id) is not None:
@@ -48,12 +48,12 @@ def insert_workflow(db: Database, spec: WorkflowSpec, now: float) -> list[str]:
     return ids
 
 
-def db_row(db: Database, task_id: str) -> Row:
+def db_row(db: SqlDatabase, task_id: str) -> Row:
     """The stored row of a task that must exist."""
     return rules.require(db.one("task_by_id", id=task_id), task_id)
 
 
-def after_step_write(db: Database, after: Row, now: float) -> None:
+def after_step_write(db: SqlDatabase, after: Row, now: float) -> None:
     """Advance the step's workflow after a write: complete it, or halt it."""
     if after["step_index"] is None or after["failure_reason"] == FailureReason.WORKFLOW_HALTED:
         return
@@ -65,7 +65,7 @@ def after_step_write(db: Database, after: Row, now: float) -> None:
         _halt(db, after, now)
 
 
-def _halt(db: Database, failed: Row, now: float) -> None:
+def _halt(db: SqlDatabase, failed: Row, now: float) -> None:
     reason = failed["failure_reason"] or failed["state"]
     message = (
         f"halted: step {failed['step_index']} ({failed['step_id'] or failed['method']}) "
@@ -86,7 +86,7 @@ def summary_json_not_run(step: Row) -> str:
 
 
 def _finish(
-    db: Database, step: Row, state: str, reason: str | None, now: float, *, decision: bool
+    db: SqlDatabase, step: Row, state: str, reason: str | None, now: float, *, decision: bool
 ) -> None:
     changed = db.run(
         "finish_workflow",
