@@ -15,6 +15,7 @@ import click
 
 from daemon.commands import context as context_commands
 from daemon.commands import decisions, events, tasks
+from daemon.commands import serve as serve_command
 from daemon.commands.common import EXIT_USAGE, common_options, fail, load_config, user_errors
 
 __all__ = ["EXIT_USAGE", "fail", "main"]
@@ -155,6 +156,7 @@ for _command in (
     events.events,
     context_commands.context,
     context_commands.classify,
+    serve_command.serve,
 ):
     main.add_command(_command)
 

@@ -45,7 +45,10 @@ _VERBS = {"submitTask", "submitWorkflow"}
 
 def is_seed004(raw: dict[str, Any]) -> bool:
     """True when ``raw`` uses the seed-004 shape rather than the canonical one."""
-    return "taskMethod" in raw or "subTasks" in raw or raw.get("method") in _VERBS
+    method = raw.get("method")
+    return (
+        "taskMethod" in raw or "subTasks" in raw or (isinstance(method, str) and method in _VERBS)
+    )
 
 
 def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:

@@ -34,17 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import GuardError, TargetNotObserved
+from daemon.lifecycle.errors import GuardError, StoreUnavailable, TargetNotObserved
 from daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord, Ticket
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.runtime.faults import PreReadRecorder, fault_point
 from daemon.runtime.staleness import describe, keep_pause_snapshot, resume_check
 from daemon.store.protocol import Store
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
 from device.connection import Device
 from device.errors import DeviceError, DeviceOffline
-from device.evidence import Recorder
 
 log = logging.getLogger("phoned.executor")
 
@@ -97,9 +97,11 @@ class StoreJournal:
             )
         except GuardError as exc:
             raise Superseded(f"{type(exc).__name__}: {exc}") from exc
+        fault_point("after_journal_before")
         self.entries.append(op_id)
 
     def after(self, op_id: str, outcome: str, detail: str = "") -> None:
+        fault_point("after_apply")
         self.store.journal_after(op_id, JournalOutcome(outcome), detail, self.clock())
 
 
@@ -134,7 +136,7 @@ def _context(
     journal = StoreJournal(store, task.ticket, settings.clock, approved)
     artifacts = _artifacts(settings, task)
     return ActionContext(
-        recorder=Recorder(device, task.method, sensitive=sensitive),
+        recorder=PreReadRecorder(device, task.method, sensitive=sensitive),
         journal=journal,
         approval_digest=approved,
         settle_timeout=settings.settle_timeout,
@@ -305,19 +307,9 @@ def execute_task(
     ended = _reconcile_safely(store, device, task, settings)
     if ended is not None:
         return Result(ended)
-    try:
-        check = resume_check(store, device, task, _artifacts(settings, task), clock)
-    except DeviceOffline as exc:
-        return Result(_fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock))
-    void_approval = False
-    if check is not None:
-        decision, diff, check_ref = check
-        log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
-        if decision == "stale":
-            message = f"changed while paused: {describe(diff)}; the old plan does not continue"
-            failure = Failure(FailureReason.STALE_STATE, message)
-            return Result(store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)))
-        void_approval = decision == "void_approval"
+    ended, void_approval = _resume(store, device, task, settings)
+    if ended is not None:
+        return Result(ended)
     for _ in range(MAX_REPLANS):
         ctx = _context(store, device, task, settings, void_approval)
         try:
@@ -328,22 +320,48 @@ def execute_task(
                 return Result(_stop(store, task, ctx, clock))
             task = current  # a newer revision: re-plan from the device's current state
             continue
-        except DeviceOffline as exc:
-            return Result(_fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock))
-        except (DeviceError, ValueError) as exc:
-            return Result(
-                _fail(
-                    store, task, FailureReason.ACTION_ERROR, f"{type(exc).__name__}: {exc}", clock
-                )
-            )
+        except (DeviceError, StoreUnavailable, ValueError) as exc:
+            return Result(_fail(store, task, *_failure_of(exc), clock))
+        fault_point("after_verify")
         ref = _keep(store, task, "outcome", outcome.to_json(), clock)
         refs: tuple[str, ...] = (ref,)
         if outcome.status in _PAUSES:
             refs += (keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock),)
+        fault_point("before_report")
         return Result(_report(store, task, outcome, refs, clock), outcome, ref)
     return Result(
         _fail(store, task, FailureReason.ACTION_ERROR, "amended too often while running", clock)
     )
+
+
+def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
+    """The failure an error before any effect means for this attempt."""
+    if isinstance(exc, DeviceOffline):  # retryable: the phone may come back
+        return FailureReason.DEVICE_OFFLINE, str(exc)
+    if isinstance(exc, StoreUnavailable):  # retryable: the queue did not answer in time
+        return FailureReason.RUNTIME_OFFLINE, f"queue unavailable before an effect: {exc}"
+    return FailureReason.ACTION_ERROR, f"{type(exc).__name__}: {exc}"
+
+
+def _resume(
+    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+) -> tuple[TaskRecord | None, bool]:
+    """The stale check of a resuming attempt: (the record if it ended the attempt, whether
+    the old approval is void)."""
+    clock = settings.clock
+    try:
+        check = resume_check(store, device, task, _artifacts(settings, task), clock)
+    except DeviceOffline as exc:
+        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock), False
+    if check is None:
+        return None, False
+    decision, diff, check_ref = check
+    log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
+    if decision == "stale":
+        message = f"changed while paused: {describe(diff)}; the old plan does not continue"
+        failure = Failure(FailureReason.STALE_STATE, message)
+        return store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)), False
+    return None, decision == "void_approval"
 
 
 def _reconcile_safely(

@@ -18,6 +18,7 @@ from daemon.lifecycle.errors import GuardError, LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.executor import ExecutorSettings, Result, execute_task
+from daemon.runtime.faults import fault_point, paused_point
 from daemon.store.protocol import Store
 from device.connection import Device
 from device.errors import DeviceError
@@ -90,7 +91,7 @@ class Worker:
                     if deadline is not None and time.monotonic() >= deadline:
                         break
                     next_watch = self._watch_paused(store, next_watch)
-                    store.wait_for_work(self.settings.poll_interval, self._stop)
+                    store.wait_for_work(self._idle_wait(deadline, next_watch), self._stop)
                     continue
                 self.results.append(self._run_one(store, task))
                 if self.limit is not None and len(self.results) >= self.limit:
@@ -98,6 +99,17 @@ class Worker:
         finally:
             store.close()
         return self.results
+
+    def _idle_wait(self, deadline: float | None, next_watch: float) -> float:
+        """How long an idle worker may wait: the poll interval, cut short by the ``--once``
+        wait's end and the next pause check."""
+        now = time.monotonic()
+        wait = self.settings.poll_interval
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - now))
+        if self.settings.pause_check_interval is not None:
+            wait = min(wait, max(0.0, next_watch - now))
+        return wait
 
     def _watch_paused(self, store: Store, due: float) -> float:
         """Resume paused tasks whose condition is met (every ``pause_check_interval``)."""
@@ -113,12 +125,21 @@ class Worker:
         return time.monotonic() + interval
 
     def _warm_up(self) -> None:
-        """Read the phone's identity and capabilities once, before the first task needs them."""
+        """Read the phone's identity and capabilities once, before the first task needs them,
+        and publish the phone to a control plane that wants it."""
         try:
             self.device.identity  # noqa: B018 - cached property read for its side effect
             self.device.capabilities  # noqa: B018
         except DeviceError as exc:  # the task will meet the same error and report it
             log.warning("device %s: %s", self.device.serial, exc)
+            return
+        from daemon.runtime.publish import publish_device
+
+        store = self.store_factory()
+        try:
+            publish_device(store, self.owner.rsplit("/", 1)[0], self.device)
+        finally:
+            store.close()
 
     def _claim(self, store: Store, task_id: str | None) -> TaskRecord | None:
         try:
@@ -138,6 +159,7 @@ class Worker:
             "task %s (%s) attempt %s on %s", task.id, task.method, task.attempt, self.device.serial
         )
         self.current = task
+        fault_point("after_claim")
         try:
             with self._heartbeat(task):
                 result = execute_task(store, self.device, task, self.executor)
@@ -150,6 +172,7 @@ class Worker:
         finally:
             self.current = None
         log.info("task %s ended this attempt as %s", task.id, result.task.state.value)
+        paused_point(result.task)
         return result
 
     def _internal_error(self, store: Store, task: TaskRecord, exc: Exception) -> TaskRecord:

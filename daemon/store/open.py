@@ -20,8 +20,12 @@ def open_store(url: str) -> Store:
         from daemon.store.sqlite_store import SqliteStore
 
         return SqliteStore(str(path))
+    if url.startswith(("http://", "https://")):  # a remote control plane (``phoned serve``)
+        from daemon.store.http_store import open_http_store
+
+        return open_http_store(url)
     if url.startswith(("postgresql://", "postgres://")):
         from daemon.store.postgres_store import PostgresStore
 
         return PostgresStore(url)
-    raise QueueUrlError("queue URL must start with sqlite:/// or postgresql://")
+    raise QueueUrlError("queue URL must start with sqlite:///, postgresql:// or http(s)://")

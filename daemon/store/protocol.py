@@ -1,6 +1,7 @@
 """The ``Store`` protocol: every verb the daemon, the sweeper and control queries use.
 
-Implementations: ``daemon.store.sqlite_store.SqliteStore`` (embedded default). The
+Implementations: ``SqliteStore`` (embedded default) and ``PostgresStore`` (fleets), both
+``SqlStore`` over a different database, and ``HttpStore`` (a remote ``phoned serve``). The
 contract suite in ``tests/store_contract`` runs against every implementation. All
 verbs take ``now`` (POSIX seconds) from the caller; none sleeps.
 

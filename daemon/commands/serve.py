@@ -1,0 +1,103 @@
+"""``phoned serve``: the REST control plane over the task queue (``docs/control-plane.md``).
+
+``phoned serve --queue URL --host 127.0.0.1 --port 8400 --tokens FILE`` serves the
+``/v1`` API over the store the queue URL names (default: the config's queue). ``phoned
+serve --make-token ROLE [--device S ...]`` prints a new token and the tokens-file entry
+that admits it (only the digest goes in the file), then exits.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from daemon.commands.common import EXIT_USAGE, fail, load_config
+
+ROLES = ("daemon", "planner", "approver", "viewer")
+
+
+def _print_token(role: str, devices: tuple[str, ...], name: str) -> None:
+    from daemon.server.auth import Role, make_token
+
+    if role == "daemon" and not devices:
+        fail("a daemon token needs --device SERIAL (or --device '*')", EXIT_USAGE)
+    token, entry = make_token(Role(role), devices, name)
+    click.echo(f"token: {token}")
+    click.echo("# add under `tokens:` in the tokens file (the token itself is not stored):")
+    click.echo(entry, nl=False)
+
+
+def _serve(
+    queue: str | None, config_file: str | None, host: str, port: int, tokens: str, state: str | None
+) -> None:
+    from pathlib import Path
+
+    import uvicorn
+
+    from daemon.server.app import create_app
+    from daemon.server.auth import TokenBook, TokensFileError
+    from daemon.server.settings import ServerSettings
+
+    cfg = load_config(config_file, queue=queue)
+    if cfg.queue_url.startswith(("http://", "https://")):
+        fail("phoned serve needs a database queue (sqlite:/// or postgresql://)", EXIT_USAGE)
+    try:
+        book = TokenBook.load(Path(tokens))
+    except TokensFileError as exc:
+        fail(str(exc), EXIT_USAGE)
+    state_dir = Path(state) if state else cfg.state_path / "serve"
+    settings = ServerSettings(
+        queue_url=cfg.queue_url,
+        state_dir=state_dir,
+        tokens_path=Path(tokens),
+        sweep_interval=cfg.sweep_interval,
+    )
+    app = create_app(settings, book)
+    uvicorn.run(app, host=host, port=port, log_level=cfg.log_level.lower(), access_log=True)
+
+
+@click.command()
+@click.option("--queue", default=None, metavar="URL", help="Task queue URL (default: config).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8400, show_default=True)
+@click.option(
+    "--tokens",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Tokens file (YAML of sha256 digests and roles).",
+)
+@click.option("--state-dir", "state", default=None, help="Artifacts and report ledger.")
+@click.option(
+    "--make-token",
+    "make_role",
+    type=click.Choice(ROLES),
+    default=None,
+    help="Print a new token for ROLE and its tokens-file entry, then exit.",
+)
+@click.option("--device", "devices", multiple=True, help="With --make-token daemon: a serial.")
+@click.option("--name", default="", help="With --make-token: a name shown in logs.")
+def serve(
+    queue: str | None,
+    config_file: str | None,
+    host: str,
+    port: int,
+    tokens: str | None,
+    state: str | None,
+    make_role: str | None,
+    devices: tuple[str, ...],
+    name: str,
+) -> None:
+    """Serve the REST control plane (planners, approvers and daemons) over the queue."""
+    if make_role is not None:
+        _print_token(make_role, devices, name)
+        return
+    if not tokens:
+        fail("--tokens FILE is required (make one with --make-token ROLE)", EXIT_USAGE)
+    _serve(queue, config_file, host, port, tokens, state)
+    sys.exit(0)
+
+
+if __name__ == "__main__":  # ``python -m daemon.commands.serve`` before cli.py registers it
+    serve()

@@ -1,0 +1,83 @@
+"""The FastAPI application of ``phoned serve``.
+
+``create_app(settings, tokens)`` builds the app over the ``Store`` its queue URL names.
+Lifecycle errors become JSON answers (``daemon.server.wire``): 422 ``InvalidTask`` with
+the refused fields, 404 ``TaskNotFound``, 409 for guard, approval, conversation and
+terminal errors, 503 ``StoreUnavailable``. Request validation errors use the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from daemon.lifecycle.errors import LifecycleError
+from daemon.server import routes_daemon, routes_planner, routes_read
+from daemon.server.auth import TokenBook
+from daemon.server.plane import Plane
+from daemon.server.settings import ServerSettings
+from daemon.server.wire import error_json, error_status
+
+API_VERSION = "1.0.0"
+DESCRIPTION = """\
+The phoned control plane: planners submit and steer tasks, approvers decide, daemons
+claim tasks for their phones and report every transition. Every call needs
+`Authorization: Bearer <token>`; roles: viewer (read), planner (read + submit, amend,
+cancel, rerun, resume), approver (read + approve, deny), daemon (its own devices only).
+Errors: `{"error": <name>, "message": ..., "errors": [{field, message}]}`.
+"""
+
+
+async def _lifecycle_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, LifecycleError)
+    return JSONResponse(error_json(exc), error_status(exc))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"field": ".".join(str(p) for p in e.get("loc", ())[1:]) or "(root)", "message": e["msg"]}
+        for e in exc.errors()
+    ]
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return JSONResponse(
+        {"error": "InvalidRequest", "message": f"invalid request: {detail}", "errors": errors}, 422
+    )
+
+
+def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
+    """The control-plane app; its lifespan starts and stops the plane's threads."""
+    plane = Plane(settings, tokens)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
+        plane.start()
+        try:
+            yield
+        finally:
+            plane.stop()
+
+    app = FastAPI(
+        title="phoned control plane",
+        version=API_VERSION,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.plane = plane
+    app.add_exception_handler(LifecycleError, _lifecycle_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    for module in (routes_planner, routes_read, routes_daemon):
+        app.include_router(module.router)
+    return app
+
+
+def openapi_document(app: FastAPI) -> dict[str, Any]:
+    """The app's OpenAPI document (what ``/openapi.json`` serves)."""
+    return app.openapi()

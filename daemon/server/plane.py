@@ -1,0 +1,129 @@
+"""The control plane's running parts: stores per thread, wakeup, ledger, sweeper, registry.
+
+One ``Plane`` lives in ``app.state.plane``. Request handlers run on a thread pool; each
+thread gets its own ``Store`` (a SQLite connection belongs to one thread). The sweeper
+runs here, not in the daemons: the first sweep comes one interval after start, so a
+daemon whose reports were spooled during an outage has time to deliver them first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.lifecycle.errors import LifecycleError
+from daemon.server.auth import TokenBook
+from daemon.server.reports import ReportLedger
+from daemon.server.settings import ServerSettings
+from daemon.server.wakeup import Wakeup
+from daemon.store.open import open_store
+from daemon.store.protocol import Store
+from daemon.sweeper import sweep
+
+log = logging.getLogger("phoned.server")
+
+
+@dataclass
+class DaemonInfo:
+    """What a daemon said about itself when it registered."""
+
+    daemon_id: str
+    name: str  # the token's name (never the token)
+    devices: dict[str, list[str]]  # serial -> supported methods
+    registered_at: float
+    seen_at: float
+
+
+@dataclass
+class Registry:
+    """Registered daemons and the device contexts they reported (in this replica)."""
+
+    daemons: dict[str, DaemonInfo] = field(default_factory=dict)
+    contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def capabilities(self, serial: str) -> frozenset[str] | None:
+        """Methods the daemon serving ``serial`` said the device supports, if known."""
+        with self.lock:
+            for info in self.daemons.values():
+                if serial in info.devices:
+                    return frozenset(info.devices[serial])
+        return None
+
+
+class Plane:
+    """Everything the request handlers share."""
+
+    def __init__(self, settings: ServerSettings, tokens: TokenBook) -> None:
+        self.settings = settings
+        self.tokens = tokens
+        self.registry = Registry()
+        self._local = threading.local()
+        self._stores: list[Store] = []
+        self._lock = threading.Lock()
+        self.wakeup = Wakeup(lambda: open_store(settings.queue_url), settings.fallback_poll)
+        self._ledger: ReportLedger | None = None
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+
+    def store(self) -> Store:
+        """This thread's store (opened on first use)."""
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = open_store(self.settings.queue_url)
+            self._local.store = store
+            with self._lock:
+                self._stores.append(store)
+        return store
+
+    @property
+    def ledger(self) -> ReportLedger:
+        """The report ledger (opened by ``start``)."""
+        if self._ledger is None:
+            raise RuntimeError("the control plane is not started")
+        return self._ledger
+
+    def start(self) -> None:
+        """Open the ledger, start following the queue and sweeping it."""
+        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self._ledger = ReportLedger(self.settings.ledger_path)
+        self.store()  # create the schema once, before threads open the queue concurrently
+        self.wakeup.start()
+        self._sweeper = threading.Thread(target=self._sweep_loop, name="sweeper", daemon=True)
+        self._sweeper.start()
+
+    def stop(self) -> None:
+        """Stop background threads, wake long-polls, close every store."""
+        self._stop.set()
+        self.wakeup.stop()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5)
+        with self._lock:
+            stores, self._stores = self._stores, []
+        for store in stores:
+            try:
+                store.close()
+            except Exception:  # closing on another thread may be refused; the process ends
+                log.debug("store close failed", exc_info=True)
+        if self._ledger is not None:
+            self._ledger.close()
+
+    def _sweep_loop(self) -> None:
+        try:
+            store = open_store(self.settings.queue_url)
+        except LifecycleError as exc:
+            log.error("sweeper cannot open the queue: %s", exc)
+            return
+        try:
+            while not self._stop.wait(self.settings.sweep_interval):
+                try:
+                    for task in sweep(store, time.time()):
+                        log.info("sweep: task %s is now %s", task.id, task.state.value)
+                except LifecycleError as exc:
+                    log.warning("sweep failed: %s", exc)
+                self.wakeup.poke()
+        finally:
+            store.close()

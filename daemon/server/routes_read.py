@@ -1,0 +1,168 @@
+"""Read-only endpoints: tasks, workflows, events (long-poll), queue, device context, classify."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import FileResponse
+
+from daemon.control import classify_ingress
+from daemon.lifecycle.records import Event
+from daemon.lifecycle.states import TaskState
+from daemon.render import render_json
+from daemon.server.artifacts import artifact_path
+from daemon.server.auth import Principal, Right, Role
+from daemon.server.deps import Caller, PlaneDep, Reader, check_reads, check_serves
+from daemon.server.models import ClassifyBody
+from daemon.server.wire import plain
+from daemon.store.protocol import Store
+
+router = APIRouter(prefix="/v1", tags=["read"])
+
+
+@router.get("/tasks", summary="List tasks")
+def list_tasks(
+    plane: PlaneDep,
+    principal: Caller,
+    state: Annotated[list[TaskState], Query()] = [],  # noqa: B006 - FastAPI copies defaults
+    device: str | None = None,
+    conversation_id: str | None = None,
+    workflow_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Tasks matching every given filter, oldest first (a daemon: ``device`` it serves)."""
+    if principal.role is Role.DAEMON:
+        check_serves(principal, device)
+    elif not principal.may(Right.READ):
+        raise HTTPException(403, f"role {principal.role.value} may not read")
+    tasks = plane.store().list_tasks(
+        states=tuple(state),
+        device=device,
+        conversation_id=conversation_id,
+        workflow_id=workflow_id,
+        limit=limit,
+    )
+    return {"tasks": [plain(t) for t in tasks]}
+
+
+@router.get("/tasks/{task_id}", summary="Task status: record, evidence, journal, events")
+def task_status(
+    task_id: str,
+    plane: PlaneDep,
+    principal: Caller,
+) -> dict[str, Any]:
+    """The task record with its evidence, journal and events (readers; a daemon: own devices)."""
+    store = plane.store()
+    task = store.get(task_id)
+    check_reads(principal, task)
+    events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
+    return {
+        "task": plain(task),
+        "evidence": store.evidence(task_id),
+        "journal": [plain(j) for j in store.journal(task_id)],
+        "events": [plain(e) for e in events],
+    }
+
+
+@router.get("/tasks/{task_id}/report", summary="The task's evidence report (phoned show --json)")
+def task_report(task_id: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """The same JSON document ``phoned show --json`` prints."""
+    store = plane.store()
+    task = store.get(task_id)
+    events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
+    return render_json(task, store.evidence(task_id), store.journal(task_id), events)
+
+
+@router.get("/tasks/{task_id}/artifacts/{name}", summary="Download an artifact")
+def get_artifact(
+    task_id: str,
+    name: str,
+    plane: PlaneDep,
+    principal: Caller,
+) -> FileResponse:
+    """An uploaded artifact (screenshot, hierarchy) of a task."""
+    check_reads(principal, plane.store().get(task_id))
+    path = artifact_path(plane.settings.artifacts_dir, task_id, name)
+    if not path.is_file():
+        raise HTTPException(404, f"no artifact {name} for task {task_id}")
+    return FileResponse(path)
+
+
+@router.get("/workflows/{workflow_id}", summary="A workflow and its steps")
+def workflow(workflow_id: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """The workflow record and its steps in order."""
+    store = plane.store()
+    record = store.workflow(workflow_id)
+    steps = store.list_tasks(workflow_id=workflow_id, limit=1000)
+    return {"workflow": plain(record), "tasks": [plain(t) for t in steps]}
+
+
+@router.get("/events", summary="Events after a cursor (long-poll)")
+def events(
+    plane: PlaneDep,
+    principal: Caller,
+    after: Annotated[int, Query(ge=0)] = 0,
+    wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Events with a cursor greater than ``after``: at once if any, else within ``wait`` s.
+
+    A daemon token sees only events of tasks on its own devices.
+    """
+    if principal.role is not Role.DAEMON and not principal.may(Right.READ):
+        raise HTTPException(403, f"role {principal.role.value} may not read")
+    store = plane.store()
+    deadline = time.monotonic() + min(wait, plane.settings.max_wait)
+    found, cursor = _visible(store, principal, after, limit)
+    while not found and time.monotonic() < deadline:
+        plane.wakeup.wait_past(max(cursor, plane.wakeup.cursor), deadline - time.monotonic())
+        found, cursor = _visible(store, principal, cursor, limit)
+    return {"events": [plain(e) for e in found], "cursor": cursor}
+
+
+def _visible(store: Store, principal: Principal, after: int, limit: int) -> tuple[list[Event], int]:
+    """Events after ``after`` the principal may see, and the cursor read up to."""
+    batch = store.events(after=after, limit=limit)
+    cursor = batch[-1].cursor if batch else after
+    if principal.role is not Role.DAEMON:
+        return batch, cursor
+    devices: dict[str, str | None] = {}
+    for event in batch:
+        if event.task_id and event.task_id not in devices:
+            devices[event.task_id] = store.get(event.task_id).device
+    return [e for e in batch if e.task_id and principal.serves(devices[e.task_id])], cursor
+
+
+@router.get("/queue", summary="Number of tasks in each state")
+def queue(plane: PlaneDep, _: Reader, device: str | None = None) -> dict[str, Any]:
+    """Queue status (every state present, zero included)."""
+    return {"queue": plane.store().queue_status(device)}
+
+
+@router.get("/devices", summary="Registered daemons and their devices")
+def devices(plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """Daemons that registered with this replica, their devices and supported methods."""
+    with plane.registry.lock:
+        return {"daemons": [plain(d) for d in plane.registry.daemons.values()]}
+
+
+@router.get("/devices/{serial}/context", summary="The device planning context")
+def device_context(serial: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """The last context a daemon reported for ``serial`` (each value with ``observed_at``).
+
+    ``reported_at`` says when it arrived; the queue status is read now.
+    """
+    with plane.registry.lock:
+        reported = plane.registry.contexts.get(serial)
+    if reported is None:
+        raise HTTPException(404, f"no daemon reported a context for {serial}")
+    return {**reported, "queue": plane.store().queue_status(serial), "at": time.time()}
+
+
+@router.post("/classify", summary="Would this task be accepted?")
+def classify(body: ClassifyBody, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """Validate as ingress would and say method, approval and support; queues nothing."""
+    capabilities = plane.registry.capabilities(body.device) if body.device else None
+    return {"classification": plain(classify_ingress(body.task, capabilities))}

@@ -1,0 +1,35 @@
+"""What ``phoned serve`` is configured with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The control plane's store, state, tokens and long-poll bounds."""
+
+    queue_url: str  # the Store behind the API (sqlite:///, postgresql://)
+    state_dir: Path  # artifacts and the report ledger live here
+    tokens_path: Path
+    sweep_interval: float = 30.0  # first sweep one interval after start, then every interval
+    max_wait: float = 30.0  # longest long-poll a client may ask for (seconds)
+    fallback_poll: float = 0.25  # how often the queue is re-read for other replicas' writes
+    worker_threads: int = 200  # threads for blocking handlers (each long-poll holds one)
+
+    @property
+    def artifacts_dir(self) -> Path:
+        """Where uploaded artifacts are kept: ``<state>/artifacts/<task id>/<name>``."""
+        return self.state_dir / "artifacts"
+
+    @property
+    def ledger_path(self) -> Path:
+        """The report ledger (dedupe of redelivered reports).
+
+        Beside a SQLite queue file, so replicas over one file share it; otherwise in the
+        state directory (replicas over PostgreSQL then dedupe per replica).
+        """
+        if self.queue_url.startswith("sqlite:///"):
+            return Path(self.queue_url[len("sqlite:///") - 1 :] + ".reports.db")
+        return self.state_dir / "reports.db"

@@ -1,0 +1,287 @@
+"""``HttpStore`` against a real ``phoned serve`` process (uvicorn on a free loopback port).
+
+The daemon's whole attempt through the API; long-poll pickup; an outage of the control
+plane mid-task with the reports spooled and delivered in order after it comes back (and
+after a daemon restart); two replicas over one SQLite file with several daemons claiming.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from daemon.lifecycle.contract import validate_task
+from daemon.lifecycle.errors import GuardError, StoreUnavailable
+from daemon.lifecycle.records import Failure, Outcome
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.server.auth import Role, make_token
+from daemon.store.http_store import HttpStore, close_shared
+
+SERIAL = "emu-1"
+OUTAGE_S = float(os.environ.get("PHONED_TEST_OUTAGE_S", "3"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Serve:
+    """One ``phoned serve`` process; ``stop()`` and ``start()`` again for an outage."""
+
+    def __init__(self, tmp: Path, queue: str, tokens: Path, name: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [
+            sys.executable, "-m", "daemon.commands.serve", "--queue", queue,
+            "--host", "127.0.0.1", "--port", str(self.port), "--tokens", str(tokens),
+            "--state-dir", str(tmp / name),
+        ]  # fmt: skip
+        self.log = tmp / f"{name}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, "PHONED_SWEEP_INTERVAL": "30"}
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, env=env)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/openapi.json", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"phoned serve did not start: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+class Plane:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.queue = f"sqlite:///{tmp / 'queue.db'}"
+        self.tokens: dict[str, str] = {}
+        entries = []
+        for role, devices in (("daemon", (SERIAL,)), ("planner", ()), ("approver", ())):
+            token, entry = make_token(Role(role), devices, name=role)
+            self.tokens[role] = token
+            entries.extend(yaml.safe_load(entry))
+        self.tokens_path = tmp / "tokens.yaml"
+        self.tokens_path.write_text(yaml.safe_dump({"tokens": entries}))
+        self.servers: list[Serve] = []
+
+    def serve(self) -> Serve:
+        server = Serve(self.tmp, self.queue, self.tokens_path, f"serve{len(self.servers)}")
+        self.servers.append(server)
+        server.start()
+        return server
+
+    def store(self, role: str, server: Serve, outbox: str = "outbox.db", **kw: float) -> HttpStore:
+        return HttpStore(server.url, self.tokens[role], self.tmp / outbox, **kw)
+
+
+@pytest.fixture
+def plane(tmp_path: Path) -> Iterator[Plane]:
+    made = Plane(tmp_path)
+    try:
+        yield made
+    finally:
+        close_shared()
+        for server in made.servers:
+            server.stop()
+
+
+def dnd_task(**extra: object) -> object:
+    return validate_task(
+        {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1",
+         "device": SERIAL, **extra}
+    )  # fmt: skip
+
+
+def test_a_whole_attempt_through_the_control_plane(plane: Plane) -> None:
+    server = plane.serve()
+    planner, daemon = plane.store("planner", server), plane.store("daemon", server)
+    task = planner.submit(dnd_task(completion_target="dnd.priority"), time.time())  # type: ignore[arg-type]
+    claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
+    assert claimed is not None and claimed.id == task.id and claimed.state is TaskState.DISPATCHED
+    running = daemon.start(claimed.ticket, time.time())
+    assert running.state is TaskState.RUNNING
+    entry = daemon.journal_before(
+        running.ticket, "op-1", "dnd.set", "zen_mode", "sha256:1", time.time()
+    )
+    assert entry.open
+    daemon.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "read back 1", time.time())
+    ref = daemon.put_evidence(running.ticket, "outcome", {"status": "met"}, time.time())
+    done = daemon.complete(running.ticket, time.time(), "dnd.priority", (ref,))
+    assert done.state is TaskState.COMPLETED and ref in done.evidence_refs
+    assert daemon.unknown_entries(task.id) == []
+    assert [e["ref"] for e in planner.evidence(task.id)] == [ref]
+    states = [e.state for e in planner.events(after=0, limit=100) if e.task_id == task.id]
+    assert states == ["queued", "dispatched", "running", "completed"]
+    assert daemon.pending_reports() == 0
+
+
+def test_long_poll_pickup_is_well_under_a_second(plane: Plane) -> None:
+    server = plane.serve()
+    planner = plane.store("planner", server)
+    daemon = plane.store("daemon", server, idle_wait=20)
+    stop, picked = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            if daemon.claim(f"d1/{SERIAL}", SERIAL, time.time()) is not None:
+                picked.set()
+                return
+            daemon.wait_for_work(1.0, stop)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        time.sleep(1.5)  # the worker is idle in a long-poll now
+        t0 = time.monotonic()
+        planner.submit(dnd_task(), time.time())  # type: ignore[arg-type]
+        assert picked.wait(5)
+        assert time.monotonic() - t0 < 0.5
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -> None:
+    server = plane.serve()
+    planner = plane.store("planner", server)
+    daemon = plane.store("daemon", server, sync_wait=1)
+    task = planner.submit(dnd_task(completion_target="dnd.priority"), time.time())  # type: ignore[arg-type]
+    claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
+    assert claimed is not None
+    running = daemon.start(claimed.ticket, time.time())
+    daemon.journal_before(running.ticket, "op-1", "dnd.set", "zen_mode", "sha256:1", time.time())
+
+    server.stop()  # the control plane goes away mid-task
+    t = running.ticket
+    after = daemon.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "read back 1", time.time())
+    assert after.outcome is Outcome.CONFIRMED_SUCCESS
+    ref = daemon.put_evidence(t, "outcome", {"status": "met"}, time.time())
+    assert ref.startswith("pending:")
+    predicted = daemon.complete(t, time.time(), "dnd.priority", (ref,))
+    assert predicted.state is TaskState.COMPLETED  # predicted, not yet acknowledged
+    assert daemon.get(task.id).state is TaskState.COMPLETED  # last known record
+    with pytest.raises(StoreUnavailable):
+        daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())  # claims nothing while reports wait
+    assert daemon.pending_reports() == 3
+    close_shared()  # ... and the daemon restarts while the plane is still down
+
+    time.sleep(OUTAGE_S)
+    server.start()
+    restarted = plane.store("daemon", server)
+    deadline = time.monotonic() + 15
+    while restarted.pending_reports() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert restarted.pending_reports() == 0
+    final = plane.store("planner", server).get(task.id)
+    assert final.state is TaskState.COMPLETED and final.observed_target == "dnd.priority"
+    evidence = plane.store("planner", server).evidence(task.id)
+    assert [e["ref"] for e in evidence] == list(final.evidence_refs)  # pending ref resolved
+    journal = plane.store("planner", server).journal(task.id)
+    assert [j.outcome for j in journal] == [Outcome.CONFIRMED_SUCCESS]
+    events = [e for e in plane.store("planner", server).events(0, 100) if e.task_id == task.id]
+    assert [e.state for e in events] == ["queued", "dispatched", "running", "completed"]
+
+
+def test_a_stale_report_queued_offline_is_refused_on_delivery_not_lost_silently(
+    plane: Plane,
+) -> None:
+    server = plane.serve()
+    planner, daemon = plane.store("planner", server), plane.store("daemon", server)
+    planner.submit(dnd_task(max_attempts=1), time.time())  # type: ignore[arg-type]
+    claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
+    assert claimed is not None
+    daemon.start(claimed.ticket, time.time())
+    daemon.fail(claimed.ticket, Failure(FailureReason.ACTION_ERROR, "boom"), time.time())
+    with pytest.raises(GuardError):
+        daemon.complete(claimed.ticket, time.time())  # a refusal reaches the caller
+
+
+def test_two_replicas_and_four_daemons_never_double_claim(plane: Plane) -> None:
+    replicas = [plane.serve(), plane.serve()]
+    planner = plane.store("planner", replicas[0])
+    count = 24
+    for _ in range(count):
+        planner.submit(dnd_task(), time.time())  # type: ignore[arg-type]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def daemon(index: int) -> None:
+        store = plane.store("daemon", replicas[index % 2], outbox=f"outbox{index}.db")
+        idle = 0
+        while idle < 3:
+            task = store.claim(f"d{index}/{SERIAL}", SERIAL, time.time())
+            if task is None:
+                idle += 1
+                time.sleep(0.05)
+                continue
+            running = store.start(task.ticket, time.time())
+            store.complete(running.ticket, time.time())
+            with lock:
+                claimed.append(task.id)
+
+    threads = [threading.Thread(target=daemon, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(claimed) == count and len(set(claimed)) == count
+    queue = plane.store("planner", replicas[1]).queue_status()
+    assert queue["completed"] == count
+
+
+def test_an_idle_worker_asks_once_per_idle_wait(plane: Plane) -> None:
+    server = plane.serve()
+    daemon = plane.store("daemon", server, idle_wait=1.0)
+    sent: list[str] = []
+    transport = daemon._t
+    original = transport.send
+
+    def counting(method: str, path: str, **kw: object) -> object:
+        sent.append(f"{method} {path}")
+        return original(method, path, **kw)  # type: ignore[arg-type]
+
+    transport.send = counting  # type: ignore[method-assign]
+    stop = threading.Event()
+
+    def idle_worker() -> None:  # the Worker's idle round: claim, pause watch, wait
+        while not stop.is_set():
+            daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
+            daemon.list_tasks(states=(TaskState.WAITING,), device=SERIAL)
+            daemon.wait_for_work(0.1, stop)
+
+    thread = threading.Thread(target=idle_worker)
+    thread.start()
+    time.sleep(1.5)  # warm-up: first cursor, first claim, first list
+    before = len(sent)
+    time.sleep(4.0)
+    idle = len(sent) - before
+    stop.set()
+    thread.join(timeout=5)
+    transport.send = original  # type: ignore[method-assign]
+    assert 3 <= idle <= 5, sent[before:]  # one long-poll per idle_wait, nothing else
+    assert all(s.startswith("GET /v1/work") for s in sent[before:])
