@@ -95,6 +95,14 @@ def _request(service: str) -> bytes:
     return b"%04x" % len(data) + data
 
 
+def _hex_length(raw: bytes, serial: str | None) -> int:
+    """A smart-socket length prefix (4 hex digits); a malformed one is a ``DeviceError``."""
+    try:
+        return int(raw, 16)
+    except ValueError:
+        raise DeviceError(f"malformed reply from the adb server: {raw!r}", serial=serial) from None
+
+
 def parse_device_list(text: str) -> dict[str, str]:
     """``SERIAL\tSTATE`` lines (``adb devices``, ``host:track-devices``) into a map."""
     devices = {}
@@ -172,7 +180,7 @@ class AdbServer:
         with self._open(5.0) as sock:
             sock.sendall(_request("host:version"))
             self._read_status(sock, None)
-            return int(self._read_block(sock), 16)
+            return _hex_length(self._read_block(sock).encode(), None)
 
     def track_devices(self, stop: threading.Event, poll: float = 0.5) -> Iterator[dict[str, str]]:
         """Every attached device with its state, once now and again on each change.
@@ -203,7 +211,7 @@ class AdbServer:
             sock.settimeout(poll)
             while not stop.is_set():
                 try:
-                    size = int(self._recv_exact(sock, 4), 16)
+                    size = _hex_length(self._recv_exact(sock, 4), None)
                 except TimeoutError:
                     continue
                 sock.settimeout(5.0)
@@ -311,7 +319,7 @@ class AdbServer:
         return bytes(buf)
 
     def _read_block(self, sock: socket.socket, deadline: float | None = None) -> str:
-        size = int(self._recv_exact(sock, 4, deadline), 16)
+        size = _hex_length(self._recv_exact(sock, 4, deadline), None)
         return self._recv_exact(sock, size, deadline).decode("utf-8", errors="replace")
 
     def _read_status(

@@ -59,6 +59,10 @@ def read_document(path: str) -> Any:
     name = "stdin" if path == "-" else path
     if not text.strip():
         raise InputError(f"{name} is empty")
+    try:  # JSON first: YAML refuses some valid JSON (surrogate-pair escapes, DEL, U+2028)
+        return json.loads(text)
+    except ValueError:
+        pass
     try:
         return yaml.load(text, Loader=_text_number_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:

@@ -35,16 +35,24 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import GuardError, StoreUnavailable, TargetNotObserved
-from daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord, Ticket
+from daemon.lifecycle.records import (
+    Failure,
+    JournalEntry,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+)
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.runtime.faults import PreReadRecorder, fault_point
 from daemon.runtime.staleness import describe, keep_pause_snapshot, resume_check
 from daemon.store.protocol import Store
+from device.actions import NON_IDEMPOTENT
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
 from device.connection import Device
-from device.errors import DeviceError, DeviceOffline
+from device.errors import DeviceError, DeviceNotFound, DeviceOffline
 
 log = logging.getLogger("phoned.executor")
 
@@ -151,31 +159,74 @@ def _keep(
     return store.put_evidence(task.ticket, kind, body, clock())
 
 
+def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:
+    """An effect the attempt must settle by reading the phone before it may act.
+
+    Every effect whose outcome is unknown, and every confirmed effect of a non-idempotent
+    method (a sent SMS): that one must never be repeated, only verified.
+    """
+    if entry.open:
+        return True
+    return (
+        task.method in NON_IDEMPOTENT
+        and entry.action == task.method
+        and entry.outcome is JournalOutcome.CONFIRMED_SUCCESS
+    )
+
+
+def _read_back(
+    store: Store, device: Device, task: TaskRecord, entry: JournalEntry, settings: ExecutorSettings
+) -> tuple[str, str]:
+    """Reconcile one journal entry by reading the phone: (answer, evidence ref)."""
+    from device.actions import METHODS, reconcile
+
+    method = entry.action if entry.action in METHODS else task.method
+    params = {**task.params, "journal": {"action": entry.action, "target": entry.target}}
+    ctx = _context(store, device, task, settings)
+    answer = reconcile(method, params, ctx)
+    evidence = ctx.recorder.evidence({"reconciling": entry.action, "answer": answer})
+    return answer, _keep(store, task, "reconcile", evidence.to_json(), settings.clock)
+
+
 def _reconcile(
     store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
 ) -> TaskRecord | None:
-    """Settle unknown journal entries by reading the device; a task record if that ended it."""
-    from device.actions import reconcile
+    """Settle earlier effects by reading the phone; a task record if that ended the task.
 
+    An unknown entry becomes confirmed success or failure (cannot tell: ``outcome_unknown``,
+    final). A non-idempotent effect that happened, confirmed before or reconciled now,
+    completes the task from the read-back alone: the attempt does not act again.
+    """
     clock = settings.clock
-    for entry in store.unknown_entries(task.id):
-        ctx = _context(store, device, task, settings)
-        answer = reconcile(task.method, task.params, ctx)
-        evidence = ctx.recorder.evidence({"reconciling": entry.action, "answer": answer})
-        ref = _keep(store, task, "reconcile", evidence.to_json(), clock)
-        if answer == "happened":
-            store.journal_after(
-                entry.op_id, JournalOutcome.CONFIRMED_SUCCESS, "reconciled: happened", clock()
-            )
-        elif answer == "did_not_happen":
-            store.journal_after(
-                entry.op_id, JournalOutcome.CONFIRMED_FAILURE, "reconciled: did not happen", clock()
-            )
-        else:
+    for entry in store.journal(task.id):
+        if not _needs_reading(task, entry):
+            continue
+        answer, ref = _read_back(store, device, task, entry, settings)
+        if answer == "cannot_tell":
             message = f"{entry.action} may or may not have happened and the device cannot tell"
             failure = Failure(FailureReason.OUTCOME_UNKNOWN, message)
             return store.fail(task.ticket, failure, clock(), evidence_refs=(ref,))
+        if entry.open:
+            outcome = _ANSWERS[answer]
+            store.journal_after(entry.op_id, outcome, f"reconciled: {answer}", clock())
+        if task.method not in NON_IDEMPOTENT or entry.action != task.method:
+            continue
+        if answer == "happened":
+            observed = target_name(task.method, task.params, None)
+            return store.complete(
+                task.ticket, clock(), observed_target=observed, evidence_refs=(ref,)
+            )
+        if not entry.open:  # confirmed by the command, yet the phone shows nothing
+            message = f"{entry.action} was confirmed but the read-back does not show it"
+            failure = Failure(FailureReason.VERIFICATION_FAILED, message)
+            return store.fail(task.ticket, failure, clock(), evidence_refs=(ref,))
     return None
+
+
+_ANSWERS = {
+    "happened": JournalOutcome.CONFIRMED_SUCCESS,
+    "did_not_happen": JournalOutcome.CONFIRMED_FAILURE,
+}
 
 
 def _report(
@@ -336,7 +387,7 @@ def execute_task(
 
 def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
     """The failure an error before any effect means for this attempt."""
-    if isinstance(exc, DeviceOffline):  # retryable: the phone may come back
+    if isinstance(exc, (DeviceOffline, DeviceNotFound)):  # retryable: the phone may come back
         return FailureReason.DEVICE_OFFLINE, str(exc)
     if isinstance(exc, StoreUnavailable):  # retryable: the queue did not answer in time
         return FailureReason.RUNTIME_OFFLINE, f"queue unavailable before an effect: {exc}"
@@ -369,7 +420,7 @@ def _reconcile_safely(
 ) -> TaskRecord | None:
     try:
         return _reconcile(store, device, task, settings)
-    except DeviceOffline as exc:
+    except (DeviceOffline, DeviceNotFound) as exc:
         return _fail(
             store, task, FailureReason.DEVICE_OFFLINE, f"cannot reconcile: {exc}", settings.clock
         )

@@ -47,6 +47,8 @@ RECONCILERS: dict[str, tuple[str, str]] = {
     "permission.request": ("permission", "reconcile"),
 }
 RECONCILE_ANSWERS = ("happened", "did_not_happen", "cannot_tell")
+# Methods whose effect must never be repeated once it happened: a retry only verifies it.
+NON_IDEMPOTENT = frozenset({"sms.send"})
 
 
 def _resolve(table: dict[str, tuple[str, str]], method: str) -> Callable[..., Any]:

@@ -25,6 +25,18 @@ from device.actions.reads import read, target
 from device.errors import TransportLost
 
 SEND_IDS = ("send_message_button_icon", "send_message_button")
+# The journal target of a send names the sent box's highest ``_id`` before the tap, so a
+# later attempt (after a crash) can reconcile against the same baseline.
+BASELINE_KEY = "sent-box baseline _id="
+
+
+def journal_baseline(journal: Any) -> int | None:
+    """The baseline ``_id`` a send's journal entry recorded, if any."""
+    target = journal.get("target") if isinstance(journal, dict) else None
+    match = re.search(re.escape(BASELINE_KEY) + r"(\d+)", target or "")
+    return int(match[1]) if match else None
+
+
 SEND_DESCRIPTIONS = ("Send SMS", "Send message", "Send")
 
 
@@ -113,7 +125,7 @@ def send(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     try:
         ctx.effect(
             "sms.send",
-            f"send via {ready.app}",
+            f"send via {ready.app} {BASELINE_KEY}{baseline}",
             commands.tap(*button.center),
             {"preview_digest": shown_digest},
         )
@@ -175,6 +187,8 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     ctx.recorder.add_sensitive(to, body)
     baseline = params.get("baseline_id")
     if not isinstance(baseline, int):
+        baseline = journal_baseline(params.get("journal"))
+    if baseline is None:
         return "cannot_tell"  # without a baseline an older identical message would mislead
     if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
         return "happened"

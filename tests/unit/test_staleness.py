@@ -138,3 +138,12 @@ def test_waiting_for_names_what_the_watcher_checks(outcome: Outcome, expected: s
 )
 def test_target_names(method: str, params: dict[str, Any], observed: Any, name: str) -> None:
     assert target_name(method, params, observed) == name
+
+
+def test_a_send_journal_target_carries_its_sent_box_baseline() -> None:
+    from device.actions.sms_send import BASELINE_KEY, journal_baseline
+
+    target = f"send via com.google.android.apps.messaging {BASELINE_KEY}41"
+    assert journal_baseline({"action": "sms.send", "target": target}) == 41
+    assert journal_baseline({"action": "sms.send", "target": "send via x"}) is None
+    assert journal_baseline(None) is None

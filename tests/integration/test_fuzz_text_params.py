@@ -1,0 +1,122 @@
+"""Hostile text parameters reach the phone as exactly one argv element, and nothing else runs.
+
+One simulated phone (SDK 34) serves the whole module. For each generated value the device
+action runs; the phone's command log (``phone.log.argvs()``, one entry per simple command
+the shell executed) must equal, element for element, the commands the action's recorder
+says it ran (with the redacted stand-ins put back): no quoting slip split a value, and no
+value smuggled in a second command. Invalid values run nothing at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from device.actions import Status, execute
+from device.actions.base import ActionContext
+from device.actions.permission import PACKAGE
+from device.adb import AdbServer as DeviceAdbServer
+from device.connection import Device
+from device.evidence import Recorder, redact
+from device.sim.server import Simulator
+from device.sim.stream_services import default_shell_factory
+
+pytestmark = pytest.mark.integration
+
+TO = "+15551234567"
+FUZZ = settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@pytest.fixture(scope="module")
+def phone(adb_server) -> Iterator[tuple[Simulator, Device]]:
+    sim = Simulator(sdk=34, shell_factory=default_shell_factory)
+    sim.start()
+    try:
+        adb_server.connect(sim)
+        device = Device(sim.serial, DeviceAdbServer(port=adb_server.port))
+        assert device.capabilities is not None  # probed once, as the daemon does
+        yield sim, device
+        device.close()
+    finally:
+        adb_server.adb("disconnect", sim.serial, timeout=10)
+        sim.stop()
+
+
+def run(phone: tuple[Simulator, Device], method: str, params: dict[str, Any]) -> Any:
+    """Run the action on a clean log; (outcome, what the phone ran, what the action ran)."""
+    sim, device = phone
+    sim.phone.log.clear()
+    ctx = ActionContext(recorder=Recorder(device, method), settle_timeout=2.0, poll_interval=0.05)
+    out = execute(method, params, ctx)
+    secrets = {redact(str(v)): str(v) for v in params.values() if isinstance(v, str) and v}
+    ran = [tuple(unredact(a, secrets) for a in c.argv) for c in ctx.recorder.commands]
+    return out, sim.phone.log.argvs(), ran
+
+
+def unredact(element: str, secrets: dict[str, str]) -> str:
+    """``element`` with every redacted stand-in (whole or embedded) replaced by its value."""
+    for stand_in, value in secrets.items():
+        element = element.replace(stand_in, value)
+    return element
+
+
+def one_element(value: str, argvs: list[tuple[str, ...]]) -> int:
+    """How many argv elements anywhere are exactly ``value``."""
+    return sum(a.count(value) for a in argvs)
+
+
+bodies = st.text(min_size=1, max_size=200).filter(lambda s: "\x00" not in s)
+hostile = st.sampled_from(["$(reboot)", "`id`", "a; rm -rf /", "'\"\\", "%s %d", "-e x y", "\n"])
+
+
+@FUZZ
+@given(body=bodies | hostile)
+def test_sms_draft_body_is_one_argv_element_and_nothing_else_runs(phone, body: str) -> None:
+    out, phone_ran, action_ran = run(phone, "sms.draft", {"to": TO, "body": body})
+    assert phone_ran == action_ran
+    # met, or not_met when the hierarchy dump cannot show the text as typed (XML-hostile
+    # control characters): either way the intent carried it as one element, once
+    assert out.status in (Status.MET, Status.NOT_MET), out.message
+    reused = any("already shows this draft" in n for n in out.evidence.notes)
+    assert one_element(body, phone_ran) == (0 if reused else 1)
+
+
+numbers = st.from_regex(r"\+?[0-9]{2,15}", fullmatch=True) | st.text(max_size=20)
+
+
+@FUZZ
+@given(to=numbers)
+def test_sms_draft_number_is_one_argv_element_or_nothing_runs(phone, to: str) -> None:
+    out, phone_ran, action_ran = run(phone, "sms.draft", {"to": to, "body": "hi there"})
+    assert phone_ran == action_ran
+    if out.status is Status.INVALID_PARAMS:
+        assert phone_ran == []
+        return
+    assert out.status is Status.MET, out.message
+    assert sum(1 for a in phone_ran for e in a if e.endswith(f"smsto:{to}")) == 1
+
+
+packages = st.from_regex(PACKAGE, fullmatch=True).filter(lambda p: len(p) < 80) | st.text(
+    max_size=30
+)
+
+
+@FUZZ
+@given(package=packages)
+def test_permission_package_is_one_argv_element_or_nothing_runs(phone, package: str) -> None:
+    params = {"package": package, "permission": "android.permission.CAMERA"}
+    out, phone_ran, action_ran = run(phone, "permission.check", params)
+    assert phone_ran == action_ran
+    if PACKAGE.fullmatch(package) is None:
+        assert out.status is Status.INVALID_PARAMS and phone_ran == []
+        return
+    # a read-only check: `dumpsys package PKG` (an unknown package is invalid_params after it)
+    assert phone_ran == [("dumpsys", "package", package)], out.message
