@@ -284,3 +284,17 @@ def test_app_process_without_jar_aborts(phone: Phone) -> None:
         env={"CLASSPATH": "/data/local/tmp/u2.jar"},
     )
     assert code == 134 and err.startswith("Aborted")
+
+
+def test_dumpsys_window_prints_only_the_section_asked_for() -> None:
+    phone = Phone(sdk=34)
+    phone.ui.locked = True
+    _, policy, _ = run(phone, "dumpsys", "window", "policy")
+    text = policy.decode()
+    assert text.startswith("WINDOW MANAGER POLICY STATE (dumpsys window policy)")
+    assert "showing=true" in text and "WINDOW MANAGER WINDOWS" not in text
+    _, windows, _ = run(phone, "dumpsys", "window", "w")
+    assert windows.decode().startswith("WINDOW MANAGER WINDOWS") and b"POLICY" not in windows
+    _, everything, _ = run(phone, "dumpsys", "window")
+    full = everything.decode()
+    assert full.index("WINDOW MANAGER POLICY STATE") < full.index("WINDOW MANAGER WINDOWS")

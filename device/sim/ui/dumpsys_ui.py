@@ -80,23 +80,40 @@ def _windows_section(io: ToolIO) -> list[str]:
     return lines
 
 
+def _policy_section(io: ToolIO) -> list[str]:
+    return ["WINDOW MANAGER POLICY STATE (dumpsys window policy)", *_keyguard_lines(io)]
+
+
+def _displays_section(io: ToolIO) -> list[str]:
+    w, h = io.phone.ui.size
+    return [
+        "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
+        "  Display: mDisplayId=0 rootTasks=1",
+        f"    init={w}x{h} {io.phone.ui.density}dpi cur={w}x{h} app={w}x{h}",
+        f"    mCurrentFocus={window_token(io.phone.ui.focused_window())}",
+    ]
+
+
+# ``dumpsys window NAME`` prints only that section (WindowManagerService.doDump accepts the
+# long names and the one-letter short forms); without a name every section, the policy
+# state before the windows.
+WINDOW_SECTIONS: dict[str, Callable[[ToolIO], list[str]]] = {
+    "policy": _policy_section,
+    "p": _policy_section,
+    "windows": _windows_section,
+    "w": _windows_section,
+    "displays": _displays_section,
+    "d": _displays_section,
+}
+
+
 def dump_window(io: ToolIO, args: list[str]) -> int:
     with io.phone.lock:
-        lines = _windows_section(io)
-        if not args or args[0] not in ("windows", "displays"):
-            lines += [
-                "",
-                "WINDOW MANAGER POLICY STATE (dumpsys window policy)",
-                *_keyguard_lines(io),
-            ]
-        if args[:1] == ["displays"]:
-            w, h = io.phone.ui.size
-            lines = [
-                "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
-                "  Display: mDisplayId=0 rootTasks=1",
-                f"    init={w}x{h} {io.phone.ui.density}dpi cur={w}x{h} app={w}x{h}",
-                f"    mCurrentFocus={window_token(io.phone.ui.focused_window())}",
-            ]
+        section = WINDOW_SECTIONS.get(args[0]) if args else None
+        if section is not None:
+            lines = section(io)
+        else:
+            lines = [*_policy_section(io), "", *_displays_section(io), "", *_windows_section(io)]
     io.out("\n".join(lines) + "\n")
     return 0
 
