@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/ensure-postgres.sh
-.venv/bin/ruff check daemon device tests scripts
-.venv/bin/ruff format --check daemon device tests scripts
+.venv/bin/ruff check daemon device tests scripts bench
+.venv/bin/ruff format --check daemon device tests scripts bench
 .venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
@@ -16,4 +16,9 @@ if [ "$rc" -eq 5 ]; then
     echo "pytest collected no tests" >&2
     exit 1
 fi
-exit "$rc"
+if [ "$rc" -ne 0 ]; then
+    exit "$rc"
+fi
+# The short benchmark run (bench/README.md): every section must still work end to end.
+bench_out=$(mktemp -d)
+.venv/bin/python bench/run.py --short --out "$bench_out"

@@ -1,0 +1,1 @@
+"""phoned's benchmark suite: ``python bench/run.py [--short] [--out DIR] [--only SECTION]``."""

@@ -1,0 +1,38 @@
+"""Sample counts of a full run (the issue's figures) and of ``--short`` (CI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    """How much each section measures."""
+
+    short: bool
+    sdk: int = 34
+    shell_runs: int = 200  # round trips per shell series
+    method_runs: int = 20  # calls per method and implementation
+    latency_runs: int = 50  # dnd.set tasks submitted to the daemon
+    idle_s: float = 60.0  # idle CPU/RSS window
+    snapshot_runs: int = 30
+    claim_tasks: int = 2000
+    claim_procs: tuple[int, ...] = (1, 4)
+    claim_cycle: bool = True  # also claim+start+complete
+    pg_tasks: int = 2000
+    pg_claimers: tuple[int, ...] = (1, 4, 50)
+
+
+FULL = Config(short=False)
+SHORT = Config(
+    short=True,
+    shell_runs=30,
+    method_runs=3,
+    latency_runs=10,
+    idle_s=5.0,
+    snapshot_runs=5,
+    claim_tasks=300,
+    claim_cycle=False,
+    pg_tasks=200,
+    pg_claimers=(4,),
+)

@@ -1,0 +1,98 @@
+"""A private adb server and simulated phones for one benchmark run.
+
+Every server is on a free loopback port (never adb's default 5037) and is stopped when the
+``with`` block ends, whatever happens inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import adbutils
+
+from device.adb import AdbServer
+from device.connection import Device
+from device.sim.server import Simulator
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (loopback)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class AdbEnv:
+    """A running private adb server: its port, binary and the environment that selects it."""
+
+    port: int
+    adb: str
+    env: dict[str, str]
+
+    def cmd(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``adb -P PORT ARGS`` (output captured as text)."""
+        return subprocess.run(
+            [self.adb, "-P", str(self.port), *args], env=self.env, capture_output=True, text=True
+        )
+
+
+@contextmanager
+def adb_server() -> Iterator[AdbEnv]:
+    """Start ``adb -P <free port> start-server``; ``kill-server`` on exit."""
+    port = free_port()
+    env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(port))
+    adb = AdbEnv(port, adbutils.adb_path(), env)
+    started = adb.cmd("start-server")
+    if started.returncode != 0:
+        raise RuntimeError(f"adb start-server failed: {started.stderr.strip()}")
+    try:
+        yield adb
+    finally:
+        adb.cmd("kill-server")
+
+
+def wait_online(adb: AdbEnv, serial: str, timeout: float = 15.0) -> None:
+    """Return once ``adb devices`` lists ``serial`` as ``device``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if f"{serial}\tdevice" in adb.cmd("devices").stdout:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{serial} never came online in adb")
+
+
+@dataclass(frozen=True)
+class SimPhone:
+    """An in-process simulated phone connected to the private adb server."""
+
+    sim: Simulator
+    adb: AdbEnv
+    device: Device
+
+    @property
+    def serial(self) -> str:
+        return self.sim.serial
+
+
+@contextmanager
+def sim_phone(adb: AdbEnv, sdk: int = 34) -> Iterator[SimPhone]:
+    """A simulator at ``sdk``, connected and online, with phoned's ``Device`` warmed up
+    (identity and capabilities are probed once per connection, outside any measurement)."""
+    with Simulator(sdk=sdk) as sim:
+        connected = adb.cmd("connect", sim.serial)
+        if connected.returncode != 0:
+            raise RuntimeError(f"adb connect failed: {connected.stderr.strip()}")
+        try:
+            wait_online(adb, sim.serial)
+            device = Device(sim.serial, AdbServer(port=adb.port))
+            device.capabilities, device.identity  # noqa: B018 - warm the per-connection caches
+            yield SimPhone(sim, adb, device)
+        finally:
+            adb.cmd("disconnect", sim.serial)

@@ -1,0 +1,77 @@
+"""Claims per second: SQLite with 1 and 4 processes sharing one file
+(scripts/bench_claims.py) and PostgreSQL with up to 50 claimers and claim latency
+(scripts/bench_claims_pg.py, throwaway durable server from tests/postgres_server.py)."""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+from typing import Any
+
+from bench.config import Config
+from bench.sections import Section, row, section
+
+TITLE = "claims per second"
+
+
+def sqlite_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows and raw figures for each process count (and mode) on SQLite."""
+    from scripts.bench_claims import run as claim_run
+
+    rows, data = [], []
+    modes = (False, True) if cfg.claim_cycle else (False,)
+    for procs in cfg.claim_procs:
+        for cycle in modes:
+            rate, per_proc = claim_run(cfg.claim_tasks, procs, cycle)
+            mode = "claim+start+complete" if cycle else "claim"
+            label = f"SQLite {sqlite3.sqlite_version}, {procs} process(es), {mode}"
+            rows.append(row(label, value=f"{rate:.0f} /s", note=f"per process {per_proc}"))
+            data.append({"procs": procs, "mode": mode, "per_second": round(rate, 1),
+                         "per_process": per_proc, "tasks": cfg.claim_tasks})  # fmt: skip
+    return rows, data
+
+
+def postgres_skip_reason() -> str | None:
+    """Why a throwaway PostgreSQL cannot start here, or None."""
+    try:
+        # bench_claims_pg puts tests/ on sys.path, so postgres_server imports after it.
+        importlib.import_module("scripts.bench_claims_pg")
+        helper = importlib.import_module("postgres_server")
+    except ImportError as exc:  # psycopg or the helper missing
+        return f"cannot import scripts/bench_claims_pg.py ({exc})"
+    reason: str | None = helper.skip_reason()
+    return reason
+
+
+def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | str]:
+    """Rows and raw figures per claimer count, or one 'not available' row and its reason."""
+    reason = postgres_skip_reason()
+    if reason is not None:
+        text = f"not available: {reason}"
+        return [row("PostgreSQL", value=text)], text
+    from scripts.bench_claims_pg import PostgresServer, _schema_url, run
+
+    rows, data = [], []
+    server = PostgresServer.start(durable=True)
+    try:
+        for claimers in cfg.pg_claimers:
+            rate, p50, p99, busy = run(_schema_url(server, None), cfg.pg_tasks, claimers)
+            rows.append(
+                row(
+                    f"PostgreSQL (fsync on), {claimers} claimers",
+                    value=f"{rate:.0f} /s",
+                    note=f"claim p50 {p50:.2f} ms, p99 {p99:.2f} ms; {busy} got work",
+                )
+            )
+            data.append({"claimers": claimers, "per_second": round(rate, 1), "p50_ms": round(p50, 3),
+                         "p99_ms": round(p99, 3), "busy": busy, "tasks": cfg.pg_tasks})  # fmt: skip
+    finally:
+        server.stop()
+    return rows, data
+
+
+def run(cfg: Config) -> Section:
+    """SQLite always; PostgreSQL when a throwaway server can start."""
+    lite_rows, lite = sqlite_rows(cfg)
+    pg_rows, pg = postgres_rows(cfg)
+    return section(TITLE, lite_rows + pg_rows, data={"sqlite": lite, "postgres": pg})
