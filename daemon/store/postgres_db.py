@@ -24,13 +24,12 @@ import psycopg
 from psycopg.rows import dict_row
 
 from daemon.lifecycle.errors import (
-    GuardError,
     IllegalTransition,
     LifecycleError,
     StoreUnavailable,
 )
 from daemon.store.postgres_migrations import migrate
-from daemon.store.rows import Row, task_event_row, workflow_event_row
+from daemon.store.rows import Row
 from daemon.store.sqlfile import parse_blocks
 
 DEFAULT_STATEMENT_TIMEOUT_S = 10.0
@@ -185,24 +184,6 @@ class PostgresDatabase:
             return self._conn.execute(self._sql[name], params)
         except psycopg.Error as exc:
             translate(exc, name)
-
-    def write_task(self, before: Row, after: Row, *, decision: bool | None = None) -> None:
-        """Write ``after`` guarded by ``before`` and append its event in the same transaction."""
-        guard = {
-            "expect_state": before["state"],
-            "expect_version": before["state_version"],
-            "expect_owner": before["lease_owner"],
-            "expect_attempt": before["attempt"],
-            "expect_revision": before["revision"],
-        }
-        if self.run("write_task", **after, **guard) != 1:
-            raise GuardError(f"task {before['id']} changed underneath the update")
-        if after["state_version"] != before["state_version"]:
-            self.run("insert_event", **task_event_row(after, decision=decision))
-
-    def announce_workflow(self, wf: Row, reason: str | None, decision: bool) -> None:
-        """Append the outbox event of a workflow's new state."""
-        self.run("insert_event", **workflow_event_row(wf, reason, decision))
 
     def listen(self) -> None:
         """Subscribe this connection to ``phoned_work`` (done at open, redone on reconnect)."""

@@ -10,11 +10,12 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from daemon.store.rows import Row
+from daemon.lifecycle.errors import GuardError
+from daemon.store.rows import Row, task_event_row, workflow_event_row
 
 
 class SqlDatabase(Protocol):
-    """Named queries inside explicit transactions, with guarded task writes."""
+    """Named queries inside explicit transactions."""
 
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction: commits on success, rolls back on any exception."""
@@ -32,14 +33,30 @@ class SqlDatabase(Protocol):
         """Execute named statement ``name``; the number of rows changed."""
         ...
 
-    def write_task(self, before: Row, after: Row, *, decision: bool | None = None) -> None:
-        """Write ``after`` guarded by ``before`` and append its event (``GuardError``)."""
-        ...
-
-    def announce_workflow(self, wf: Row, reason: str | None, decision: bool) -> None:
-        """Append the outbox event of a workflow's new state."""
-        ...
-
     def close(self) -> None:
         """Release the connection."""
         ...
+
+
+def write_task(db: SqlDatabase, before: Row, after: Row, *, decision: bool | None = None) -> None:
+    """Write ``after`` guarded by ``before`` and append its event, in the caller's transaction.
+
+    The guard repeats every field the rules checked (state, version, owner, attempt,
+    revision): a row that changed underneath raises ``GuardError``.
+    """
+    guard = {
+        "expect_state": before["state"],
+        "expect_version": before["state_version"],
+        "expect_owner": before["lease_owner"],
+        "expect_attempt": before["attempt"],
+        "expect_revision": before["revision"],
+    }
+    if db.run("write_task", **after, **guard) != 1:
+        raise GuardError(f"task {before['id']} changed underneath the update")
+    if after["state_version"] != before["state_version"]:
+        db.run("insert_event", **task_event_row(after, decision=decision))
+
+
+def announce_workflow(db: SqlDatabase, wf: Row, reason: str | None, decision: bool) -> None:
+    """Append the outbox event of a workflow's new state."""
+    db.run("insert_event", **workflow_event_row(wf, reason, decision))

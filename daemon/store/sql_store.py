@@ -49,7 +49,7 @@ from daemon.store.rows import (
     task_record,
     workflow_record,
 )
-from daemon.store.sql_database import SqlDatabase
+from daemon.store.sql_database import SqlDatabase, write_task
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
 
 
@@ -70,7 +70,7 @@ class SqlStore:
     def _write(
         self, before: Row, after: Row, now: float, *, decision: bool | None = None
     ) -> TaskRecord:
-        self.db.write_task(before, after, decision=decision)
+        write_task(self.db, before, after, decision=decision)
         after_step_write(self.db, after, now)
         return task_record(self._row(after["id"]))
 

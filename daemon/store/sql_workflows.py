@@ -15,7 +15,7 @@ from daemon.lifecycle.records import StopSummary
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
 from daemon.store import rules
 from daemon.store.rows import Row, new_task_row, summary_json, task_event_row
-from daemon.store.sql_database import SqlDatabase
+from daemon.store.sql_database import SqlDatabase, announce_workflow, write_task
 
 _ENDED_BADLY = {TaskState.FAILED.value, TaskState.STOPPED.value}
 
@@ -76,7 +76,7 @@ def _halt(db: SqlDatabase, failed: Row, now: float) -> None:
             continue
         summary = summary_json_not_run(step)
         after = rules.stop(step, FailureReason.WORKFLOW_HALTED, message, now, summary)
-        db.write_task(step, after)
+        write_task(db, step, after)
     _finish(db, failed, "halted", reason, now, decision=True)
 
 
@@ -99,4 +99,4 @@ def _finish(
     if changed:
         wf = db.one("workflow_by_id", id=step["workflow_id"])
         assert wf is not None
-        db.announce_workflow(wf, reason, decision)
+        announce_workflow(db, wf, reason, decision)

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from daemon.lifecycle.errors import GuardError, StoreUnavailable
-from daemon.store.rows import Row, task_event_row, workflow_event_row
+from daemon.lifecycle.errors import StoreUnavailable
+from daemon.store.rows import Row
 from daemon.store.sqlfile import queries, script
 
 SCHEMA_VERSION = 1
@@ -112,21 +112,3 @@ class Database:
             return self._conn.execute(self._sql[name], params)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"{name}: {exc}") from exc
-
-    def write_task(self, before: Row, after: Row, *, decision: bool | None = None) -> None:
-        """Write ``after`` guarded by ``before`` and append its event in the same transaction."""
-        guard = {
-            "expect_state": before["state"],
-            "expect_version": before["state_version"],
-            "expect_owner": before["lease_owner"],
-            "expect_attempt": before["attempt"],
-            "expect_revision": before["revision"],
-        }
-        if self.run("write_task", **after, **guard) != 1:
-            raise GuardError(f"task {before['id']} changed underneath the update")
-        if after["state_version"] != before["state_version"]:
-            self.run("insert_event", **task_event_row(after, decision=decision))
-
-    def announce_workflow(self, wf: Row, reason: str | None, decision: bool) -> None:
-        """Append the outbox event of a workflow's new state."""
-        self.run("insert_event", **workflow_event_row(wf, reason, decision))
