@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/ensure-postgres.sh
+scripts/ensure-chromium.sh
 .venv/bin/ruff check daemon device tests scripts bench
 .venv/bin/ruff format --check daemon device tests scripts bench
 .venv/bin/mypy

@@ -103,7 +103,7 @@ def workflow(workflow_id: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
 def events(
     plane: PlaneDep,
     principal: Caller,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
     wait: Annotated[float, Query(ge=0, le=60)] = 0.0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:

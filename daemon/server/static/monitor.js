@@ -1,0 +1,356 @@
+// The phoned live monitor: reads the control plane's /v1 endpoints with a reader token.
+//
+// Every text from the server is put in the page as a text node or textContent (never parsed
+// as markup), so a hostile SMS body or task id renders as text. The token lives in
+// sessionStorage only and is sent only in the Authorization header of same-origin requests;
+// it is never shown or logged. Screenshots are fetched with the token as blobs and shown through blob: URLs.
+"use strict";
+
+const TOKEN_KEY = "phoned.monitor.token";
+const WAIT_S = 25; // long-poll on /v1/events
+const RETRY_MS = 2000; // after a failed request
+const ARTIFACT_PATH = /^\/v1\/tasks\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/artifacts\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})$/;
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const STATE_ORDER = ["queued", "dispatched", "running", "waiting", "approval", "permission",
+  "completed", "failed", "stopped"];
+
+const monitor = {
+  session: 0, // bumped at sign-in and sign-out: stale loops and answers stop
+  cursor: 0,
+  refreshing: null,
+  again: false,
+  blobs: new Map(), // artifact path -> blob: URL (or null when not an image)
+  rendered: 0, // how many refreshes have completed (tests and humans can watch it)
+};
+
+// ---- DOM helpers --------------------------------------------------------------------
+
+/** An element with attributes (set as properties or data-*) and children (text is text). */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined) continue;
+    if (key.startsWith("data-")) node.setAttribute(key, String(value));
+    else if (key === "class") node.className = String(value);
+    else node[key] = value;
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function $(id) {
+  return document.getElementById(id);
+}
+
+function text(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function when(seconds) {
+  if (typeof seconds !== "number") return "";
+  return new Date(seconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+function setStatus(message, kind) {
+  const node = $("status");
+  node.textContent = message;
+  node.dataset.kind = kind || "ok";
+}
+
+// ---- the API ------------------------------------------------------------------------
+
+class AuthError extends Error {}
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** GET a same-origin /v1 path with the token; JSON (or a Response with raw=true). */
+async function api(path, raw) {
+  const answer = await fetch(path, {
+    headers: { Authorization: "Bearer " + token() },
+    cache: "no-store",
+    credentials: "omit",
+    referrerPolicy: "no-referrer",
+  });
+  if (answer.status === 401 || answer.status === 403) {
+    throw new AuthError(answer.status === 401 ? "the token was refused" : "this token may not read");
+  }
+  if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
+  return raw ? answer : answer.json();
+}
+
+// ---- tables -------------------------------------------------------------------------
+
+function renderByState(queue) {
+  const rows = STATE_ORDER.filter((s) => s in queue).concat(
+    Object.keys(queue).filter((s) => !STATE_ORDER.includes(s)));
+  $("by-state").tBodies[0].replaceChildren(...rows.map((state) =>
+    el("tr", { "data-state": state }, el("td", {}, state), el("td", { class: "num" }, queue[state]))));
+}
+
+function renderByDevice(tasks) {
+  const counts = new Map();
+  for (const task of tasks) {
+    const device = task.device || "(any)";
+    if (!counts.has(device)) counts.set(device, {});
+    const row = counts.get(device);
+    row[task.state] = (row[task.state] || 0) + 1;
+  }
+  const states = STATE_ORDER.filter((s) => [...counts.values()].some((row) => row[s]));
+  const table = $("by-device");
+  table.tHead.replaceChildren(el("tr", {}, el("th", {}, "device"), states.map((s) => el("th", {}, s)),
+    el("th", {}, "total")));
+  table.tBodies[0].replaceChildren(...[...counts.entries()].sort().map(([device, row]) =>
+    el("tr", { "data-device": device }, el("td", {}, device),
+      states.map((s) => el("td", { class: "num", "data-state": s }, row[s] || 0)),
+      el("td", { class: "num total" }, Object.values(row).reduce((a, b) => a + b, 0)))));
+}
+
+function renderTasks(tasks) {
+  const selected = selectedTask();
+  const rows = [...tasks].sort((a, b) => b.updated_at - a.updated_at).map((task) => {
+    const link = el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id);
+    return el("tr", { "data-task-id": task.id, class: task.id === selected ? "selected" : "" },
+      el("td", {}, link), el("td", {}, task.method), el("td", {}, task.device || ""),
+      el("td", {}, task.conversation_id), el("td", { class: "state " + task.state }, task.state),
+      el("td", { class: "num" }, `${task.attempt}/${task.max_attempts}`),
+      el("td", {}, when(task.updated_at)));
+  });
+  $("task-table").tBodies[0].replaceChildren(...rows);
+}
+
+// ---- workflows ----------------------------------------------------------------------
+
+async function renderWorkflows(tasks) {
+  const ids = [...new Set(tasks.map((t) => t.workflow_id).filter(Boolean))];
+  const flows = await Promise.all(ids.map((id) => api("/v1/workflows/" + encodeURIComponent(id))));
+  $("no-workflows").hidden = flows.length > 0;
+  $("workflow-list").replaceChildren(...flows.map(workflowCard));
+}
+
+function workflowCard(flow) {
+  const record = flow.workflow;
+  const steps = [...flow.tasks].sort((a, b) => (a.step_index ?? 0) - (b.step_index ?? 0));
+  return el("div", { class: "card workflow", "data-workflow-id": record.id },
+    el("h3", {}, record.name || record.id, " ", el("span", { class: "state " + record.state }, record.state)),
+    el("p", { class: "muted" }, `${record.id} on ${record.device || "(any)"} · conversation ${record.conversation_id}`,
+      record.halted_reason ? ` · halted: ${record.halted_reason}` : ""),
+    el("ol", { class: "steps" }, steps.map((step) =>
+      el("li", { "data-step-id": step.step_id || "", "data-task-id": step.id },
+        el("a", { href: "#task=" + encodeURIComponent(step.id) }, step.step_id || step.method), " ",
+        el("span", { class: "method" }, step.method), " ",
+        el("span", { class: "state " + step.state }, step.state)))));
+}
+
+// ---- approvals ----------------------------------------------------------------------
+
+/** The preview an approval shows: the latest outcome evidence of the attempt that asked. */
+function previewOf(status) {
+  const docs = status.evidence.filter((doc) => doc.body && doc.body.detail && doc.body.detail.preview);
+  const last = docs[docs.length - 1];
+  return last ? last.body.detail.preview : null;
+}
+
+async function renderApprovals(tasks) {
+  const pending = tasks.filter((t) => t.state === "approval");
+  const statuses = await Promise.all(pending.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
+  $("no-approvals").hidden = statuses.length > 0;
+  $("approval-list").replaceChildren(...statuses.map(approvalCard));
+}
+
+function approvalCard(status) {
+  const task = status.task;
+  const preview = previewOf(status) || {};
+  const data = preview.data || {};
+  const field = (name, value, cls) =>
+    el("tr", {}, el("th", {}, name), el("td", { class: cls || "" }, text(value)));
+  return el("div", { class: "card approval", "data-task-id": task.id },
+    el("h3", {}, el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id), " ", task.method),
+    el("table", {},
+      field("effect", preview.effect, "preview-effect"),
+      field("target", preview.target, "preview-target"),
+      field("text", data.text, "preview-text"),
+      field("app", data.app, "preview-app"),
+      field("snapshot digest", preview.snapshot_digest, "preview-snapshot digest"),
+      field("approval digest", task.approval_digest, "digest"),
+      field("conversation", task.conversation_id),
+      field("revision", task.revision),
+      field("decide before", when(task.approval_deadline))));
+}
+
+// ---- the selected task ----------------------------------------------------------------
+
+function selectedTask() {
+  const match = /^#task=(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+async function renderDetail() {
+  const id = selectedTask();
+  $("detail").hidden = !id;
+  if (!id) return;
+  const status = await api("/v1/tasks/" + encodeURIComponent(id));
+  const task = status.task;
+  $("detail-id").textContent = task.id;
+  const failure = task.failure ? ` · ${task.failure.reason}: ${task.failure.message}` : "";
+  $("detail-summary").textContent = `${task.method} on ${task.device || "(any)"} · ${task.state}` +
+    ` · attempt ${task.attempt}/${task.max_attempts} · observed ${task.observed_target || "-"}${failure}`;
+  $("transitions").tBodies[0].replaceChildren(...status.events.map((e) =>
+    el("tr", { "data-cursor": e.cursor }, el("td", { class: "num" }, e.cursor),
+      el("td", { class: "state " + e.state }, e.state), el("td", { class: "num" }, e.state_version),
+      el("td", { class: "num" }, e.attempt), el("td", {}, e.reason || ""), el("td", {}, when(e.ts)))));
+  const cards = await Promise.all(status.evidence.map((doc) => evidenceCard(task.id, doc)));
+  $("evidence").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted" }, "none")]));
+}
+
+function artifactsOf(body) {
+  if (!body || typeof body !== "object") return {};
+  const inner = body.evidence && typeof body.evidence === "object" ? body.evidence : body;
+  return inner.artifacts && typeof inner.artifacts === "object" ? inner.artifacts : {};
+}
+
+async function evidenceCard(taskId, doc) {
+  const body = doc.body || {};
+  const target = (body.evidence && body.evidence.target) || body.target || {};
+  const artifacts = await Promise.all(Object.entries(artifactsOf(body)).map(
+    ([name, value]) => artifactNode(taskId, name, text(value))));
+  return el("div", { class: "card evidence", "data-ref": doc.ref },
+    el("h4", {}, doc.kind, " ", el("code", {}, doc.ref), ` · attempt ${doc.attempt} · ${when(doc.created_at)}`),
+    body.status ? el("p", {}, "status ", el("b", {}, text(body.status)), body.message ? " · " + text(body.message) : "") : null,
+    target.expected !== undefined || target.observed !== undefined
+      ? el("p", {}, `expected ${text(target.expected)} · observed ${text(target.observed)}`) : null,
+    el("div", { class: "artifacts" }, artifacts));
+}
+
+/** A screenshot as an image, another artifact as its name; only this task's artifacts load. */
+async function artifactNode(taskId, name, value) {
+  const match = ARTIFACT_PATH.exec(value);
+  if (!match || match[1] !== taskId) {
+    return el("p", { class: "artifact muted" }, `${name}: ${value} (not on this server)`);
+  }
+  if (!monitor.blobs.has(value)) {
+    const blob = await (await api(value, true)).blob();
+    monitor.blobs.set(value, IMAGE_TYPES.has(blob.type) ? URL.createObjectURL(blob) : null);
+  }
+  const url = monitor.blobs.get(value);
+  if (url === null) return el("p", { class: "artifact" }, `${name} (${match[2]})`);
+  return el("figure", { class: "artifact" },
+    el("img", { src: url, alt: name, class: "screenshot", "data-artifact": name }),
+    el("figcaption", {}, name));
+}
+
+// ---- refresh and the live loop --------------------------------------------------------
+
+async function refreshOnce() {
+  const [queue, list] = await Promise.all([api("/v1/queue"), api("/v1/tasks?limit=1000")]);
+  renderByState(queue.queue);
+  renderByDevice(list.tasks);
+  renderTasks(list.tasks);
+  await Promise.all([renderWorkflows(list.tasks), renderApprovals(list.tasks), renderDetail()]);
+  monitor.rendered += 1;
+  document.body.dataset.rendered = String(monitor.rendered);
+}
+
+/** Refresh now, or once more right after the refresh that is running. */
+function refresh() {
+  if (monitor.refreshing) {
+    monitor.again = true;
+    return monitor.refreshing;
+  }
+  const session = monitor.session;
+  monitor.refreshing = (async () => {
+    try {
+      do {
+        monitor.again = false;
+        await refreshOnce();
+      } while (monitor.again && session === monitor.session);
+      setStatus("live · updated " + new Date().toLocaleTimeString(), "ok");
+    } catch (error) {
+      failed(error);
+    } finally {
+      monitor.refreshing = null;
+    }
+  })();
+  return monitor.refreshing;
+}
+
+function failed(error) {
+  if (error instanceof AuthError) {
+    signOut(error.message);
+  } else {
+    setStatus("disconnected, retrying: " + error.message, "error");
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Move the cursor to the newest event, then long-poll and refresh on every batch. */
+async function follow(session) {
+  while (session === monitor.session) {
+    try {
+      const batch = await api(`/v1/events?after=${monitor.cursor}&limit=1000&wait=0`);
+      monitor.cursor = batch.cursor;
+      if (batch.events.length < 1000) break;
+    } catch (error) {
+      failed(error);
+      await sleep(RETRY_MS);
+    }
+  }
+  while (session === monitor.session) {
+    try {
+      const batch = await api(`/v1/events?after=${monitor.cursor}&wait=${WAIT_S}`);
+      if (session !== monitor.session) return;
+      monitor.cursor = batch.cursor;
+      if (batch.events.length) await refresh();
+    } catch (error) {
+      failed(error);
+      await sleep(RETRY_MS);
+    }
+  }
+}
+
+// ---- sign in and out ------------------------------------------------------------------
+
+function showBoard(on) {
+  $("signin").hidden = on;
+  $("board").hidden = !on;
+  $("signout").hidden = !on;
+}
+
+function start() {
+  monitor.session += 1;
+  monitor.cursor = 0;
+  showBoard(true);
+  setStatus("loading…", "ok");
+  const session = monitor.session;
+  refresh().then(() => follow(session));
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  monitor.session += 1;
+  for (const url of monitor.blobs.values()) if (url) URL.revokeObjectURL(url);
+  monitor.blobs.clear();
+  showBoard(false);
+  setStatus(message || "signed out", message ? "error" : "ok");
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("signin").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("token");
+    const value = input.value.trim();
+    input.value = "";
+    if (!value) return;
+    sessionStorage.setItem(TOKEN_KEY, value);
+    start();
+  });
+  $("signout").addEventListener("click", () => signOut());
+  window.addEventListener("hashchange", () => { if (token()) refresh(); });
+  if (token()) start();
+});

@@ -1,0 +1,326 @@
+"""The monitor page in a real headless Chromium, over a real ``phoned serve`` and daemon.
+
+A simulated phone (SDK 34) behind the private adb server, ``phoned serve`` over a fresh
+SQLite queue, and ``phoned run --queue http://…`` with a daemon token for that phone. A
+planner submits a workflow (DND priority, then a screen snapshot whose screenshot the
+daemon uploads) and an ``sms.send`` whose body is an XSS payload, which pauses in
+``approval`` with its preview. Chromium (CDP over a websocket, ``cdp_client``) opens
+``/monitor``, signs in with a viewer token through the form, and the test reads the DOM:
+counts by state and by device, the task table, the workflow's steps in order, the
+transitions of the snapshot task, the pending approval with the hostile body shown as
+text (no element created, no script run), a screenshot ``<img>`` that decoded, and a task
+submitted after the page loaded appearing without a reload. A PNG of the page is saved
+in the test's tmp dir.
+
+Without ``/usr/bin/chromium`` (``scripts/ensure-chromium.sh`` installs it) the test skips
+locally and fails under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from cdp_client import CHROMIUM, Chromium, Page
+
+from daemon.server.auth import Role, make_token
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+HOSTILE = (
+    '<img src=x onerror="document.body.dataset.pwned=1">'
+    "<script>document.body.dataset.pwned=2</script> & </td> see you at 8"
+)
+TERMINAL = ("completed", "failed", "stopped")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Stack:
+    """The running plane and daemon, and how to call the plane."""
+
+    url: str
+    serial: str
+    tokens: dict[str, str]
+    logs: list[Path]
+
+    def client(self, role: str) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=10)
+
+    def wait_state(
+        self, task_id: str, states: tuple[str, ...], timeout: float = 60
+    ) -> dict[str, Any]:
+        """The task once it is in one of ``states``."""
+        deadline = time.monotonic() + timeout
+        with self.client("viewer") as viewer:
+            while time.monotonic() < deadline:
+                task: dict[str, Any] = viewer.get(f"/v1/tasks/{task_id}").json()["task"]
+                if task["state"] in states:
+                    return task
+                time.sleep(0.2)
+        tails = "\n".join(f"--- {p.name}\n{p.read_text()[-2000:]}" for p in self.logs)
+        raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{tails}")
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(args, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def write_tokens(path: Path, serial: str) -> dict[str, str]:
+    tokens, entries = {}, []
+    for role, devices in (("planner", ()), ("viewer", ()), ("daemon", (serial,))):
+        token, entry = make_token(Role(role), devices, name=f"monitor-{role}")
+        tokens[role] = token
+        entries.extend(yaml.safe_load(entry))
+    path.write_text(yaml.safe_dump({"tokens": entries}))
+    return tokens
+
+
+def wait_http(url: str, log: Path, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[Chromium]:
+    if not os.access(CHROMIUM, os.X_OK):
+        reason = f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (as root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    browser = Chromium.start(tmp_path)
+    try:
+        yield browser
+    finally:
+        browser.stop()
+
+
+@pytest.fixture
+def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
+    sim = sim_factory(sdk=34)
+    tokens = write_tokens(tmp_path / "tokens.yaml", sim.serial)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**adb_server.env, "PHONED_SWEEP_INTERVAL": "30"}
+    logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
+    procs = []
+    try:
+        procs.append(spawn([sys.executable, "-m", "daemon.commands.serve",
+                            "--queue", f"sqlite:///{tmp_path / 'queue.db'}", "--host", "127.0.0.1",
+                            "--port", str(port), "--tokens", str(tmp_path / "tokens.yaml"),
+                            "--state-dir", str(tmp_path / "serve")], env, logs[0]))  # fmt: skip
+        wait_http(f"{url}/openapi.json", logs[0])
+        daemon_env = {**env, "PHONED_TOKEN": tokens["daemon"], "PHONED_CONFIG": "/dev/null",
+                      "PHONED_STATE_DIR": str(tmp_path / "daemon"), "PHONED_DAEMON_ID": "monitor-d1",
+                      "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db")}  # fmt: skip
+        procs.append(spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
+                            "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
+        yield Stack(url, sim.serial, tokens, logs)
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+
+
+@dataclass
+class Submitted:
+    workflow_id: str
+    steps: list[str]  # task ids in step order
+    snapshot_id: str
+    approval_id: str
+
+
+def submit_work(stack: Stack) -> Submitted:
+    """A two-step workflow (DND, then a snapshot) and an ``sms.send`` awaiting approval."""
+    flow = {"conversation_id": "conv-evening", "device": stack.serial, "workflow_name": "evening",
+            "steps": [{"step_id": "s1-dnd", "method": "dnd.set", "params": {"mode": "priority"},
+                       "completion_target": "dnd.priority"},
+                      {"step_id": "s2-look", "method": "screen.snapshot", "params": {}}]}  # fmt: skip
+    sms = {"conversation_id": "conv-sms", "device": stack.serial, "method": "sms.send",
+           "params": {"to": "+15551234567", "body": HOSTILE}}  # fmt: skip
+    with stack.client("planner") as planner:
+        answer = planner.post("/v1/workflows", json=flow)
+        assert answer.status_code in (200, 201), answer.text
+        workflow_id = answer.json()["workflow_id"]
+        steps = planner.get(f"/v1/workflows/{workflow_id}").json()["tasks"]
+        answer = planner.post("/v1/tasks", json=sms)
+        assert answer.status_code in (200, 201), answer.text
+        approval_id = answer.json()["task"]["id"]
+    ids = [t["id"] for t in sorted(steps, key=lambda t: t["step_index"])]
+    for task_id in ids:
+        assert stack.wait_state(task_id, TERMINAL)["state"] == "completed"
+    stack.wait_state(approval_id, ("approval",))
+    return Submitted(workflow_id, ids, ids[1], approval_id)
+
+
+def preview_of(stack: Stack, task_id: str) -> dict[str, Any]:
+    """The preview the daemon reported (in its outcome evidence), read through the API."""
+    with stack.client("viewer") as viewer:
+        evidence = viewer.get(f"/v1/tasks/{task_id}").json()["evidence"]
+    previews = [
+        d["body"]["detail"]["preview"] for d in evidence if "preview" in d["body"].get("detail", {})
+    ]
+    assert previews and previews[-1]["data"]["text"] == HOSTILE
+    return dict(previews[-1])
+
+
+def sign_in(page: Page, url: str, token: str) -> None:
+    """Open the page and sign in through its form, as a person would."""
+    page.call("Page.enable")
+    page.call("Page.navigate", url=url)
+    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
+    page.evaluate(
+        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
+        " document.getElementById('signin').requestSubmit(); return true; })()"
+    )
+
+
+def texts(page: Page, selector: str) -> list[str]:
+    return list(
+        page.evaluate(
+            f"[...document.querySelectorAll({json.dumps(selector)})].map(n => n.textContent.trim())"
+        )
+    )
+
+
+def test_the_monitor_shows_live_tasks_workflow_approval_and_screenshot(
+    stack: Stack, chromium: Chromium, tmp_path: Path
+) -> None:
+    work = submit_work(stack)
+    page = chromium.page()
+    sign_in(page, f"{stack.url}/monitor#task={work.snapshot_id}", stack.tokens["viewer"])
+    ready = (
+        "document.body.dataset.rendered >= 1"
+        " && document.querySelectorAll('#approval-list .approval').length === 1"
+        " && document.querySelectorAll('#transitions tbody tr').length >= 4"
+        " && [...document.querySelectorAll('img.screenshot')].some(i => i.complete && i.naturalWidth > 0)"
+    )
+    page.wait_for(ready, timeout=30)
+
+    # counts by state (the queue endpoint) and by device
+    by_state = dict(
+        zip(texts(page, "#by-state td:first-child"), texts(page, "#by-state td.num"), strict=True)
+    )
+    assert (
+        by_state["completed"] == "2" and by_state["approval"] == "1" and by_state["queued"] == "0"
+    )
+    device_row = f"#by-device tr[data-device={json.dumps(stack.serial)}]"
+    assert texts(page, f"{device_row} td[data-state=completed]") == ["2"]
+    assert texts(page, f"{device_row} td[data-state=approval]") == ["1"]
+    assert texts(page, f"{device_row} td.total") == ["3"]
+
+    # the task table: one row per task with method, device, conversation, state, attempt
+    rows = page.evaluate(
+        "[...document.querySelectorAll('#task-table tbody tr')].map(r =>"
+        " [...r.cells].map(c => c.textContent))"
+    )
+    by_id = {row[0]: row for row in rows}
+    assert set(by_id) == {*work.steps, work.approval_id}
+    assert by_id[work.approval_id][1:5] == ["sms.send", stack.serial, "conv-sms", "approval"]
+    assert re.fullmatch(r"1/\d+", by_id[work.approval_id][5])
+    assert by_id[work.snapshot_id][1:5] == [
+        "screen.snapshot",
+        stack.serial,
+        "conv-evening",
+        "completed",
+    ]
+
+    # the workflow's steps in order, with their states
+    flow = f"#workflow-list [data-workflow-id={json.dumps(work.workflow_id)}]"
+    assert texts(page, f"{flow} li a") == ["s1-dnd", "s2-look"]
+    assert texts(page, f"{flow} li .state") == ["completed", "completed"]
+    assert (
+        page.evaluate(f"[...document.querySelectorAll('{flow} li')].map(li => li.dataset.taskId)")
+        == work.steps
+    )
+
+    # the selected task's transitions, in order
+    assert texts(page, "#transitions tbody td.state") == [
+        "queued",
+        "dispatched",
+        "running",
+        "completed",
+    ]
+
+    # the pending approval: the preview with the hostile body as text, nothing executed
+    card = f"#approval-list [data-task-id={json.dumps(work.approval_id)}]"
+    assert texts(page, f"{card} .preview-effect") == ["sms.send"]
+    assert texts(page, f"{card} .preview-target") == ["+15551234567"]
+    assert page.evaluate(f"document.querySelector('{card} .preview-text').textContent") == HOSTILE
+    shown = preview_of(stack, work.approval_id)
+    assert texts(page, f"{card} .preview-snapshot") == [shown["snapshot_digest"]]
+    assert texts(page, f"{card} .preview-app") == [shown["data"]["app"]]
+    assert (
+        page.evaluate("document.querySelectorAll('img:not(.screenshot), script:not([src])').length")
+        == 0
+    )
+    assert page.evaluate("document.body.dataset.pwned === undefined")
+
+    # a screenshot artifact of the snapshot task, fetched with the token and decoded
+    size = page.evaluate(
+        "[...document.querySelectorAll('#evidence img.screenshot')].filter(i => i.naturalWidth > 0)"
+        ".map(i => [i.naturalWidth, i.naturalHeight, i.src.slice(0, 5)])"
+    )
+    assert size and size[0][0] > 0 and size[0][1] > 0 and size[0][2] == "blob:"
+
+    # the token is kept in this tab only and never shown
+    token = stack.tokens["viewer"]
+    assert page.evaluate("sessionStorage.getItem('phoned.monitor.token')") == token
+    assert (
+        page.evaluate(f"document.documentElement.outerHTML.includes({json.dumps(token)})") is False
+    )
+    assert page.evaluate("document.getElementById('token').value") == ""
+
+    page.screenshot(tmp_path / "monitor.png")
+
+    # live: a task submitted now appears without a reload
+    with stack.client("planner") as planner:
+        later = {"conversation_id": "conv-later", "device": stack.serial, "method": "dnd.set",
+                 "params": {"mode": "off"}}  # fmt: skip
+        new_id = planner.post("/v1/tasks", json=later).json()["task"]["id"]
+    page.wait_for(
+        f"!!document.querySelector('#task-table tr[data-task-id={json.dumps(new_id)}]')", 30
+    )
+    stack.wait_state(new_id, TERMINAL)
+    page.wait_for(
+        f"document.querySelector('#task-table tr[data-task-id={json.dumps(new_id)}] td.state')"
+        ".textContent === 'completed'",
+        30,
+    )
+    page.screenshot(tmp_path / "monitor-live.png")
