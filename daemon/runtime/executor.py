@@ -1,9 +1,12 @@
 """Run one claimed task on one device and report how it ended.
 
-``execute_task`` is the whole life of an attempt on the worker's side: start it, reconcile
-unknown journal entries left by an earlier crash or disconnect (by reading the device,
-never by repeating an effect), run the device action with the store's admission gate and
-journal wired in, keep the action's evidence, and map its outcome to a store transition:
+``execute_task`` is the whole life of an attempt on the worker's side: start it; settle
+earlier effects by reading the device (unknown journal entries left by a crash or a
+disconnect, and confirmed effects of non-idempotent methods, which are verified, never
+repeated); when the attempt resumes from a pause, compare a fresh snapshot with the one
+kept at the pause (``staleness``); run the device action with the store's admission gate
+and journal wired in; keep the action's evidence (and a snapshot when it pauses); and map
+its outcome to a store transition:
 
 ==================  ==============================================
 action outcome      task
@@ -30,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +93,6 @@ class StoreJournal:
     ticket: Ticket
     clock: Callable[[], float]
     approval_digest: str | None = None
-    entries: list[str] = field(default_factory=list)
 
     def before(self, op_id: str, action: str, target: str, input_digest: str) -> None:
         try:
@@ -106,7 +108,6 @@ class StoreJournal:
         except GuardError as exc:
             raise Superseded(f"{type(exc).__name__}: {exc}") from exc
         fault_point("after_journal_before")
-        self.entries.append(op_id)
 
     def after(self, op_id: str, outcome: str, detail: str = "") -> None:
         fault_point("after_apply")
