@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.errors import GuardError, StoreUnavailable
@@ -76,9 +77,9 @@ class Serve:
 
 
 class Plane:
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, queue: str | None = None) -> None:
         self.tmp = tmp
-        self.queue = f"sqlite:///{tmp / 'queue.db'}"
+        self.queue = queue or f"sqlite:///{tmp / 'queue.db'}"
         self.tokens: dict[str, str] = {}
         entries = []
         for role, devices in (("daemon", (SERIAL,)), ("planner", ()), ("approver", ())):
@@ -222,6 +223,23 @@ def test_a_stale_report_queued_offline_is_refused_on_delivery_not_lost_silently(
 
 
 def test_two_replicas_and_four_daemons_never_double_claim(plane: Plane) -> None:
+    _race_through_two_replicas(plane)
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("postgres_url")  # starts the session's throwaway server
+def test_two_replicas_over_postgresql_never_double_claim(tmp_path: Path) -> None:
+    made = Plane(tmp_path, queue=fresh_schema_url(f"replicas-{tmp_path.name}"))
+    try:
+        _race_through_two_replicas(made)
+    finally:
+        close_shared()
+        for server in made.servers:
+            server.stop()
+
+
+def _race_through_two_replicas(plane: Plane) -> None:
+    """24 tasks, two ``serve`` replicas over one queue, four daemons: each claimed once."""
     replicas = [plane.serve(), plane.serve()]
     planner = plane.store("planner", replicas[0])
     count = 24
