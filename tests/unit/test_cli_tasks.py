@@ -12,39 +12,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
 from daemon.cli import main
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
 from daemon.store.sqlite_store import SqliteStore
-
-# seed 004 §3 single-task example (a v1 method in place of the robot's)
-SEED004_TASK = {
-    "taskMethod": "dnd.set",
-    "executionMode": "async",
-    "contract_version": "a2a-task-orchestration-v1",
-    "cloud_workflow_id": "wf_voice_001",
-    "cloud_step_id": "step_quiet",
-    "cloud_plan_id": "plan_meeting",
-    "cloud_output_key": "dnd_result",
-    "wait_policy": "completed",
-    "conversation_id": "c1",
-    "params": {"mode": "priority"},
-}
-# seed 004 §3 workflow example: root subTasks, flattened params, repeated methods kept
-SEED004_WORKFLOW = {
-    "method": "submitWorkflow",
-    "source": "CLOUD",
-    "queue": "workflow",
-    "taskQueue": "workflow",
-    "workflowName": "meeting_prep",
-    "conversation_id": "c1",
-    "subTasks": [
-        {"taskMethod": "volume.set", "stream": "ring", "percent": 0},
-        {"taskMethod": "dnd.set", "mode": "priority", "completionTarget": "dnd.priority"},
-        {"taskMethod": "volume.set", "stream": "music", "level": 3},
-    ],
-}
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, validate_task
 from daemon.lifecycle.errors import InvalidTask
@@ -100,48 +101,6 @@ def test_defaults_follow_the_spec() -> None:
     )  # fmt: skip
     assert (spec.timeouts.dispatch_s, spec.timeouts.run_s) == (300.0, 600.0)
     assert (spec.timeouts.approval_ttl_s, spec.timeouts.permission_ttl_s) == (900.0, 600.0)
-
-
-# The single-task example of seed 004 §3, with a v1 method in place of the robot's.
-SEED004_TASK = {
-    "taskMethod": "dnd.set",
-    "executionMode": "async",
-    "contract_version": "a2a-task-orchestration-v1",
-    "cloud_workflow_id": "wf_voice_001",
-    "cloud_step_id": "step_quiet",
-    "cloud_plan_id": "plan_meeting",
-    "cloud_output_key": "dnd_result",
-    "wait_policy": "completed",
-    "conversation_id": "c1",
-    "params": {"mode": "priority"},
-}
-
-# The workflow example of seed 004 §3: root subTasks, payload mirror, repeated methods.
-SEED004_WORKFLOW = {
-    "method": "submitWorkflow",
-    "source": "CLOUD",
-    "queue": "workflow",
-    "taskQueue": "workflow",
-    "forceTaskManager": True,
-    "workflowName": "meeting_prep",
-    "executionMode": "queued_wait",
-    "conversation_id": "c1",
-    "subTasks": [
-        {
-            "taskMethod": "volume.set",
-            "stream": "ring",
-            "percent": 0,
-            "completionTarget": "volume.ring.0",
-        },
-        {"taskMethod": "dnd.set", "mode": "priority", "completionTarget": "dnd.priority"},
-        {
-            "taskMethod": "volume.set",
-            "stream": "music",
-            "level": 3,
-            "completionTarget": "volume.music.3",
-        },
-    ],
-}
 
 
 def test_seed004_task_maps_every_field() -> None:

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
 from daemon.cli import main
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
@@ -32,32 +33,6 @@ CANONICAL = {
     "params": {"to": "+15551234567", "body": "hi"},
     "device": "SIM0001",
     "source": "voice",
-}
-# seed 004 §3 single task (a v1 method in place of the robot's)
-SEED004_TASK = {
-    "taskMethod": "dnd.set",
-    "executionMode": "async",
-    "contract_version": "a2a-task-orchestration-v1",
-    "cloud_workflow_id": "wf_voice_001",
-    "cloud_step_id": "step_quiet",
-    "cloud_plan_id": "plan_meeting",
-    "cloud_output_key": "dnd_result",
-    "wait_policy": "completed",
-    "conversation_id": "c1",
-    "params": {"mode": "priority"},
-}
-# seed 004 §3 workflow: root subTasks, flattened params, payload mirror
-SEED004_WORKFLOW = {
-    "method": "submitWorkflow",
-    "source": "CLOUD",
-    "queue": "workflow",
-    "taskQueue": "workflow",
-    "workflowName": "meeting_prep",
-    "conversation_id": "c1",
-    "subTasks": [
-        {"taskMethod": "volume.set", "stream": "ring", "percent": 0},
-        {"taskMethod": "dnd.set", "mode": "priority", "completionTarget": "dnd.priority"},
-    ],
 }
 BASES: tuple[dict[str, Any], ...] = (CANONICAL, SEED004_TASK, SEED004_WORKFLOW)
 
