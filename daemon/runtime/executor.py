@@ -69,6 +69,7 @@ _FAILURES = {
 }
 _SENSITIVE_PARAMS = ("to", "body")
 _PAUSES = frozenset({Status.NEEDS_APPROVAL, Status.NEEDS_PERMISSION, Status.WAITING})
+_PAUSED_STATE = {Status.NEEDS_PERMISSION: TaskState.PERMISSION, Status.WAITING: TaskState.WAITING}
 
 
 @dataclass
@@ -255,22 +256,9 @@ def _report(
         )
     if status is Status.NEEDS_APPROVAL:
         return store.request_approval(ticket, _preview(task, outcome), now)
-    if status is Status.NEEDS_PERMISSION:
-        return store.pause(
-            ticket,
-            TaskState.PERMISSION,
-            now,
-            waiting_for=waiting_for(outcome),
-            evidence_refs=refs,
-        )
-    if status is Status.WAITING:
-        return store.pause(
-            ticket,
-            TaskState.WAITING,
-            now,
-            waiting_for=waiting_for(outcome),
-            evidence_refs=refs,
-        )
+    if status in _PAUSED_STATE:
+        state = _PAUSED_STATE[status]
+        return store.pause(ticket, state, now, waiting_for=waiting_for(outcome), evidence_refs=refs)
     raise AssertionError(f"unmapped outcome {status}")  # pragma: no cover - Status is closed
 
 
