@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -88,9 +89,12 @@ def make_tokens(path: Path, serials: list[str]) -> dict[str, str]:
     from daemon.server.auth import Role, make_token
 
     tokens, entries = {}, []
-    for name, role, devices in [("planner", Role.PLANNER, ()), ("approver", Role.APPROVER, ())] + [
-        (f"daemon-{s}", Role.DAEMON, (s,)) for s in serials
-    ]:
+    people = [
+        ("planner", Role.PLANNER, ()),
+        ("approver", Role.APPROVER, ()),
+        ("viewer", Role.VIEWER, ()),
+    ]
+    for name, role, devices in people + [(f"daemon-{s}", Role.DAEMON, (s,)) for s in serials]:
         token, entry = make_token(role, devices, name=name)
         tokens[name] = token
         entries.extend(yaml.safe_load(entry))
@@ -209,10 +213,40 @@ def print_evidence(url: str, tokens: dict[str, str], workflow_id: str) -> None:
                 )
 
 
+def shoot_monitor(url: str, token: str, flows: int, png: Path, work: Path) -> None:
+    """Sign in to /monitor as a viewer, wait until every workflow shows completed, save a PNG."""
+    from cdp_client import Chromium
+
+    chromium = Chromium.start(work)
+    try:
+        page = chromium.page()
+        page.call("Page.enable")
+        page.call("Page.navigate", url=f"{url}/monitor")
+        page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
+        page.evaluate(
+            f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
+            " document.getElementById('signin').requestSubmit(); return true; })()"
+        )
+        shown = page.wait_for(
+            "[...document.querySelectorAll('#workflow-list .workflow')]"
+            f".filter(c => c.textContent.includes('completed')).length >= {flows}"
+            " && document.querySelectorAll('#workflow-list .workflow').length",
+            timeout=30,
+        )
+        page.screenshot(png)
+        print(f"\nmonitor: {shown} workflow(s) shown completed; screenshot {png}", flush=True)
+    finally:
+        chromium.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep-logs", type=Path, default=None, help="copy every process log here")
     parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument(
+        "--monitor-shot", type=Path, default=None, metavar="PNG",
+        help="when done, open /monitor in headless Chromium as a viewer and save a screenshot",
+    )  # fmt: skip
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="phoned-demo-"))
     try:
@@ -231,6 +265,8 @@ def main() -> int:
             follow(url, tokens, workflows, args.timeout)
             for workflow_id in sorted(workflows):
                 print_evidence(url, tokens, workflow_id)
+            if args.monitor_shot:
+                shoot_monitor(url, tokens["viewer"], len(workflows), args.monitor_shot, work)
         return 0
     finally:
         if args.keep_logs:

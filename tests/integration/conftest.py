@@ -10,11 +10,15 @@ heartbeat and sweep intervals, JSON logs).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from phoned_process import Daemon
+
+# scripts/ holds tools the tests share with the demo scripts (the Chromium CDP client)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 
 @pytest.fixture
