@@ -49,7 +49,12 @@ from daemon.lifecycle.records import (
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.runtime.faults import PreReadRecorder, fault_point
-from daemon.runtime.staleness import describe, keep_pause_snapshot, resume_check
+from daemon.runtime.staleness import (
+    describe,
+    keep_pause_snapshot,
+    resume_check,
+    sensitive_values,
+)
 from daemon.store.protocol import Store
 from device.actions import NON_IDEMPOTENT
 from device.actions.base import ActionContext, Status, Superseded
@@ -67,7 +72,6 @@ _FAILURES = {
     Status.INVALID_PARAMS: FailureReason.INVALID_PARAMS,
     Status.UNKNOWN: FailureReason.DEVICE_OFFLINE,
 }
-_SENSITIVE_PARAMS = ("to", "body")
 _PAUSES = frozenset({Status.NEEDS_APPROVAL, Status.NEEDS_PERMISSION, Status.WAITING})
 _PAUSED_STATE = {Status.NEEDS_PERMISSION: TaskState.PERMISSION, Status.WAITING: TaskState.WAITING}
 
@@ -139,7 +143,7 @@ def _context(
     settings: ExecutorSettings,
     void_approval: bool = False,
 ) -> ActionContext:
-    sensitive = [str(task.params[k]) for k in _SENSITIVE_PARAMS if task.params.get(k)]
+    sensitive = sensitive_values(task)
     approved = task.approval_digest if task.approval_status == "approved" else None
     if void_approval:
         approved = None

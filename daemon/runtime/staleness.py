@@ -31,9 +31,16 @@ PAUSE_KIND = "pause_snapshot"
 RESUME_KIND = "resume_check"
 
 
+SENSITIVE_PARAMS = ("to", "body")  # params whose values never reach evidence or logs
+
+
+def sensitive_values(task: TaskRecord) -> list[str]:
+    """The task's values a ``Recorder`` must redact (phone numbers, message bodies)."""
+    return [str(task.params[k]) for k in SENSITIVE_PARAMS if task.params.get(k)]
+
+
 def _recorder(device: Device, task: TaskRecord) -> Recorder:
-    sensitive = [str(task.params[k]) for k in ("to", "body") if task.params.get(k)]
-    return Recorder(device, "snapshot", sensitive=sensitive)
+    return Recorder(device, "snapshot", sensitive=sensitive_values(task))
 
 
 def snapshot_doc(
