@@ -197,6 +197,13 @@ class FileSystem:
             raise FileNotFoundError(path)
         del self.files[path]
 
+    def remove_tree(self, path: str) -> None:
+        """Remove a directory with every file and directory below it (``rm -r``)."""
+        prefix = path.rstrip("/") + "/"
+        for name in [p for p in self.files if p.startswith(prefix)]:
+            del self.files[name]
+        self.dirs -= {d for d in self.dirs if d == path or d.startswith(prefix)}
+
     def listdir(self, path: str) -> list[str]:
         """Names directly under ``path`` (files and directories), sorted."""
         if path not in self.dirs:

@@ -182,9 +182,7 @@ def rm(io: ToolIO, argv: list[str]) -> int:
                     io.err(f"rm: {arg}: Is a directory\n")
                     status = 1
                     continue
-                for f in [p for p in fs.files if p.startswith(path.rstrip("/") + "/")]:
-                    del fs.files[f]
-                fs.dirs -= {d for d in fs.dirs if d == path or d.startswith(path + "/")}
+                fs.remove_tree(path)
             elif path in fs.files:
                 fs.remove(path)
             elif "f" not in flags:
