@@ -60,9 +60,10 @@ def parse_bluetooth_on(text: str) -> bool | None:
 
 
 def parse_foreground_app(text: str) -> str | None:
-    """``dumpsys window windows``: ``package/activity`` of the focused window, or None."""
+    """``dumpsys window displays`` (``windows`` before API 29): ``package/activity`` of the
+    app in front, or None when no app has focus or the text shows none."""
     found = parsers.parse_foreground(text)
-    return f"{found[0]}/{found[1]}" if found else None
+    return f"{found.package}/{found.activity}" if found and found.package else None
 
 
 def parse_volumes(text: str) -> dict[str, int] | None:
@@ -145,7 +146,9 @@ def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
         "battery_percent": reader.observe(("dumpsys", "battery"), parse_battery_percent),
         "screen_on": reader.observe(commands.DUMPSYS_POWER, parsers.parse_screen_on),
         "locked": reader.observe(commands.DUMPSYS_WINDOW_POLICY, parsers.parse_keyguard_showing),
-        "foreground_app": reader.observe(commands.DUMPSYS_WINDOW_WINDOWS, parse_foreground_app),
+        "foreground_app": reader.observe(
+            commands.dumpsys_window_focus(sdk.value), parse_foreground_app
+        ),
         "dnd_mode": zen,
         "bluetooth_on": reader.observe(commands.BLUETOOTH_ON_GET, parse_bluetooth_on),
         "volumes": reader.observe(commands.DUMPSYS_AUDIO, parse_volumes),

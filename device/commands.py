@@ -104,8 +104,22 @@ def volume_set(sdk: int, stream: int, index: int) -> Argv:
 WAKEUP: Argv = ("input", "keyevent", "KEYCODE_WAKEUP")
 DUMPSYS_WINDOW_POLICY: Argv = ("dumpsys", "window", "policy")
 DUMPSYS_WINDOW_WINDOWS: Argv = ("dumpsys", "window", "windows")
+DUMPSYS_WINDOW_DISPLAYS: Argv = ("dumpsys", "window", "displays")
+FOCUS_IN_DISPLAYS_SINCE_SDK = 29
+
+
+def dumpsys_window_focus(sdk: int) -> Argv:
+    """Where ``mCurrentFocus``/``mFocusedApp`` are printed: ``dumpsys window displays`` from
+    API 29 (DisplayContent.dump under RootWindowContainer.dumpDisplayContents), ``dumpsys
+    window windows`` before (appium-adb ``dumpWindows``; appium/appium#13420)."""
+    return DUMPSYS_WINDOW_DISPLAYS if sdk >= FOCUS_IN_DISPLAYS_SINCE_SDK else DUMPSYS_WINDOW_WINDOWS
+
+
 DUMPSYS_POWER: Argv = ("dumpsys", "power")
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
+# Removed before every dump: ``uiautomator dump`` that fails (not idle, killed, another
+# UiAutomation registered) writes no file and would leave the previous one to be read.
+UI_DUMP_REMOVE: Argv = ("rm", "-f", UI_DUMP_PATH)
 UI_DUMP: Argv = ("uiautomator", "dump", UI_DUMP_PATH)
 UI_DUMP_READ: Argv = ("cat", UI_DUMP_PATH)
 SCREENSHOT_PATH = "/sdcard/phoned_snapshot.png"

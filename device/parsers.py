@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _GETPROP_LINE = re.compile(r"^\[(?P<key>[^\]]+)\]: \[(?P<value>.*)\]$", re.DOTALL)
 
@@ -246,23 +247,111 @@ def parse_screen_on(text: str) -> bool | None:
     return match[1] == "Awake" if match else None
 
 
-_CURRENT_FOCUS = re.compile(r"mCurrentFocus=Window\{\S+ \S+ ([^/\s}]+)/([^\s}]+)\}")
-_FOCUSED_APP = re.compile(r"mFocusedApp=.*?ActivityRecord\{\S+ \S+ ([^/\s]+)/(\S+)")
+# A window's toString: ``Window{HASH uUSER TITLE[ EXITING]}`` (WindowState.toString); an app
+# window's title is ``package/activity``, others a name (``NotificationShade``, ``StatusBar``,
+# ``PopupWindow:1a2b``) or a bare package. An activity: ``ActivityRecord{HASH uUSER
+# package/.Cls tTASK}``, on API 28-29 wrapped in ``AppWindowToken{... token=Token{...}}``, and
+# on some Android 13/14 builds ``ActivityRecord{HASH u0 package/.Cls} tTASK}`` (captured in
+# openatx/uiautomator2#952).
+_WINDOW = re.compile(r"^Window\{\S+ u(\d+) (.+?)(?: EXITING)?\}")
+_APP_TITLE = re.compile(r"^([A-Za-z][\w.]*)/([^\s}]+)$")
+_ACTIVITY_RECORD = re.compile(r"ActivityRecord\{\S+ u(\d+) ([A-Za-z][\w.]*)/([^\s}]+)")
+_FOCUS_LINE = re.compile(r"^\s*(mCurrentFocus|mFocusedApp)=(.*?)\s*$", re.MULTILINE)
+_DISPLAY_HEAD = re.compile(r"^\s*Display: mDisplayId=(\d+)", re.MULTILINE)
+_TOP_FOCUSED_DISPLAY = re.compile(r"^\s*mTopFocusedDisplayId=(-?\d+)", re.MULTILINE)
 
 
-def parse_foreground(text: str) -> tuple[str, str] | None:
-    """``dumpsys window windows``: (package, activity) in front.
+@dataclass(frozen=True)
+class Foreground:
+    """What has focus on the phone's top focused display.
 
-    From ``mCurrentFocus=Window{HASH u0 PKG/ACTIVITY}``, else ``mFocusedApp=...ActivityRecord{
-    HASH u0 PKG/.Activity tN}`` (WindowState.toString, DisplayContent.dump). A relative
+    ``package``/``activity`` name the app in front (None when no app has focus: screen off,
+    nothing resumed, mid-transition); ``user`` is its Android user (0 for the owner, 10+ for
+    a work profile or secondary user); ``window`` is the focused window's title when that
+    window is not the app's own (``NotificationShade`` over a locked app, ``StatusBar``,
+    a popup).
+    """
+
+    package: str | None
+    activity: str | None
+    user: int | None = None
+    window: str | None = None
+    display: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.package,
+            "activity": self.activity,
+            "user": self.user,
+            "window": self.window,
+            "display": self.display,
+        }
+
+
+def _expand(package: str, activity: str) -> str:
+    return package + activity if activity.startswith(".") else activity
+
+
+def _display_blocks(text: str) -> list[tuple[int | None, str]]:
+    """The text cut at each ``Display: mDisplayId=N`` head (DisplayContent.dump, API 29+);
+    text before the first head (the API 28 windows section) is display None."""
+    heads = list(_DISPLAY_HEAD.finditer(text))
+    if not heads:
+        return [(None, text)]
+    blocks: list[tuple[int | None, str]] = [(None, text[: heads[0].start()])]
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        blocks.append((int(head[1]), text[head.start() : end]))
+    return blocks
+
+
+def _focus_in(block: str, display: int | None) -> Foreground | None:
+    """The focus lines of one display block; None when it has none."""
+    lines: dict[str, str] = {}
+    for match in _FOCUS_LINE.finditer(block):
+        lines.setdefault(match[1], match[2])
+    if not lines:
+        return None
+    window_title, user = None, None
+    current = _WINDOW.match(lines.get("mCurrentFocus", ""))
+    if current is not None:
+        user, window_title = int(current[1]), current[2]
+        app = _APP_TITLE.match(window_title)
+        if app is not None:
+            return Foreground(app[1], _expand(app[1], app[2]), user, None, display)
+    record = _ACTIVITY_RECORD.search(lines.get("mFocusedApp", ""))
+    if record is not None:
+        package = record[2]
+        return Foreground(
+            package, _expand(package, record[3]), int(record[1]), window_title, display
+        )
+    return Foreground(None, None, user, window_title, display)
+
+
+def parse_foreground(text: str) -> Foreground | None:
+    """``dumpsys window displays`` (API 29+) or ``dumpsys window windows`` (API 28): the app in
+    front, or None when the text shows no focus line at all (cannot tell).
+
+    From API 29 the focus lines are printed by DisplayContent.dump, once per display, under
+    ``dumpsys window displays`` (RootWindowContainer.dumpDisplayContents); the windows section
+    no longer has them (appium/appium#13420; appium-adb ``dumpWindows`` picks ``displays`` for
+    API >= 29). Per display: ``mCurrentFocus=`` is the focused window; when it is no app's
+    window (keyguard shade, status bar, popup) ``mFocusedApp=`` names the app behind it.
+    With several displays (foldables, DeX, casting) the one named by
+    ``mTopFocusedDisplayId=`` wins, else display 0, else the first display with a focus; a
+    display may print ``mCurrentFocus=null`` (SonicCloudOrg/sonic-agent#359). A relative
     activity (``.Cls``) is expanded with the package.
     """
-    for pattern in (_CURRENT_FOCUS, _FOCUSED_APP):
-        match = pattern.search(text)
-        if match:
-            package, activity = match[1], match[2]
-            return package, package + activity if activity.startswith(".") else activity
-    return None
+    found = {
+        display: f for display, block in _display_blocks(text) if (f := _focus_in(block, display))
+    }
+    if not found:
+        return None
+    top = _TOP_FOCUSED_DISPLAY.search(text)
+    if top is not None and int(top[1]) in found:
+        return found[int(top[1])]
+    candidates = [found[d] for d in (0, None) if d in found] + list(found.values())
+    return next((f for f in candidates if f.package is not None), candidates[0])
 
 
 # ---- content query -----------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Two levels, by cost:
 
 * ``fingerprint``: screen on (``dumpsys power``), keyguard (``dumpsys window policy``) and
-  the foreground package/activity (``dumpsys window windows``): three shell round trips.
+  the foreground package/activity/user (``dumpsys window displays`` from API 29, ``windows``
+  before): three shell round trips.
 * ``full``: the fingerprint plus the active window's hierarchy (``uiautomator dump`` and
   ``cat``: two more), giving the orientation, a digest of the app window normalised so the
   clock, the status bar and focus changes do not count, and the texts a task depends on
@@ -11,7 +12,9 @@ Two levels, by cost:
   hierarchy XML and a screenshot are kept too.
 
 A task that depends on the screen (``sms.*``) takes a full snapshot; others a fingerprint.
-``compare(old, new, fields)`` gives the difference of the fields a task depends on.
+``compare(old, new, fields)`` gives the difference of the fields a task depends on. A field
+that could not be read (None) on either side counts as changed: two unknowns are not the same
+screen, so a resume after them re-checks instead of trusting the old plan.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ SCREEN_METHODS = frozenset({"sms.draft", "sms.send"})
 # What each kind of task depends on, compared between the pause and the resume.
 FINGERPRINT_FIELDS = ("foreground", "screen_on", "locked")
 SCREEN_FIELDS = (*FINGERPRINT_FIELDS, "hierarchy_digest", "texts")
+# Fields every snapshot reads: None there means the phone's output could not be read.
+UNKNOWN_MEANS_CHANGED = frozenset(FINGERPRINT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ class Snapshot:
 
     level: str  # "fingerprint" or "full"
     taken_at: float  # wall-clock seconds
-    foreground: dict[str, str] | None
+    foreground: dict[str, Any] | None  # parsers.Foreground.to_json(); None: could not be read
     screen_on: bool | None
     locked: bool | None
     orientation: int | None = None  # full only (the hierarchy's rotation)
@@ -86,7 +91,7 @@ def take(
     started, before = time.monotonic(), len(ctx.recorder.commands)
     front = ui.foreground(ctx, "snapshot")
     base: dict[str, Any] = {
-        "foreground": {"package": front[0], "activity": front[1]} if front else None,
+        "foreground": front.to_json() if front is not None else None,
         "screen_on": ui.screen_on(ctx, "snapshot"),
         "locked": ui.keyguard_showing(ctx, "snapshot"),
     }
@@ -118,7 +123,9 @@ def compare(old: Snapshot, new: Snapshot, fields: tuple[str, ...]) -> dict[str, 
     for name in fields:
         before, after = getattr(old, name), getattr(new, name)
         if name == "hierarchy_digest" and (before is None or after is None):
-            continue
-        if before != after:
+            continue  # a fingerprint-level snapshot has no hierarchy to compare
+        if name in UNKNOWN_MEANS_CHANGED and (before is None or after is None):
+            diff[name] = {"before": before, "after": after, "unknown": True}
+        elif before != after:
             diff[name] = {"before": before, "after": after}
     return diff

@@ -203,8 +203,9 @@ sms_draft() {
 # ---- Screen fingerprint: foreground, screen on, keyguard ---------------------------------
 screen_fingerprint() {
     local front on locked
-    adb_sh dumpsys window windows
-    front=$(sed -n 's/.*mCurrentFocus=Window{[^ ]* [^ ]* \([^/ }]*\/[^ }]*\)}.*/\1/p' <<<"$OUT")
+    # the focus lines moved to `dumpsys window displays` in API 29 (appium/appium#13420)
+    if ((PHONE_SDK >= 29)); then adb_sh dumpsys window displays; else adb_sh dumpsys window windows; fi
+    front=$(sed -n 's/.*mCurrentFocus=Window{[^ ]* [^ ]* \([^/ }]*\/[^ }]*\)}.*/\1/p' <<<"$OUT" | head -n 1)
     adb_sh dumpsys power
     on=$(sed -n 's/.*mWakefulness=\([A-Za-z]*\).*/\1/p' <<<"$OUT")
     adb_sh dumpsys window policy

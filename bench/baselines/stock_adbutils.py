@@ -179,7 +179,8 @@ def sms_draft(p: Phone, to: str, body: str) -> str:
 
 
 def screen_fingerprint(p: Phone) -> str:
-    windows = p.sh("dumpsys", "window", "windows")[0]
+    # the focus lines moved to `dumpsys window displays` in API 29 (appium/appium#13420)
+    windows = p.sh("dumpsys", "window", "displays" if p.sdk >= 29 else "windows")[0]
     front = re.search(r"mCurrentFocus=Window\{\S+ \S+ ([^/\s}]+/[^\s}]+)\}", windows)
     on = re.search(r"mWakefulness=(\w+)", p.sh("dumpsys", "power")[0])
     policy = p.sh("dumpsys", "window", "policy")[0]

@@ -24,7 +24,7 @@ def take(ctx: ActionContext, phase: str = "read", name: str = "snapshot") -> dic
     screen = ui.dump(ctx, phase, artifact=f"{name}_hierarchy")
     shot = ui.screenshot(ctx, f"{name}_screenshot")
     return {
-        "foreground": {"package": front[0], "activity": front[1]} if front else None,
+        "foreground": front.to_json() if front is not None else None,
         "screen_on": on,
         "locked": locked,
         "orientation": ui_hierarchy.rotation(screen.xml),

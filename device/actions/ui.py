@@ -50,8 +50,16 @@ def keyguard_showing(ctx: ActionContext, phase: str) -> bool | None:
     )
 
 
-def foreground(ctx: ActionContext, phase: str) -> tuple[str, str] | None:
-    return read(ctx, "foreground", commands.DUMPSYS_WINDOW_WINDOWS, parsers.parse_foreground, phase)
+def foreground(ctx: ActionContext, phase: str) -> parsers.Foreground | None:
+    """The app in front (None: the dump showed no focus line, so it cannot be told)."""
+    argv = commands.dumpsys_window_focus(ctx.device.sdk)
+    result = ctx.recorder.read(argv)
+    found = parsers.parse_foreground(result.stdout)
+    observed = found.to_json() if found is not None else None
+    ctx.recorder.observe("foreground", observed, phase, argv)
+    if found is None:
+        ctx.recorder.note(f"no focus line in {' '.join(argv)}: {result.stdout[:300]!r}")
+    return found
 
 
 def wake(ctx: ActionContext) -> None:

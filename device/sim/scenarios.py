@@ -1,7 +1,9 @@
 """Named scenarios for ``phoned sim --scenario``: faults and starting states, comma-separated.
 
 ``locked``, ``screen-off``, ``no-bluetooth``, ``dnd-noop``, ``unauthorized``, ``slow:MS``,
-``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``.
+``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``, ``second-display`` (a
+cast screen without focus is listed before the default display in ``dumpsys window
+displays``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ def _drop_at(phone: Phone, value: str) -> None:
     phone.faults.drop_at = value
 
 
+def _second_display(phone: Phone, _: str) -> None:
+    phone.ui.second_display = (1920, 1080)
+
+
 def _permission_dialog(phone: Phone, value: str) -> None:
     if not value:
         raise ValueError(
@@ -63,6 +69,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "drop-after": _drop_after,
     "drop-at": _drop_at,
     "permission-dialog": _permission_dialog,
+    "second-display": _second_display,
 }
 
 

@@ -65,3 +65,70 @@ def test_transport_lost_after_an_effect_is_unknown_then_reconciled(dut, adb_serv
     assert reconcile("dnd.set", {"mode": "priority"}, dut.ctx("dnd.set")) == "did_not_happen"
     assert reconcile("dnd.set", {"mode": "off"}, dut.ctx("dnd.set")) == "happened"
     assert not [a for a in dut.execs() if a[:3] == ("cmd", "notification", "set_dnd")]
+
+
+# ---- the app in front on every release (issue #11, belief 1) ---------------------------
+
+
+def _fingerprint(dut, ctx=None):
+    from device.snapshot import take
+
+    return take(ctx or dut.ctx("dnd.set"), "dnd.set", {}, "fingerprint")
+
+
+def _open_settings(dut) -> None:
+    result = dut.device.run(("am", "start", "-W", "-a", "android.settings.SETTINGS"))
+    assert result.ok, result.stderr
+
+
+def test_foreground_is_read_on_every_release_and_an_app_switch_is_seen(dut) -> None:
+    """From API 29 the focus lines live under ``dumpsys window displays``: the snapshot must
+    name the app in front on every release, and a switch between two snapshots must show."""
+    from device.snapshot import FINGERPRINT_FIELDS, compare
+
+    dut.device.run(("input", "keyevent", "KEYCODE_WAKEUP"))
+    dut.device.run(("input", "keyevent", "KEYCODE_HOME"))
+    before = _fingerprint(dut)
+    assert before.foreground is not None and before.foreground["package"]
+    _open_settings(dut)
+    ctx = dut.ctx("dnd.set")
+    after = _fingerprint(dut, ctx)
+    assert after.foreground is not None
+    assert after.foreground["package"] == "com.android.settings"
+    assert compare(before, after, FINGERPRINT_FIELDS)["foreground"]["after"] == after.foreground
+    (read,) = [o for o in ctx.recorder.observations if o.name == "foreground"]
+    assert read.command == ("dumpsys", "window", "displays" if dut.sdk >= 29 else "windows")
+
+
+@pytest.mark.sim_only
+@pytest.mark.sdks(30, 33, 34, 35)
+def test_windows_section_has_no_focus_from_api_29(dut) -> None:
+    """What made phoned blind: ``dumpsys window windows`` no longer names the focus."""
+    from device import parsers
+
+    text = dut.device.read(("dumpsys", "window", "windows")).stdout
+    assert "mTopFocusedDisplayId=" in text and parsers.parse_foreground(text) is None
+    dut.phone.log.clear()
+    snap = _fingerprint(dut)
+    assert snap.foreground is not None and snap.foreground["package"]
+    assert ("dumpsys", "window", "displays") in dut.execs()
+
+
+@pytest.mark.sim_only
+@pytest.mark.sdks(34)
+def test_foreground_with_a_second_display_is_the_focused_one(dut) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "second-display")
+    _open_settings(dut)
+    snap = _fingerprint(dut)
+    assert snap.foreground is not None
+    assert (snap.foreground["package"], snap.foreground["display"]) == ("com.android.settings", 0)
+
+
+def test_unreadable_foreground_is_never_the_same_screen() -> None:
+    from device.snapshot import FINGERPRINT_FIELDS, Snapshot, compare
+
+    unknown = Snapshot("fingerprint", 0.0, None, True, False)
+    diff = compare(unknown, unknown, FINGERPRINT_FIELDS)
+    assert diff == {"foreground": {"before": None, "after": None, "unknown": True}}

@@ -114,7 +114,7 @@ def test_script_has_every_command_phoned_sends(sdk: int) -> None:
         commands.volume_get(sdk, 3), commands.volume_set(sdk, 3, 9), commands.sms_default_app(sdk),
         commands.DUMPSYS_POWER, commands.WAKEUP, commands.DUMPSYS_WINDOW_POLICY,
         commands.UI_DUMP, commands.UI_DUMP_READ, commands.sms_compose("+1555", "b", "pkg"),
-        commands.DUMPSYS_WINDOW_WINDOWS,
+        commands.dumpsys_window_focus(sdk),
     ]  # fmt: skip
     script = _script_commands()
     missing = [argv for argv in expected if not any(_matches(w, argv) for w in script)]

@@ -106,10 +106,56 @@ def test_keyguard_per_sdk() -> None:
 
 def test_power_and_foreground() -> None:
     assert parsers.parse_screen_on("  mWakefulness=Asleep\n") is False
-    focus = "  mCurrentFocus=Window{36f3969 u0 com.a.b/com.a.b.Main}\n"
-    assert parsers.parse_foreground(focus) == ("com.a.b", "com.a.b.Main")
-    app = "  mFocusedApp=ActivityRecord{8e07961 u0 com.x/.Main t188}\n"
-    assert parsers.parse_foreground(app) == ("com.x", "com.x.Main")
+    focus = parsers.parse_foreground("  mCurrentFocus=Window{36f3969 u0 com.a.b/com.a.b.Main}\n")
+    assert focus is not None and (focus.package, focus.activity) == ("com.a.b", "com.a.b.Main")
+    app = parsers.parse_foreground("  mFocusedApp=ActivityRecord{8e07961 u0 com.x/.Main t188}\n")
+    assert app is not None and (app.package, app.activity, app.user) == ("com.x", "com.x.Main", 0)
+
+
+def test_foreground_behind_the_keyguard_names_the_window_and_the_app() -> None:
+    text = (
+        "  mCurrentFocus=Window{9e50e52 u0 NotificationShade}\n"
+        "  mFocusedApp=ActivityRecord{8e07961 u0 com.x/.Main t188}\n"
+    )
+    found = parsers.parse_foreground(text)
+    assert found is not None
+    assert (found.package, found.window) == ("com.x", "NotificationShade")
+
+
+def test_foreground_of_a_work_profile_app_keeps_its_user() -> None:
+    text = "  mCurrentFocus=Window{5c4591 u10 com.x/com.x.Main}\n"
+    found = parsers.parse_foreground(text)
+    assert found is not None and found.user == 10
+
+
+def test_foreground_with_no_focus_is_known_empty_and_no_line_is_unknown() -> None:
+    empty = parsers.parse_foreground("  mCurrentFocus=null\n  mFocusedApp=null\n")
+    assert empty is not None and empty.package is None
+    assert parsers.parse_foreground("WINDOW MANAGER WINDOWS (dumpsys window windows)\n") is None
+    assert parsers.parse_foreground("") is None
+
+
+def test_foreground_picks_the_top_focused_display() -> None:
+    displays = (
+        "  Display: mDisplayId=2 (organized)\n  mCurrentFocus=null\n  mFocusedApp=null\n"
+        "  Display: mDisplayId=0 (organized)\n"
+        "  mCurrentFocus=Window{1 u0 com.a/com.a.Main}\n"
+        "  mFocusedApp=ActivityRecord{2 u0 com.a/.Main t3}\n"
+    )
+    found = parsers.parse_foreground(displays)
+    assert found is not None and (found.package, found.display) == ("com.a", 0)
+    on_two = displays.replace("mDisplayId=2 (organized)\n  mCurrentFocus=null", (
+        "mDisplayId=2 (organized)\n  mCurrentFocus=Window{4 u0 com.cast/com.cast.Show}"
+    )) + "  mTopFocusedDisplayId=2\n"  # fmt: skip
+    found = parsers.parse_foreground(on_two)
+    assert found is not None and (found.package, found.display) == ("com.cast", 2)
+
+
+def test_foreground_reads_the_android_14_activity_record_shape() -> None:
+    # openatx/uiautomator2#952 (Android 13/14): ``ActivityRecord{HASH u0 pkg/.Cls} tN}``
+    text = "  mFocusedApp=ActivityRecord{d9b8281 u0 tv.danmaku.bili/.MainActivityV2} t57}\n"
+    found = parsers.parse_foreground(text)
+    assert found is not None and found.activity == "tv.danmaku.bili.MainActivityV2"
 
 
 def test_am_start_errors() -> None:

@@ -2,7 +2,14 @@
 
 Only the lines clients parse are printed, in the real shapes:
 - ``mCurrentFocus=Window{<hash> u0 <title>}`` and ``mFocusedApp=`` (WindowState.toString /
-  DisplayContent.dump; parsed by adbutils ``app_current``), keyguard flags
+  DisplayContent.dump): under ``dumpsys window windows`` up to API 28, under ``dumpsys window
+  displays`` (one block per display, ``  Display: mDisplayId=N``) from API 29, when the
+  windows section prints ``  mTopFocusedDisplayId=N`` instead (RootWindowContainer
+  .dumpDisplayContents / dumpTopFocusedDisplayId; appium/appium#13420; the API 31+ display
+  head ``(organized)`` and two-space focus lines as in a captured Android 12 dump quoted in
+  a public WMS focus write-up). ``mFocusedApp`` wraps the ActivityRecord in
+  ``AppWindowToken{.. token=Token{..}}`` up to API 29 (AppWindowToken was merged into
+  ActivityRecord in Android 11). Keyguard flags
   ``mShowingLockscreen``/``mDreamingLockscreen`` (PhoneWindowManager.dump, API 28) and the
   ``KeyguardServiceDelegate`` ``showing=`` block (API 29+).
 - ``mResumedActivity: ActivityRecord{<hash> u0 pkg/.Cls t<task>}`` (API 28, per stack) and
@@ -21,6 +28,9 @@ from collections.abc import Callable
 from device.sim.registry import ToolIO, service
 from device.sim.ui.screens import ActivityRecord
 from device.sim.ui.views import Window
+
+# Android 10 moved the focus lines from the windows section to DisplayContent.dump.
+FOCUS_IN_DISPLAYS_SDK = 29
 
 
 def _hash(text: str) -> str:
@@ -61,37 +71,62 @@ def _keyguard_lines(io: ToolIO) -> list[str]:
     ]
 
 
+def _focused_app(io: ToolIO) -> str:
+    top = io.phone.ui.top()
+    app = activity_record(top)
+    if io.phone.sdk >= 30:
+        return app
+    return f"AppWindowToken{{{_hash(top.package)} token=Token{{{_hash(top.cls)} {app}}}}}"
+
+
+def _focus_lines(io: ToolIO, indent: str) -> list[str]:
+    focus = io.phone.ui.focused_window()
+    return [
+        f"{indent}mCurrentFocus={window_token(focus)}",
+        f"{indent}mFocusedApp={_focused_app(io)}",
+    ]
+
+
 def _windows_section(io: ToolIO) -> list[str]:
-    ui = io.phone.ui
-    windows = ui.windows()
+    windows = io.phone.ui.windows()
     lines = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
     for i, window in enumerate(reversed(windows)):
         lines.append(f"  Window #{i} {window_token(window)}:")
         lines.append(f"    mOwnerUid=10000 showForAllUsers=false package={window.package}")
-    focus = ui.focused_window()
-    top = ui.top()
-    app = activity_record(top)
-    focused_app = (
-        app
-        if io.phone.sdk >= 29
-        else (f"AppWindowToken{{{_hash(top.package)} token=Token{{{_hash(top.cls)} {app}}}}}")
-    )
-    lines += [f"  mCurrentFocus={window_token(focus)}", f"  mFocusedApp={focused_app}"]
-    return lines
+    if io.phone.sdk >= FOCUS_IN_DISPLAYS_SDK:
+        return [*lines, "  mTopFocusedDisplayId=0"]
+    return [*lines, *_focus_lines(io, "  ")]
 
 
 def _policy_section(io: ToolIO) -> list[str]:
     return ["WINDOW MANAGER POLICY STATE (dumpsys window policy)", *_keyguard_lines(io)]
 
 
+def _display_head(io: ToolIO, display_id: int) -> str:
+    organized = " (organized)" if io.phone.sdk >= 31 else ""
+    return f"  Display: mDisplayId={display_id}{organized}"
+
+
 def _displays_section(io: ToolIO) -> list[str]:
     w, h = io.phone.ui.size
-    return [
-        "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)",
-        "  Display: mDisplayId=0 rootTasks=1",
+    lines = ["WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)"]
+    if io.phone.ui.second_display is not None:
+        # Children are printed bottom to top: an unfocused display (a cast screen, a cover
+        # screen) comes before the focused default one, with no focus of its own.
+        sw, sh = io.phone.ui.second_display
+        lines += [
+            _display_head(io, 2),
+            f"    init={sw}x{sh} 320dpi cur={sw}x{sh} app={sw}x{sh}",
+            "  mCurrentFocus=null",
+            "  mFocusedApp=null",
+        ]
+    lines += [
+        _display_head(io, 0),
         f"    init={w}x{h} {io.phone.ui.density}dpi cur={w}x{h} app={w}x{h}",
-        f"    mCurrentFocus={window_token(io.phone.ui.focused_window())}",
     ]
+    if io.phone.sdk >= FOCUS_IN_DISPLAYS_SDK:
+        lines += _focus_lines(io, "  ")
+    return lines
 
 
 # ``dumpsys window NAME`` prints only that section (WindowManagerService.doDump accepts the

@@ -73,6 +73,7 @@ class Ui:
         self.rotation = 0
         self.size = (screens.WIDTH, screens.HEIGHT)
         self.density = int(phone.props.get("ro.sf.lcd_density", "420"))
+        self.second_display: tuple[int, int] | None = None  # a cast/cover screen, unfocused
         self.stack: list[ActivityRecord] = [
             ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
         ]
