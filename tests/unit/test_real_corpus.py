@@ -1,0 +1,248 @@
+"""Every parser on real Android output: tests/fixtures/android/real/ (issue #11).
+
+Each file there is output a real phone or emulator printed, copied from the public source named
+in its ``## origin:`` header (``## `` lines are stripped before parsing). ``CASES`` maps every
+file to what each parser that applies must return: the truth of what the phone meant, never what
+today's parser happens to say. Where a parser is wrong today the case is a strict xfail naming
+what is wrong, so the suite stays green and the marker turns into a failure once it is fixed.
+docs/android-variants.md lists every command, its variants and their sources.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from device import parsers, ui_hierarchy
+from device.parsers import VolumeReading
+
+REAL = Path(__file__).parent.parent / "fixtures" / "android" / "real"
+HEADER = "## "
+REQUIRED_HEADERS = ("## origin: ", "## device: ", "## command: ")
+
+
+def header_lines(name: str) -> list[str]:
+    return [
+        line for line in (REAL / name).read_text("utf-8").splitlines() if line.startswith(HEADER)
+    ]
+
+
+def load(name: str) -> str:
+    """The captured output of ``name`` with its ``## `` provenance lines removed."""
+    text = (REAL / name).read_text("utf-8")
+    kept = [line for line in text.splitlines(keepends=True) if not line.startswith(HEADER)]
+    return "".join(kept)
+
+
+@dataclass(frozen=True)
+class Raises:
+    """The parser must refuse the text with this error."""
+
+    error: type[Exception]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One parser on one real file, and the value the phone meant."""
+
+    file: str
+    read: Callable[[str], Any]
+    expected: Any
+    wrong_today: str | None = None  # what today's parser gets wrong (strict xfail)
+
+
+def identity(text: str) -> tuple[str, str, str]:
+    """(manufacturer, SDK, release) as ``DeviceConnection.identity`` reads them from getprop."""
+    props = parsers.parse_getprop(text)
+    return (
+        props.get("ro.product.manufacturer", ""),
+        props.get("ro.build.version.sdk", ""),
+        props.get("ro.build.version.release", ""),
+    )
+
+
+def foreground(text: str) -> tuple[str | None, str | None, int | None] | None:
+    """(package, activity, user) of the app in front, None when the text cannot tell."""
+    found = parsers.parse_foreground(text)
+    return None if found is None else (found.package, found.activity, found.user)
+
+
+def music_volume(text: str) -> VolumeReading | None:
+    """STREAM_MUSIC from ``dumpsys audio``, the fallback volume read."""
+    return parsers.parse_audio_streams(text).get("STREAM_MUSIC")
+
+
+BT_PIXEL = "dumpsys_bluetooth_manager-pixel8pro-ble_on.txt"
+BT_ONEPLUS = "dumpsys_bluetooth_manager-oneplus12-turning_off.txt"
+BT_REDMI = "dumpsys_bluetooth_manager-33-redmi10a-lineage20-on.txt"
+UNRESOLVED_FENIX = (
+    "Error: Activity not started, unable to resolve Intent { act=android.intent.action.MAIN "
+    "cat=[android.intent.category.LAUNCHER] flg=0x10000000 pkg=org.mozilla.fenix.performancetest }"
+)
+UNRESOLVED_DEEPLINK = (
+    "Error: Activity not started, unable to resolve Intent { act=android.intent.action.VIEW "
+    "dat=exp://127.0.0.1:19004/--/details/3 flg=0x10000000 pkg=com.deeplinking }"
+)
+
+CASES: list[Case] = [
+    # ---- Bluetooth: dumpsys bluetooth_manager -----------------------------------------
+    # Pixel 8 Pro after disable(): classic Bluetooth off, the LE stack left up.
+    Case(BT_PIXEL, parsers.parse_bluetooth_state, "BLE_ON"),
+    Case(BT_PIXEL, parsers.parse_bluetooth_enabled, False),
+    Case(BT_PIXEL, parsers.service_missing, False),
+    Case(BT_ONEPLUS, parsers.parse_bluetooth_state, "TURNING_OFF"),
+    Case(BT_ONEPLUS, parsers.parse_bluetooth_enabled, False),
+    Case(BT_ONEPLUS, parsers.service_missing, False),
+    # "  State: ON" of AdapterProperties further down must not be taken for the state line.
+    Case(BT_REDMI, parsers.parse_bluetooth_state, "ON"),
+    Case(BT_REDMI, parsers.parse_bluetooth_enabled, True),
+    Case(BT_REDMI, parsers.service_missing, False),
+    # ---- foreground: dumpsys window windows (API 28) / displays (API 29+) ----------------
+    Case(
+        "dumpsys_window_windows-28-grep-photos.txt",
+        foreground,
+        ("com.google.android.apps.photos", "com.google.android.apps.photos.home.HomeActivity", 0),
+    ),
+    # API 29+ `dumpsys window windows` has no focus lines (they moved to DisplayContent.dump,
+    # `dumpsys window displays`): the text cannot tell what is in front, though the phones had
+    # myer.com.android (am start -W: StartScreenActivity), bilibili and Firefox starting. The
+    # SnapshotCache top apps and the hidden (mViewVisibility=0x8) launcher RecentsActivity in
+    # these dumps are not in front: None is the only honest reading.
+    Case("dumpsys_window_windows-29-emulator-no_focus.txt", foreground, None),
+    Case("dumpsys_window_windows-33-bilibili-no_focus.txt", foreground, None),
+    Case("dumpsys_window_windows-29-samsung-a70-no_focus.txt", foreground, None),
+    Case(
+        "dumpsys_window_displays-31plus-androiddemo.txt",
+        foreground,
+        ("com.hq.android.androiddemo", "com.hq.android.androiddemo.MainActivity", 0),
+    ),
+    Case(
+        "dumpsys_window-grep-u10-factory.txt",
+        foreground,
+        (
+            "com.google.android.factory.factory",
+            "com.google.android.factory.factory.FactoryMainActivity",
+            10,
+        ),
+    ),
+    # ---- keyguard: dumpsys window policy ----------------------------------------------
+    Case("dumpsys_window_policy-keyguard-swipe-locked.txt", parsers.parse_keyguard_showing, True),
+    Case(
+        "dumpsys_window-26-emulator-grep-lockscreen-locked.txt",
+        parsers.parse_keyguard_showing,
+        True,
+    ),
+    Case(
+        "dumpsys_window-26-emulator-grep-lockscreen-unlocked.txt",
+        parsers.parse_keyguard_showing,
+        False,
+    ),
+    # ---- screen: dumpsys power --------------------------------------------------------
+    Case("dumpsys_power-28-samsung-awake.txt", parsers.parse_screen_on, True),
+    # ---- am start ---------------------------------------------------------------------
+    Case("am_start-29-emulator-W-ok.txt", parsers.am_start_failed, None),
+    Case("am_start-pixel2-unresolved.txt", parsers.am_start_failed, UNRESOLVED_FENIX),
+    Case("am_start-W-unresolved-deeplink.txt", parsers.am_start_failed, UNRESOLVED_DEEPLINK),
+    # ---- uiautomator dump: its stdout is never a hierarchy ----------------------------
+    Case("uiautomator_dump-ok.txt", ui_hierarchy.parse_nodes, Raises(ui_hierarchy.HierarchyError)),
+    Case(
+        "uiautomator_dump-idle_error.txt",
+        ui_hierarchy.parse_nodes,
+        Raises(ui_hierarchy.HierarchyError),
+    ),
+    Case(
+        "uiautomator_dump-28-null_root.txt",
+        ui_hierarchy.parse_nodes,
+        Raises(ui_hierarchy.HierarchyError),
+    ),
+    # ---- volume: dumpsys audio --------------------------------------------------------
+    # Output on HDMI ("Devices: hdmi"), whose index is "400 (hdmi): 15".
+    Case(
+        "dumpsys_audio-shield-darcy-streams.txt",
+        music_volume,
+        VolumeReading(15, 0, 15),
+        wrong_today=(
+            "dumpsys audio without a streamVolume: line (index only in Current: per device) "
+            "drops the stream"
+        ),
+    ),
+    # ---- identity: getprop ------------------------------------------------------------
+    Case("getprop-34-samsung-galaxy-a55-subset.txt", identity, ("samsung", "34", "14")),
+]
+
+
+def _param(case: Case) -> Any:
+    name = getattr(case.read, "__name__", "read")
+    marks = []
+    if case.wrong_today is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"issue #11: {case.wrong_today}"))
+    return pytest.param(case, id=f"{case.file}::{name}", marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(case) for case in CASES])
+def test_parser_reads_what_the_phone_meant(case: Case) -> None:
+    text = load(case.file)
+    if isinstance(case.expected, Raises):
+        with pytest.raises(case.expected.error):
+            case.read(text)
+    else:
+        assert case.read(text) == case.expected
+
+
+def corpus_files() -> list[str]:
+    return sorted(path.name for path in REAL.iterdir() if path.is_file())
+
+
+@pytest.mark.parametrize("name", corpus_files())
+def test_every_file_names_its_origin_device_and_command(name: str) -> None:
+    headers = header_lines(name)
+    for prefix in REQUIRED_HEADERS:
+        values = [line[len(prefix) :].strip() for line in headers if line.startswith(prefix)]
+        assert values and all(values), f"{name}: no {prefix.strip()} header"
+    assert load(name).strip(), f"{name}: nothing captured after the header"
+
+
+def test_every_file_is_in_the_table_and_every_row_has_a_file() -> None:
+    in_table = {case.file for case in CASES}
+    assert set(corpus_files()) - in_table == set(), "corpus files no case reads"
+    assert in_table - set(corpus_files()) == set(), "cases without a corpus file"
+
+
+# Every text parser phoned has; none may raise on real output except a hierarchy refusal.
+ALL_PARSERS: list[Callable[[str], Any]] = [
+    parsers.parse_getprop,
+    parsers.parse_service_list,
+    parsers.parse_features,
+    parsers.parse_settings_value,
+    parsers.parse_settings_int,
+    parsers.parse_colon_list,
+    parsers.notification_cmd_failed,
+    parsers.parse_bluetooth_state,
+    parsers.parse_bluetooth_enabled,
+    parsers.service_missing,
+    parsers.parse_volume_get,
+    parsers.parse_audio_streams,
+    parsers.parse_role_holders,
+    parsers.parse_package_permissions,
+    parsers.parse_keyguard_showing,
+    parsers.parse_screen_on,
+    parsers.parse_foreground,
+    parsers.am_start_failed,
+    ui_hierarchy.parse_nodes,
+    ui_hierarchy.rotation,
+    ui_hierarchy.find_permission_dialog,
+]
+
+
+@pytest.mark.parametrize("name", corpus_files())
+def test_no_parser_crashes_on_any_real_output(name: str) -> None:
+    text = load(name)
+    for read in ALL_PARSERS:
+        with contextlib.suppress(ui_hierarchy.HierarchyError):
+            read(text)
+    parsers.parse_content_rows(text, ("_id", "address", "date", "body"))
