@@ -71,6 +71,7 @@ _FAILURES = {
     Status.UNSUPPORTED: FailureReason.UNSUPPORTED,
     Status.INVALID_PARAMS: FailureReason.INVALID_PARAMS,
     Status.UNKNOWN: FailureReason.DEVICE_OFFLINE,
+    Status.CANNOT_TELL: FailureReason.OUTCOME_UNKNOWN,  # final: never repeated
 }
 _PAUSES = frozenset({Status.NEEDS_APPROVAL, Status.NEEDS_PERMISSION, Status.WAITING})
 _PAUSED_STATE = {Status.NEEDS_PERMISSION: TaskState.PERMISSION, Status.WAITING: TaskState.WAITING}

@@ -35,6 +35,7 @@ class Status(str, enum.Enum):
     NEEDS_PERMISSION = "needs_permission"  # a permission/access is missing; detail says which
     WAITING = "waiting"  # a condition must change first (detail: unlock, app, network, input)
     UNKNOWN = "unknown"  # an effect may have happened; detail says how to reconcile
+    CANNOT_TELL = "cannot_tell"  # the effect ran; the phone shows nothing that decides it
 
 
 @dataclass(frozen=True)
