@@ -72,6 +72,11 @@ def foreground(text: str) -> tuple[str | None, str | None, int | None] | None:
     return None if found is None else (found.package, found.activity, found.user)
 
 
+def sent_box(text: str) -> list[dict[str, str]] | None:
+    """The sent-box rows ``sms_send`` reads (its projection); None would mean "no answer"."""
+    return parsers.parse_content_rows(text, ("_id", "address", "date", "body"))
+
+
 def music_volume(text: str) -> VolumeReading | None:
     """STREAM_MUSIC from ``dumpsys audio``, the fallback volume read."""
     return parsers.parse_audio_streams(text).get("STREAM_MUSIC")
@@ -171,9 +176,28 @@ CASES: list[Case] = [
             "drops the stream"
         ),
     ),
+    # ---- content query: a provider error is no answer, not an empty table ----------------
+    Case(
+        "content_query-error-unhandled_uri.txt",
+        sent_box,
+        None,
+        wrong_today=(
+            "a failed `content query` (Content.java prints 'Error while accessing provider:' "
+            "and exits 0) reads as [] - an empty sent box - instead of no answer"
+        ),
+    ),
     # ---- identity: getprop ------------------------------------------------------------
     Case("getprop-34-samsung-galaxy-a55-subset.txt", identity, ("samsung", "34", "14")),
 ]
+
+
+# Real outputs of commands phoned sends but reads with no parser yet; why each matters.
+UNREAD: dict[str, str] = {
+    "input-29-xiaomi-inject_denied.txt": (
+        "`input keyevent`/`input tap` on MIUI without 'USB debugging (Security settings)': "
+        "a SecurityException on stderr; the wake and the send tap do nothing"
+    ),
+}
 
 
 def _param(case: Case) -> Any:
@@ -208,7 +232,7 @@ def test_every_file_names_its_origin_device_and_command(name: str) -> None:
 
 
 def test_every_file_is_in_the_table_and_every_row_has_a_file() -> None:
-    in_table = {case.file for case in CASES}
+    in_table = {case.file for case in CASES} | set(UNREAD)
     assert set(corpus_files()) - in_table == set(), "corpus files no case reads"
     assert in_table - set(corpus_files()) == set(), "cases without a corpus file"
 
