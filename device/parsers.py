@@ -183,17 +183,22 @@ def parse_role_holders(text: str) -> list[str]:
 
 
 _PERM_LINE = re.compile(r"^\s+([\w.]+): granted=(true|false)")
+_USER_HEAD = re.compile(r"^\s+User (\d+):")
 
 
-def parse_package_permissions(text: str) -> dict[str, dict[str, bool]]:
+def parse_package_permissions(text: str, user: int = 0) -> dict[str, dict[str, bool]]:
     """``dumpsys package PKG``: ``{"install": {perm: granted}, "runtime": {perm: granted}}``.
 
-    Settings.java dumpPackageLPr prints ``install permissions:`` then, per user, ``runtime
-    permissions:``, each line ``PERM: granted=BOOL[, flags=[ ...]]``. Only the first package
-    block is read (``dumpsys package PKG`` prints one).
+    Settings.java dumpPackageLPr prints ``install permissions:`` once, then a ``User N:``
+    block per Android user (owner 0, a work profile or secondary user 10+), each with its own
+    ``runtime permissions:``, each line ``PERM: granted=BOOL[, flags=[ ...]]``. Runtime
+    grants are per user: only ``user``'s block is read, so a work profile's denial never
+    overwrites the owner's grant (or the reverse). Only the first package block is read
+    (``dumpsys package PKG`` prints one).
     """
     sections: dict[str, dict[str, bool]] = {"install": {}, "runtime": {}}
     section: str | None = None
+    current_user: int | None = None
     packages_seen = 0
     for line in text.splitlines():
         stripped = line.strip()
@@ -201,12 +206,17 @@ def parse_package_permissions(text: str) -> dict[str, dict[str, bool]]:
             packages_seen += 1
             if packages_seen > 1:
                 break
+        head = _USER_HEAD.match(line)
+        if head:
+            current_user, section = int(head[1]), None
+            continue
         if stripped in ("install permissions:", "runtime permissions:"):
             section = stripped.split()[0]
             continue
         match = _PERM_LINE.match(line)
         if match and section is not None:
-            sections[section][match[1]] = match[2] == "true"
+            if section == "install" or current_user in (None, user):
+                sections[section][match[1]] = match[2] == "true"
         elif section is not None and not match:
             section = None
     return sections

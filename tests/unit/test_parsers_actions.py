@@ -210,3 +210,24 @@ def test_hierarchy_text_escapes_and_digest() -> None:
     assert ui_hierarchy.rotation(xml) == 1
     assert ui_hierarchy.app_packages(nodes) == ["p"]
     assert ui_hierarchy.digest(nodes) == ui_hierarchy.digest(nodes[:1])  # clock left out
+
+
+def test_runtime_permissions_are_read_for_one_user() -> None:
+    # layout of Settings.dumpPackageLPr with an owner and a work profile (User 0 / User 10)
+    text = (
+        "Packages:\n"
+        "  Package [com.example.notes] (1a2b3c):\n"
+        "    install permissions:\n"
+        "      android.permission.INTERNET: granted=true\n"
+        "    User 0: ceDataInode=1 installed=true hidden=false\n"
+        "      runtime permissions:\n"
+        "        android.permission.POST_NOTIFICATIONS: granted=true, flags=[ USER_SET ]\n"
+        "    User 10: ceDataInode=2 installed=true hidden=false\n"
+        "      runtime permissions:\n"
+        "        android.permission.POST_NOTIFICATIONS: granted=false, flags=[ ]\n"
+    )
+    owner = parsers.parse_package_permissions(text)
+    assert owner["runtime"] == {"android.permission.POST_NOTIFICATIONS": True}
+    assert owner["install"] == {"android.permission.INTERNET": True}
+    work = parsers.parse_package_permissions(text, user=10)
+    assert work["runtime"] == {"android.permission.POST_NOTIFICATIONS": False}
