@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -97,17 +98,51 @@ def notification_cmd_failed(stdout: str) -> bool:
 
 
 # ---- Bluetooth ---------------------------------------------------------------------------
+#
+# BluetoothManagerService.dump prints ``  enabled: <isEnabled()>`` and ``  state: <name>``
+# first (frameworks/base services/core .../BluetoothManagerService.java up to Android 12;
+# packages/modules/Bluetooth service/.../BluetoothManagerService.java from Android 13, read
+# in LineageOS/android_packages_modules_Bluetooth lineage-20.0, -21.0 and -22.0). The name is
+# BluetoothAdapter.nameForState: OFF, TURNING_ON, ON, TURNING_OFF, BLE_TURNING_ON, BLE_ON,
+# BLE_TURNING_OFF, and ``?!?!? (N)`` for any other number (framework/java/android/bluetooth/
+# BluetoothAdapter.java). ``enabled`` is ``getState() == STATE_ON``. With BLE apps
+# registered (BLE scanning on, ``ble_scan_always_enabled`` 1) a disabled adapter rests in
+# BLE_ON, ``enabled: false`` (BluetoothManagerService.sendBrEdrDownCallback "Staying in
+# BLE_ON"; a Pixel 8 Pro dump in johnklee/bt_test_common's bt_utils README).
 
-_BT_STATE = re.compile(r"^\s*state:\s*(\S+)\s*$", re.MULTILINE)
+_BT_STATE = re.compile(r"^[ \t]*state:[ \t]*(.*?)[ \t\r]*$", re.MULTILINE)
 _BT_ENABLED = re.compile(r"^\s*enabled:\s*(true|false)\s*$", re.MULTILINE)
 # The service manager's reply when SystemServer never registered the service (no hardware).
 _CANT_FIND = re.compile(r"Can't find service: ?(\S+)")
 
 
+class ClassicBluetooth(enum.Enum):
+    """What the adapter state means for classic Bluetooth, the switch a user sees."""
+
+    OFF = "off"  # OFF or BLE_ON: classic off and resting (BLE_ON: BLE-only for scanning apps)
+    ON = "on"  # ON: BluetoothAdapter.isEnabled()
+    TURNING_ON = "turning_on"  # BLE_TURNING_ON or TURNING_ON: on the way up
+    TURNING_OFF = "turning_off"  # TURNING_OFF or BLE_TURNING_OFF: on the way down
+    UNKNOWN = "unknown"  # no state line, a name nameForState never prints, or enabled disagrees
+
+
+# AdapterState (packages/modules/Bluetooth android/app/.../btservice/AdapterState.java):
+# enable OFF -> BLE_TURNING_ON -> BLE_ON -> TURNING_ON -> ON; disable ON -> TURNING_OFF ->
+# BLE_ON, then BLE_TURNING_OFF -> OFF unless a BLE app keeps it in BLE_ON.
+BLUETOOTH_STATES: dict[str, ClassicBluetooth] = {
+    "OFF": ClassicBluetooth.OFF,
+    "BLE_ON": ClassicBluetooth.OFF,
+    "BLE_TURNING_ON": ClassicBluetooth.TURNING_ON,
+    "TURNING_ON": ClassicBluetooth.TURNING_ON,
+    "ON": ClassicBluetooth.ON,
+    "TURNING_OFF": ClassicBluetooth.TURNING_OFF,
+    "BLE_TURNING_OFF": ClassicBluetooth.TURNING_OFF,
+}
+
+
 def parse_bluetooth_state(text: str) -> str | None:
-    """``dumpsys bluetooth_manager``: the adapter state (``OFF``, ``TURNING_ON``, ``ON``,
-    ``TURNING_OFF``, ``BLE_ON``...), from BluetoothManagerService.dump's ``  state: X`` line
-    (``BluetoothAdapter.nameForState`` without ``STATE_``). None when absent."""
+    """``dumpsys bluetooth_manager``: the first ``  state: X`` line's text, verbatim (``OFF``,
+    ``BLE_ON``, ``?!?!? (17)``...). None when there is no such line."""
     match = _BT_STATE.search(text)
     return match[1] if match else None
 
@@ -116,6 +151,55 @@ def parse_bluetooth_enabled(text: str) -> bool | None:
     """``dumpsys bluetooth_manager``: the ``  enabled: true|false`` line."""
     match = _BT_ENABLED.search(text)
     return match[1] == "true" if match else None
+
+
+def bluetooth_classic(state: str | None, enabled: bool | None = None) -> ClassicBluetooth:
+    """Classify a state line (and the ``enabled`` line, when read): UNKNOWN unless the state
+    is one nameForState prints and ``enabled`` agrees with it (true exactly in ON)."""
+    kind = BLUETOOTH_STATES.get(state or "")
+    if kind is None:
+        return ClassicBluetooth.UNKNOWN
+    if enabled is not None and enabled != (kind is ClassicBluetooth.ON):
+        return ClassicBluetooth.UNKNOWN
+    return kind
+
+
+class BluetoothOn(enum.Enum):
+    """``settings get global bluetooth_on``: the user's persisted choice, which
+    BluetoothManagerService writes when a request arrives, not when the adapter settles.
+
+    Values from BluetoothManagerService: ``BLUETOOTH_OFF`` 0, ``BLUETOOTH_ON_BLUETOOTH`` 1,
+    ``BLUETOOTH_ON_AIRPLANE`` 2 (written for a persisted-on adapter when airplane mode turns
+    on, back to 1 when it turns off). ``isBluetoothPersistedStateOn()`` is ``!= 0``, so any
+    other number also reads as on.
+    """
+
+    OFF = "off"  # 0: turned off (disable(persist=true) writes it at the request)
+    ON = "on"  # 1: turned on
+    ON_AIRPLANE = "on_airplane"  # 2: on, held off while airplane mode is on
+    ON_OTHER = "on_other"  # another integer: the manager treats it as on (!= BLUETOOTH_OFF)
+    UNSET = "unset"  # ``null``: never written
+    UNREADABLE = "unreadable"  # not an integer
+
+    @property
+    def wants_on(self) -> bool | None:
+        """Whether the persisted choice is on; None when unset or unreadable."""
+        if self in (BluetoothOn.UNSET, BluetoothOn.UNREADABLE):
+            return None
+        return self is not BluetoothOn.OFF
+
+
+def parse_bluetooth_on(text: str) -> BluetoothOn:
+    """``settings get global bluetooth_on`` into what the manager makes of it."""
+    value = parse_settings_value(text)
+    if value is None:
+        return BluetoothOn.UNSET
+    number = parse_settings_int(text)
+    if number is None:
+        return BluetoothOn.UNREADABLE
+    return {0: BluetoothOn.OFF, 1: BluetoothOn.ON, 2: BluetoothOn.ON_AIRPLANE}.get(
+        number, BluetoothOn.ON_OTHER
+    )
 
 
 def service_missing(text: str) -> bool:
@@ -409,6 +493,20 @@ def _split_row(chunk: str, columns: tuple[str, ...]) -> dict[str, str] | None:
             return None
         row[name], rest = rest[:sep], rest[sep + 2 :]
     return row
+
+
+_CONTENT_ERROR = re.compile(r"^(Error while accessing provider:.*|.*Exception: .*)$", re.MULTILINE)
+
+
+def content_query_error(text: str) -> str | None:
+    """The error a ``content query`` printed instead of rows, else None.
+
+    Content.java catches every exception, prints ``Error while accessing provider:AUTHORITY``
+    and the stack trace (stderr) and exits 0; a missing READ_SMS is a ``SecurityException``
+    line. Read stdout and stderr together: empty rows and an error are different answers.
+    """
+    match = _CONTENT_ERROR.search(text)
+    return match[1].strip() if match else None
 
 
 # ---- am start ----------------------------------------------------------------------------
