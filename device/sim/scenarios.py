@@ -1,6 +1,8 @@
 """Named scenarios for ``phoned sim --scenario``: faults and starting states, comma-separated.
 
-``locked``, ``screen-off``, ``no-bluetooth``, ``dnd-noop``, ``unauthorized``, ``slow:MS``,
+``locked``, ``screen-off``, ``no-bluetooth``, ``ble-scanning`` (Bluetooth off rests in
+BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop``,
+``unauthorized``, ``slow:MS``,
 ``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``, ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
 displays``).
@@ -23,6 +25,21 @@ def _screen_off(phone: Phone, _: str) -> None:
 
 def _no_bluetooth(phone: Phone, _: str) -> None:
     phone.faults.no_bluetooth = True
+
+
+def _ble_scanning(phone: Phone, _: str) -> None:
+    """With "Bluetooth scanning" on and Play services scanning, off rests in BLE_ON."""
+    phone.settings.put("global", "ble_scan_always_enabled", "1")
+    phone.bluetooth.register_ble_app()
+    phone.bluetooth.settle_now()
+
+
+def _bt_airplane(phone: Phone, _: str) -> None:
+    """Bluetooth was on when airplane mode turned on: OFF with ``bluetooth_on`` 2."""
+    phone.bluetooth.request_enable("android")
+    phone.bluetooth.settle_now()
+    phone.settings.put("global", "airplane_mode_on", "1")
+    phone.bluetooth.settle_now()
 
 
 def _dnd_noop(phone: Phone, _: str) -> None:
@@ -63,6 +80,8 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "locked": _locked,
     "screen-off": _screen_off,
     "no-bluetooth": _no_bluetooth,
+    "ble-scanning": _ble_scanning,
+    "bt-airplane": _bt_airplane,
     "dnd-noop": _dnd_noop,
     "unauthorized": _unauthorized,
     "slow": _slow,
