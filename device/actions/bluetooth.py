@@ -1,12 +1,20 @@
 """``bluetooth.set`` / ``bluetooth.get``: the adapter through its manager service.
 
-State is read from ``dumpsys bluetooth_manager`` (``  state: ON|OFF|TURNING_ON|TURNING_OFF``)
-and ``settings get global bluetooth_on`` (written by the manager once a transition
-completes). Apply with ``cmd bluetooth_manager enable|disable`` where that shell command
-exists (API 33+, probed), ``svc bluetooth enable|disable`` below; both return before the
-adapter changes (``svc`` exits 0 even when nothing happens), so the action polls through
-TURNING_ON/TURNING_OFF within ``ctx.settle_timeout`` and records each transition with its
-time. A phone without Bluetooth hardware has no ``bluetooth_manager`` service at all.
+State is read from ``dumpsys bluetooth_manager`` (the ``  enabled:`` and ``  state:`` lines)
+and ``settings get global bluetooth_on`` (the persisted choice). Apply with
+``cmd bluetooth_manager enable|disable`` where that shell command exists (API 33+, probed),
+``svc bluetooth enable|disable`` below; both return before the adapter changes (``svc``
+exits 0 even when nothing happens), so the action polls the transitions within
+``ctx.settle_timeout`` and records each with its time. A phone without Bluetooth hardware
+has no ``bluetooth_manager`` service at all.
+
+"Off" means classic Bluetooth is off: ``OFF``, or ``BLE_ON`` where BLE scanning apps keep
+the low-energy part running (``ble_scan_always_enabled``; BluetoothManagerService
+``sendBrEdrDownCallback`` stays in BLE_ON while a BLE app is registered). Enabling passes
+BLE_TURNING_ON and BLE_ON, disabling TURNING_OFF, BLE_ON and BLE_TURNING_OFF (AdapterState).
+``bluetooth_on`` is written when the request arrives (``disable(persist=true)`` writes 0;
+``MESSAGE_ENABLE`` writes 1 from Android 13, on the way out of BLE_ON before), and is 2 while
+airplane mode holds a turned-on adapter off. Facts and sources: ``device.parsers`` Bluetooth.
 """
 
 from __future__ import annotations
@@ -16,89 +24,150 @@ from typing import Any
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.reads import got, invalid, target
+from device.actions.reads import got, invalid
 from device.evidence import now_iso
+from device.parsers import BluetoothOn, ClassicBluetooth
 
 NO_HARDWARE = (
     "this phone has no Bluetooth adapter: the bluetooth_manager service is not registered "
     '(dumpsys: "Can\'t find service")'
 )
 
+# What each target accepts once settled: adapter states and persisted choices.
+_SETTLED_STATES = {True: frozenset({"ON"}), False: frozenset({"OFF", "BLE_ON"})}
+_SETTLED_SETTINGS = {
+    True: frozenset({BluetoothOn.ON, BluetoothOn.ON_AIRPLANE, BluetoothOn.ON_OTHER}),
+    False: frozenset({BluetoothOn.OFF}),
+}
+_EXPECTED = {
+    True: {"state": ["ON"], "bluetooth_on": "not 0"},
+    False: {"state": ["OFF", "BLE_ON"], "bluetooth_on": 0},
+}
+
 
 @dataclass(frozen=True)
 class BtState:
-    """One reading: the manager's adapter state and the ``bluetooth_on`` setting."""
+    """One reading: the manager's state line (verbatim) and ``bluetooth_on``."""
 
     present: bool
     state: str | None
-    setting: int | None
+    classic: ClassicBluetooth
+    setting: BluetoothOn
+    setting_value: int | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "bluetooth_on": self.setting}
+        return {"state": self.state, "bluetooth_on": self.setting_value}
 
     def is_settled(self, enabled: bool) -> bool:
-        return self.state == ("ON" if enabled else "OFF") and self.setting == int(enabled)
+        """Resting in the target: ON and persisted on, or OFF/BLE_ON and persisted off."""
+        return (
+            self.classic is not ClassicBluetooth.UNKNOWN
+            and self.state in _SETTLED_STATES[enabled]
+            and self.setting in _SETTLED_SETTINGS[enabled]
+        )
+
+
+_ABSENT = BtState(False, None, ClassicBluetooth.UNKNOWN, BluetoothOn.UNSET, None)
 
 
 def read_state(ctx: ActionContext, phase: str) -> BtState:
-    """Both read-backs, each observed as evidence."""
+    """Both read-backs, each observed as evidence (the state line and setting verbatim)."""
     dump = ctx.recorder.read(commands.DUMPSYS_BLUETOOTH)
     text = dump.stdout + dump.stderr
     if parsers.service_missing(text):
         ctx.recorder.observe("bluetooth_manager", "missing", phase, commands.DUMPSYS_BLUETOOTH)
-        return BtState(False, None, None)
+        return _ABSENT
     state = parsers.parse_bluetooth_state(text)
+    classic = parsers.bluetooth_classic(state, parsers.parse_bluetooth_enabled(text))
     ctx.recorder.observe("bluetooth_state", state, phase, commands.DUMPSYS_BLUETOOTH)
     setting_text = ctx.recorder.read(commands.BLUETOOTH_ON_GET).stdout
-    setting = parsers.parse_settings_int(setting_text)
-    ctx.recorder.observe("bluetooth_on", setting, phase, commands.BLUETOOTH_ON_GET)
-    return BtState(True, state, setting)
+    setting = parsers.parse_bluetooth_on(setting_text)
+    value = parsers.parse_settings_int(setting_text)
+    observed: Any = setting_text.strip() if setting is BluetoothOn.UNREADABLE else value
+    ctx.recorder.observe("bluetooth_on", observed, phase, commands.BLUETOOTH_ON_GET)
+    return BtState(True, state, classic, setting, value)
+
+
+def _unreadable(now: BtState) -> str:
+    """Why a reading cannot be judged, quoting what the phone printed."""
+    if now.classic is ClassicBluetooth.UNKNOWN:
+        return f"cannot tell: dumpsys bluetooth_manager state line reads {now.state!r}"
+    return "cannot tell: bluetooth_on is not a number"
 
 
 def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
-    """Whether Bluetooth is on (value: {"enabled", "state", "bluetooth_on"})."""
+    """Whether classic Bluetooth is on (value: {"enabled", "state", "bluetooth_on"}).
+
+    ``enabled`` is true in ON only; BLE_ON (BLE scanning) is off. Not met, with the text
+    read, when the state line is not one the manager prints.
+    """
     now = read_state(ctx, "read")
     if not now.present:
-        return outcome(ctx, Status.UNSUPPORTED, target(None, None), NO_HARDWARE)
-    return got(ctx, {"enabled": now.state == "ON", **now.to_json()})
+        return outcome(ctx, Status.UNSUPPORTED, _target(None, None, False), NO_HARDWARE)
+    if now.classic is ClassicBluetooth.UNKNOWN:
+        return outcome(ctx, Status.NOT_MET, _target(None, now.to_json(), False), _unreadable(now))
+    enabled = now.classic is ClassicBluetooth.ON
+    return got(ctx, {"enabled": enabled, **now.to_json()})
+
+
+def _target(expected: Any, observed: Any, met: bool) -> dict[str, Any]:
+    return {"expected": expected, "observed": observed, "met": met}
 
 
 def _poll_transitions(ctx: ActionContext, enabled: bool) -> tuple[BtState, list[dict[str, Any]]]:
-    """Poll until settled or the bound passes; returns the last reading and each change."""
+    """Poll until settled or the bound passes; returns the last reading and each change.
+
+    OFF and ON end a transition; BLE_ON is also passed on the way, so it counts as settled
+    when two readings in a row show it.
+    """
     transitions: list[dict[str, Any]] = []
+    readings: list[BtState] = []
 
     def sample() -> BtState:
         now = read_state(ctx, "poll")
+        readings.append(now)
         if not transitions or transitions[-1]["observed"] != now.to_json():
             transitions.append({"at": now_iso(), "observed": now.to_json()})
         return now
 
-    last, _ = ctx.poll("bluetooth", sample, lambda s: s.is_settled(enabled))
+    def done(now: BtState) -> bool:
+        if not now.is_settled(enabled):
+            return False
+        if now.state != "BLE_ON":
+            return True
+        return len(readings) > 1 and readings[-2].to_json() == now.to_json()
+
+    last, _ = ctx.poll("bluetooth", sample, done)
     return last, transitions
 
 
-_TOWARDS = {True: "TURNING_ON", False: "TURNING_OFF"}  # the transition into each target
-
-
 def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
-    """Turn Bluetooth on or off; met when the state and ``bluetooth_on`` both settle."""
+    """Turn classic Bluetooth on or off; met when the adapter rests in the target (ON, or
+    OFF/BLE_ON) and ``bluetooth_on`` agrees. Not met, sending nothing, when the state line
+    cannot be read."""
     enabled = params.get("enabled")
     if not isinstance(enabled, bool):
         return invalid(ctx, "enabled", f"enabled must be true or false, got {enabled!r}")
-    want = {"state": "ON" if enabled else "OFF", "bluetooth_on": int(enabled)}
+    want = _EXPECTED[enabled]
     before = read_state(ctx, "before")
     if not before.present:
-        return outcome(ctx, Status.UNSUPPORTED, target(want, None), NO_HARDWARE)
+        return outcome(ctx, Status.UNSUPPORTED, _target(want, None, False), NO_HARDWARE)
     if before.is_settled(enabled):
         ctx.recorder.note("already in the target state: no command sent")
         return outcome(
-            ctx, Status.MET, target(want, before.to_json()), "already in target", value=enabled
-        )
+            ctx, Status.MET, _target(want, before.to_json(), True), "already in target",
+            value=enabled,
+        )  # fmt: skip
+    if before.classic is ClassicBluetooth.UNKNOWN:
+        return outcome(
+            ctx, Status.NOT_MET, _target(want, before.to_json(), False),
+            f"{_unreadable(before)}; no command sent", before=before.to_json(),
+        )  # fmt: skip
     argv = commands.bluetooth_set(
         enabled, shell_command=ctx.device.capabilities.cmd_bluetooth_manager
     )
-    if before.state == _TOWARDS[enabled]:
-        # An earlier attempt's command is still taking effect: verify it, send nothing.
+    if _answer(enabled, before) == "happened":
+        # An earlier request is still taking effect: verify it, send nothing.
         ctx.recorder.note(f"already {before.state}: waiting for it, no command sent")
         exit_note = "no command (transition already under way)"
     else:
@@ -107,33 +176,66 @@ def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     after, transitions = _poll_transitions(ctx, enabled)
     detail = {"before": before.to_json(), "after": after.to_json(), "transitions": transitions}
     if not after.is_settled(enabled):
+        why = _unreadable(after) if after.classic is ClassicBluetooth.UNKNOWN else "not settled"
         return outcome(
-            ctx, Status.NOT_MET, target(want, after.to_json()),
-            f"{exit_note} but Bluetooth did not reach "
-            f"{want['state']} within {ctx.settle_timeout:g}s", **detail,
+            ctx, Status.NOT_MET, _target(want, after.to_json(), False),
+            f"{exit_note} but Bluetooth did not rest in {'/'.join(sorted(_SETTLED_STATES[enabled]))} "
+            f"within {ctx.settle_timeout:g}s ({why})", **detail,
         )  # fmt: skip
     return outcome(
         ctx,
         Status.MET,
-        target(want, after.to_json()),
-        f"Bluetooth {want['state']}",
+        _target(want, after.to_json(), True),
+        f"Bluetooth {'on' if enabled else 'off'} ({after.state})",
         value=enabled,
         **detail,
     )
 
 
+# What a reading says about a request for each target, keyed by (target, adapter state,
+# persisted choice); anything not listed cannot be told. "happened": the target holds or
+# the manager is carrying the request out; "did_not_happen": resting the other way.
+# Sources (BluetoothManagerService): the request writes bluetooth_on before the adapter
+# moves, so a setting that disagrees with a resting adapter is a request not yet carried
+# out (or a later one) - cannot tell. BLE_ON with bluetooth_on 1 continues to ON
+# (continueFromBleOnState); BLE_TURNING_ON with 0 may be a BLE-only start or, before
+# Android 13, an enable that persists 1 only at BLE_ON. TURNING_OFF with 2 is airplane
+# mode turning the adapter off, not a disable (which writes 0).
+_ON, _OFF, _AIR = BluetoothOn.ON, BluetoothOn.OFF, BluetoothOn.ON_AIRPLANE
+_ANSWERS: dict[tuple[bool, str, BluetoothOn], str] = {
+    (True, "ON", _ON): "happened",
+    (True, "ON", _AIR): "happened",
+    (True, "TURNING_ON", _ON): "happened",
+    (True, "BLE_TURNING_ON", _ON): "happened",
+    (True, "BLE_ON", _ON): "happened",
+    (True, "BLE_ON", _OFF): "did_not_happen",
+    (True, "OFF", _OFF): "did_not_happen",
+    (True, "OFF", _AIR): "did_not_happen",
+    (False, "OFF", _OFF): "happened",
+    (False, "BLE_ON", _OFF): "happened",
+    (False, "TURNING_OFF", _OFF): "happened",
+    (False, "BLE_TURNING_OFF", _OFF): "happened",
+    (False, "OFF", _AIR): "did_not_happen",
+    (False, "ON", _ON): "did_not_happen",
+}
+
+
+def _answer(enabled: bool, now: BtState) -> str:
+    """The table's answer for one reading; ``cannot_tell`` for anything unreadable."""
+    if not now.present or now.classic is ClassicBluetooth.UNKNOWN or now.state is None:
+        return "cannot_tell"
+    setting = BluetoothOn.ON if now.setting is BluetoothOn.ON_OTHER else now.setting
+    return _ANSWERS.get((enabled, now.state, setting), "cannot_tell")
+
+
 def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     """Did an interrupted ``bluetooth.set`` take effect?
 
-    Settled in the target state, or on its way there (TURNING_ON for enable): happened.
-    Settled the other way: did not happen. On its way the other way: cannot tell.
+    ``happened`` when the adapter rests in the target (a disable resting in BLE_ON too) or
+    the manager is carrying the request out; ``did_not_happen`` when it rests the other way;
+    ``cannot_tell`` otherwise, and whenever the state line or setting cannot be read.
     """
     enabled = params.get("enabled")
-    now = read_state(ctx, "read")
-    if not isinstance(enabled, bool) or not now.present or now.state is None:
+    if not isinstance(enabled, bool):
         return "cannot_tell"
-    if now.is_settled(enabled) or now.state == _TOWARDS[enabled]:
-        return "happened"
-    if now.state == _TOWARDS[not enabled]:
-        return "cannot_tell"
-    return "did_not_happen"
+    return _answer(enabled, read_state(ctx, "read"))
