@@ -1,15 +1,17 @@
-"""One connected phone: shell calls, identity, capabilities, and a lazy uiautomator2 session.
+"""One connected phone: shell calls, identity, capabilities, and its UI session.
 
 ``connect()`` resolves which device is meant (an explicit serial, ``$ANDROID_SERIAL``, or
 the only attached device) and checks that it is usable. Identity and capabilities are read
 once per ``Device`` and cached. ``read()`` retries transient transport errors (a read has
 no effect, so repeating it is safe); ``run()`` never retries, because repeating a command
-with an effect is the caller's decision after it has reconciled the outcome.
+with an effect is the caller's decision after it has reconciled the outcome. ``ui_session`` is the
+phone's one uiautomator2 session (``device/ui_session.py``), created on first use and kept
+for the life of the ``Device``: the daemon keeps one ``Device`` per phone, so the session
+stays warm across tasks; ``close()`` stops it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -30,6 +32,8 @@ from device.errors import (
 
 if TYPE_CHECKING:
     import adbutils
+
+    from device.ui_session import UiMode, UiSession
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -85,14 +89,15 @@ def _is_transient(exc: BaseException) -> bool:
 class Device:
     """A phone reached through the adb server by its serial."""
 
-    def __init__(self, serial: str, server: AdbServer) -> None:
+    def __init__(self, serial: str, server: AdbServer, ui_mode: UiMode | None = None) -> None:
         self.serial = serial
         self.server = server
+        self.ui_mode = ui_mode  # None: uiautomator2 with the shell fallback (UiMode.AUTO)
         self._lock = threading.Lock()
         self._features: frozenset[str] | None = None
         self._identity: DeviceIdentity | None = None
         self._capabilities: Capabilities | None = None
-        self._ui: Any = None
+        self._ui_session: UiSession | None = None
 
     def __repr__(self) -> str:
         return f"Device({self.serial!r})"
@@ -172,28 +177,33 @@ class Device:
         """The adbutils device (sync, forwards, file transfer)."""
         return self.server.client.device(self.serial)
 
-    def ui(self) -> Any:
-        """The uiautomator2 session, started on first use (pushes and launches the server)."""
+    @property
+    def ui_session(self) -> UiSession:
+        """This phone's UI session (created on first use; nothing starts until it is used)."""
         with self._lock:
-            if self._ui is None:
-                try:
-                    import uiautomator2
-                except ImportError as exc:  # pragma: no cover - hard dependency
-                    raise UiAutomatorError("uiautomator2 is not installed") from exc
-                try:
-                    self._ui = uiautomator2.connect(self.adb)
-                except Exception as exc:
-                    raise translate(exc, self.serial) from exc
-            return self._ui
+            if self._ui_session is None:
+                from device.ui_session import UiMode, UiSession
+
+                self._ui_session = UiSession(self, self.ui_mode or UiMode.AUTO)
+            return self._ui_session
+
+    def ui(self) -> Any:
+        """The running uiautomator2 client (started, or restarted when it died); raises
+        ``UiAutomatorError`` when it cannot start."""
+        session = self.ui_session
+        client = session.client()
+        if client is None:
+            raise UiAutomatorError(
+                f"uiautomator2 session unavailable: {session.stats.last_error}", serial=self.serial
+            )
+        return client
 
     def close(self) -> None:
-        """Forget the uiautomator2 session (its server stops when the stream closes)."""
+        """Stop the UI session's server, if one runs (the phone may already be gone)."""
         with self._lock:
-            ui, self._ui = self._ui, None
-        if ui is not None:
-            # the device may already be gone; then there is nothing to stop
-            with contextlib.suppress(Exception):
-                ui.stop_uiautomator()
+            session = self._ui_session
+        if session is not None:
+            session.close()
 
 
 def translate(exc: BaseException, serial: str | None) -> DeviceError:

@@ -9,11 +9,14 @@
     ├── DeviceOffline         the device is attached but not answering (state "offline")
     │   └── TransportLost     the connection dropped in the middle of a command
     ├── CommandTimeout        a command did not finish within its explicit timeout
-    └── UiAutomatorError      the uiautomator2 session failed (start, RPC, selector)
+    ├── UiAutomatorError      the uiautomator2 session failed (start, RPC, selector)
+    └── UiDumpFailed          no hierarchy could be read: ``uiautomator dump`` reported a
+                              failure, or the text read back is not a hierarchy (raw kept)
 
 Callers decide retries by class, never by message text: ``DeviceOffline`` and
 ``AdbServerError`` are transient; ``TransportLost`` on a command with an effect means the
-outcome is unknown. Every error that comes from adbutils, uiautomator2 or a socket is raised
+outcome is unknown; ``UiDumpFailed`` means the screen could not be read, which an action
+reports as ``not_met`` or ``cannot_tell`` with the raw output, never as a stale read. Every error that comes from adbutils, uiautomator2 or a socket is raised
 ``from`` the original exception so the cause stays in the traceback.
 """
 
@@ -70,3 +73,39 @@ class CommandTimeout(DeviceError):
 
 class UiAutomatorError(DeviceError):
     """The uiautomator2 session could not start or a UI call failed."""
+
+
+class UiDumpFailed(DeviceError):
+    """The window hierarchy could not be read; ``stdout``/``stderr`` keep what the phone said.
+
+    ``path`` names the reader (``"uiautomator2"`` or ``"uiautomator dump"``) and ``reason``
+    the detected failure (``"could not get idle state"``, ``"killed"``, ...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        serial: str | None = None,
+        path: str = "",
+        reason: str = "",
+        stdout: str = "",
+        stderr: str = "",
+        exit_code: int | None = None,
+    ) -> None:
+        super().__init__(message, serial=serial)
+        self.path = path
+        self.reason = reason
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+
+    def to_json(self) -> dict[str, object]:
+        """The raw evidence of the failure (texts cut to 2000 characters)."""
+        return {
+            "path": self.path,
+            "reason": self.reason,
+            "stdout": self.stdout[:2000],
+            "stderr": self.stderr[:2000],
+            "exit_code": self.exit_code,
+        }

@@ -1,7 +1,9 @@
 """Evidence of what a device action did: every command, every read-back, every poll.
 
 A ``Recorder`` wraps a ``Device``: each command an action runs through it is recorded with
-its argv (sensitive values redacted), exit code and duration; ``observe()`` records a value
+its argv (sensitive values redacted), exit code and duration; a call that is not a shell
+command (a uiautomator2 JSON-RPC call) is recorded the same way by ``call()``, its argv
+naming the client and method (``("uiautomator2", "dump_hierarchy")``); ``observe()`` records a value
 read from the device with the command that read it and when. ``Evidence`` is the frozen
 result with a stable JSON form (``to_json``) that the queue stores and ``phoned show``
 renders.
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from device.adb import ShellResult
 from device.connection import Device
+
+T = TypeVar("T")
 
 
 def redact(value: str) -> str:
@@ -175,6 +179,39 @@ class Recorder:
             )
         )
         return result
+
+    def call(self, argv: Sequence[str], fn: Callable[[], T]) -> T:
+        """Run ``fn`` (a uiautomator2 call), recorded under ``argv`` like a shell command:
+        exit code 0 when it returns, none and the error when it raises (re-raised)."""
+        at, start = now_iso(), time.monotonic()
+        try:
+            value = fn()
+        except Exception as exc:
+            self.event(
+                argv, None, (time.monotonic() - start) * 1000, at, f"{type(exc).__name__}: {exc}"
+            )
+            raise
+        self.event(argv, 0, (time.monotonic() - start) * 1000, at)
+        return value
+
+    def event(
+        self,
+        argv: Sequence[str],
+        exit_code: int | None,
+        duration_ms: float,
+        at: str | None = None,
+        error: str = "",
+    ) -> None:
+        """Record something already done on the device (a session start, a failed ping)."""
+        self.commands.append(
+            CommandRecord(
+                self._redact_argv(argv),
+                exit_code,
+                duration_ms,
+                at or now_iso(),
+                error=self.redact_text(error),
+            )
+        )
 
     def run(self, argv: Sequence[str], timeout: float = 10.0) -> ShellResult:
         """Run a command with an effect (never retried)."""

@@ -5,11 +5,13 @@ Two levels, by cost:
 * ``fingerprint``: screen on (``dumpsys power``), keyguard (``dumpsys window policy``) and
   the foreground package/activity/user (``dumpsys window displays`` from API 29, ``windows``
   before): three shell round trips.
-* ``full``: the fingerprint plus the active window's hierarchy (``uiautomator dump`` and
-  ``cat``: two more), giving the orientation, a digest of the app window normalised so the
+* ``full``: the fingerprint plus the hierarchy (through the phone's UI session: one
+  uiautomator2 call, or ``rm``, ``uiautomator dump`` and ``cat``), giving the orientation,
+  a digest of the app window normalised so the
   clock, the status bar and focus changes do not count, and the texts a task depends on
   (for SMS: app in front, recipient shown, compose text). With an artifacts directory the
-  hierarchy XML and a screenshot are kept too.
+  hierarchy XML and a screenshot are kept too. A hierarchy that cannot be read leaves the
+  digest None and ``texts = {"unreadable": raw output}``, which never equals a real read.
 
 A task that depends on the screen (``sms.*``) takes a full snapshot; others a fingerprint.
 ``compare(old, new, fields)`` gives the difference of the fields a task depends on. A field
@@ -97,17 +99,22 @@ def take(
     }
     if level == "full":
         from device import ui_hierarchy
+        from device.errors import UiDumpFailed
 
-        screen = ui.dump(ctx, "snapshot", artifact="snapshot_hierarchy")
-        ui.screenshot(ctx, "snapshot_screenshot")  # kept as an artifact when there is a dir
-        base.update(
-            orientation=ui_hierarchy.rotation(screen.xml),
-            hierarchy_digest=screen.digest,
-            texts=_texts(method, params, screen),
-            artifacts={
-                k: v for k, v in ctx.recorder.artifacts.items() if k.startswith("snapshot_")
-            },
-        )
+        try:
+            screen = ui.dump(ctx, "snapshot", artifact="snapshot_hierarchy")
+        except UiDumpFailed as exc:  # no hierarchy: the texts say so and differ from any read
+            base.update(texts={"unreadable": exc.to_json()})
+        else:
+            ui.screenshot(ctx, "snapshot_screenshot")  # kept as an artifact when there is a dir
+            base.update(
+                orientation=ui_hierarchy.rotation(screen.xml),
+                hierarchy_digest=screen.digest,
+                texts=_texts(method, params, screen),
+                artifacts={
+                    k: v for k, v in ctx.recorder.artifacts.items() if k.startswith("snapshot_")
+                },
+            )
     return Snapshot(
         level=level,
         taken_at=time.time(),

@@ -39,6 +39,48 @@ class HierarchyError(ValueError):
     """The text is not a window-hierarchy dump."""
 
 
+# ``uiautomator dump`` (AOSP frameworks/testing DumpCommand.java, also in the Android 8.0
+# build decompiled in dstmath/HWFramework P9-8.0) reports success only on stdout, with
+# AOSP's own typo: ``UI hierchary dumped to: <path>``. Its failures print to stderr and the
+# command still exits 0: ``ERROR: could not get idle state.`` when ``waitForIdle(1000,
+# 10000)`` times out (an animating screen; TencentQQGYLab/AppAgent#39) and ``ERROR: null
+# root node returned by UiTestAutomationBridge.`` when there is no active window. Neither
+# writes the file. A dump killed by the system exits 137 and the shell says ``Killed``
+# (dtmilano/AndroidViewClient#181, whose viewclient.py rejects such output), and while
+# another UiAutomation client (a uiautomator2 server) is registered, connecting throws
+# ``IllegalStateException: UiAutomationService ... already registered!`` (the message
+# uiautomator2 core.py ``_wait_app_process_ready`` matches; openatx/uiautomator2#298).
+DUMP_SUCCESS = "UI hierchary dumped to: "
+_DUMP_FAILURES = (
+    ("ERROR: could not get idle state", "could not get idle state"),
+    ("ERROR: null root node returned by UiTestAutomationBridge", "null root node"),
+    ("already registered", "another UiAutomation client is registered"),
+    ("UiAutomation not connected", "UiAutomation not connected"),
+    ("Killed", "killed"),
+)
+KILLED_EXIT = 137  # 128 + SIGKILL
+
+
+def dump_failure(stdout: str, stderr: str, exit_code: int | None) -> str | None:
+    """Why ``uiautomator dump`` did not write its file, or None when it says it did.
+
+    Success needs all three: exit code 0, the success line on stdout, and none of the
+    known failure messages on either stream. Anything else is a failure, named when the
+    message is known (``"could not get idle state"``, ``"killed"``...).
+    """
+    text = f"{stdout}\n{stderr}"
+    for marker, reason in _DUMP_FAILURES:
+        if marker in text:
+            return reason
+    if exit_code == KILLED_EXIT:
+        return "killed"
+    if exit_code != 0:
+        return f"exit status {exit_code}"
+    if DUMP_SUCCESS not in stdout:
+        return "no 'UI hierchary dumped to:' line"
+    return None
+
+
 @dataclass(frozen=True)
 class Node:
     """One ``<node>`` of the dump, with the attributes phoned reads."""

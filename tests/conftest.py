@@ -35,6 +35,7 @@ import pytest
 from device.sim.phone import Faults
 from device.sim.server import Simulator
 from device.sim.stream_services import ShellFactory, default_shell_factory
+from device.sim.ui.automation import UiCosts
 
 
 def free_port() -> int:
@@ -139,6 +140,7 @@ def sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
         if unknown:
             raise TypeError(f"unknown faults: {sorted(unknown)}")
         sim = Simulator(sdk=sdk, shell_factory=shell_factory or default_shell_factory)
+        sim.phone.ui.automation.costs = UiCosts.none()  # tests measure behaviour, not delays
         for name, value in faults.items():
             setattr(sim.phone.faults, name, value)
         sim.start()

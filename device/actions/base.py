@@ -2,8 +2,9 @@
 
 An action reads the current state, applies the change, and verifies it by an independent
 read-back; only verification can say ``met``. Every external effect goes through
-``ActionContext.effect()``, which calls the admission gate and writes the action journal
-before the command runs and after it returns, so a crash between the two leaves an
+``ActionContext.effect()`` (a shell command) or ``ActionContext.effect_call()`` (a
+uiautomator2 call such as a click), which call the admission gate and write the action
+journal before the effect runs and after it returns, so a crash between the two leaves an
 ``unknown`` entry that is reconciled by reading the device before anything is retried.
 """
 
@@ -17,11 +18,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from device.adb import ShellResult
-from device.errors import TransportLost
+from device.errors import TransportLost, UiAutomatorError
 from device.evidence import Evidence, Recorder
+
+T = TypeVar("T")
 
 
 class Status(str, enum.Enum):
@@ -116,27 +119,58 @@ class ActionContext:
     def effect(
         self, action: str, target: str, argv: Sequence[str], inputs: Any, timeout: float = 10.0
     ) -> ShellResult:
-        """Run one external effect: gate, journal before, run, journal after.
+        """Run one shell command with an effect: gate, journal before, run, journal after.
 
         A lost transport leaves the journal entry ``unknown`` and re-raises ``TransportLost``.
         """
+        result: ShellResult = self._journaled(
+            action, target, inputs, lambda: self.recorder.run(argv, timeout), (TransportLost,)
+        )
+        return result
+
+    def effect_call(
+        self, action: str, target: str, describe: Sequence[str], call: Callable[[], T], inputs: Any
+    ) -> T:
+        """Run one effect that is not a shell command (a uiautomator2 click) through the same
+        gate, journal and evidence as ``effect``; ``describe`` is its evidence argv.
+
+        A lost transport or a failed uiautomator2 call may or may not have reached the
+        screen: the journal entry stays ``unknown`` and the error is re-raised.
+        """
+        value: T = self._journaled(
+            action,
+            target,
+            inputs,
+            lambda: self.recorder.call(describe, call),
+            (TransportLost, UiAutomatorError),
+        )
+        return value
+
+    def _journaled(
+        self,
+        action: str,
+        target: str,
+        inputs: Any,
+        run: Callable[[], Any],
+        unknown_on: tuple[type[Exception], ...],
+    ) -> Any:
         self.gate(action)
         op_id = uuid.uuid4().hex
         self.journal.before(op_id, action, target, digest(inputs))  # may refuse: Superseded
         self.started_effects.append(action)
         try:
-            result = self.recorder.run(argv, timeout)
-        except TransportLost as exc:
+            result = run()
+        except unknown_on as exc:
             self.journal.after(op_id, "unknown", str(exc))
             raise
         except Exception as exc:
             self.journal.after(op_id, "confirmed_failure", f"{type(exc).__name__}: {exc}")
             raise
-        self.journal.after(
-            op_id,
-            "confirmed_success" if result.ok else "confirmed_failure",
-            f"exit {result.exit_code}",
-        )
+        if isinstance(result, ShellResult):
+            ok, detail = result.ok, f"exit {result.exit_code}"
+        else:
+            ok, detail = result is not False, f"returned {result!r}"
+        self.journal.after(op_id, "confirmed_success" if ok else "confirmed_failure", detail)
         return result
 
     def poll(

@@ -2,8 +2,9 @@
 
 Foreground package/activity (``dumpsys window windows``), screen on (``dumpsys power``),
 keyguard (``dumpsys window policy``), orientation (the hierarchy's ``rotation``), a digest
-of the active window's hierarchy, and as artifacts the hierarchy XML and a PNG screenshot
-when ``ctx.artifacts_dir`` is set.
+of the hierarchy (read through the UI session; ``window_path`` says which reader), and as
+artifacts the hierarchy XML and a PNG screenshot when ``ctx.artifacts_dir`` is set. A
+hierarchy that cannot be read ends ``not_met`` with the raw output, never a stale screen.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 from device import ui_hierarchy
 from device.actions import ui
-from device.actions.base import ActionContext, Outcome
+from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.reads import got
+from device.errors import UiDumpFailed
 
 
 def take(ctx: ActionContext, phase: str = "read", name: str = "snapshot") -> dict[str, Any]:
@@ -30,10 +32,22 @@ def take(ctx: ActionContext, phase: str = "read", name: str = "snapshot") -> dic
         "orientation": ui_hierarchy.rotation(screen.xml),
         "hierarchy_digest": screen.digest,
         "window_packages": screen.packages,
+        "window_path": screen.path.value,
         "screenshot": shot,
     }
 
 
 def snapshot(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
-    """Read the snapshot; always met when every read succeeded."""
-    return got(ctx, take(ctx))
+    """Read the snapshot; met when every read succeeded, ``not_met`` when the hierarchy
+    could not be read (the raw output is in the detail and the evidence)."""
+    try:
+        return got(ctx, take(ctx))
+    except UiDumpFailed as exc:
+        expected = {"hierarchy": "readable"}
+        return outcome(
+            ctx,
+            Status.NOT_MET,
+            {"expected": expected, "observed": None, "met": False},
+            str(exc),
+            screen_unreadable=exc.to_json(),
+        )

@@ -3,9 +3,12 @@
 Steps: validate (never trust ingress), find the default SMS app (``cmd role
 get-role-holders android.app.role.SMS`` from API 29, secure ``sms_default_application``
 below), wake the screen, wait for unlock if the keyguard shows, open the composer with an
-argv-built ``SENDTO smsto:`` intent, then verify in the hierarchy that the SMS app is in
-front, the recipient is shown and the compose field holds exactly the body. Send is never
-touched here. A runtime-permission dialog over the app ends ``needs_permission``.
+argv-built ``SENDTO smsto:`` intent, wait for the app's window (a uiautomator2 selector
+wait on the warm session), then verify in the hierarchy that the SMS app is in front, the
+recipient is shown and the compose field holds exactly the body. Send is never touched here.
+A runtime-permission dialog over the app ends ``needs_permission``. A screen that cannot be
+read (``UiDumpFailed``: a failed ``uiautomator dump``, an unparsable hierarchy) ends
+``not_met`` with the raw output in the evidence; reconcile answers ``cannot_tell``.
 
 If the composer already shows exactly this draft, no intent is sent again.
 """
@@ -20,7 +23,9 @@ from device import commands, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.reads import invalid, read, target
+from device.errors import UiDumpFailed
 from device.ui_hierarchy import Node
+from device.ui_session import UiPath
 
 MAX_BODY = 10_000
 NUMBER = re.compile(r"\+?[0-9]{2,15}")
@@ -30,10 +35,11 @@ RECIPIENT_ID = "recipient_text_view"
 
 @dataclass(frozen=True)
 class Draft:
-    """A verified draft: which app shows it and the screen it was seen on."""
+    """A verified draft: which app shows it, the screen it was seen on, what was read."""
 
     app: str
     screen: ui.Screen
+    seen: dict[str, Any]  # read_draft() of that screen
 
 
 def validate(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, str] | Outcome:
@@ -85,6 +91,18 @@ def observed_draft(screen: ui.Screen, app: str, to: str) -> dict[str, Any]:
     }
 
 
+def read_draft(
+    ctx: ActionContext, screen: ui.Screen, app: str, to: str, phase: str
+) -> dict[str, Any]:
+    """``observed_draft``, with the compose text read exactly on the uiautomator2 path
+    (``ui.exact_text``: its dump turns an emoji into dots)."""
+    seen = observed_draft(screen, app, to)
+    field = compose_field(screen.nodes, app)
+    if field is not None and screen.path is UiPath.U2:
+        seen["compose_text"] = ui.exact_text(ctx, field, phase)
+    return seen
+
+
 def _matches(seen: dict[str, Any], body: str) -> bool:
     return bool(seen["app_in_front"] and seen["recipient_shown"] and seen["compose_text"] == body)
 
@@ -99,9 +117,24 @@ def _want(to: str, body: str, app: str) -> dict[str, Any]:
     }
 
 
+def unreadable(ctx: ActionContext, want: Any, error: UiDumpFailed) -> Outcome:
+    """``not_met``: the screen could not be read; the raw output is in the detail."""
+    return outcome(
+        ctx, Status.NOT_MET, target(want, None), str(error), screen_unreadable=error.to_json()
+    )
+
+
 def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
-    """Bring up a verified draft, or the outcome that stops it (waiting, permission, ...)."""
+    """Bring up a verified draft, or the outcome that stops it (waiting, permission, a screen
+    that cannot be read, ...)."""
     want = {"app_in_front": True, "recipient_shown": True, "compose_text": body}
+    try:
+        return _prepare(ctx, to, body, want)
+    except UiDumpFailed as exc:
+        return unreadable(ctx, want, exc)
+
+
+def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Draft | Outcome:
     app = default_sms_app(ctx)
     if not app:
         return outcome(ctx, Status.UNSUPPORTED, target(want, None), "no default SMS app is set")
@@ -116,12 +149,15 @@ def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
             condition="unlock",
         )
     screen = ui.dump(ctx, "before")
-    if _matches(observed_draft(screen, app, to), body):
+    seen = read_draft(ctx, screen, app, to, "before")
+    if _matches(seen, body):
         ctx.recorder.note("the composer already shows this draft: no intent sent")
-        return Draft(app, screen)
+        return Draft(app, screen, seen)
     argv = commands.sms_compose(to, body, app)
     result = ctx.effect("sms.draft", f"composer {app}", argv, {"to": to, "body": body})
     error = parsers.am_start_failed(result.stdout + result.stderr)
+    if error is None:
+        ui.wait_for_package(ctx, app, ctx.settle_timeout, "after")
     screen = ui.dump(ctx, "after", artifact="draft_hierarchy")
     dialog = ui_hierarchy.find_permission_dialog(screen.xml)
     if dialog is not None:
@@ -133,7 +169,7 @@ def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
             dialog=dialog,
             app=app,
         )
-    seen = observed_draft(screen, app, to)
+    seen = read_draft(ctx, screen, app, to, "after")
     if error is not None or not _matches(seen, body):
         return outcome(
             ctx,
@@ -142,7 +178,7 @@ def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
             error or "the composer does not show the draft",
             app=app,
         )
-    return Draft(app, screen)
+    return Draft(app, screen, seen)
 
 
 def draft(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
@@ -154,7 +190,7 @@ def draft(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     result = prepare(ctx, to, body)
     if isinstance(result, Outcome):
         return result
-    seen = observed_draft(result.screen, result.app, to)
+    seen = result.seen
     return outcome(
         ctx,
         Status.MET,
@@ -172,8 +208,9 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
         return "cannot_tell"
     to, body = checked
     app = default_sms_app(ctx) or ""
-    return (
-        "happened"
-        if _matches(observed_draft(ui.dump(ctx, "read"), app, to), body)
-        else "did_not_happen"
-    )
+    try:
+        screen = ui.dump(ctx, "read")
+    except UiDumpFailed:
+        return "cannot_tell"  # observed with the raw output; never judged from an old screen
+    seen = read_draft(ctx, screen, app, to, "read")
+    return "happened" if _matches(seen, body) else "did_not_happen"

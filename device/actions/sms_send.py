@@ -6,10 +6,12 @@
    (``base.digest``) are returned as ``needs_approval`` unless ``ctx.approval_digest`` equals
    that digest; an approval of any other preview is void and a fresh preview is returned.
 3. With a matching approval: the sent box's highest ``_id`` is read as a baseline, the send
-   button found in the hierarchy is tapped once (``input tap X Y``), and the sent box
+   button found in the hierarchy is tapped once (a uiautomator2 ``click`` on the warm session,
+   ``input tap X Y`` on the shell path; either is a journaled effect), and the sent box
    (``content query --uri content://sms/sent``; the shell holds READ_SMS) is polled for a
    row newer than the baseline with this address and exactly this body.
-4. A transport lost during or after the tap ends ``unknown`` with the baseline; ``reconcile``
+4. A transport lost during or after the tap, or a uiautomator2 click that failed (it may have
+   landed), ends ``unknown`` with the baseline; ``reconcile``
    answers from the sent box (and the composer) and never taps again.
 """
 
@@ -19,10 +21,10 @@ import re
 from typing import Any
 
 from device import commands, parsers, ui_hierarchy
-from device.actions import sms
+from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.reads import read, target
-from device.errors import TransportLost
+from device.errors import TransportLost, UiAutomatorError
 
 SEND_IDS = ("send_message_button_icon", "send_message_button")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
@@ -122,14 +124,15 @@ def send(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
             ctx, Status.NOT_MET, target(_want(to, body), None), "no send button in the composer"
         )
     baseline = max_id(sent_rows(ctx, "before"))
-    try:
-        ctx.effect(
+    try:  # one tap: uiautomator2 click on the warm session, else input tap (ui.tap)
+        ui.tap(
+            ctx,
             "sms.send",
             f"send via {ready.app} {BASELINE_KEY}{baseline}",
-            commands.tap(*button.center),
+            button.center,
             {"preview_digest": shown_digest},
         )
-    except TransportLost as exc:
+    except (TransportLost, UiAutomatorError) as exc:  # the tap may have landed
         return unknown(ctx, to, body, baseline, str(exc))
     try:
         return _verify(ctx, to, body, baseline)

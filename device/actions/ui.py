@@ -1,23 +1,34 @@
-"""What the screen shows, read through the shell: power, keyguard, foreground, hierarchy.
+"""What the screen shows and the one tap phoned makes: power, keyguard, foreground,
+hierarchy, waits and taps.
 
-The hierarchy comes from ``uiautomator dump`` to a file and ``cat`` (two shell round trips,
-every command in the evidence). On a real phone the dump costs about 1-3 s (it waits for the
-UI to idle); the uiautomator2 session (``Device.ui()``) dumps faster once running but costs
-seconds to start (push and launch its server), so one-off reads do not use it. The
-``uiautomator dump`` file names only the active window, which is what the checks need: the
-app in front, the recipient, the compose field, a permission dialog over the app.
+Power, keyguard and foreground are ``dumpsys`` reads. Hierarchies, waits and taps go through
+the phone's UI session (``device/ui_session.py``, ``docs/ui-path.md``): the warm uiautomator2
+session (``dump_hierarchy``, ``waitForExists``, ``click``) when it runs, else the shell path:
+``rm -f`` the dump file, ``uiautomator dump``, its output checked
+(``ui_hierarchy.dump_failure``), ``cat``; ``input tap``. A dump that failed or cannot be
+parsed raises ``UiDumpFailed`` with the raw output, observed in the evidence first: a stale
+file is never read and a failed read is never a screen. Every observation names the path
+(``"path": "uiautomator2"`` or ``"uiautomator dump"``) and every call is in the evidence.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from device import commands, parsers, ui_hierarchy
 from device.actions.base import ActionContext
 from device.actions.reads import read
-from device.ui_hierarchy import Node
+from device.errors import DeviceError, DeviceOffline, UiDumpFailed
+from device.ui_hierarchy import HierarchyError, Node
+from device.ui_session import Lease, UiPath
+
+T = TypeVar("T")
+# Evidence argv of the uiautomator2 calls (JSON-RPC over tcp:9008, not shell commands).
+U2_DUMP: tuple[str, ...] = ("uiautomator2", "dump_hierarchy")
+U2_SESSION = "uiautomator2"
 
 
 @dataclass(frozen=True)
@@ -27,13 +38,19 @@ class Screen:
     xml: str
     nodes: list[Node]
     digest: str
+    path: UiPath = UiPath.SHELL  # which reader produced it
 
     @property
     def packages(self) -> list[str]:
         return ui_hierarchy.app_packages(self.nodes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"packages": self.packages, "digest": self.digest, "nodes": len(self.nodes)}
+        return {
+            "packages": self.packages,
+            "digest": self.digest,
+            "nodes": len(self.nodes),
+            "path": self.path.value,
+        }
 
 
 def screen_on(ctx: ActionContext, phase: str) -> bool | None:
@@ -68,15 +85,15 @@ def wake(ctx: ActionContext) -> None:
 
 
 def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
-    """Dump the active window, parse it, observe its packages and digest.
+    """Read the hierarchy (see the module docstring), parse it, observe packages, digest and
+    path; raise ``UiDumpFailed`` (observed with the raw output) when no screen was read.
 
-    With ``artifact`` and ``ctx.artifacts_dir``, the XML is also saved as that artifact.
+    The uiautomator2 dump holds every window (a dialog over the app included); the shell
+    dump the active one. With ``artifact`` and ``ctx.artifacts_dir``, the XML is saved.
     """
-    ctx.recorder.read(commands.UI_DUMP, timeout=30.0)
-    xml = ctx.recorder.read(commands.UI_DUMP_READ).stdout
-    nodes = ui_hierarchy.parse_nodes(xml)
-    screen = Screen(xml, nodes, ui_hierarchy.digest(nodes))
-    ctx.recorder.observe("hierarchy", screen.to_json(), phase, commands.UI_DUMP)
+    xml, reader, argv = _read(ctx, phase)
+    screen = _parse(ctx, phase, xml, reader, argv)
+    ctx.recorder.observe("hierarchy", screen.to_json(), phase, argv)
     if artifact and ctx.artifacts_dir is not None:
         path = Path(ctx.artifacts_dir) / f"{artifact}.xml"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,3 +112,178 @@ def screenshot(ctx: ActionContext, name: str) -> str | None:
     ctx.device.adb.sync.pull(commands.SCREENSHOT_PATH, str(path))
     ctx.recorder.artifacts[name] = str(path)
     return str(path)
+
+
+def wait_for_package(ctx: ActionContext, package: str, timeout: float, phase: str) -> bool | None:
+    """Wait until a window of ``package`` shows (uiautomator2 ``waitForExists``, bounded by
+    ``timeout``); None on the shell path, where the next dump's own idle wait is the wait."""
+    argv = (U2_SESSION, "wait", f"packageName={package}", f"timeout={timeout:g}s")
+    with ctx.device.ui_session.use() as lease:
+        _record_session(ctx, lease)
+        if lease.client is None:
+            return None
+        client = lease.client
+        try:
+            found = ctx.recorder.call(
+                argv,
+                _translated(ctx, lambda: bool(client(packageName=package).wait(timeout=timeout))),
+            )
+        except DeviceOffline:
+            raise
+        except DeviceError as exc:  # the dump that follows decides; the session is rechecked
+            ctx.device.ui_session.invalidate(str(exc))
+            return None
+    ctx.recorder.observe("screen_wait", {"package": package, "found": found}, phase, argv)
+    return found
+
+
+def exact_text(ctx: ActionContext, node: Node, phase: str) -> str:
+    """The exact text of ``node``. A uiautomator2 dump writes every UTF-16 surrogate as ``.``
+    (its ``stripInvalidXMLChars``; an emoji reads ``..``) while ``getText`` keeps it, so on
+    that path a text with a ``.`` is read again by its resource id; otherwise the dump's."""
+    if "." not in node.text or not node.resource_id:
+        return node.text
+    argv = (U2_SESSION, "get_text", f"resourceId={node.resource_id}")
+    with ctx.device.ui_session.use() as lease:
+        _record_session(ctx, lease)
+        if lease.client is None:
+            return node.text
+        client = lease.client
+        try:
+            text = ctx.recorder.call(
+                argv, _translated(ctx, lambda: str(client(resourceId=node.resource_id).get_text()))
+            )
+        except DeviceOffline:
+            raise
+        except DeviceError as exc:  # keep the dump's text; the check then fails, never passes
+            ctx.device.ui_session.invalidate(str(exc))
+            return node.text
+    ctx.recorder.observe("field_text", text, phase, argv)
+    return text
+
+
+def tap(
+    ctx: ActionContext, action: str, target: str, point: tuple[int, int], inputs: Any
+) -> UiPath:
+    """One tap at ``point`` as a journaled effect: uiautomator2 ``click`` through the warm
+    session, else ``input tap``. A failed uiautomator2 click leaves the journal ``unknown``
+    and raises ``UiAutomatorError`` (the tap may have landed): never tapped twice here."""
+    x, y = point
+    with ctx.device.ui_session.use() as lease:
+        _record_session(ctx, lease)
+        if lease.client is None:
+            argv: Sequence[str] = commands.tap(x, y)
+            ctx.effect(action, target, argv, inputs)
+        else:
+            client = lease.client
+            argv = (U2_SESSION, "click", str(x), str(y))
+            ctx.effect_call(
+                action, target, argv, _translated(ctx, lambda: client.click(x, y)), inputs
+            )
+    ctx.recorder.observe("tap", {"path": lease.path.value, "x": x, "y": y}, "apply", argv)
+    return lease.path
+
+
+def _record_session(ctx: ActionContext, lease: Lease) -> None:
+    """What the session did before this use (start, ping, restart) goes into the evidence."""
+    for event in lease.events:
+        ctx.recorder.event(
+            (U2_SESSION, event.action),
+            0 if event.ok else None,
+            event.duration_ms,
+            error=event.error,
+        )
+    if lease.client is None and lease.reason:
+        ctx.recorder.note(f"UI path: uiautomator dump ({lease.reason})")
+
+
+def _translated(ctx: ActionContext, fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn`` with uiautomator2/adbutils exceptions mapped to the device error tree."""
+
+    def run() -> T:
+        from device.connection import translate
+
+        try:
+            return fn()
+        except DeviceError:
+            raise
+        except Exception as exc:
+            raise translate(exc, ctx.device.serial) from exc
+
+    return run
+
+
+def _read(ctx: ActionContext, phase: str) -> tuple[str, UiPath, Sequence[str]]:
+    """The hierarchy text, who read it and the evidence argv; a failed uiautomator2 call is
+    retried once through a fresh lease (which checks, restarts or falls back)."""
+    session = ctx.device.ui_session
+    for attempt in (1, 2):
+        with session.use() as lease:
+            _record_session(ctx, lease)
+            if lease.client is None:
+                return _shell_dump(ctx, phase), UiPath.SHELL, commands.UI_DUMP
+            try:
+                xml: str = ctx.recorder.call(U2_DUMP, _translated(ctx, lease.client.dump_hierarchy))
+            except DeviceOffline:
+                raise  # the phone is gone: not a UI failure
+            except DeviceError as exc:
+                session.invalidate(str(exc))
+                if attempt == 2:
+                    _failed(
+                        ctx, phase, U2_DUMP, UiPath.U2, "uiautomator2 call failed", stderr=str(exc)
+                    )
+                continue
+            return xml, UiPath.U2, U2_DUMP
+    raise AssertionError("unreachable")  # pragma: no cover - the second attempt returns or raises
+
+
+def _shell_dump(ctx: ActionContext, phase: str) -> str:
+    """``rm -f`` the file, ``uiautomator dump``, its output checked, then ``cat``."""
+    removed = ctx.recorder.read(commands.UI_DUMP_REMOVE)
+    if not removed.ok:
+        _failed(ctx, phase, commands.UI_DUMP_REMOVE, UiPath.SHELL, "the previous dump could not be removed",
+                removed.stdout, removed.stderr, removed.exit_code)  # fmt: skip
+    result = ctx.recorder.read(commands.UI_DUMP, timeout=30.0)
+    failure = ui_hierarchy.dump_failure(result.stdout, result.stderr, result.exit_code)
+    if failure is not None:
+        _failed(ctx, phase, commands.UI_DUMP, UiPath.SHELL, failure, result.stdout, result.stderr,
+                result.exit_code)  # fmt: skip
+    read_back = ctx.recorder.read(commands.UI_DUMP_READ)
+    if not read_back.ok:
+        _failed(ctx, phase, commands.UI_DUMP_READ, UiPath.SHELL, "the dump file could not be read",
+                read_back.stdout, read_back.stderr, read_back.exit_code)  # fmt: skip
+    return read_back.stdout
+
+
+def _parse(ctx: ActionContext, phase: str, xml: str, path: UiPath, argv: Sequence[str]) -> Screen:
+    try:
+        nodes = ui_hierarchy.parse_nodes(xml)
+    except HierarchyError as exc:
+        _failed(ctx, phase, argv, path, f"not a hierarchy: {exc}", stdout=xml)
+    if not nodes:  # the uiautomator2 client returns an empty placeholder when dumps stay empty
+        _failed(ctx, phase, argv, path, "empty hierarchy", stdout=xml)
+    return Screen(xml, nodes, ui_hierarchy.digest(nodes), path)
+
+
+def _failed(
+    ctx: ActionContext,
+    phase: str,
+    argv: Sequence[str],
+    path: UiPath,
+    reason: str,
+    stdout: str = "",
+    stderr: str = "",
+    exit_code: int | None = None,
+) -> NoReturn:
+    """Observe a failed hierarchy read with its raw output, then raise ``UiDumpFailed``."""
+    error = UiDumpFailed(
+        f"the screen could not be read ({path.value}): {reason}",
+        serial=ctx.device.serial,
+        path=path.value,
+        reason=reason,
+        stdout=stdout,
+        stderr=stderr,
+        exit_code=exit_code,
+    )
+    ctx.recorder.observe("hierarchy", {"error": str(error), **error.to_json()}, phase, argv)
+    raise error

@@ -3,7 +3,11 @@
 ``locked``, ``screen-off``, ``no-bluetooth``, ``ble-scanning`` (Bluetooth off rests in
 BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop``,
 ``unauthorized``, ``slow:MS``,
-``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``, ``second-display`` (a
+``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``, ``ui-dump-not-idle``
+(the idle error, no file written, a stale ``window_dump.xml`` left from before),
+``ui-dump-killed``, ``u2-broken`` (the uiautomator2 server aborts at launch),
+``u2-dies-after:N`` (it dies after N calls), ``ui-costs:none|measured`` (the UI cost model,
+``ui/automation.py``; measured by default), ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
 displays``).
 """
@@ -68,6 +72,33 @@ def _second_display(phone: Phone, _: str) -> None:
     phone.ui.second_display = (1920, 1080)
 
 
+def _ui_dump_not_idle(phone: Phone, _: str) -> None:
+    """``uiautomator dump`` never sees an idle screen; a stale dump file is already there."""
+    phone.ui.automation.faults.dump_not_idle = True
+    stale = phone.ui.hierarchy_xml(u2=False).encode("utf-8")
+    phone.fs.write("/sdcard/window_dump.xml", stale)
+
+
+def _ui_dump_killed(phone: Phone, _: str) -> None:
+    phone.ui.automation.faults.dump_killed = True
+
+
+def _u2_broken(phone: Phone, _: str) -> None:
+    phone.ui.automation.faults.u2_broken = True
+
+
+def _u2_dies_after(phone: Phone, value: str) -> None:
+    phone.ui.automation.faults.u2_dies_after = int(value)
+
+
+def _ui_costs(phone: Phone, value: str) -> None:
+    from device.sim.ui.automation import UiCosts
+
+    if value not in ("none", "measured"):
+        raise ValueError("ui-costs takes none or measured")
+    phone.ui.automation.costs = UiCosts.none() if value == "none" else UiCosts()
+
+
 def _permission_dialog(phone: Phone, value: str) -> None:
     if not value:
         raise ValueError(
@@ -88,6 +119,11 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "drop-after": _drop_after,
     "drop-at": _drop_at,
     "permission-dialog": _permission_dialog,
+    "ui-dump-not-idle": _ui_dump_not_idle,
+    "ui-dump-killed": _ui_dump_killed,
+    "u2-broken": _u2_broken,
+    "u2-dies-after": _u2_dies_after,
+    "ui-costs": _ui_costs,
     "second-display": _second_display,
 }
 

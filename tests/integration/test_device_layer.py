@@ -124,7 +124,7 @@ def test_silent_command_times_out_on_time(sim_factory, server) -> None:
 def test_uiautomator2_session_starts_lazily_and_works(sim_factory, server) -> None:
     sim = sim_factory()
     device = Device(sim.serial, server)
-    assert device._ui is None
+    assert device._ui_session is None  # nothing starts before a UI flow needs it
     ui = device.ui()
     assert "<hierarchy" in ui.dump_hierarchy()
     ui.click(540, 1200)

@@ -8,7 +8,9 @@ device variant skips, with its reason, when ``ANDROID_SERIAL`` is not set. Marke
 
 * ``sdks(28, 30)``: only these simulated SDK levels (the device variant still runs and the
   test skips itself when the real SDK does not fit);
-* ``sim_only``: needs fault injection or the simulator's command log: no device variant.
+* ``sim_only``: needs fault injection or the simulator's command log: no device variant;
+* ``ui_costs``: keep the simulated UI cost model (``device/sim/ui/automation.py``); without
+  it the fixture sets every UI delay to zero so the suite stays fast.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from device.connection import Device
 from device.evidence import Recorder
 from device.sim.phone import Phone
 from device.sim.server import Simulator
+from device.sim.ui.automation import UiCosts
 
 SIM_SDKS = (28, 30, 33, 34, 35)
 
@@ -88,6 +91,8 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
     sim = request.getfixturevalue("sim_factory")(sdk=request.param)
     sim.phone.bluetooth.TURN_ON_S = 0.3  # shorter transitions keep the suite fast
     sim.phone.bluetooth.TURN_OFF_S = 0.2
+    if request.node.get_closest_marker("ui_costs") is None:  # no UI delays unless measured
+        sim.phone.ui.automation.costs = UiCosts.none()
     device = Device(sim.serial, DeviceAdbServer(port=server.port))
     # probed once per connection, as the daemon does; not part of any action's commands
     assert device.capabilities is not None and device.identity.sdk == request.param

@@ -31,7 +31,10 @@ CORPUS = [
     "*?[a-z] ~ !! > /sdcard/x < /dev/null 2>&1 &",
     "x" * 9_990 + "$(id);`id`",
 ]
-DRAFT_PROGRAMS = {"cmd", "settings", "dumpsys", "input", "uiautomator", "cat", "am"}
+DRAFT_PROGRAMS = {"cmd", "settings", "dumpsys", "input", "uiautomator", "cat", "am", "rm"}
+# The uiautomator2 client's own start of its server: md5 check of u2.jar, then app_process.
+U2_START_PROGRAMS = {"toybox", "app_process"}
+U2_START_ENV = {"CLASSPATH": "/data/local/tmp/u2.jar"}
 
 
 @pytest.mark.sdks(28, 34)
@@ -40,14 +43,14 @@ def test_hostile_body_is_one_argument_and_nothing_else_runs(dut, body) -> None:
     out = dut.run("sms.draft", {"to": TO, "body": body})
     assert out.status is Status.MET, out.message  # the composer holds exactly the body
     execs = dut.execs()
-    assert {argv[0] for argv in execs} <= DRAFT_PROGRAMS
+    assert {argv[0] for argv in execs} <= DRAFT_PROGRAMS | U2_START_PROGRAMS
     am = [argv for argv in execs if argv[0] == "am"]
     assert len(am) == 1
     assert am[0] == (
         "am", "start", "-W", "-a", "android.intent.action.SENDTO", "-d", f"smsto:{TO}",
         "--es", "sms_body", body, "-p", "com.google.android.apps.messaging",
     )  # fmt: skip
-    assert not [e for e in dut.phone.log.entries("exec") if e.env]
+    assert not [e for e in dut.phone.log.entries("exec") if e.env and e.env != U2_START_ENV]
     assert not dut.phone.fs.exists("/sdcard/pwned") and not dut.phone.fs.exists("/sdcard/x")
 
 

@@ -10,6 +10,7 @@ from PIL import Image
 
 from device.sim.phone import Phone
 from device.sim.registry import BufferSink, ToolIO, find_tool
+from device.sim.ui.automation import UiCosts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -45,6 +46,7 @@ class FakeSms:
 @pytest.fixture
 def phone() -> Phone:
     p = Phone(sdk=34)
+    p.ui.automation.costs = UiCosts.none()
     p.packages = FakePackages()  # type: ignore[assignment]
     p.sms = FakeSms()  # type: ignore[assignment]
     return p

@@ -15,11 +15,13 @@ from PIL import Image
 
 from device.sim.phone import Phone
 from device.sim.registry import BufferSink, ToolIO, find_tool
+from device.sim.ui.automation import UiCosts
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[Phone, str]]:
     phone = Phone(sdk=34)
+    phone.ui.automation.costs = UiCosts.none()
     phone.fs.write("/data/local/tmp/u2.jar", b"PK\x03\x04jar")
     out = BufferSink()
     tool_io = ToolIO(phone, out, BufferSink(), env={"CLASSPATH": "/data/local/tmp/u2.jar"})

@@ -9,7 +9,14 @@ Sources:
 - ``wm size``/``wm density`` (WindowManagerShellCommand): ``Physical size: 1080x2400``,
   ``Physical density: 420``.
 - ``uiautomator dump`` (frameworks/testing uiautomator DumpCommand.java): writes
-  ``/sdcard/window_dump.xml`` and prints ``UI hierchary dumped to: <path>`` (sic).
+  ``/sdcard/window_dump.xml`` and prints ``UI hierchary dumped to: <path>`` (sic) after
+  ``waitForIdle(1000, 10000)``. Its failures write no file and leave an older one in place:
+  a screen that never idles prints ``ERROR: could not get idle state.`` on stderr after the
+  10 s timeout and exits 0 (TencentQQGYLab/AppAgent#39); a killed dump exits 137 with
+  ``Killed`` (dtmilano/AndroidViewClient#181); while the uiautomator2 server holds
+  UiAutomation, connecting throws "already registered" (``automation.py``; the exit status
+  of that case is not captured from a device: phoned does not rely on it). Costs and faults
+  come from ``phone.ui.automation``.
 - ``screencap`` (frameworks/base cmds/screencap/screencap.cpp): ``-p`` or a ``.png`` file
   name gives PNG; otherwise a raw header (width, height, format, and from API 28 the
   dataspace, little-endian u32) followed by RGBA pixels.
@@ -22,6 +29,7 @@ from collections.abc import Callable
 
 from device.sim.registry import ToolIO, tool
 from device.sim.ui import render
+from device.sim.ui.automation import ALREADY_REGISTERED, DUMP_HOLDER
 
 KEYCODES: dict[str, int] = {
     "HOME": 3,
@@ -193,6 +201,28 @@ def uiautomator(io: ToolIO, argv: list[str]) -> int:
         io.err("Usage: uiautomator <subcommand> [options]\n")
         return 1
     path = args[1] if len(args) > 1 else "/sdcard/window_dump.xml"
+    automation = io.phone.ui.automation
+    if not automation.acquire(DUMP_HOLDER):
+        io.err(ALREADY_REGISTERED)
+        return 1
+    try:
+        return _dump(io, path)
+    finally:
+        automation.release(DUMP_HOLDER)
+
+
+def _dump(io: ToolIO, path: str) -> int:
+    """One dump while holding UiAutomation: wait for idle, then write or fail."""
+    automation = io.phone.ui.automation
+    if automation.faults.dump_killed:
+        io.err("Killed\n")
+        return 137
+    if automation.faults.dump_not_idle:
+        io.cancelled.wait(automation.costs.idle_timeout_s)
+        io.err("ERROR: could not get idle state.\n")
+        return 0
+    if io.cancelled.wait(automation.costs.dump_s):
+        return 137
     target = io.phone.fs.normalize(path, io.cwd)
     xml = io.phone.ui.hierarchy_xml(u2=False)
     with io.phone.lock:

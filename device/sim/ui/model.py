@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from device.sim.ui import hierarchy, labels, render, screens
+from device.sim.ui.automation import UiAutomation
 from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
 from device.sim.ui.screens import ActivityRecord, ScreenContext
 from device.sim.ui.views import View, Window, find_by_id, hit
@@ -83,6 +84,8 @@ class Ui:
         self.listener_apps: list[tuple[str, str]] = list(DEFAULT_LISTENER_APPS)
         self.clipboard: str | None = None
         self.last_toast: str | None = None
+        # who holds UiAutomation, what the UI readers cost, injected dump/server failures
+        self.automation = UiAutomation(phone)
 
     # ---- state read by the tools -------------------------------------------------------
 

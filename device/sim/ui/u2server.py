@@ -7,7 +7,13 @@ streaming shell, polls ``GET /ping`` for ``pong`` through ``tcp:9008`` and posts
 ``[UiAutomator2Server] Starting Server``, ``http server listening on *:``). A missing jar
 or class aborts the runtime: the shell prints ``Aborted`` and exits 134 (captured in
 Genymobile/scrcpy#902 and jiahuanyu/open-rc#3: ClassNotFoundException is fatal in
-app_process).
+app_process); the ``u2-broken`` scenario makes every launch end that way.
+
+The server registers UiAutomation for its whole life (``automation.py``): it refuses to
+start while another client holds it (the "already registered" trace the client matches)
+and a ``uiautomator dump`` meanwhile fails. It takes ``costs.u2_start_s`` to answer
+``/ping``; ``u2-dies-after:N`` or ``automation.kill_u2()`` kill it (the shell stream ends
+with 137, the port stops answering), as the system does to a background process.
 """
 
 from __future__ import annotations
@@ -18,16 +24,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 from device.sim.registry import ToolIO, tool
+from device.sim.ui.automation import ALREADY_REGISTERED, U2_HOLDER
 from device.sim.ui.u2rpc import Rpc
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
+    from device.sim.ui.automation import UiAutomation
 
 U2_MAIN = "com.wetest.uia2.Main"
 ABORTED_EXIT = 134
+KILLED_EXIT = 137
 
 
-def _handler_for(rpc: Rpc) -> type[BaseHTTPRequestHandler]:
+def _handler_for(rpc: Rpc, death: threading.Event) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         """``/ping`` and ``/jsonrpc/0`` of the uiautomator2 server (NanoHTTPD on the phone)."""
 
@@ -62,6 +71,8 @@ def _handler_for(rpc: Rpc) -> type[BaseHTTPRequestHandler]:
                 response = rpc.call(request)
             body = json.dumps(response, ensure_ascii=False).encode("utf-8")
             self._reply(200, body, "application/json")
+            if rpc.phone.ui.automation.rpc_served():
+                death.set()  # u2-dies-after: this was the last call it answers
 
         def log_message(self, format: str, *args: object) -> None:
             return
@@ -75,7 +86,8 @@ class U2Server:
     def __init__(self, phone: Phone, device_port: int) -> None:
         self.phone = phone
         self.device_port = device_port
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(Rpc(phone)))
+        self.death = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(Rpc(phone), self.death))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, name="u2-server", daemon=True
@@ -113,7 +125,8 @@ def app_process(io: ToolIO, argv: list[str]) -> int:
         jar_ok = bool(classpath) and all(
             io.phone.fs.exists(p) and not io.phone.fs.is_dir(p) for p in classpath.split(":")
         )
-    if not jar_ok or cls != U2_MAIN:
+    automation = io.phone.ui.automation
+    if not jar_ok or cls != U2_MAIN or automation.faults.u2_broken:
         io.err("Aborted \n")
         return ABORTED_EXIT
     port = _port(argv[3:])
@@ -124,12 +137,31 @@ def app_process(io: ToolIO, argv: list[str]) -> int:
                 "(Address already in use)\n"
             )
             return 1
-        server = U2Server(io.phone, port)
-        server.start()
     io.out("[server] INFO: [UiAutomator2Server] Starting Server\n")
+    if io.cancelled.wait(automation.costs.u2_start_s):
+        return KILLED_EXIT
+    if not automation.acquire(U2_HOLDER):
+        io.out(ALREADY_REGISTERED)
+        return 1
+    return _serve(io, automation, port)
+
+
+def _serve(io: ToolIO, automation: UiAutomation, port: int) -> int:
+    """Listen until the stream is closed (0) or the server is killed (137)."""
+    server = U2Server(io.phone, port)
+    with io.phone.lock:
+        server.start()
+        automation.u2_starts += 1
+        automation.server_death = server.death
     io.out(f"[server] INFO: http server listening on *:{port}\n")
     try:
-        io.cancelled.wait()
+        while not io.cancelled.wait(0.05):
+            if server.death.is_set():
+                return KILLED_EXIT
+        return 0
     finally:
+        with io.phone.lock:
+            if automation.server_death is server.death:
+                automation.server_death = None
         server.stop()
-    return 0
+        automation.release(U2_HOLDER)
