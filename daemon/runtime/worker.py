@@ -98,6 +98,9 @@ class Worker:
                     break
         finally:
             store.close()
+            # The phone's UI session (a uiautomator2 server) lives as long as this worker:
+            # warm across its tasks, stopped when the phone leaves or the daemon stops.
+            self.device.close()
         return self.results
 
     def _idle_wait(self, deadline: float | None, next_watch: float) -> float:
