@@ -140,6 +140,13 @@ CASES: list[Case] = [
         ("com.hq.android.androiddemo", "com.hq.android.androiddemo.MainActivity", 0),
     ),
     Case(
+        "dumpsys_window_displays-31-aosp-snapcam.txt",
+        foreground,
+        ("org.codeaurora.snapcam", "com.android.camera.CameraLauncher", 0),
+    ),
+    # Display blocks without focus lines (grep kept only the size lines): nothing to tell.
+    Case("dumpsys_window_displays-34-grep-virtual_display_first.txt", foreground, None),
+    Case(
         "dumpsys_window-grep-u10-factory.txt",
         foreground,
         (
