@@ -90,6 +90,11 @@ def query_error(text: str) -> str | None:
     return cast("str | None", _landed(parsers, "content_query_error")(text))
 
 
+def boot_reasons(text: str) -> str | None:
+    """``persist.sys.boot.reason.history``: a value printed over several lines."""
+    return parsers.parse_getprop(text).get("persist.sys.boot.reason.history")
+
+
 def music_volume(text: str) -> VolumeReading | None:
     """STREAM_MUSIC from ``dumpsys audio``, the fallback volume read."""
     return parsers.parse_audio_streams(text).get("STREAM_MUSIC")
@@ -209,6 +214,23 @@ CASES: list[Case] = [
     ),
     # ---- identity: getprop ------------------------------------------------------------
     Case("getprop-34-samsung-galaxy-a55-subset.txt", identity, ("samsung", "34", "14")),
+    Case("getprop-28-samsung-s8-oneui1-subset.txt", identity, ("samsung", "28", "9")),
+    Case("getprop-34-samsung-s24-oneui61-subset.txt", identity, ("samsung", "34", "14")),
+    Case("getprop-33-xiaomi12-miui14-subset.txt", identity, ("Xiaomi", "33", "13")),
+    Case("getprop-35-xiaomi14-hyperos2-subset.txt", identity, ("Xiaomi", "35", "15")),
+    Case("getprop-35-pixel6-subset.txt", identity, ("Google", "35", "15")),
+    # Values over several lines (and CRLF line ends, as these files were saved) stay whole.
+    Case(
+        "getprop-35-xiaomi14-hyperos2-subset.txt",
+        boot_reasons,
+        "reboot,ota,1756533808\nreboot,update,system-update,1756533772",
+    ),
+    Case(
+        "getprop-35-pixel6-subset.txt",
+        boot_reasons,
+        "shutdown,battery,1577880005\nreboot,userrequested,1754564793\n"
+        "reboot,factory_reset,1754377100",
+    ),
 ]
 
 
