@@ -206,6 +206,20 @@ def test_unknown_state_text_is_not_met_with_the_text(dut) -> None:
     )
 
 
+@pytest.mark.sdks(33)
+@pytest.mark.sim_only
+def test_unreadable_bluetooth_on_cannot_tell_and_is_not_settled(dut) -> None:
+    dut.phone.settings.put("global", "bluetooth_on", "on", notify=False)
+    got = dut.run("bluetooth.get", {})
+    assert got.value == {"enabled": False, "state": "OFF", "bluetooth_on": None}
+    assert reconcile("bluetooth.set", {"enabled": False}, dut.ctx("bluetooth.set")) == (
+        "cannot_tell"
+    )
+    out = dut.run("bluetooth.set", {"enabled": False})  # the disable writes 0 over it
+    assert out.status is Status.MET
+    assert out.detail["after"] == {"state": "OFF", "bluetooth_on": 0}
+
+
 @pytest.mark.sdks(28, 35)
 @pytest.mark.sim_only
 def test_airplane_mode_bluetooth_on_2_reads_off_and_disable_persists_0(dut) -> None:
