@@ -236,6 +236,13 @@ CASES: list[Case] = [
 
 # Real outputs of commands phoned sends but reads with no parser yet; why each matters.
 UNREAD: dict[str, str] = {
+    "pm_grant-oneplus7pro-not_requested.txt": (
+        "`pm grant` refused (not requested): phoned reads the grant back, not this text"
+    ),
+    "pm_grant-shell_denied.txt": (
+        "`pm grant` refused to the shell itself (no GRANT_RUNTIME_PERMISSIONS): the CI grant "
+        "path cannot work on such a phone; read back as not granted"
+    ),
     "input-29-xiaomi-inject_denied.txt": (
         "`input keyevent`/`input tap` on MIUI without 'USB debugging (Security settings)': "
         "a SecurityException on stderr; the wake and the send tap do nothing"
