@@ -54,7 +54,8 @@ def zen_mode_name(value: int | None) -> str | None:
 
 
 def parse_bluetooth_on(text: str) -> bool | None:
-    """``settings get global bluetooth_on``: 1 (or 2, on for BLE scan) is on, 0 is off."""
+    """``settings get global bluetooth_on``: the persisted switch, 0 off, any other number on
+    (BluetoothManagerService: 1 on, 2 on but held off while airplane mode is on)."""
     value = parsers.parse_settings_int(text)
     return None if value is None else value != 0
 

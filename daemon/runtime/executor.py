@@ -56,6 +56,7 @@ from daemon.runtime.staleness import (
     sensitive_values,
 )
 from daemon.store.protocol import Store
+from device import parsers
 from device.actions import NON_IDEMPOTENT
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
@@ -292,8 +293,10 @@ def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     if domain == "permission":
         granted = observed.get("granted") if isinstance(observed, dict) else observed
         return "permission.granted" if granted is True else "permission.missing"
-    if isinstance(observed, dict) and "state" in observed:  # bluetooth: adapter state
-        observed = str(observed["state"]).lower()
+    if isinstance(observed, dict) and "state" in observed:  # bluetooth: classic on/off
+        # BLE_ON is classic off (BLE-only for scanning apps): ``bluetooth.off``
+        state = observed["state"]
+        observed = parsers.bluetooth_classic(state if isinstance(state, str) else None).value
     if isinstance(observed, bool):
         return f"{domain}.{'on' if observed else 'off'}"
     if domain == "dnd" and isinstance(observed, int):

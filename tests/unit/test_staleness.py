@@ -130,6 +130,14 @@ def test_waiting_for_names_what_the_watcher_checks(outcome: Outcome, expected: s
     [
         ("dnd.set", {"mode": "alarms"}, 3, "dnd.alarms"),
         ("bluetooth.set", {"enabled": True}, {"state": "ON", "bluetooth_on": 1}, "bluetooth.on"),
+        # off with BLE scanning rests in BLE_ON: classic Bluetooth is off
+        (
+            "bluetooth.set",
+            {"enabled": False},
+            {"state": "BLE_ON", "bluetooth_on": 0},
+            "bluetooth.off",
+        ),
+        ("bluetooth.set", {"enabled": False}, {"state": "OFF", "bluetooth_on": 0}, "bluetooth.off"),
         ("volume.set", {"stream": "ring", "level": 4}, 4, "volume.ring.4"),
         ("sms.send", {}, None, "sms.sent"),
         ("permission.check", {}, {"granted": False}, "permission.missing"),
