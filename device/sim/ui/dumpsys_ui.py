@@ -5,9 +5,8 @@ Only the lines clients parse are printed, in the real shapes:
   DisplayContent.dump): under ``dumpsys window windows`` up to API 28, under ``dumpsys window
   displays`` (one block per display, ``  Display: mDisplayId=N``) from API 29, when the
   windows section prints ``  mTopFocusedDisplayId=N`` instead (RootWindowContainer
-  .dumpDisplayContents / dumpTopFocusedDisplayId; appium/appium#13420; the API 31+ display
-  head ``(organized)`` and two-space focus lines as in a captured Android 12 dump quoted in
-  a public WMS focus write-up). ``mFocusedApp`` wraps the ActivityRecord in
+  .dumpDisplayContents / dumpTopFocusedDisplayId; appium/appium#13420; display heads and
+  two-space focus lines as in the captures in tests/fixtures/android/real/). ``mFocusedApp`` wraps the ActivityRecord in
   ``AppWindowToken{.. token=Token{..}}`` up to API 29 (AppWindowToken was merged into
   ActivityRecord in Android 11). Keyguard flags
   ``mShowingLockscreen``/``mDreamingLockscreen`` (PhoneWindowManager.dump, API 28) and the
@@ -103,8 +102,14 @@ def _policy_section(io: ToolIO) -> list[str]:
 
 
 def _display_head(io: ToolIO, display_id: int) -> str:
-    organized = " (organized)" if io.phone.sdk >= 31 else ""
-    return f"  Display: mDisplayId={display_id}{organized}"
+    """``  Display: mDisplayId=N`` and what follows it per release: ``rootTasks=N`` on
+    Android 12 (captured, tests/fixtures/android/real/dumpsys_window_displays-31-*),
+    ``(organized)`` on the default display of Android 14 and nothing on a virtual display
+    (captured, ...-34-grep-virtual_display_first.txt)."""
+    head = f"  Display: mDisplayId={display_id}"
+    if display_id != 0 or io.phone.sdk < 29:
+        return head
+    return head + (" (organized)" if io.phone.sdk >= 33 else f" rootTasks={len(io.phone.ui.stack)}")
 
 
 def _displays_section(io: ToolIO) -> list[str]:
