@@ -125,6 +125,12 @@ CASES: list[Case] = [
     Case(BT_REDMI, parsers.parse_bluetooth_state, "ON"),
     Case(BT_REDMI, parsers.parse_bluetooth_enabled, True),
     Case(BT_REDMI, parsers.service_missing, False),
+    # Huawei, never enabled since boot: OFF, and the service not even bound.
+    Case("dumpsys_bluetooth_manager-huawei-figal00-off.txt", parsers.parse_bluetooth_state, "OFF"),
+    Case(
+        "dumpsys_bluetooth_manager-huawei-figal00-off.txt", parsers.parse_bluetooth_enabled, False
+    ),
+    Case("settings-huawei-figal00-bluetooth_on.txt", parsers.parse_settings_int, 0),
     # ---- foreground: dumpsys window windows (API 28) / displays (API 29+) ----------------
     Case(
         "dumpsys_window_windows-28-grep-photos.txt",
