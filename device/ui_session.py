@@ -6,7 +6,7 @@ a wait, a tap) and yields a ``Lease``: the uiautomator2 client when its server r
 makes sure one phone never runs both at once: ``uiautomator dump`` while the uiautomator2
 server holds UiAutomation fails with "UiAutomationService ... already registered!".
 
-* **Start**: the first ``use()`` runs ``uiautomator2.connect(adb_device)``, which pushes
+* **Start**: the first ``use()`` builds the client (``uiautomator2.Device``), which pushes
   ``u2.jar`` when its md5 differs, launches it with ``app_process`` and waits for ``/ping``
   (uiautomator2 3.x ``core.py``). ``import uiautomator2`` happens only here.
 * **Health**: every later ``use()`` first asks the server's ``/ping`` (the client's own
@@ -115,6 +115,14 @@ class UiSession:
         with self.use() as lease:
             return lease.client
 
+    def set_mode(self, mode: UiMode) -> None:
+        """Switch paths; a running server is stopped first when the shell path is chosen
+        (it would hold UiAutomation and make every ``uiautomator dump`` fail)."""
+        with self._lock:
+            self.mode = mode
+            if mode is UiMode.SHELL:
+                self.close()
+
     def invalidate(self, reason: str) -> None:
         """A call on the client failed: check and restart it on the next ``use()``."""
         with self._lock:
@@ -125,7 +133,7 @@ class UiSession:
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
-            _stop(client)
+            _stop(client, wait=True)  # the shell path may follow: UiAutomation must be free
 
     # -- internals ------------------------------------------------------------------------
     def _lease(self) -> Lease:
@@ -149,9 +157,7 @@ class UiSession:
         started = time.monotonic()
         self.stats.starts += 1
         try:
-            import uiautomator2
-
-            self._client = uiautomator2.connect(self.device.adb)
+            self._client = _connect(self.device.adb)
         except Exception as exc:
             error = translate(exc, self.device.serial)
             return self._unavailable([SessionEvent("start", False, _ms(started), str(error))])
@@ -164,7 +170,8 @@ class UiSession:
         self.stats.restarts += 1
         client = self._client
         assert client is not None  # only called with a client whose ping failed
-        try:
+        try:  # stop what is left of the old server (its stream), then launch a new one
+            client.stop_uiautomator(wait=False)
             client.start_uiautomator()
         except Exception as exc:
             error = translate(exc, self.device.serial)
@@ -182,6 +189,29 @@ class UiSession:
         return Lease(None, events, reason=f"uiautomator2 could not start: {events[-1].error}")
 
 
+def _connect(adb_device: Any) -> Any:
+    """``uiautomator2.connect(adb_device)``, except that a server that fails to start has its
+    shell stream closed here: the client's constructor starts the server and, when that
+    raises, drops the half-built client with the stream still open."""
+    import uiautomator2
+
+    class Client(uiautomator2.Device):
+        deferred = True
+
+        def start_uiautomator(self) -> None:
+            if not self.deferred:  # the constructor's own start is deferred to _connect
+                super().start_uiautomator()
+
+    client = Client(adb_device)
+    client.deferred = False
+    try:
+        client.start_uiautomator()
+    except Exception:
+        _stop(client)
+        raise
+    return client
+
+
 def _alive(client: Any) -> bool:
     """The client's own health check: ``GET /ping`` answers ``pong`` (uiautomator2 core.py)."""
     try:
@@ -190,10 +220,11 @@ def _alive(client: Any) -> bool:
         return False
 
 
-def _stop(client: Any) -> None:
-    """Stop the server's process; the phone may already be gone, then nothing runs."""
+def _stop(client: Any, wait: bool = False) -> None:
+    """Stop the server's process (with ``wait``: until ``/ping`` no longer answers, polled
+    every 0.5 s for at most 10 s by the client); the phone may already be gone."""
     with contextlib.suppress(Exception):
-        client.stop_uiautomator(wait=False)
+        client.stop_uiautomator(wait=wait)
 
 
 def _ms(started: float) -> float:

@@ -26,7 +26,7 @@ Costs (seconds), defaults from published measurements; tests set ``UiCosts.none(
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -82,7 +82,7 @@ class UiAutomation:
     conflicts: list[str] = field(default_factory=list)
     u2_starts: int = 0  # servers that came up (answered /ping)
     u2_calls: int = 0  # JSON-RPC calls served
-    server_death: threading.Event | None = None  # set to kill the running server
+    server_kill: Callable[[], None] | None = None  # kills the running server, if any
 
     def acquire(self, who: str) -> bool:
         """Register ``who``; False (and a recorded conflict) when another client holds it."""
@@ -116,8 +116,8 @@ class UiAutomation:
         """Kill the running uiautomator2 server (what the system's low-memory killer or
         ``am force-stop`` does); False when none runs."""
         with self.phone.lock:
-            death = self.server_death
-        if death is None:
+            kill = self.server_kill
+        if kill is None:
             return False
-        death.set()
+        kill()
         return True

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ ABORTED_EXIT = 134
 KILLED_EXIT = 137
 
 
-def _handler_for(rpc: Rpc, death: threading.Event) -> type[BaseHTTPRequestHandler]:
+def _handler_for(rpc: Rpc, kill: Callable[[], None]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         """``/ping`` and ``/jsonrpc/0`` of the uiautomator2 server (NanoHTTPD on the phone)."""
 
@@ -72,7 +73,7 @@ def _handler_for(rpc: Rpc, death: threading.Event) -> type[BaseHTTPRequestHandle
             body = json.dumps(response, ensure_ascii=False).encode("utf-8")
             self._reply(200, body, "application/json")
             if rpc.phone.ui.automation.rpc_served():
-                death.set()  # u2-dies-after: this was the last call it answers
+                kill()  # u2-dies-after: this was the last call it answers
 
         def log_message(self, format: str, *args: object) -> None:
             return
@@ -87,7 +88,7 @@ class U2Server:
         self.phone = phone
         self.device_port = device_port
         self.death = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(Rpc(phone), self.death))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(Rpc(phone), self.kill))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, name="u2-server", daemon=True
@@ -102,6 +103,15 @@ class U2Server:
         self.thread.start()
         with self.phone.lock:
             self.phone.tcp_listeners[self.device_port] = self.address
+
+    def kill(self) -> None:
+        """The process dies now: its port stops answering and UiAutomation is released
+        (the serving loop then finishes the shutdown)."""
+        with self.phone.lock:
+            if self.phone.tcp_listeners.get(self.device_port) == self.address:
+                del self.phone.tcp_listeners[self.device_port]
+            self.phone.ui.automation.release(U2_HOLDER)
+            self.death.set()
 
     def stop(self) -> None:
         with self.phone.lock:
@@ -152,7 +162,7 @@ def _serve(io: ToolIO, automation: UiAutomation, port: int) -> int:
     with io.phone.lock:
         server.start()
         automation.u2_starts += 1
-        automation.server_death = server.death
+        automation.server_kill = server.kill
     io.out(f"[server] INFO: http server listening on *:{port}\n")
     try:
         while not io.cancelled.wait(0.05):
@@ -161,7 +171,7 @@ def _serve(io: ToolIO, automation: UiAutomation, port: int) -> int:
         return 0
     finally:
         with io.phone.lock:
-            if automation.server_death is server.death:
-                automation.server_death = None
+            if automation.server_kill == server.kill:
+                automation.server_kill = None
+        server.kill()  # the process is gone: port closed and UiAutomation released at once
         server.stop()
-        automation.release(U2_HOLDER)
