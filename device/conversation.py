@@ -95,6 +95,14 @@ def bubbles(nodes: list[Node], app: str) -> list[Bubble]:
     return found
 
 
+def dumped_form(text: str) -> str:
+    """``text`` as a uiautomator2 hierarchy dump writes it: every UTF-16 surrogate unit as
+    ``.`` (the server's AccessibilityNodeInfoDumper.stripInvalidXMLChars), so an emoji reads
+    ``..``; ``uiautomator dump`` keeps them."""
+    return "".join(".." if ord(ch) > 0xFFFF else ch for ch in text)
+
+
 def with_text(nodes: list[Node], app: str, body: str) -> list[Bubble]:
-    """The bubbles that hold exactly ``body``."""
-    return [b for b in bubbles(nodes, app) if b.text == body]
+    """The bubbles that hold exactly ``body``, as either dump path writes it."""
+    forms = {body, dumped_form(body)}
+    return [b for b in bubbles(nodes, app) if b.text in forms]

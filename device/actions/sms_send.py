@@ -9,7 +9,12 @@
    button found in the hierarchy is tapped once (a uiautomator2 ``click`` on the warm session,
    ``input tap X Y`` on the shell path; either is a journaled effect), and the sent box
    (``content query --uri content://sms/sent``; the shell holds READ_SMS) is polled for a
-   row newer than the baseline with this address and exactly this body.
+   row newer than the baseline with this address and exactly this body. A chat (RCS) message
+   never reaches the SMS provider (KieronQuinn/Smartspacer#264, tmo1/sms-ie#291): when no row
+   appears, the conversation on screen decides (``device.conversation``): a new bubble with
+   exactly this body whose status says sent is ``met`` (``proved_by: conversation``), "Not
+   sent" is ``not_met``, a status still sending or unreadable is ``cannot_tell``, final and
+   never repeated. The evidence says which read proved it.
 4. A transport lost during or after the tap, or a uiautomator2 click that failed (it may have
    landed), ends ``unknown`` with the baseline; ``reconcile``
    answers from the sent box (and the composer) and never taps again.
@@ -18,9 +23,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from device import commands, parsers, ui_hierarchy
+from device import commands, conversation, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.reads import read, target
@@ -30,16 +36,33 @@ SEND_IDS = ("send_message_button_icon", "send_message_button")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
 # later attempt (after a crash) can reconcile against the same baseline.
 BASELINE_KEY = "sent-box baseline _id="
+BUBBLES_KEY = "conversation bubbles="
 
 
-def journal_baseline(journal: Any) -> int | None:
-    """The baseline ``_id`` a send's journal entry recorded, if any."""
+@dataclass(frozen=True)
+class Baseline:
+    """What the phone showed of this message before the tap: the sent box's highest ``_id``
+    and how many bubbles in the conversation already held exactly this body."""
+
+    sent_id: int
+    bubbles: int
+
+    def journal_words(self) -> str:
+        return f"{BASELINE_KEY}{self.sent_id} {BUBBLES_KEY}{self.bubbles}"
+
+
+def journal_baseline(journal: Any, key: str = BASELINE_KEY) -> int | None:
+    """The baseline (``_id``, or with ``BUBBLES_KEY`` the bubble count) a send's journal
+    entry recorded, if any."""
     target = journal.get("target") if isinstance(journal, dict) else None
-    match = re.search(re.escape(BASELINE_KEY) + r"(\d+)", target or "")
+    match = re.search(re.escape(key) + r"(\d+)", target or "")
     return int(match[1]) if match else None
 
 
-SEND_DESCRIPTIONS = ("Send SMS", "Send message", "Send")
+# "Send RCS message" / "Send text message": AOSP Messaging strings sendButtonContentDescription*.
+SEND_DESCRIPTIONS = (
+    "Send SMS", "Send message", "Send", "Send RCS message", "Send text message",
+)  # fmt: skip
 
 
 def preview(to: str, body: str, app: str, snapshot_digest: str) -> dict[str, Any]:
@@ -55,16 +78,20 @@ def preview(to: str, body: str, app: str, snapshot_digest: str) -> dict[str, Any
     }
 
 
-def sent_rows(ctx: ActionContext, phase: str) -> list[dict[str, str]]:
-    """The sent box rows (``_id``, ``address``, ``date``, ``body``), observed as evidence."""
+def sent_rows(ctx: ActionContext, phase: str) -> list[dict[str, str]] | None:
+    """The sent box rows (``_id``, ``address``, ``date``, ``body``), observed as evidence;
+    None when ``content query`` answered with an error (it exits 0 then), whose text is
+    noted in the evidence: an unreadable sent box is not an empty one."""
     cols = commands.SMS_SENT_PROJECTION
-    return read(
-        ctx,
-        "sms_sent",
-        commands.sms_sent_query(),
-        lambda text: parsers.parse_content_rows(text, cols),
-        phase,
-    )
+
+    def parse(text: str) -> list[dict[str, str]] | None:
+        error = parsers.content_query_error(text)
+        if error is not None:
+            ctx.recorder.note(f"content query failed: {text[:500]}")
+            return None
+        return parsers.parse_content_rows(text, cols)
+
+    return read(ctx, "sms_sent", commands.sms_sent_query(), parse, phase, with_stderr=True)
 
 
 def max_id(rows: list[dict[str, str]]) -> int:
@@ -76,10 +103,10 @@ def _same_number(a: str, b: str) -> bool:
 
 
 def find_sent(
-    rows: list[dict[str, str]], to: str, body: str, after_id: int
+    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int
 ) -> dict[str, str] | None:
     """The row newer than ``after_id`` with this address and exactly this body."""
-    for row in rows:
+    for row in rows or []:
         newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
         if newer and _same_number(row.get("address", ""), to) and row.get("body") == body:
             return row
@@ -123,21 +150,30 @@ def send(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
         return outcome(
             ctx, Status.NOT_MET, target(_want(to, body), None), "no send button in the composer"
         )
-    baseline = max_id(sent_rows(ctx, "before"))
+    before = sent_rows(ctx, "before")
+    if before is None:
+        return outcome(
+            ctx, Status.NOT_MET, target(_want(to, body), None),
+            "the sent box cannot be read (content query failed), so a send could not be "
+            "verified: nothing was sent",
+        )  # fmt: skip
+    baseline = Baseline(
+        max_id(before), len(conversation.with_text(ready.screen.nodes, ready.app, body))
+    )
     try:  # one tap: uiautomator2 click on the warm session, else input tap (ui.tap)
         ui.tap(
             ctx,
             "sms.send",
-            f"send via {ready.app} {BASELINE_KEY}{baseline}",
+            f"send via {ready.app} {baseline.journal_words()}",
             button.center,
             {"preview_digest": shown_digest},
         )
     except (TransportLost, UiAutomatorError) as exc:  # the tap may have landed
-        return unknown(ctx, to, body, baseline, str(exc))
+        return unknown(ctx, to, body, baseline.sent_id, str(exc))
     try:
-        return _verify(ctx, to, body, baseline)
+        return _verify(ctx, to, body, baseline, ready.app)
     except TransportLost as exc:
-        return unknown(ctx, to, body, baseline, str(exc))
+        return unknown(ctx, to, body, baseline.sent_id, str(exc))
 
 
 def unknown(ctx: ActionContext, to: str, body: str, baseline: int, why: str) -> Outcome:
@@ -156,30 +192,93 @@ def unknown(ctx: ActionContext, to: str, body: str, baseline: int, why: str) -> 
     )
 
 
-def _verify(ctx: ActionContext, to: str, body: str, baseline: int) -> Outcome:
-    rows, ok = ctx.poll(
-        "sms_sent",
-        lambda: sent_rows(ctx, "after"),
-        lambda r: find_sent(r, to, body, baseline) is not None,
-    )
-    row = find_sent(rows, to, body, baseline)
-    observed = {"address": row["address"], "body": row["body"]} if row else None
-    if not ok or row is None:
-        return outcome(
-            ctx,
-            Status.NOT_MET,
-            {"expected": _want(to, body), "observed": None, "met": False},
-            "the message did not appear in the sent box",
-            baseline_id=baseline,
+def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str) -> Outcome:
+    """Poll the sent box; while it has no row, read the conversation too (a chat message
+    never gets one). Done at a row, or at a new bubble whose status is final."""
+    found: dict[str, Any] = {}
+
+    def sample() -> tuple[dict[str, str] | None, conversation.Bubble | None]:
+        rows = sent_rows(ctx, "after")
+        row = find_sent(rows, to, body, baseline.sent_id)
+        bubble = None if row is not None else _new_bubble(ctx, app, body, baseline.bubbles)
+        found.update(row=row, bubble=bubble, box_readable=rows is not None)
+        return row, bubble
+
+    def final(seen: tuple[dict[str, str] | None, conversation.Bubble | None]) -> bool:
+        row, bubble = seen
+        return row is not None or (
+            bubble is not None
+            and bubble.state in (conversation.SendState.SENT, conversation.SendState.FAILED)
         )
-    return outcome(
-        ctx,
-        Status.MET,
-        target(_want(to, body), {"sent_box": observed}),
-        "sent",
-        sent_id=row["_id"],
-        baseline_id=baseline,
+
+    ctx.poll("sms_sent", sample, final)
+    row, bubble = found.get("row"), found.get("bubble")
+    want = _want(to, body)
+    if row is not None:
+        return outcome(
+            ctx, Status.MET, target(want, {"sent_box": {"address": row["address"], "body": row["body"]}}),
+            "sent", sent_id=row["_id"], baseline_id=baseline.sent_id, proved_by="sent_box",
+        )  # fmt: skip
+    return _judge_conversation(ctx, want, bubble, baseline, found["box_readable"])
+
+
+def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> conversation.Bubble | None:
+    """The newest bubble with exactly ``body`` when there are more than ``before``."""
+    screen = ui.dump(ctx, "after")
+    same = conversation.with_text(screen.nodes, app, body)
+    read_by = next(
+        (o.command for o in reversed(ctx.recorder.observations) if o.name == "hierarchy"), ()
     )
+    ctx.recorder.observe(
+        "conversation", [{"text": b.text, "status": b.status} for b in same], "after", read_by
+    )
+    return same[-1] if len(same) > before else None
+
+
+def _judge_conversation(
+    ctx: ActionContext,
+    want: dict[str, Any],
+    bubble: conversation.Bubble | None,
+    baseline: Baseline,
+    box_readable: bool,
+) -> Outcome:
+    """The verdict when the SMS provider has no row: what the conversation shows decides."""
+    detail = {"baseline_id": baseline.sent_id, "proved_by": "conversation"}
+    if bubble is None and not box_readable:
+        return outcome(
+            ctx, Status.CANNOT_TELL, target(want, None),
+            "cannot tell whether the message was sent: the sent box could not be read and the "
+            "conversation shows no new message with this text; do not send it again before "
+            "checking the phone", **{**detail, "proved_by": None},
+        )  # fmt: skip
+    if bubble is None:
+        return outcome(
+            ctx, Status.NOT_MET, target(want, None),
+            "the message did not appear in the sent box, and the conversation shows no new "
+            "message with this text", **{**detail, "proved_by": None},
+        )  # fmt: skip
+    observed = {"conversation": {"body": bubble.text, "status": bubble.status}}
+    state = bubble.state
+    if state is conversation.SendState.SENT:
+        expected = {"conversation": {"body": bubble.text, "status": "sent"}}
+        return outcome(
+            ctx, Status.MET, {"expected": expected, "observed": observed, "met": True},
+            f"sent as a chat message: not in the SMS provider; the conversation shows it "
+            f"({bubble.status!r})", **detail, conversation_status=bubble.status,
+        )  # fmt: skip
+    if state is conversation.SendState.FAILED:
+        return outcome(
+            ctx, Status.NOT_MET, target(want, observed),
+            f"the messaging app shows the message as not sent ({bubble.status!r})",
+            **detail, conversation_status=bubble.status,
+        )  # fmt: skip
+    return outcome(
+        ctx, Status.CANNOT_TELL, target(want, observed),
+        f"cannot tell whether the message was sent: it is not in the sent box (a chat message "
+        f"never is) and the conversation shows {bubble.status!r} within "
+        f"{ctx.settle_timeout:g}s; do not send it again before checking the phone",
+        **detail, conversation_status=bubble.status,
+    )  # fmt: skip
 
 
 def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
@@ -195,10 +294,18 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
         return "cannot_tell"  # without a baseline an older identical message would mislead
     if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
         return "happened"
-    from device.actions import ui
-
     if ui.keyguard_showing(ctx, "read"):
         return "cannot_tell"
     app = sms.default_sms_app(ctx) or ""
-    seen = sms.observed_draft(ui.dump(ctx, "read"), app, to)
+    screen = ui.dump(ctx, "read")
+    bubbles_before = journal_baseline(params.get("journal"), BUBBLES_KEY)
+    same = conversation.with_text(screen.nodes, app, body)
+    if bubbles_before is not None and len(same) > bubbles_before:
+        state = same[-1].state  # a chat message: the conversation is the only witness
+        if state is conversation.SendState.SENT:
+            return "happened"
+        if state is conversation.SendState.FAILED:
+            return "did_not_happen"
+        return "cannot_tell"
+    seen = sms.observed_draft(screen, app, to)
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"

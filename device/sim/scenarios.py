@@ -9,7 +9,8 @@ BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop
 ``u2-dies-after:N`` (it dies after N calls), ``ui-costs:none|measured`` (the UI cost model,
 ``ui/automation.py``; measured by default), ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
-displays``).
+displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: nothing in
+``content://sms``, only the conversation shows it: delivered, stuck sending, or not sent).
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ def _ui_costs(phone: Phone, value: str) -> None:
     phone.ui.automation.costs = UiCosts.none() if value == "none" else UiCosts()
 
 
+def _chat_send(phone: Phone, value: str) -> None:
+    outcomes = {"": "chat", "stuck": "chat-stuck", "fail": "chat-fail"}
+    if value not in outcomes:
+        raise ValueError("chat-send takes no value, stuck or fail")
+    phone.ui.chat_send = outcomes[value]
+
+
 def _permission_dialog(phone: Phone, value: str) -> None:
     if not value:
         raise ValueError(
@@ -125,6 +133,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "u2-dies-after": _u2_dies_after,
     "ui-costs": _ui_costs,
     "second-display": _second_display,
+    "chat-send": _chat_send,
 }
 
 

@@ -125,3 +125,103 @@ def test_invalid_sms_params_send_nothing(dut, params, field) -> None:
         out = dut.run(method, params)
         assert out.status is Status.INVALID_PARAMS and out.detail["field"] == field
     assert dut.execs() == []
+
+
+# ---- chat (RCS) messages never reach content://sms (issue #11, belief 4) --------------------
+
+
+def _approved_send(dut, body: str = BODY):
+    first = dut.run("sms.send", {"to": TO, "body": body})
+    assert first.status is Status.NEEDS_APPROVAL, first.message
+    return dut.run(
+        "sms.send", {"to": TO, "body": body}, approval_digest=first.detail["preview_digest"]
+    )
+
+
+def _sent_rows(dut) -> list:
+    return [r for r in dut.phone.sms.rows if r["type"] == 2]
+
+
+@pytest.mark.sdks(30, 34)
+@pytest.mark.sim_only
+def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "chat-send")
+    out = _approved_send(dut)
+    assert out.status is Status.MET, out.message
+    assert out.detail["proved_by"] == "conversation"
+    assert out.detail["conversation_status"] == "Delivered"
+    assert _sent_rows(dut) == []  # the provider never saw it
+    assert len(_taps(dut)) == 1
+    assert BODY not in str(out.to_json()["evidence"])
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "chat-send:stuck")
+    out = _approved_send(dut)
+    assert out.status is Status.CANNOT_TELL, out.message
+    assert "Sending" in out.message and "do not send it again" in out.message
+    hint_params = {"to": TO, "body": BODY, "baseline_id": out.detail["baseline_id"]}
+    assert reconcile("sms.send", hint_params, dut.ctx("sms.send")) == "cannot_tell"
+    assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_a_chat_message_the_app_gave_up_on_is_not_met(dut) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "chat-send:fail")
+    out = _approved_send(dut)
+    assert out.status is Status.NOT_MET, out.message
+    assert out.detail["conversation_status"] == "Not sent. Tap to try again."
+
+
+@pytest.mark.sdks(33)
+@pytest.mark.sim_only
+def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
+    dut, adb_server
+) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "chat-send")
+    first = dut.run("sms.send", {"to": TO, "body": BODY})
+    dut.phone.faults.drop_at = "sms.after_send_tap"
+    ctx = dut.ctx("sms.send", approval_digest=first.detail["preview_digest"])
+    from device.actions import execute
+
+    out = execute("sms.send", {"to": TO, "body": BODY}, ctx)
+    assert out.status is Status.UNKNOWN, out.message
+    adb_server.wait_state(dut.sim.serial, {"device", None}, timeout=10)
+    if adb_server.state(dut.sim.serial) != "device":
+        adb_server.connect(dut.sim)
+    (entry,) = ctx.journal.entries.values()  # what the daemon's journal keeps
+    params = {"to": TO, "body": BODY, "journal": {"target": entry["target"]}}
+    assert reconcile("sms.send", params, dut.ctx("sms.send")) == "happened"
+    assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
+
+
+def test_a_real_send_is_proved_by_one_named_witness(dut) -> None:
+    """Device variant of the chat tests: whichever way the phone sends (SMS or chat), the
+    send is met and the evidence names what proved it. Sends a real message, so it runs only
+    with ``PHONED_DEVICE_SEND_TO`` (an emulator's own number, e.g. 5554)."""
+    import os
+
+    to = os.environ.get("PHONED_DEVICE_SEND_TO") if dut.sim is None else TO
+    if not to:
+        pytest.skip("sends a real message: set PHONED_DEVICE_SEND_TO to a number you own")
+    first = dut.run("sms.send", {"to": to, "body": "phoned device test"})
+    assert first.status is Status.NEEDS_APPROVAL, first.message
+    out = dut.run(
+        "sms.send",
+        {"to": to, "body": "phoned device test"},
+        approval_digest=first.detail["preview_digest"],
+        settle_timeout=30.0,
+    )
+    assert out.status is Status.MET, out.message
+    assert out.detail["proved_by"] in ("sent_box", "conversation")

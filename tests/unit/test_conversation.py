@@ -60,3 +60,9 @@ def test_a_status_belongs_to_the_bubble_before_it() -> None:
 def test_other_apps_bubbles_are_not_read() -> None:
     nodes = parse_nodes(_xml(("hi", "Now")).replace(PKG, "com.example.chat"))
     assert conversation.bubbles(nodes, PKG) == []
+
+
+def test_a_uiautomator2_dump_of_an_emoji_still_matches_its_body() -> None:
+    nodes = parse_nodes(_xml(("ok ..", "Delivered")))  # "ok 👍" as the u2 server dumps it
+    assert [b.status for b in conversation.with_text(nodes, PKG, "ok 👍")] == ["Delivered"]
+    assert conversation.with_text(nodes, PKG, "ok") == []

@@ -75,6 +75,9 @@ class Ui:
         self.size = (screens.WIDTH, screens.HEIGHT)
         self.density = int(phone.props.get("ro.sf.lcd_density", "420"))
         self.second_display: tuple[int, int] | None = None  # a cast/cover screen, unfocused
+        # Messages sends as a chat (RCS) message: "chat" (delivered after CHAT_SEND_S),
+        # "chat-stuck" (stays "Sending…"), "chat-fail" ("Not sent"); None sends SMS.
+        self.chat_send: str | None = None
         self.stack: list[ActivityRecord] = [
             ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
         ]
@@ -346,13 +349,17 @@ class Ui:
         return None
 
     def _act_send(self, _arg: str) -> str | None:
-        """The composer's send button: store in the sent box, then clear the field."""
+        """The composer's send button: as SMS, store in the sent box; as a chat message
+        (``chat_send`` set), only the conversation shows it. Then clear the field."""
         state = self.top().state
         body, recipient = state.get("body", ""), state.get("recipient", "")
         if not body or not recipient:
             return None
-        self.phone.sms.insert("sent", recipient, body)
-        state["sent"] = state.get("sent", "") + "\x1e" + body
+        kind = self.chat_send or "sms"
+        if kind == "sms":
+            self.phone.sms.insert("sent", recipient, body)
+        entry = screens.SentEntry(body, kind, self.phone.now())
+        state["sent"] = state.get("sent", "") + "\x1e" + entry.encode()
         state["body"] = ""
         return "sms.after_send_tap"
 

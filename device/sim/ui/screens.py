@@ -19,6 +19,7 @@ display. Resource ids are the real ones where public automation scripts show the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -189,16 +190,8 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         clickable=True,
         long_clickable=True,
     )
-    sent = [
-        View(
-            "android.widget.TextView",
-            (300, 1700 - 160 * i, 1040, 1840 - 160 * i),
-            resource_id=f"{pkg}:id/message_text",
-            text=text,
-        )
-        for i, text in enumerate(reversed(rec.state.get("sent", "").split("\x1e")[-5:]))
-        if text
-    ]
+    entries = [SentEntry.decode(e) for e in rec.state.get("sent", "").split("\x1e") if e]
+    sent = [_bubble(pkg, entry, 1700 - 200 * i) for i, entry in enumerate(reversed(entries[-5:]))]
     messages = View(
         "androidx.recyclerview.widget.RecyclerView",
         (0, 265, WIDTH, 2000),
@@ -230,6 +223,62 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     )
     return _frame(
         pkg, [_toolbar(pkg, recipient or "New conversation"), chip, messages, compose, send]
+    )
+
+
+@dataclass(frozen=True)
+class SentEntry:
+    """One message the composer sent: its text, how (``sms``, ``chat``, ``chat-stuck``,
+    ``chat-fail``) and when (``phone.now()``)."""
+
+    body: str
+    kind: str
+    at: float
+
+    def encode(self) -> str:
+        return f"{self.body}\x1f{self.kind}\x1f{self.at}"
+
+    @classmethod
+    def decode(cls, text: str) -> SentEntry:
+        body, kind, at = text.split("\x1f")
+        return cls(body, kind, float(at))
+
+    def status(self, now: float) -> str:
+        """The status line under the bubble, in AOSP Messaging's words (strings.xml
+        ``message_status_sending``, ``message_status_send_failed``,
+        ``delivered_status_content_description``, ``posted_now``)."""
+        if self.kind == "sms":
+            return "Now"
+        if self.kind == "chat-stuck" or now - self.at < CHAT_SEND_S:
+            return "Sending…"
+        return "Not sent. Tap to try again." if self.kind == "chat-fail" else "Delivered"
+
+
+# How long a chat message shows "Sending…" before it is delivered (or fails).
+CHAT_SEND_S = 0.3
+
+
+def _bubble(pkg: str, entry: SentEntry, top: int) -> View:
+    """A ConversationMessageView: ``message_text`` then, in ``message_metadata``, the
+    ``message_status`` line (AOSP Messaging res/layout/conversation_message_view.xml)."""
+    return View(
+        "android.view.ViewGroup",
+        (300, top, 1040, top + 190),
+        resource_id=f"{pkg}:id/message_content",
+        children=[
+            View(
+                "android.widget.TextView",
+                (330, top + 10, 1010, top + 120),
+                resource_id=f"{pkg}:id/message_text",
+                text=entry.body,
+            ),
+            View(
+                "android.widget.TextView",
+                (330, top + 125, 1010, top + 180),
+                resource_id=f"{pkg}:id/message_status",
+                text=entry.status(time.monotonic()),  # the clock of Phone.now()
+            ),
+        ],
     )
 
 
