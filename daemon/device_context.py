@@ -79,7 +79,7 @@ def parse_volumes(text: str) -> dict[str, int] | None:
 
 
 def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
-    """The parser of ``commands.sms_default_app(sdk)``: role holders (29+) or the setting."""
+    """The parser of ``commands.sms_default_app(sdk)``: role holders (31+) or the setting."""
 
     def from_roles(text: str) -> str | None:
         holders = parsers.parse_role_holders(text)

@@ -15,8 +15,10 @@ Sources of the command words (AOSP ``platform_frameworks_base`` unless noted):
   API 33+); ``svc bluetooth enable|disable``: cmds/svc BluetoothCommand.java (API <= 32).
 * ``cmd media_session volume``: services/core/java/com/android/server/media/VolumeCtrl.java
   (API 30+); ``media volume``: cmds/media VolumeCtrl.java (API <= 29, removed in Android 11).
-* ``cmd role get-role-holders``: RoleShellCommand (API 29+); below, the secure setting
-  ``sms_default_application`` (Telephony SmsApplication).
+* ``cmd role get-role-holders``: RoleShellCommand (packages/modules/Permission, API 31+;
+  Android 10/11's frameworks/base RoleManagerShellCommand has no such command and prints
+  ``Unknown command``); below, the secure setting ``sms_default_application`` (Telephony
+  SmsApplication, kept in step with the role on 29+).
 * ``am start``: services/core/java/com/android/server/am/ActivityManagerShellCommand.java and
   ``Intent.parseCommandArgs`` (``-W -a -d --es -p``).
 * ``uiautomator dump``: frameworks/testing uiautomator DumpCommand.java.
@@ -133,14 +135,15 @@ def tap(x: int, y: int) -> Argv:
 
 # ---- SMS ---------------------------------------------------------------------------------
 ROLE_SMS = "android.app.role.SMS"
-ROLE_SINCE_SDK = 29
+ROLE_SINCE_SDK = 31  # get-role-holders exists from Android 12
 SMS_ROLE_HOLDERS: Argv = ("cmd", "role", "get-role-holders", ROLE_SMS)
 SMS_DEFAULT_SETTING: Argv = settings_get("secure", "sms_default_application")
 SMS_SENT_PROJECTION = ("_id", "address", "date", "body")  # body last: it may hold ", x="
 
 
 def sms_default_app(sdk: int) -> Argv:
-    """Where the default SMS app is recorded: the SMS role (API 29+) or the secure setting."""
+    """How to read the default SMS app: the SMS role holders (API 31+) or the secure
+    setting (below: no ``get-role-holders`` before Android 12)."""
     return SMS_ROLE_HOLDERS if sdk >= ROLE_SINCE_SDK else SMS_DEFAULT_SETTING
 
 

@@ -260,10 +260,15 @@ def parse_audio_streams(text: str) -> dict[str, VolumeReading]:
 # ---- roles, packages, permissions --------------------------------------------------------
 
 
+_PACKAGE_NAME = re.compile(r"^[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+$")
+
+
 def parse_role_holders(text: str) -> list[str]:
     """``cmd role get-role-holders ROLE``: holders joined by ``;`` on one line (RoleShellCommand);
-    empty output means no holder."""
-    return [p.strip() for p in text.strip().split(";") if p.strip()]
+    empty output means no holder. Anything that is not a package name (``Unknown command:
+    get-role-holders`` on Android 10/11, an exception) is no holder, never a package."""
+    holders = [p.strip() for p in text.strip().split(";") if p.strip()]
+    return [h for h in holders if _PACKAGE_NAME.match(h)]
 
 
 _PERM_LINE = re.compile(r"^\s+([\w.]+): granted=(true|false)")

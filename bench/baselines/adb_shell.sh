@@ -163,7 +163,8 @@ xml_escape() {
     printf '%s' "${s//$'\n'/'&#10;'}"
 }
 
-dump_ui() {
+dump_ui() {  # the old file first: a failed dump writes none and must not be read
+    adb_sh rm -f /sdcard/window_dump.xml
     adb_sh uiautomator dump /sdcard/window_dump.xml
     adb_sh cat /sdcard/window_dump.xml
     XML=$OUT
@@ -180,7 +181,7 @@ draft_shown() {  # app in front, recipient shown, compose field holds exactly th
 
 sms_draft() {
     local to=$1 body=$2 pkg
-    if ((PHONE_SDK >= 29)); then
+    if ((PHONE_SDK >= 31)); then  # get-role-holders exists from Android 12
         adb_sh cmd role get-role-holders android.app.role.SMS
     else
         adb_sh settings get secure sms_default_application

@@ -144,6 +144,7 @@ def volume_set(p: Phone, stream: str, level: str) -> str:
 
 
 def dump_ui(p: Phone) -> ET.Element:
+    p.sh("rm", "-f", "/sdcard/window_dump.xml")  # a failed dump writes none: never read an old one
     p.sh("uiautomator", "dump", "/sdcard/window_dump.xml")
     return ET.fromstring(p.sh("cat", "/sdcard/window_dump.xml")[0].encode())
 
@@ -158,7 +159,7 @@ def draft_shown(root: ET.Element, pkg: str, to: str, body: str) -> bool:
 
 
 def sms_draft(p: Phone, to: str, body: str) -> str:
-    if p.sdk >= 29:
+    if p.sdk >= 31:  # get-role-holders exists from Android 12
         out = p.sh("cmd", "role", "get-role-holders", "android.app.role.SMS")[0]
     else:
         out = p.sh("settings", "get", "secure", "sms_default_application")[0]

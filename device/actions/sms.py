@@ -1,7 +1,7 @@
 """``sms.draft``: the default SMS app's composer with the recipient and the exact body.
 
 Steps: validate (never trust ingress), find the default SMS app (``cmd role
-get-role-holders android.app.role.SMS`` from API 29, secure ``sms_default_application``
+get-role-holders android.app.role.SMS`` from API 31, secure ``sms_default_application``
 below), wake the screen, wait for unlock if the keyguard shows, open the composer with an
 argv-built ``SENDTO smsto:`` intent, wait for the app's window (a uiautomator2 selector
 wait on the warm session), then verify in the hierarchy that the SMS app is in front, the
@@ -58,7 +58,7 @@ def validate(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, str] | Ou
 
 
 def default_sms_app(ctx: ActionContext) -> str | None:
-    """The default SMS package (role holder from API 29, secure setting below)."""
+    """The default SMS package (role holder from API 31, secure setting below)."""
     argv = commands.sms_default_app(ctx.device.sdk)
     if argv == commands.SMS_ROLE_HOLDERS:
         holders = read(ctx, "sms_role_holders", argv, parsers.parse_role_holders, "read")

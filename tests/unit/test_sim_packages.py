@@ -184,3 +184,14 @@ def test_resolve_activity_brief() -> None:
     assert (
         phone.packages.launch_activity("com.android.settings") == "com.android.settings/.Settings"
     )
+
+
+def test_android_10_and_11_have_no_get_role_holders() -> None:
+    # frameworks/base RoleManagerShellCommand (Android 10/11): add/remove/clear only;
+    # ShellCommand.handleDefaultCommands prints the refusal on stdout, exit 255
+    phone = Phone(sdk=30)
+    rc, out, _ = run(phone, cmd_role, ["role", "get-role-holders", "android.app.role.SMS"])
+    assert (rc, out) == (255, "Unknown command: get-role-holders\n")
+    from device import parsers
+
+    assert parsers.parse_role_holders(out) == []

@@ -14,8 +14,12 @@ Sources (AOSP ``platform_frameworks_base``):
   github.com/darshanparajuli/LogcatReader/issues/69 (API 33 frames),
   github.com/thejaustin/ShizukuPlus/issues/358 (``requested by package ... is not a
   changeable permission type``), github.com/ARM-software/devlib/pull/169 (older wording).
-* ``RoleShellCommand.java`` (API 29+): ``get-role-holders`` prints the holders joined by
-  ``;``; ``add-role-holder`` / ``remove-role-holder`` print nothing on success.
+* ``RoleShellCommand.java`` (API 31+, packages/modules/Permission): ``get-role-holders``
+  prints the holders joined by ``;``; ``add-role-holder`` / ``remove-role-holder`` print
+  nothing on success. Android 10 and 11 have frameworks/base ``RoleManagerShellCommand``
+  with only add/remove/clear: ``get-role-holders`` falls to ShellCommand
+  .handleDefaultCommands, which prints ``Unknown command: get-role-holders`` on stdout and
+  exits 255.
 
 The SMS role is exclusive. Below API 29 the secure setting ``sms_default_application`` is the
 source of truth; from API 29 the role is, and the setting is rewritten whenever it changes.
@@ -367,7 +371,7 @@ def _role_args(args: list[str]) -> list[str]:
 
 def _role_command(io: ToolIO, sub: str, args: list[str]) -> int:
     pm = io.phone.packages
-    if sub == "get-role-holders" and args:
+    if sub == "get-role-holders" and args and io.phone.sdk >= GET_ROLE_HOLDERS_SDK:
         io.out(";".join(pm.role_holders(args[0])) + "\n")
         return 0
     if sub in ("add-role-holder", "remove-role-holder") and len(args) >= 2:
@@ -380,8 +384,12 @@ def _role_command(io: ToolIO, sub: str, args: list[str]) -> int:
             io.err(f"Exception occurred while executing '{sub}':\n{exc}\n")
             return 255
         return 0
-    io.err(f"Unknown command: {sub}\n")
+    io.out(f"Unknown command: {sub}\n")  # ShellCommand.handleDefaultCommands: stdout
     return 255
+
+
+# ``get-role-holders`` came with the Permission module's RoleShellCommand (Android 12).
+GET_ROLE_HOLDERS_SDK = 31
 
 
 @service("cmd", "role")
