@@ -337,11 +337,14 @@ def parse_keyguard_showing(text: str) -> bool | None:
     return None
 
 
-_WAKEFULNESS = re.compile(r"mWakefulness=(\w+)")
+# AOSP PowerManagerService.dump prints ``mWakefulness=``; some Samsung builds print
+# ``getWakefulnessLocked()=`` instead (flutter/flutter#97235 and PR #98146).
+_WAKEFULNESS = re.compile(r"(?:mWakefulness|getWakefulnessLocked\(\))=(\w+)")
 
 
 def parse_screen_on(text: str) -> bool | None:
-    """``dumpsys power``: ``mWakefulness=Awake`` means the screen is on (PowerManagerService)."""
+    """``dumpsys power``: wakefulness ``Awake`` means the screen is on (PowerManagerService;
+    ``Asleep``/``Dreaming``/``Dozing`` are off). None when no wakefulness line is present."""
     match = _WAKEFULNESS.search(text)
     return match[1] == "Awake" if match else None
 
@@ -451,6 +454,24 @@ def parse_foreground(text: str) -> Foreground | None:
         return found[int(top[1])]
     candidates = [found[d] for d in (0, None) if d in found] + list(found.values())
     return next((f for f in candidates if f.package is not None), candidates[0])
+
+
+# ---- phone numbers ---------------------------------------------------------------------
+
+# PhoneNumberUtils.compare (loose): numbers match on their last MIN_MATCH = 7 digits, so
+# "+44 7700 900123" (E.164, as an app may store it) and "07700 900123" (national) agree.
+_MIN_MATCH = 7
+
+
+def same_phone_number(a: str, b: str) -> bool:
+    """Whether two renderings of a phone number name the same number: equal digits, or, with
+    at least 7 digits each, one's digits (trunk ``0`` dropped) ending the other's."""
+    da, db = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
+    if da == db:
+        return bool(da)
+    da, db = da.lstrip("0"), db.lstrip("0")
+    short, long_ = sorted((da, db), key=len)
+    return len(short) >= _MIN_MATCH and long_.endswith(short)
 
 
 # ---- content query -----------------------------------------------------------------------

@@ -80,9 +80,8 @@ def compose_field(nodes: list[Node], app: str) -> Node | None:
 def observed_draft(screen: ui.Screen, app: str, to: str) -> dict[str, Any]:
     """What the screen shows of a draft: app in front, recipient shown, compose text."""
     field = compose_field(screen.nodes, app)
-    digits = re.sub(r"\D", "", to)
     recipient = any(
-        n.package == app and n.text and re.sub(r"\D", "", n.text) == digits for n in screen.nodes
+        n.package == app and n.text and parsers.same_phone_number(n.text, to) for n in screen.nodes
     )
     return {
         "app_in_front": bool(screen.packages) and screen.packages[0] == app,

@@ -98,17 +98,17 @@ def max_id(rows: list[dict[str, str]]) -> int:
     return max((int(r["_id"]) for r in rows if r.get("_id", "").isdigit()), default=0)
 
 
-def _same_number(a: str, b: str) -> bool:
-    return re.sub(r"\D", "", a) == re.sub(r"\D", "", b)
-
-
 def find_sent(
     rows: list[dict[str, str]] | None, to: str, body: str, after_id: int
 ) -> dict[str, str] | None:
     """The row newer than ``after_id`` with this address and exactly this body."""
     for row in rows or []:
         newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
-        if newer and _same_number(row.get("address", ""), to) and row.get("body") == body:
+        if (
+            newer
+            and parsers.same_phone_number(row.get("address", ""), to)
+            and row.get("body") == body
+        ):
             return row
     return None
 

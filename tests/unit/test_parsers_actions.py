@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from device import parsers, ui_hierarchy
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
@@ -231,3 +233,25 @@ def test_runtime_permissions_are_read_for_one_user() -> None:
     assert owner["install"] == {"android.permission.INTERNET": True}
     work = parsers.parse_package_permissions(text, user=10)
     assert work["runtime"] == {"android.permission.POST_NOTIFICATIONS": False}
+
+
+def test_samsung_wakefulness_line() -> None:
+    # flutter/flutter#97235: some Samsung builds print getWakefulnessLocked()= only
+    assert parsers.parse_screen_on("  getWakefulnessLocked()=Awake\n") is True
+    assert parsers.parse_screen_on("  getWakefulnessLocked()=Asleep\n") is False
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("+15551234567", "+1 (555) 123-4567", True),
+        ("+447700900123", "07700 900123", True),  # E.164 vs national with trunk 0
+        ("5551234567", "+15551234567", True),
+        ("+15551234567", "+15551234568", False),
+        ("123456", "0123456", False),  # under 7 digits only an exact match counts
+        ("12345", "912345", False),
+        ("", "", False),
+    ],
+)
+def test_same_phone_number(a: str, b: str, same: bool) -> None:
+    assert parsers.same_phone_number(a, b) is same
