@@ -16,6 +16,7 @@ class Config:
     latency_runs: int = 50  # dnd.set tasks submitted to the daemon
     idle_s: float = 60.0  # idle CPU/RSS window
     snapshot_runs: int = 30
+    ui_runs: int = 10  # calls per method and UI path, with the simulated UI cost model on
     claim_tasks: int = 2000
     claim_procs: tuple[int, ...] = (1, 4)
     claim_cycle: bool = True  # also claim+start+complete
@@ -31,6 +32,7 @@ SHORT = Config(
     latency_runs=10,
     idle_s=5.0,
     snapshot_runs=5,
+    ui_runs=1,
     claim_tasks=300,
     claim_cycle=False,
     pg_tasks=200,

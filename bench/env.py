@@ -19,6 +19,8 @@ import adbutils
 from device.adb import AdbServer
 from device.connection import Device
 from device.sim.server import Simulator
+from device.sim.ui.automation import UiCosts
+from device.ui_session import UiMode
 
 
 def free_port() -> int:
@@ -91,7 +93,11 @@ def sim_phone(adb: AdbEnv, sdk: int = 34) -> Iterator[SimPhone]:
             raise RuntimeError(f"adb connect failed: {connected.stderr.strip()}")
         try:
             wait_online(adb, sim.serial)
-            device = Device(sim.serial, AdbServer(port=adb.port))
+            # The figures compare like for like with the shell baselines: phoned takes the
+            # shell UI path, and the simulated UI costs nothing (the ui_path section measures
+            # both paths with the cost model on).
+            sim.phone.ui.automation.costs = UiCosts.none()
+            device = Device(sim.serial, AdbServer(port=adb.port), ui_mode=UiMode.SHELL)
             device.capabilities, device.identity  # noqa: B018 - warm the per-connection caches
             yield SimPhone(sim, adb, device)
         finally:

@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/run.py [--short] [--out DIR] [--only SECTION ...]
 
-Sections (in order): shell, methods, daemon, claims, snapshot. ``--short`` is CI's run
+Sections (in order): shell, methods, daemon, claims, snapshot, ui_path. ``--short`` is CI's run
 (small samples, 5 s idle); without it the issue's figures (200 round trips, 50 latencies,
 60 s idle...). Every server it starts (adb on a private port, simulators, the daemon,
 PostgreSQL) is on loopback and stopped before it returns. See bench/README.md.
@@ -30,7 +30,7 @@ from bench import plot, report  # noqa: E402
 from bench.config import FULL, SHORT, Config  # noqa: E402
 from bench.sections import Section, unavailable  # noqa: E402
 
-SECTIONS = ("shell", "methods", "daemon", "claims", "snapshot")
+SECTIONS = ("shell", "methods", "daemon", "claims", "snapshot", "ui_path")
 
 
 def _runner(name: str) -> Callable[[Config], Section]:

@@ -9,8 +9,10 @@ server holds UiAutomation fails with "UiAutomationService ... already registered
 * **Start**: the first ``use()`` builds the client (``uiautomator2.Device``), which pushes
   ``u2.jar`` when its md5 differs, launches it with ``app_process`` and waits for ``/ping``
   (uiautomator2 3.x ``core.py``). ``import uiautomator2`` happens only here.
-* **Health**: every later ``use()`` first asks the server's ``/ping`` (the client's own
-  ``_check_alive``, one HTTP round trip through ``tcp:9008``).
+* **Health**: a later ``use()`` first asks the server's ``/ping`` (the client's own
+  ``_check_alive``, one HTTP round trip through ``tcp:9008``), unless the session was handed
+  out less than ``fresh_s`` ago and no call failed since (``invalidate``): one action's
+  several reads cost one ping, and a task that comes later always pings.
 * **Restart**: a server that does not answer is relaunched once (``start_uiautomator``).
 * **Fallback**: when the start or the restart fails, the client is stopped (so nothing
   holds UiAutomation), the error is kept, and ``use()`` yields the shell path; a new start
@@ -87,6 +89,7 @@ class UiSession:
     """The uiautomator2 session of one ``Device``; see the module docstring."""
 
     RETRY_AFTER_S = 60.0
+    FRESH_S = 2.0
 
     def __init__(
         self,
@@ -94,11 +97,14 @@ class UiSession:
         mode: UiMode = UiMode.AUTO,
         retry_after: float = RETRY_AFTER_S,
         clock: Callable[[], float] = time.monotonic,
+        fresh_s: float = FRESH_S,
     ) -> None:
         self.device = device
         self.mode = mode
         self.retry_after = retry_after
+        self.fresh_s = fresh_s
         self.clock = clock
+        self._fresh_until = 0.0
         self.stats = SessionStats()
         self._lock = threading.RLock()
         self._client: Any | None = None
@@ -127,11 +133,13 @@ class UiSession:
         """A call on the client failed: check and restart it on the next ``use()``."""
         with self._lock:
             self.stats.last_error = reason
+            self._fresh_until = 0.0
 
     def close(self) -> None:
         """Stop the server (if any); the next ``use()`` starts a new one."""
         with self._lock:
             client, self._client = self._client, None
+            self._fresh_until = 0.0
         if client is not None:
             _stop(client, wait=True)  # the shell path may follow: UiAutomation must be free
 
@@ -143,13 +151,20 @@ class UiSession:
             if self.clock() < self._unavailable_until:
                 return Lease(None, reason=f"uiautomator2 unavailable: {self.stats.last_error}")
             return self._start()
+        if self.clock() < self._fresh_until:
+            return self._handed(Lease(self._client))
         events: list[SessionEvent] = []
         started = time.monotonic()
         alive = _alive(self._client)
         events.append(SessionEvent("ping", alive, _ms(started)))
         if alive:
-            return Lease(self._client, events)
+            return self._handed(Lease(self._client, events))
         return self._restart(events)
+
+    def _handed(self, lease: Lease) -> Lease:
+        if lease.client is not None:
+            self._fresh_until = self.clock() + self.fresh_s
+        return lease
 
     def _start(self) -> Lease:
         from device.connection import translate
@@ -161,7 +176,7 @@ class UiSession:
         except Exception as exc:
             error = translate(exc, self.device.serial)
             return self._unavailable([SessionEvent("start", False, _ms(started), str(error))])
-        return Lease(self._client, [SessionEvent("start", True, _ms(started))])
+        return self._handed(Lease(self._client, [SessionEvent("start", True, _ms(started))]))
 
     def _restart(self, events: list[SessionEvent]) -> Lease:
         from device.connection import translate
@@ -180,7 +195,7 @@ class UiSession:
             events.append(SessionEvent("restart", False, _ms(started), str(error)))
             return self._unavailable(events)
         events.append(SessionEvent("restart", True, _ms(started)))
-        return Lease(client, events)
+        return self._handed(Lease(client, events))
 
     def _unavailable(self, events: list[SessionEvent]) -> Lease:
         self.stats.failures += 1

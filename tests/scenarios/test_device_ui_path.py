@@ -50,7 +50,8 @@ def test_draft_and_snapshot_share_one_warm_session(dut) -> None:
     stats = dut.device.ui_session.stats
     assert (stats.starts, stats.restarts, stats.failures) == (1, 0, 0)
     assert ((U2, "start"), 0) in _calls(draft)
-    assert ((U2, "start"), 0) not in _calls(snap) and ((U2, "ping"), 0) in _calls(snap)
+    # warm: no start; within fresh_s of the draft's last call not even a ping
+    assert ((U2, "start"), 0) not in _calls(snap)
     # the composer was waited for with a selector on the session, not with repeated dumps
     assert any(o["name"] == "screen_wait" for o in draft.to_json()["evidence"]["observations"])
     if dut.sim is not None:
@@ -77,6 +78,7 @@ def test_the_send_tap_goes_through_the_session_once(dut) -> None:
 
 
 def test_a_dead_session_is_restarted_by_the_health_check(dut) -> None:
+    dut.device.ui_session.fresh_s = 0.0  # every use pings, as a task after fresh_s does
     assert dut.run("screen.snapshot", {}).status is Status.MET
     if dut.sim is not None:
         assert dut.phone.ui.automation.kill_u2()  # the system killed the server
@@ -150,7 +152,7 @@ def test_a_server_that_dies_mid_action_is_restarted_and_the_action_still_verifie
     out = dut.run("sms.draft", {"to": TO, "body": BODY})
     assert out.status is Status.MET, out.message
     assert set(_hierarchy_paths(out)) == {U2}
-    assert dut.device.ui_session.stats.restarts >= 1
+    # relaunched once, by the health check or by the client's own retry of a refused call
     assert dut.phone.ui.automation.u2_starts == 2 and dut.phone.ui.automation.conflicts == []
 
 

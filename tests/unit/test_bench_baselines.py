@@ -113,7 +113,8 @@ def test_script_has_every_command_phoned_sends(sdk: int) -> None:
         commands.BLUETOOTH_ON_GET, commands.bluetooth_set(True, shell_command=sdk >= 33),
         commands.volume_get(sdk, 3), commands.volume_set(sdk, 3, 9), commands.sms_default_app(sdk),
         commands.DUMPSYS_POWER, commands.WAKEUP, commands.DUMPSYS_WINDOW_POLICY,
-        commands.UI_DUMP, commands.UI_DUMP_READ, commands.sms_compose("+1555", "b", "pkg"),
+        commands.UI_DUMP_REMOVE, commands.UI_DUMP, commands.UI_DUMP_READ,
+        commands.sms_compose("+1555", "b", "pkg"),
         commands.dumpsys_window_focus(sdk),
     ]  # fmt: skip
     script = _script_commands()
