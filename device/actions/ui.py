@@ -27,7 +27,7 @@ from device.ui_session import Lease, UiPath
 
 T = TypeVar("T")
 # Evidence argv of the uiautomator2 calls (JSON-RPC over tcp:9008, not shell commands).
-U2_DUMP: tuple[str, ...] = ("uiautomator2", "dump_hierarchy")
+U2_DUMP: tuple[str, ...] = ("uiautomator2", "dump_hierarchy", "root_in_active")
 U2_SESSION = "uiautomator2"
 
 
@@ -88,8 +88,10 @@ def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
     """Read the hierarchy (see the module docstring), parse it, observe packages, digest and
     path; raise ``UiDumpFailed`` (observed with the raw output) when no screen was read.
 
-    The uiautomator2 dump holds every window (a dialog over the app included); the shell
-    dump the active one. With ``artifact`` and ``ctx.artifacts_dir``, the XML is saved.
+    Both paths dump the active window only (uiautomator2 ``rootInActive``, as ``uiautomator
+    dump`` does): a dialog over the app is that window, and the window order of a full u2
+    dump is not defined (UiDevice.getWindowRoots collects a set), so "the app in front"
+    means the same on both. With ``artifact`` and ``ctx.artifacts_dir``, the XML is saved.
     """
     xml, reader, argv = _read(ctx, phase)
     screen = _parse(ctx, phase, xml, reader, argv)
@@ -223,7 +225,7 @@ def _read(ctx: ActionContext, phase: str) -> tuple[str, UiPath, Sequence[str]]:
             if lease.client is None:
                 return _shell_dump(ctx, phase), UiPath.SHELL, commands.UI_DUMP
             try:
-                xml: str = ctx.recorder.call(U2_DUMP, _translated(ctx, lease.client.dump_hierarchy))
+                xml: str = ctx.recorder.call(U2_DUMP, _translated(ctx, _active_dump(lease.client)))
             except DeviceOffline:
                 raise  # the phone is gone: not a UI failure
             except DeviceError as exc:
@@ -235,6 +237,11 @@ def _read(ctx: ActionContext, phase: str) -> tuple[str, UiPath, Sequence[str]]:
                 continue
             return xml, UiPath.U2, U2_DUMP
     raise AssertionError("unreachable")  # pragma: no cover - the second attempt returns or raises
+
+
+def _active_dump(client: Any) -> Callable[[], str]:
+    """The uiautomator2 dump of the active window (``rootInActive``, as ``uiautomator dump``)."""
+    return lambda: str(client.dump_hierarchy(root_in_active=True))
 
 
 def _shell_dump(ctx: ActionContext, phase: str) -> str:

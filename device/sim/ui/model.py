@@ -121,13 +121,15 @@ class Ui:
         apps = [w for w in windows if w.activity is not None]
         return apps[-1] if apps else windows[0]
 
-    def hierarchy_xml(self, *, u2: bool) -> str:
-        """The hierarchy as ``uiautomator dump`` (active window) or the u2 server writes it."""
+    def hierarchy_xml(self, *, u2: bool, active_only: bool | None = None) -> str:
+        """The hierarchy as ``uiautomator dump`` writes it (the active window) or the u2
+        server does (every window, or with ``active_only`` its ``rootInActive`` dump)."""
         style = hierarchy.DumpStyle(
             u2=u2, sdk=self.phone.sdk, width=self.size[0], height=self.size[1]
         )
+        active = not u2 if active_only is None else active_only
         with self.phone.lock:
-            windows = self.windows() if u2 else [self.focused_window()]
+            windows = [self.focused_window()] if active else self.windows()
             return hierarchy.dump(windows, self.rotation, style)
 
     def screenshot(self) -> Image.Image:

@@ -126,7 +126,7 @@ class Rpc:
         self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None
     ) -> str:
         time.sleep(self.phone.ui.automation.costs.u2_dump_s)  # automation.py: 5-100 ms warm
-        return self.phone.ui.hierarchy_xml(u2=True)
+        return self.phone.ui.hierarchy_xml(u2=True, active_only=bool(root_in_active))
 
     def screenshot(self, scale: float = 1, quality: int = 80) -> str:
         image = self.phone.ui.screenshot()
