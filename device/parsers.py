@@ -232,14 +232,24 @@ def parse_volume_get(text: str) -> VolumeReading | None:
 
 _STREAM_HEAD = re.compile(r"^- (STREAM_\w+):\s*$")
 _STREAM_FIELD = re.compile(r"^\s+(Min|Max|streamVolume):\s*(-?\d+)\s*$")
-_STREAM_DEVICES = re.compile(r"^\s+Devices:\s*(\S+)")
+_STREAM_CURRENT = re.compile(r"^\s+Current:\s*(.*)$")
+_CURRENT_ENTRY = re.compile(r"[0-9a-fA-F]+ \(([\w-]+)\): (-?\d+)")
+_STREAM_DEVICES = re.compile(r"^\s+Devices:\s*(.+?)\s*$")
 
 
 def parse_audio_streams(text: str) -> dict[str, VolumeReading]:
     """``dumpsys audio`` ``Stream volumes`` section: per ``STREAM_X`` its ``streamVolume``
     (index on the active device) and ``Min``/``Max`` (AudioService VolumeStreamState.dump;
-    layouts of API 28 to 35 in tests/fixtures/android/dumpsys-*-audio-*.txt)."""
+    layouts of API 28 to 35 in tests/fixtures/android/dumpsys-*-audio-*.txt).
+
+    Layouts without ``streamVolume:`` (an Android TV capture, python-androidtv#148) give the
+    index per device in ``Current: HEX (name): I, ...``; the stream's device is the one
+    ``Devices:`` names. With no ``streamVolume`` and more than one device named, the stream's
+    index is ambiguous and the stream is left out.
+    """
     fields: dict[str, dict[str, int]] = {}
+    current_map: dict[str, dict[str, int]] = {}
+    devices: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():
         head = _STREAM_HEAD.match(line)
@@ -247,9 +257,18 @@ def parse_audio_streams(text: str) -> dict[str, VolumeReading]:
             current = head[1]
             fields[current] = {}
             continue
-        field_match = _STREAM_FIELD.match(line) if current else None
-        if field_match and current is not None:
+        if current is None:
+            continue
+        if field_match := _STREAM_FIELD.match(line):
             fields[current][field_match[1]] = int(field_match[2])
+        elif per_device := _STREAM_CURRENT.match(line):
+            current_map[current] = {m[1]: int(m[2]) for m in _CURRENT_ENTRY.finditer(per_device[1])}
+        elif named := _STREAM_DEVICES.match(line):
+            devices[current] = [d.strip() for d in named[1].split(",") if d.strip()]
+    for name, f in fields.items():
+        routed = devices.get(name, [])
+        if "streamVolume" not in f and len(routed) == 1 and routed[0] in current_map.get(name, {}):
+            f["streamVolume"] = current_map[name][routed[0]]
     return {
         name: VolumeReading(f["streamVolume"], f["Min"], f["Max"])
         for name, f in fields.items()

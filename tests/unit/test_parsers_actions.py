@@ -255,3 +255,12 @@ def test_samsung_wakefulness_line() -> None:
 )
 def test_same_phone_number(a: str, b: str, same: bool) -> None:
     assert parsers.same_phone_number(a, b) is same
+
+
+def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> None:
+    # the STREAM_ALARM block of the Shield capture: two devices, no streamVolume: ambiguous
+    text = (
+        "- STREAM_ALARM:\n   Muted: false\n   Min: 1\n   Max: 7\n"
+        "   Current: 2 (speaker): 4, 400 (hdmi): 7\n   Devices: speaker, hdmi\n"
+    )
+    assert parsers.parse_audio_streams(text) == {}

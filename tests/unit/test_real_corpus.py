@@ -207,10 +207,6 @@ CASES: list[Case] = [
         "dumpsys_audio-shield-darcy-streams.txt",
         music_volume,
         VolumeReading(15, 0, 15),
-        wrong_today=(
-            "dumpsys audio without a streamVolume: line (index only in Current: per device) "
-            "drops the stream"
-        ),
     ),
     # ---- content query: a provider error is no answer, not an empty table ----------------
     Case(
