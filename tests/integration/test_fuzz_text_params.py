@@ -28,6 +28,9 @@ from device.sim.stream_services import default_shell_factory
 pytestmark = pytest.mark.integration
 
 TO = "+15551234567"
+# What the uiautomator2 client runs to start its server (md5 of u2.jar, app_process): the
+# UI session's own start, not the action's commands.
+U2_SERVER_START = {("toybox",), ("app_process",)}
 FUZZ = settings(
     max_examples=15,
     deadline=None,
@@ -57,8 +60,13 @@ def run(phone: tuple[Simulator, Device], method: str, params: dict[str, Any]) ->
     ctx = ActionContext(recorder=Recorder(device, method), settle_timeout=2.0, poll_interval=0.05)
     out = execute(method, params, ctx)
     secrets = {redact(str(v)): str(v) for v in params.values() if isinstance(v, str) and v}
-    ran = [tuple(unredact(a, secrets) for a in c.argv) for c in ctx.recorder.commands]
-    return out, sim.phone.log.argvs(), ran
+    ran = [
+        tuple(unredact(a, secrets) for a in c.argv)
+        for c in ctx.recorder.commands
+        if c.argv[:1] != ("uiautomator2",)  # JSON-RPC calls of the UI session, not shell
+    ]
+    phone_ran = [a for a in sim.phone.log.argvs() if a[:1] not in U2_SERVER_START]
+    return out, phone_ran, ran
 
 
 def unredact(element: str, secrets: dict[str, str]) -> str:
