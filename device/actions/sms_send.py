@@ -30,7 +30,7 @@ from device import commands, conversation, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.reads import read, target
-from device.errors import TransportLost, UiAutomatorError
+from device.errors import TransportLost, UiAutomatorError, UiDumpFailed
 
 SEND_IDS = ("send_message_button_icon", "send_message_button")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
@@ -200,8 +200,14 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
     def sample() -> tuple[dict[str, str] | None, conversation.Bubble | None]:
         rows = sent_rows(ctx, "after")
         row = find_sent(rows, to, body, baseline.sent_id)
-        bubble = None if row is not None else _new_bubble(ctx, app, body, baseline.bubbles)
-        found.update(row=row, bubble=bubble, box_readable=rows is not None)
+        bubble, screen_read = None, True
+        if row is None:
+            try:
+                bubble = _new_bubble(ctx, app, body, baseline.bubbles)
+            except UiDumpFailed as exc:  # the conversation is no witness this time
+                ctx.recorder.note(f"the conversation could not be read: {exc}")
+                screen_read = False
+        found.update(row=row, bubble=bubble, all_read=rows is not None and screen_read)
         return row, bubble
 
     def final(seen: tuple[dict[str, str] | None, conversation.Bubble | None]) -> bool:
@@ -219,11 +225,12 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
             ctx, Status.MET, target(want, {"sent_box": {"address": row["address"], "body": row["body"]}}),
             "sent", sent_id=row["_id"], baseline_id=baseline.sent_id, proved_by="sent_box",
         )  # fmt: skip
-    return _judge_conversation(ctx, want, bubble, baseline, found["box_readable"])
+    return _judge_conversation(ctx, want, bubble, baseline, found["all_read"])
 
 
 def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> conversation.Bubble | None:
-    """The newest bubble with exactly ``body`` when there are more than ``before``."""
+    """The newest bubble with exactly ``body`` when there are more than ``before``; raises
+    ``UiDumpFailed`` when the screen cannot be read."""
     screen = ui.dump(ctx, "after")
     same = conversation.with_text(screen.nodes, app, body)
     read_by = next(
@@ -240,16 +247,16 @@ def _judge_conversation(
     want: dict[str, Any],
     bubble: conversation.Bubble | None,
     baseline: Baseline,
-    box_readable: bool,
+    all_read: bool,
 ) -> Outcome:
     """The verdict when the SMS provider has no row: what the conversation shows decides."""
     detail = {"baseline_id": baseline.sent_id, "proved_by": "conversation"}
-    if bubble is None and not box_readable:
+    if bubble is None and not all_read:
         return outcome(
             ctx, Status.CANNOT_TELL, target(want, None),
-            "cannot tell whether the message was sent: the sent box could not be read and the "
-            "conversation shows no new message with this text; do not send it again before "
-            "checking the phone", **{**detail, "proved_by": None},
+            "cannot tell whether the message was sent: the sent box or the conversation could "
+            "not be read, and neither shows it; do not send it again before checking the phone",
+            **{**detail, "proved_by": None},
         )  # fmt: skip
     if bubble is None:
         return outcome(
@@ -297,7 +304,10 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     if ui.keyguard_showing(ctx, "read"):
         return "cannot_tell"
     app = sms.default_sms_app(ctx) or ""
-    screen = ui.dump(ctx, "read")
+    try:
+        screen = ui.dump(ctx, "read")
+    except UiDumpFailed:
+        return "cannot_tell"
     bubbles_before = journal_baseline(params.get("journal"), BUBBLES_KEY)
     same = conversation.with_text(screen.nodes, app, body)
     if bubbles_before is not None and len(same) > bubbles_before:

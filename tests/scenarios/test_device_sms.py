@@ -206,6 +206,28 @@ def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
     assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
 
 
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monkeypatch) -> None:
+    """After the tap the hierarchy cannot be read (a killed ``uiautomator dump``): with no
+    sent-box row either, nothing decides; the send is never judged failed nor repeated."""
+    from device.sim import scenarios
+    from device.sim.ui import model
+
+    scenarios.apply(dut.phone, "u2-broken,chat-send")
+    send = model._ACTIONS["send"]
+
+    def send_then_unreadable(ui, arg):
+        dut.phone.ui.automation.faults.dump_killed = True
+        return send(ui, arg)
+
+    monkeypatch.setitem(model._ACTIONS, "send", send_then_unreadable)
+    out = _approved_send(dut)
+    assert out.status is Status.CANNOT_TELL, out.message
+    assert "could not be read" in out.message
+    assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
+
+
 def test_a_real_send_is_proved_by_one_named_witness(dut) -> None:
     """Device variant of the chat tests: whichever way the phone sends (SMS or chat), the
     send is met and the evidence names what proved it. Sends a real message, so it runs only
