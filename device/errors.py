@@ -10,6 +10,8 @@
     │   └── TransportLost     the connection dropped in the middle of a command
     ├── CommandTimeout        a command did not finish within its explicit timeout
     ├── UiAutomatorError      the uiautomator2 session failed (start, RPC, selector)
+    ├── InputRefused          ``input`` was refused (MIUI without "USB debugging (Security
+    │                         settings)"): the key or tap did nothing
     └── UiDumpFailed          no hierarchy could be read: ``uiautomator dump`` reported a
                               failure, or the text read back is not a hierarchy (raw kept)
 
@@ -33,6 +35,10 @@ class DeviceError(Exception):
 
 class AdbServerError(DeviceError):
     """The adb server is not reachable and could not be started."""
+
+
+class InputRefused(DeviceError):
+    """The phone refused to inject a key or tap: nothing happened on the screen."""
 
 
 class DeviceNotFound(DeviceError):

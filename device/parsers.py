@@ -475,6 +475,22 @@ def parse_foreground(text: str) -> Foreground | None:
     return next((f for f in candidates if f.package is not None), candidates[0])
 
 
+# ---- input -----------------------------------------------------------------------------
+
+# Xiaomi (MIUI/HyperOS) without Developer options > "USB debugging (Security settings)":
+# InputManager refuses the shell's injection with a SecurityException naming INJECT_EVENTS
+# (tests/fixtures/android/real/input-29-xiaomi-inject_denied.txt; STFService.apk#144,
+# scrcpy#3824). API 28-29 print the uncaught stack; from API 30 ``input`` is a shell command
+# and BasicShellCommandHandler prints ``Exception occurred while executing ...`` first.
+_INJECT_DENIED = re.compile(r"^.*SecurityException: .*INJECT_EVENTS permission.*$", re.MULTILINE)
+
+
+def input_refused(text: str) -> str | None:
+    """The refusal line when ``input keyevent|tap`` was denied (it then did nothing)."""
+    match = _INJECT_DENIED.search(text)
+    return match[0].strip() if match else None
+
+
 # ---- phone numbers ---------------------------------------------------------------------
 
 # PhoneNumberUtils.compare (loose): numbers match on their last MIN_MATCH = 7 digits, so

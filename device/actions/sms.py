@@ -23,7 +23,7 @@ from device import commands, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.reads import invalid, read, target
-from device.errors import UiDumpFailed
+from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
 from device.ui_session import UiPath
 
@@ -138,7 +138,10 @@ def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Dr
     if not app:
         return outcome(ctx, Status.UNSUPPORTED, target(want, None), "no default SMS app is set")
     if not ui.screen_on(ctx, "before"):
-        ui.wake(ctx)
+        try:
+            ui.wake(ctx)
+        except InputRefused as exc:
+            return outcome(ctx, Status.UNSUPPORTED, target(want, None), str(exc))
     if ui.keyguard_showing(ctx, "before"):
         return outcome(
             ctx,

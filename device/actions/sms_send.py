@@ -30,7 +30,7 @@ from device import commands, conversation, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.reads import read, target
-from device.errors import TransportLost, UiAutomatorError, UiDumpFailed
+from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
 
 SEND_IDS = ("send_message_button_icon", "send_message_button")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
@@ -168,6 +168,8 @@ def send(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
             button.center,
             {"preview_digest": shown_digest},
         )
+    except InputRefused as exc:  # the phone said no: the tap did nothing
+        return outcome(ctx, Status.UNSUPPORTED, target(_want(to, body), None), str(exc))
     except (TransportLost, UiAutomatorError) as exc:  # the tap may have landed
         return unknown(ctx, to, body, baseline.sent_id, str(exc))
     try:

@@ -21,7 +21,13 @@ from typing import Any, NoReturn, TypeVar
 from device import commands, parsers, ui_hierarchy
 from device.actions.base import ActionContext
 from device.actions.reads import read
-from device.errors import DeviceError, DeviceOffline, UiDumpFailed
+from device.errors import (
+    DeviceError,
+    DeviceOffline,
+    InputRefused,
+    UiAutomatorError,
+    UiDumpFailed,
+)
 from device.ui_hierarchy import HierarchyError, Node
 from device.ui_session import Lease, UiPath
 
@@ -79,9 +85,24 @@ def foreground(ctx: ActionContext, phase: str) -> parsers.Foreground | None:
     return found
 
 
+INPUT_REFUSED_HINT = (
+    "the phone refuses injected input; on Xiaomi turn on Developer options > "
+    '"USB debugging (Security settings)"'
+)
+
+
 def wake(ctx: ActionContext) -> None:
-    """``input keyevent KEYCODE_WAKEUP``: turns the screen on, a no-op when already on."""
-    ctx.effect("screen.wake", "screen", commands.WAKEUP, {"key": "KEYCODE_WAKEUP"})
+    """``input keyevent KEYCODE_WAKEUP``: turns the screen on, a no-op when already on.
+    Raises ``InputRefused`` when the phone refused the key (it then stays dark)."""
+    result = ctx.effect("screen.wake", "screen", commands.WAKEUP, {"key": "KEYCODE_WAKEUP"})
+    _check_input(ctx, result.stdout + result.stderr)
+
+
+def _check_input(ctx: ActionContext, output: str) -> None:
+    refusal = parsers.input_refused(output)
+    if refusal is not None:
+        ctx.recorder.note(f"input refused: {refusal}")
+        raise InputRefused(f"{INPUT_REFUSED_HINT} ({refusal})", serial=ctx.device.serial)
 
 
 def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
@@ -169,19 +190,25 @@ def tap(
 ) -> UiPath:
     """One tap at ``point`` as a journaled effect: uiautomator2 ``click`` through the warm
     session, else ``input tap``. A failed uiautomator2 click leaves the journal ``unknown``
-    and raises ``UiAutomatorError`` (the tap may have landed): never tapped twice here."""
+    and raises ``UiAutomatorError`` (the tap may have landed): never tapped twice here. A
+    refused ``input tap`` raises ``InputRefused`` (it did nothing)."""
     x, y = point
     with ctx.device.ui_session.use() as lease:
         _record_session(ctx, lease)
         if lease.client is None:
             argv: Sequence[str] = commands.tap(x, y)
-            ctx.effect(action, target, argv, inputs)
+            result = ctx.effect(action, target, argv, inputs)
+            _check_input(ctx, result.stdout + result.stderr)
         else:
             client = lease.client
             argv = (U2_SESSION, "click", str(x), str(y))
-            ctx.effect_call(
-                action, target, argv, _translated(ctx, lambda: client.click(x, y)), inputs
-            )
+            try:
+                ctx.effect_call(
+                    action, target, argv, _translated(ctx, lambda: client.click(x, y)), inputs
+                )
+            except UiAutomatorError as exc:
+                _check_input(ctx, str(exc))  # refused: it did nothing, say so
+                raise
     ctx.recorder.observe("tap", {"path": lease.path.value, "x": x, "y": y}, "apply", argv)
     return lease.path
 

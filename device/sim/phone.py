@@ -301,6 +301,7 @@ class Faults:
     permission_dialog_packages: set[str] = field(default_factory=set)  # opening these apps asks
     no_bluetooth: bool = False  # the phone has no Bluetooth adapter
     dnd_noop: bool = False  # DND changes are accepted and silently do nothing
+    inject_denied: bool = False  # MIUI without "USB debugging (Security settings)": no input
 
 
 class Phone:

@@ -10,7 +10,9 @@ BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop
 ``ui/automation.py``; measured by default), ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
 displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: nothing in
-``content://sms``, only the conversation shows it: delivered, stuck sending, or not sent).
+``content://sms``, only the conversation shows it: delivered, stuck sending, or not sent),
+``inject-denied`` (a Xiaomi phone without "USB debugging (Security settings)": ``input``
+keys and taps are refused with a SecurityException).
 """
 
 from __future__ import annotations
@@ -107,6 +109,10 @@ def _chat_send(phone: Phone, value: str) -> None:
     phone.ui.chat_send = outcomes[value]
 
 
+def _inject_denied(phone: Phone, _: str) -> None:
+    phone.faults.inject_denied = True
+
+
 def _permission_dialog(phone: Phone, value: str) -> None:
     if not value:
         raise ValueError(
@@ -134,6 +140,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "ui-costs": _ui_costs,
     "second-display": _second_display,
     "chat-send": _chat_send,
+    "inject-denied": _inject_denied,
 }
 
 

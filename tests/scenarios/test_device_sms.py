@@ -228,6 +228,29 @@ def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monke
     assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
 
 
+@pytest.mark.sdks(28, 34)
+@pytest.mark.sim_only
+def test_a_phone_that_refuses_input_names_the_setting_and_sends_nothing(dut) -> None:
+    """MIUI without "USB debugging (Security settings)": the wake key is refused (the phone
+    stays dark) and so is the send tap; each ends unsupported with the setting named."""
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "inject-denied")
+    dut.phone.ui.sleep()
+    out = dut.run("sms.draft", {"to": TO, "body": "hi"})
+    assert out.status is Status.UNSUPPORTED, out.message
+    assert "USB debugging (Security settings)" in out.message
+    dut.phone.ui.unlock()  # the person unlocks it by hand
+    sent = _approved_send(dut, "hi")  # a uiautomator2 click is refused the same way
+    assert sent.status is Status.UNSUPPORTED, sent.message
+    assert "INJECT_EVENTS" in sent.message
+    scenarios.apply(dut.phone, "u2-broken")  # the shell path taps with `input tap`
+    sent = _approved_send(dut, "hi")
+    assert sent.status is Status.UNSUPPORTED, sent.message
+    assert "INJECT_EVENTS" in sent.message
+    assert _sent_rows(dut) == []
+
+
 def test_a_real_send_is_proved_by_one_named_witness(dut) -> None:
     """Device variant of the chat tests: whichever way the phone sends (SMS or chat), the
     send is met and the evidence names what proved it. Sends a real message, so it runs only

@@ -214,6 +214,13 @@ CASES: list[Case] = [
         query_error,
         "Error while accessing provider:com.threebanana.notes.provider.NotePad",
     ),
+    # ---- input refused: MIUI without "USB debugging (Security settings)" -----------------
+    Case(
+        "input-29-xiaomi-inject_denied.txt",
+        parsers.input_refused,
+        "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS "
+        "permission",
+    ),
     # ---- identity: getprop ------------------------------------------------------------
     Case("getprop-34-samsung-galaxy-a55-subset.txt", identity, ("samsung", "34", "14")),
     Case("getprop-28-samsung-s8-oneui1-subset.txt", identity, ("samsung", "28", "9")),
@@ -244,10 +251,6 @@ UNREAD: dict[str, str] = {
     "pm_grant-shell_denied.txt": (
         "`pm grant` refused to the shell itself (no GRANT_RUNTIME_PERMISSIONS): the CI grant "
         "path cannot work on such a phone; read back as not granted"
-    ),
-    "input-29-xiaomi-inject_denied.txt": (
-        "`input keyevent`/`input tap` on MIUI without 'USB debugging (Security settings)': "
-        "a SecurityException on stderr; the wake and the send tap do nothing"
     ),
 }
 
@@ -309,6 +312,8 @@ ALL_PARSERS: list[Callable[[str], Any]] = [
     parsers.parse_screen_on,
     parsers.parse_foreground,
     parsers.am_start_failed,
+    parsers.input_refused,
+    parsers.parse_bluetooth_on,
     ui_hierarchy.parse_nodes,
     ui_hierarchy.rotation,
     ui_hierarchy.find_permission_dialog,

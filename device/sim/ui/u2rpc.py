@@ -51,6 +51,11 @@ KEY_NAMES = {
 }
 
 
+class InjectDenied(Exception):
+    """The phone refuses injected input (MIUI without "USB debugging (Security settings)";
+    uiautomator2 clicks fail the same way: openatx/uiautomator2#520, Mi 8 MIUI 11)."""
+
+
 class ObjectNotFound(Exception):
     """A selector matched nothing (``UiObjectNotFoundException`` on the phone)."""
 
@@ -100,6 +105,8 @@ class Rpc:
             return _error(rid, NOT_FOUND_CODE, message)
         except (TypeError, ValueError) as exc:
             return _error(rid, -32602, f"java.lang.IllegalArgumentException: {exc}")
+        except InjectDenied as exc:  # the client reads only the message (core.py _jsonrpc_call)
+            return _error(rid, -32001, f"java.lang.SecurityException: {exc}")
         return {"jsonrpc": "2.0", "id": rid, "result": result}
 
     # ---- device ------------------------------------------------------------------------
@@ -139,6 +146,8 @@ class Rpc:
     # ---- input -------------------------------------------------------------------------
 
     def click(self, x: float, y: float, duration_ms: int | None = None) -> bool:
+        if self.phone.faults.inject_denied:
+            raise InjectDenied("Injecting to another application requires INJECT_EVENTS permission")
         self.phone.ui.tap(int(x), int(y))
         return True
 
