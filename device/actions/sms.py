@@ -30,6 +30,7 @@ from device.ui_session import UiPath
 MAX_BODY = 10_000
 NUMBER = re.compile(r"\+?[0-9]{2,15}")
 COMPOSE_ID = "compose_message_text"  # Google Messages ids (sim screens.py cites the scripts)
+SAMSUNG_COMPOSE_ID = "message_edit_text"  # Samsung Messages (docs/android-variants.md V67)
 RECIPIENT_ID = "recipient_text_view"
 
 
@@ -68,9 +69,10 @@ def default_sms_app(ctx: ActionContext) -> str | None:
 
 def compose_field(nodes: list[Node], app: str) -> Node | None:
     """The compose field: the known id, else the focused EditText of the app."""
-    node = ui_hierarchy.by_resource_id(nodes, COMPOSE_ID)
-    if node is not None:
-        return node
+    for rid in (COMPOSE_ID, SAMSUNG_COMPOSE_ID):
+        node = ui_hierarchy.by_resource_id(nodes, rid)
+        if node is not None:
+            return node
     edits = [n for n in nodes if n.package == app and n.cls.endswith("EditText")]
     focused = [n for n in edits if n.focused]
     candidates = focused or edits

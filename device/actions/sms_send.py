@@ -32,7 +32,12 @@ from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.reads import read, target
 from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
 
-SEND_IDS = ("send_message_button_icon", "send_message_button")
+# Send buttons by id: Google Messages' views (``send_message_button_icon``), AOSP Messaging,
+# Samsung Messages (``send_button1``); Google Messages' Compose UI exposes a test tag as the
+# whole resource id (``Compose:Draft:Send``). Ids as public automation scripts address them
+# (docs/android-variants.md V66, V67).
+SEND_IDS = ("send_message_button_icon", "send_message_button", "send_button1")
+SEND_TAGS = ("Compose:Draft:Send",)
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
 # later attempt (after a crash) can reconcile against the same baseline.
 BASELINE_KEY = "sent-box baseline _id="
@@ -114,11 +119,14 @@ def find_sent(
 
 
 def send_button(nodes: list[ui_hierarchy.Node]) -> ui_hierarchy.Node | None:
-    """The composer's send button, by id, else by its content description."""
+    """The composer's send button, by id or Compose tag, else by its content description."""
     for rid in SEND_IDS:
         node = ui_hierarchy.by_resource_id(nodes, rid)
         if node is not None:
             return node
+    tagged = next((n for n in nodes if n.resource_id in SEND_TAGS), None)
+    if tagged is not None:
+        return tagged
     return next((n for n in nodes if n.content_desc in SEND_DESCRIPTIONS), None)
 
 

@@ -264,3 +264,27 @@ def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> Non
         "   Current: 2 (speaker): 4, 400 (hdmi): 7\n   Devices: speaker, hdmi\n"
     )
     assert parsers.parse_audio_streams(text) == {}
+
+
+def test_send_buttons_of_other_messaging_apps() -> None:
+    from device.actions.sms import compose_field
+    from device.actions.sms_send import send_button
+    from device.ui_hierarchy import parse_nodes
+
+    compose_ui = parse_nodes(
+        '<hierarchy><node resource-id="Compose:Draft:Send" class="android.view.View" '
+        'package="com.google.android.apps.messaging" bounds="[900,2000][1000,2100]"/></hierarchy>'
+    )
+    found = send_button(compose_ui)
+    assert found is not None and found.center == (950, 2050)
+    samsung = parse_nodes(
+        '<hierarchy><node resource-id="com.samsung.android.messaging:id/message_edit_text" '
+        'class="android.widget.EditText" text="hi" package="com.samsung.android.messaging" '
+        'bounds="[0,2000][800,2100]"/><node resource-id="com.samsung.android.messaging:id/'
+        'send_button1" content-desc="보내기" package="com.samsung.android.messaging" '
+        'bounds="[900,2000][1000,2100]"/></hierarchy>'
+    )
+    field = compose_field(samsung, "com.samsung.android.messaging")
+    assert field is not None and field.text == "hi"
+    button = send_button(samsung)
+    assert button is not None and button.content_desc == "보내기"
