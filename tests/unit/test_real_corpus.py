@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -72,22 +72,14 @@ def foreground(text: str) -> tuple[str | None, str | None, int | None] | None:
     return None if found is None else (found.package, found.activity, found.user)
 
 
-def _landed(module: Any, name: str) -> Callable[..., Any]:
-    """A reader other work adds to ``module``; the case is skipped until it is there."""
-    function = getattr(module, name, None)
-    if function is None:
-        pytest.skip(f"{module.__name__}.{name} is not in this checkout yet")
-    return cast(Callable[..., Any], function)
-
-
 def dump_refused(text: str) -> bool:
     """Whether ``uiautomator dump`` said it wrote no file (the text as its output, exit 0)."""
-    return _landed(ui_hierarchy, "dump_failure")(text, "", 0) is not None
+    return ui_hierarchy.dump_failure(text, "", 0) is not None
 
 
 def query_error(text: str) -> str | None:
     """The error a ``content query`` printed instead of rows (``sms_send`` reads it first)."""
-    return cast("str | None", _landed(parsers, "content_query_error")(text))
+    return parsers.content_query_error(text)
 
 
 def boot_reasons(text: str) -> str | None:
@@ -314,6 +306,7 @@ ALL_PARSERS: list[Callable[[str], Any]] = [
     parsers.am_start_failed,
     parsers.input_refused,
     parsers.parse_bluetooth_on,
+    parsers.content_query_error,
     ui_hierarchy.parse_nodes,
     ui_hierarchy.rotation,
     ui_hierarchy.find_permission_dialog,
