@@ -12,7 +12,9 @@ cast screen without focus is listed before the default display in ``dumpsys wind
 displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: nothing in
 ``content://sms``, only the conversation shows it: delivered, stuck sending, or not sent),
 ``inject-denied`` (a Xiaomi phone without "USB debugging (Security settings)": ``input``
-keys and taps are refused with a SecurityException).
+keys and taps are refused with a SecurityException), ``work-profile:PACKAGE`` (that app runs
+as user 10: ``u10`` in window and activity records), ``samsung-power`` (``dumpsys power``
+prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``).
 """
 
 from __future__ import annotations
@@ -109,6 +111,16 @@ def _chat_send(phone: Phone, value: str) -> None:
     phone.ui.chat_send = outcomes[value]
 
 
+def _work_profile(phone: Phone, value: str) -> None:
+    if not value:
+        raise ValueError("work-profile needs a package, e.g. work-profile:com.android.settings")
+    phone.ui.work_profile_apps.add(value)
+
+
+def _samsung_power(phone: Phone, _: str) -> None:
+    phone.ui.samsung_power = True
+
+
 def _inject_denied(phone: Phone, _: str) -> None:
     phone.faults.inject_denied = True
 
@@ -141,6 +153,8 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "second-display": _second_display,
     "chat-send": _chat_send,
     "inject-denied": _inject_denied,
+    "work-profile": _work_profile,
+    "samsung-power": _samsung_power,
 }
 
 

@@ -132,3 +132,33 @@ def test_unreadable_foreground_is_never_the_same_screen() -> None:
     unknown = Snapshot("fingerprint", 0.0, None, True, False)
     diff = compare(unknown, unknown, FINGERPRINT_FIELDS)
     assert diff == {"foreground": {"before": None, "after": None, "unknown": True}}
+
+
+@pytest.mark.sim_only
+@pytest.mark.sdks(30, 34)
+def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
+    """``u10`` in the window and activity records: a switch from the owner's Settings to the
+    work profile's is a change the stale-screen check sees."""
+    from device.sim import scenarios
+    from device.snapshot import FINGERPRINT_FIELDS, compare
+
+    _open_settings(dut)
+    owner = _fingerprint(dut)
+    scenarios.apply(dut.phone, "work-profile:com.android.settings")
+    work = _fingerprint(dut)
+    assert owner.foreground is not None and work.foreground is not None
+    assert (owner.foreground["user"], work.foreground["user"]) == (0, 10)
+    assert owner.foreground["package"] == work.foreground["package"] == "com.android.settings"
+    assert "foreground" in compare(owner, work, FINGERPRINT_FIELDS)
+
+
+@pytest.mark.sim_only
+@pytest.mark.sdks(33)
+def test_a_samsung_power_dump_still_tells_the_screen_state(dut) -> None:
+    from device.sim import scenarios
+
+    scenarios.apply(dut.phone, "samsung-power")
+    assert "mWakefulness=" not in dut.device.read(("dumpsys", "power")).stdout
+    assert _fingerprint(dut).screen_on is True
+    dut.phone.ui.sleep()
+    assert _fingerprint(dut).screen_on is False

@@ -45,13 +45,22 @@ def _pid(package: str) -> int:
     return 2000 + zlib.crc32(package.encode()) % 20000
 
 
-def activity_record(rec: ActivityRecord) -> str:
-    return f"ActivityRecord{{{_hash(rec.cls)} u0 {rec.component} t{_task_id(rec)}}}"
+def _user(io: ToolIO, package: str) -> int:
+    """The Android user an app runs as: 10 for the work profile's apps (``work-profile``)."""
+    return 10 if package in io.phone.ui.work_profile_apps else 0
 
 
-def window_token(window: Window) -> str:
+def activity_record(io: ToolIO, rec: ActivityRecord) -> str:
+    """``ActivityRecord{HASH uUSER pkg/.Cls tTASK}`` (ActivityRecord.toString)."""
+    user = _user(io, rec.package)
+    return f"ActivityRecord{{{_hash(rec.cls)} u{user} {rec.component} t{_task_id(rec)}}}"
+
+
+def window_token(io: ToolIO, window: Window) -> str:
+    """``Window{HASH uUSER TITLE}`` (WindowState.toString); system windows are user 0."""
     title = f"{window.package}/{window.activity}" if window.activity else window.title
-    return f"Window{{{_hash(title)} u0 {title}}}"
+    user = _user(io, window.package) if window.activity else 0
+    return f"Window{{{_hash(title)} u{user} {title}}}"
 
 
 def _keyguard_lines(io: ToolIO) -> list[str]:
@@ -72,7 +81,7 @@ def _keyguard_lines(io: ToolIO) -> list[str]:
 
 def _focused_app(io: ToolIO) -> str:
     top = io.phone.ui.top()
-    app = activity_record(top)
+    app = activity_record(io, top)
     if io.phone.sdk >= 30:
         return app
     return f"AppWindowToken{{{_hash(top.package)} token=Token{{{_hash(top.cls)} {app}}}}}"
@@ -81,7 +90,7 @@ def _focused_app(io: ToolIO) -> str:
 def _focus_lines(io: ToolIO, indent: str) -> list[str]:
     focus = io.phone.ui.focused_window()
     return [
-        f"{indent}mCurrentFocus={window_token(focus)}",
+        f"{indent}mCurrentFocus={window_token(io, focus)}",
         f"{indent}mFocusedApp={_focused_app(io)}",
     ]
 
@@ -90,7 +99,7 @@ def _windows_section(io: ToolIO) -> list[str]:
     windows = io.phone.ui.windows()
     lines = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
     for i, window in enumerate(reversed(windows)):
-        lines.append(f"  Window #{i} {window_token(window)}:")
+        lines.append(f"  Window #{i} {window_token(io, window)}:")
         lines.append(f"    mOwnerUid=10000 showForAllUsers=false package={window.package}")
     if io.phone.sdk >= FOCUS_IN_DISPLAYS_SDK:
         return [*lines, "  mTopFocusedDisplayId=0"]
@@ -169,9 +178,9 @@ def _activities(io: ToolIO) -> list[str]:
         lines += [
             f"  * Task{{{_hash(rec.package)} #{_task_id(rec)} type=standard "
             f"A=10000:{rec.package} U=0 visible={str(rec is top).lower()}}}",
-            f"    * Hist #0: {activity_record(rec)}",
+            f"    * Hist #0: {activity_record(io, rec)}",
         ]
-    resumed = activity_record(top) if ui.screen_on or io.phone.sdk < 29 else "null"
+    resumed = activity_record(io, top) if ui.screen_on or io.phone.sdk < 29 else "null"
     lines.append(f"    mResumedActivity: {resumed}")
     if io.phone.sdk >= 29:
         lines += ["", f"  ResumedActivity: {resumed}"]
@@ -207,7 +216,9 @@ def dump_power(io: ToolIO, args: list[str]) -> int:
         "",
         "Power Manager State:",
         "  mDirty=0x0",
-        f"  mWakefulness={'Awake' if on else 'Asleep'}",
+        # some Samsung builds print only getWakefulnessLocked()= (flutter/flutter#97235)
+        f"  {'getWakefulnessLocked()' if io.phone.ui.samsung_power else 'mWakefulness'}="
+        f"{'Awake' if on else 'Asleep'}",
         "  mWakefulnessChanging=false",
         "  mIsPowered=true",
         f"  mHoldingWakeLockSuspendBlocker={str(on).lower()}",

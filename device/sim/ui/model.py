@@ -75,6 +75,8 @@ class Ui:
         self.size = (screens.WIDTH, screens.HEIGHT)
         self.density = int(phone.props.get("ro.sf.lcd_density", "420"))
         self.second_display: tuple[int, int] | None = None  # a cast/cover screen, unfocused
+        self.work_profile_apps: set[str] = set()  # packages that run as user 10 (work profile)
+        self.samsung_power = False  # dumpsys power prints getWakefulnessLocked()= only
         # Messages sends as a chat (RCS) message: "chat" (delivered after CHAT_SEND_S),
         # "chat-stuck" (stays "Sending…"), "chat-fail" ("Not sent"); None sends SMS.
         self.chat_send: str | None = None
