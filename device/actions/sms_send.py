@@ -16,8 +16,9 @@
    sent" is ``not_met``, a status still sending or unreadable is ``cannot_tell``, final and
    never repeated. The evidence says which read proved it.
 4. A transport lost during or after the tap, or a uiautomator2 click that failed (it may have
-   landed), ends ``unknown`` with the baseline; ``reconcile``
-   answers from the sent box (and the composer) and never taps again.
+   landed), ends ``unknown`` with the baseline; ``reconcile`` answers from the sent box, the
+   conversation (a new bubble beyond the journaled count) and the composer, and never taps
+   again. A tap the phone refused (``InputRefused``) did nothing: ``unsupported``.
 """
 
 from __future__ import annotations
