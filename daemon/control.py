@@ -14,9 +14,9 @@ from typing import Any, Generic, Protocol, TypeVar
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.params import APPROVAL_METHODS
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import Store
+from device.actions.registry import APPROVAL_METHODS
 
 T = TypeVar("T")
 

@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from daemon.control import DeviceContext, Observed
-from daemon.lifecycle.params import METHOD_PARAMS
 from device import commands, parsers
 from device.adb import AdbServer
 from device.connection import Capabilities, Device, connect
@@ -92,19 +91,14 @@ def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
     return from_roles if sdk >= commands.ROLE_SINCE_SDK else from_setting
 
 
-# method -> what the phone must offer for it; methods not listed need nothing probed.
-_NEEDS: dict[str, Callable[[Capabilities], bool]] = {
-    "dnd.set": lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
-    "bluetooth.set": lambda c: "bluetooth_manager" in c.services,
-    "bluetooth.get": lambda c: "bluetooth_manager" in c.services,
-    "volume.set": lambda c: "audio" in c.services,
-    "volume.get": lambda c: "audio" in c.services,
-}
-
-
 def supported_methods(capabilities: Capabilities) -> frozenset[str]:
-    """The v1 methods this phone can carry out, judged from its probed capabilities."""
-    return frozenset(m for m in METHOD_PARAMS if _NEEDS.get(m, lambda c: True)(capabilities))
+    """The methods this phone can carry out: each method's declared ``needs`` judged from
+    its probed capabilities."""
+    from device.actions.registry import REGISTRY
+
+    return frozenset(
+        name for name, m in REGISTRY.items() if m.needs is None or m.needs(capabilities)
+    )
 
 
 class DeviceReader:

@@ -27,8 +27,7 @@ from typing import Any
 
 from device.actions import ui
 from device.actions.base import ActionContext
-
-SCREEN_METHODS = frozenset({"sms.draft", "sms.send"})
+from device.actions.registry import SCREEN_METHODS
 
 # What each kind of task depends on, compared between the pause and the resume.
 FINGERPRINT_FIELDS = ("foreground", "screen_on", "locked")

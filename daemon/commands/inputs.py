@@ -87,7 +87,7 @@ def _is_text_type(annotation: Any) -> bool:
 
 def wants_text(method: str | None, key: str) -> bool:
     """True when ``method``'s parameter schema declares ``key`` as text."""
-    from daemon.lifecycle.params import METHOD_PARAMS
+    from device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
     field = model.model_fields.get(key) if model is not None else None

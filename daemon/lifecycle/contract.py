@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.params import METHOD_PARAMS
+from device.actions.registry import METHOD_PARAMS
 
 ContractVersion = Literal["a2a-task-orchestration-v1"]
 CONTRACT_VERSION: ContractVersion = "a2a-task-orchestration-v1"

@@ -56,7 +56,6 @@ from daemon.runtime.staleness import (
     sensitive_values,
 )
 from daemon.store.protocol import Store
-from device import parsers
 from device.actions import NON_IDEMPOTENT
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
@@ -268,42 +267,15 @@ def _report(
     raise AssertionError(f"unmapped outcome {status}")  # pragma: no cover - Status is closed
 
 
-_DONE_NAMES = {
-    "sms.draft": "sms.drafted",
-    "sms.send": "sms.sent",
-    "screen.snapshot": "screen.snapshot",
-}
-_ZEN_NAMES = {
-    0: "off",
-    1: "priority",
-    2: "total_silence",
-    3: "alarms",
-}  # Settings.Global.ZEN_MODE_*
-
-
 def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     """The name of what a met action observed, compared with a task's completion target.
 
     ``dnd.priority`` (zen_mode 1), ``bluetooth.on``, ``volume.music.7``, ``sms.drafted``, ``sms.sent``,
-    ``permission.granted``, ``screen.snapshot``.
+    ``permission.granted``, ``screen.snapshot``: each method's declaration names its target.
     """
-    if method in _DONE_NAMES:
-        return _DONE_NAMES[method]
-    domain = method.split(".", 1)[0]
-    if domain == "permission":
-        granted = observed.get("granted") if isinstance(observed, dict) else observed
-        return "permission.granted" if granted is True else "permission.missing"
-    if isinstance(observed, dict) and "state" in observed:  # bluetooth: classic on/off
-        # BLE_ON is classic off (BLE-only for scanning apps): ``bluetooth.off``
-        state = observed["state"]
-        observed = parsers.bluetooth_classic(state if isinstance(state, str) else None).value
-    if isinstance(observed, bool):
-        return f"{domain}.{'on' if observed else 'off'}"
-    if domain == "dnd" and isinstance(observed, int):
-        return f"dnd.{_ZEN_NAMES.get(observed, observed)}"
-    if domain == "volume":
-        return f"volume.{params.get('stream', 'music')}.{observed}"
-    return f"{domain}.{observed}"
+    from device.actions.registry import method as declared
+
+    return declared(method).target(params, observed)
 
 
 def waiting_for(outcome: ActionOutcome) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import Store
 from device.actions.base import ActionContext
+from device.actions.registry import REGISTRY, SCREEN_METHODS
 from device.connection import Device
 from device.errors import DeviceError
 from device.evidence import Recorder
@@ -31,12 +32,12 @@ PAUSE_KIND = "pause_snapshot"
 RESUME_KIND = "resume_check"
 
 
-SENSITIVE_PARAMS = ("to", "body")  # params whose values never reach evidence or logs
-
-
 def sensitive_values(task: TaskRecord) -> list[str]:
-    """The task's values a ``Recorder`` must redact (phone numbers, message bodies)."""
-    return [str(task.params[k]) for k in SENSITIVE_PARAMS if task.params.get(k)]
+    """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
+    numbers, message bodies); none for a method the registry does not know."""
+    declared = REGISTRY.get(task.method)
+    names = declared.sensitive if declared is not None else ()
+    return [str(task.params[k]) for k in names if task.params.get(k)]
 
 
 def _recorder(device: Device, task: TaskRecord) -> Recorder:
@@ -80,7 +81,7 @@ def pause_snapshot_of(store: Store, task: TaskRecord) -> dict[str, Any] | None:
 
 def _user_edited_draft(task: TaskRecord, old: Snapshot, new: Snapshot) -> bool:
     """The draft the task prepared now holds text that is neither ours nor the paused one."""
-    if task.method not in ("sms.draft", "sms.send"):
+    if task.method not in SCREEN_METHODS:
         return False
     before, after = old.texts or {}, new.texts or {}
     text = after.get("compose_text")

@@ -13,53 +13,19 @@ its target is now observed on the device (``happened``), observably absent
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from typing import Any
 
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.errors import TransportLost
 
-Action = Callable[[ActionContext, dict[str, Any]], Outcome]
-Reconcile = Callable[[ActionContext, dict[str, Any]], str]
-
-# method -> (module, function name); modules are imported on first use
-METHODS: dict[str, tuple[str, str]] = {
-    "dnd.set": ("dnd", "set_mode"),
-    "dnd.get": ("dnd", "get"),
-    "bluetooth.set": ("bluetooth", "set_enabled"),
-    "bluetooth.get": ("bluetooth", "get"),
-    "volume.set": ("volume", "set_level"),
-    "volume.get": ("volume", "get"),
-    "sms.draft": ("sms", "draft"),
-    "sms.send": ("sms_send", "send"),
-    "permission.check": ("permission", "check"),
-    "permission.request": ("permission", "request"),
-    "screen.snapshot": ("screen", "snapshot"),
-}
-# Methods with an effect whose outcome can be unknown; reads need no reconciling.
-RECONCILERS: dict[str, tuple[str, str]] = {
-    "dnd.set": ("dnd", "reconcile"),
-    "bluetooth.set": ("bluetooth", "reconcile"),
-    "volume.set": ("volume", "reconcile"),
-    "sms.draft": ("sms", "reconcile"),
-    "sms.send": ("sms_send", "reconcile"),
-    "permission.request": ("permission", "reconcile"),
-}
 RECONCILE_ANSWERS = ("happened", "did_not_happen", "cannot_tell")
-# Methods whose effect must never be repeated once it happened: a retry only verifies it.
-NON_IDEMPOTENT = frozenset({"sms.send"})
-
-
-def _resolve(table: dict[str, tuple[str, str]], method: str) -> Callable[..., Any]:
-    module_name, function = table[method]
-    module = importlib.import_module(f"device.actions.{module_name}")
-    fn: Callable[..., Any] = getattr(module, function)
-    return fn
 
 
 def supported_methods() -> list[str]:
-    return sorted(METHODS)
+    """Every declared method (``device/actions/registry.py``)."""
+    from device.actions.registry import REGISTRY
+
+    return sorted(REGISTRY)
 
 
 def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
@@ -70,9 +36,9 @@ def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
     an effect has started (``ctx.started_effects``) becomes ``Status.UNKNOWN`` with a
     ``reconcile`` hint: the effect may or may not have happened.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; supported: {', '.join(supported_methods())}")
-    action: Action = _resolve(METHODS, method)
+    from device.actions.registry import method as declared
+
+    action = declared(method).run  # ValueError for an unknown method
     try:
         return action(ctx, params)
     except TransportLost as exc:
@@ -94,11 +60,21 @@ def reconcile(method: str, params: dict[str, Any], ctx: ActionContext) -> str:
 
     Methods without an effect have nothing to reconcile: ``did_not_happen``.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}")
-    if method not in RECONCILERS:
+    from device.actions.registry import method as declared
+
+    reconciler = declared(method).reconcile  # ValueError for an unknown method
+    if reconciler is None:
         return "did_not_happen"
-    answer: str = _resolve(RECONCILERS, method)(ctx, params)
+    answer = reconciler(ctx, params)
     if answer not in RECONCILE_ANSWERS:  # pragma: no cover - a reconciler bug
         raise AssertionError(f"reconciler for {method} answered {answer!r}")
     return answer
+
+
+def __getattr__(name: str) -> Any:
+    """The registry's derived tables, imported on first use (``METHODS`` is ``REGISTRY``)."""
+    if name in ("METHODS", "NON_IDEMPOTENT", "APPROVAL_METHODS", "SCREEN_METHODS"):
+        from device.actions import registry
+
+        return registry.REGISTRY if name == "METHODS" else getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,13 +20,18 @@ airplane mode holds a turned-on adapter off. Facts and sources: ``device.parsers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method
+from device.actions.params import BluetoothSet, NoParams
 from device.actions.reads import got, invalid
 from device.evidence import now_iso
 from device.parsers import BluetoothOn, ClassicBluetooth
+
+if TYPE_CHECKING:
+    from device.connection import Capabilities
 
 NO_HARDWARE = (
     "this phone has no Bluetooth adapter: the bluetooth_manager service is not registered "
@@ -239,3 +244,26 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     if not isinstance(enabled, bool):
         return "cannot_tell"
     return _answer(enabled, read_state(ctx, "read"))
+
+
+def name_target(params: dict[str, Any], observed: Any) -> str:
+    """``bluetooth.on`` / ``bluetooth.off``: classic Bluetooth (BLE_ON is off)."""
+    if isinstance(observed, dict) and "state" in observed:
+        state = observed["state"]
+        observed = parsers.bluetooth_classic(state if isinstance(state, str) else None).value
+    if isinstance(observed, bool):
+        return f"bluetooth.{'on' if observed else 'off'}"
+    return f"bluetooth.{observed}"
+
+
+def _has_manager(capabilities: Capabilities) -> bool:
+    return "bluetooth_manager" in capabilities.services
+
+
+DECLARED = (
+    Method(
+        "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
+        needs=_has_manager,
+    ),
+    Method("bluetooth.get", NoParams, get, name_target, needs=_has_manager),
+)  # fmt: skip

@@ -15,6 +15,8 @@ from typing import Any
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method
+from device.actions.params import DndSet, NoParams
 from device.actions.reads import got, invalid, read, target
 
 # dnd mode -> Settings.Global zen_mode value
@@ -87,3 +89,18 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     if want is None or zen is None:
         return "cannot_tell"
     return "happened" if zen == want else "did_not_happen"
+
+
+def name_target(params: dict[str, Any], observed: Any) -> str:
+    """``dnd.<mode>``: a zen_mode value or a mode word."""
+    mode = ZEN_TO_MODE.get(observed, observed) if isinstance(observed, int) else observed
+    return f"dnd.{mode}"
+
+
+DECLARED = (
+    Method(
+        "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
+        needs=lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
+    ),
+    Method("dnd.get", NoParams, get, name_target),
+)  # fmt: skip

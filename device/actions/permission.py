@@ -25,6 +25,8 @@ from typing import Any
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method
+from device.actions.params import Permission
 from device.actions.reads import got, invalid, read, target
 
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
@@ -199,3 +201,15 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     if isinstance(state, str):
         return "cannot_tell"
     return "happened" if state else "did_not_happen"
+
+
+def name_target(params: dict[str, Any], observed: Any) -> str:
+    """``permission.granted`` or ``permission.missing``."""
+    granted = observed.get("granted") if isinstance(observed, dict) else observed
+    return "permission.granted" if granted is True else "permission.missing"
+
+
+DECLARED = (
+    Method("permission.check", Permission, check, name_target),
+    Method("permission.request", Permission, request, name_target, reconcile=reconcile),
+)

@@ -14,6 +14,8 @@ from typing import Any
 from device import ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method, fixed
+from device.actions.params import NoParams
 from device.actions.reads import got
 from device.errors import UiDumpFailed
 
@@ -51,3 +53,6 @@ def snapshot(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
             str(exc),
             screen_unreadable=exc.to_json(),
         )
+
+
+DECLARED = (Method("screen.snapshot", NoParams, snapshot, fixed("screen.snapshot")),)

@@ -22,6 +22,8 @@ from typing import Any
 from device import commands, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method, fixed
+from device.actions.params import Sms
 from device.actions.reads import invalid, read, target
 from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
@@ -218,3 +220,11 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
         return "cannot_tell"  # observed with the raw output; never judged from an old screen
     seen = read_draft(ctx, screen, app, to, "read")
     return "happened" if _matches(seen, body) else "did_not_happen"
+
+
+DECLARED = (
+    Method(
+        "sms.draft", Sms, draft, fixed("sms.drafted"), reconcile=reconcile, screen=True,
+        sensitive=("to", "body"),
+    ),
+)  # fmt: skip

@@ -30,6 +30,8 @@ from typing import Any
 from device import commands, conversation, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
+from device.actions.method import Method, fixed
+from device.actions.params import Sms
 from device.actions.reads import read, target
 from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
 
@@ -330,3 +332,11 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
         return "cannot_tell"
     seen = sms.observed_draft(screen, app, to)
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
+
+
+DECLARED = (
+    Method(
+        "sms.send", Sms, send, fixed("sms.sent"), reconcile=reconcile, approval=True,
+        idempotent=False, screen=True, sensitive=("to", "body"),
+    ),
+)  # fmt: skip

@@ -15,12 +15,17 @@ percent / 100)``, so 0 % is the minimum, 100 % the maximum, and 50 % of music 0.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method
+from device.actions.params import VolumeGet, VolumeSet
 from device.actions.reads import got, invalid, target
 from device.parsers import VolumeReading
+
+if TYPE_CHECKING:
+    from device.connection import Capabilities
 
 STREAM_DUMP_NAMES = {name: f"STREAM_{name.upper()}" for name in commands.STREAMS}
 
@@ -139,3 +144,18 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
     if not isinstance(level, int):
         return "cannot_tell"
     return "happened" if reading.index == level else "did_not_happen"
+
+
+def name_target(params: dict[str, Any], observed: Any) -> str:
+    """``volume.<stream>.<level>``."""
+    return f"volume.{params.get('stream', 'music')}.{observed}"
+
+
+def _has_audio(capabilities: Capabilities) -> bool:
+    return "audio" in capabilities.services
+
+
+DECLARED = (
+    Method("volume.set", VolumeSet, set_level, name_target, reconcile=reconcile, needs=_has_audio),
+    Method("volume.get", VolumeGet, get, name_target, needs=_has_audio),
+)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from daemon.lifecycle.params import APPROVAL_METHODS, METHOD_PARAMS
+from device.actions.registry import APPROVAL_METHODS, METHOD_PARAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "emulator.yml"

@@ -1,7 +1,7 @@
 """Parameter schemas of the v1 methods (SPEC §6), one pydantic model per method.
 
-``METHOD_PARAMS`` maps each method name to its model; ``APPROVAL_METHODS`` names the
-methods whose effect needs an explicit approval before it runs.
+Each method's declaration (``device/actions/method.py``) names its model; ingress validates
+a task's params with it and ``execute()`` hands the action the validated model.
 """
 
 from __future__ import annotations
@@ -97,20 +97,3 @@ class Permission(_Params):
         if self.special != "notification_listener" and self.component is not None:
             raise ValueError("component is only for special notification_listener")
         return self
-
-
-METHOD_PARAMS: dict[str, type[BaseModel]] = {
-    "dnd.set": DndSet,
-    "dnd.get": NoParams,
-    "bluetooth.set": BluetoothSet,
-    "bluetooth.get": NoParams,
-    "volume.set": VolumeSet,
-    "volume.get": VolumeGet,
-    "sms.draft": Sms,
-    "sms.send": Sms,
-    "permission.check": Permission,
-    "permission.request": Permission,
-    "screen.snapshot": NoParams,
-}
-
-APPROVAL_METHODS: frozenset[str] = frozenset({"sms.send"})

@@ -1,0 +1,113 @@
+"""The method registry, pinned: every method with every fact the daemon keeps about it.
+
+A changed fact (a method that now needs approval, a param that stops being sensitive) is a
+visible diff in this one table (``docs/methods-registry.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from daemon.device_context import supported_methods as supported_on
+from device.actions import supported_methods
+from device.actions.method import Method
+from device.actions.registry import (
+    APPROVAL_METHODS,
+    METHOD_PARAMS,
+    NON_IDEMPOTENT,
+    REGISTRY,
+    SCREEN_METHODS,
+)
+from device.connection import Capabilities
+
+# name: (params model, action, reconciler, approval, idempotent, screen, sensitive)
+PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]] = {
+    "dnd.set": ("DndSet", "dnd.set_mode", "dnd.reconcile", False, True, False, ()),
+    "dnd.get": ("NoParams", "dnd.get", None, False, True, False, ()),
+    "bluetooth.set": ("BluetoothSet", "bluetooth.set_enabled", "bluetooth.reconcile", False, True, False, ()),
+    "bluetooth.get": ("NoParams", "bluetooth.get", None, False, True, False, ()),
+    "volume.set": ("VolumeSet", "volume.set_level", "volume.reconcile", False, True, False, ()),
+    "volume.get": ("VolumeGet", "volume.get", None, False, True, False, ()),
+    "sms.draft": ("Sms", "sms.draft", "sms.reconcile", False, True, True, ("to", "body")),
+    "sms.send": ("Sms", "sms_send.send", "sms_send.reconcile", True, False, True, ("to", "body")),
+    "permission.check": ("Permission", "permission.check", None, False, True, False, ()),
+    "permission.request": ("Permission", "permission.request", "permission.reconcile", False, True, False, ()),
+    "screen.snapshot": ("NoParams", "screen.snapshot", None, False, True, False, ()),
+}  # fmt: skip
+
+
+def _where(fn: Any) -> str | None:
+    if fn is None:
+        return None
+    return f"{fn.__module__.removeprefix('device.actions.')}.{fn.__name__}"
+
+
+def _facts(m: Method[Any]) -> tuple[Any, ...]:
+    return (
+        m.params.__name__,
+        _where(m.run),
+        _where(m.reconcile),
+        m.approval,
+        m.idempotent,
+        m.screen,
+        m.sensitive,
+    )
+
+
+def test_the_registry_is_pinned() -> None:
+    assert {name: _facts(m) for name, m in REGISTRY.items()} == PINNED
+
+
+def test_every_table_is_built_from_the_registry() -> None:
+    assert supported_methods() == sorted(PINNED)
+    assert set(METHOD_PARAMS) == set(PINNED)
+    assert {n for n, f in PINNED.items() if f[3]} == APPROVAL_METHODS
+    assert {n for n, f in PINNED.items() if not f[4]} == NON_IDEMPOTENT
+    assert {n for n, f in PINNED.items() if f[5]} == SCREEN_METHODS
+
+
+def _caps(set_dnd: bool, services: frozenset[str]) -> Capabilities:
+    return Capabilities(True, set_dnd, True, True, services)
+
+
+@pytest.mark.parametrize(
+    ("set_dnd", "services", "missing"),
+    [
+        (True, frozenset({"bluetooth_manager", "audio"}), set()),
+        (False, frozenset({"bluetooth_manager", "audio"}), {"dnd.set"}),
+        (True, frozenset({"audio"}), {"bluetooth.set", "bluetooth.get"}),
+        (True, frozenset({"bluetooth_manager"}), {"volume.set", "volume.get"}),
+    ],
+)
+def test_needs_decide_what_a_phone_supports(
+    set_dnd: bool, services: frozenset[str], missing: set[str]
+) -> None:
+    assert supported_on(_caps(set_dnd, services)) == frozenset(PINNED) - missing
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "observed", "name"),
+    [
+        ("dnd.set", {"mode": "alarms"}, 3, "dnd.alarms"),
+        ("dnd.get", {}, "priority", "dnd.priority"),
+        ("bluetooth.get", {}, {"enabled": True, "state": "ON", "bluetooth_on": 1}, "bluetooth.on"),
+        ("volume.set", {"stream": "ring", "level": 4}, 4, "volume.ring.4"),
+        ("sms.draft", {}, None, "sms.drafted"),
+        ("sms.send", {}, None, "sms.sent"),
+        ("permission.check", {}, {"granted": True}, "permission.granted"),
+        ("screen.snapshot", {}, {"any": 1}, "screen.snapshot"),
+    ],
+)
+def test_each_method_names_its_target(
+    method: str, params: dict[str, Any], observed: Any, name: str
+) -> None:
+    assert REGISTRY[method].target(params, observed) == name
+
+
+def test_an_unknown_method_is_a_value_error_naming_the_known_ones() -> None:
+    from device.actions.registry import method
+
+    with pytest.raises(ValueError, match=r"dnd\.set"):
+        method("dnd.toggle")
