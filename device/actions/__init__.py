@@ -31,16 +31,22 @@ def supported_methods() -> list[str]:
 def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
     """Run ``method`` with ``params`` on ``ctx.device`` and return its outcome.
 
-    Raises ``ValueError`` for an unknown method. A device error raised before any effect
+    ``params`` are validated with the method's model first: an error is ``invalid_params``
+    naming the field, with nothing sent; the action receives the typed model. Raises ``ValueError`` for an unknown method. A device error raised before any effect
     started propagates unchanged (nothing happened, a retry is safe). ``TransportLost`` once
     an effect has started (``ctx.started_effects``) becomes ``Status.UNKNOWN`` with a
     ``reconcile`` hint: the effect may or may not have happened.
     """
+    from device.actions.reads import invalid
     from device.actions.registry import method as declared
 
-    action = declared(method).run  # ValueError for an unknown method
+    declaration = declared(method)  # ValueError for an unknown method
+    checked = declaration.validate(params)
+    if isinstance(checked, tuple):  # nothing reached the phone
+        return invalid(ctx, *checked)
+    ctx.recorder.add_sensitive(*declaration.secrets(checked))
     try:
-        return action(ctx, params)
+        return declaration.run(ctx, checked)
     except TransportLost as exc:
         if not ctx.started_effects:
             raise
@@ -58,14 +64,21 @@ def reconcile(method: str, params: dict[str, Any], ctx: ActionContext) -> str:
     """For an effect whose outcome is unknown: ``happened``, ``did_not_happen`` or
     ``cannot_tell``, decided only by reading the device (never by repeating the effect).
 
+    ``params`` are the hint: the task's params (checked with the method's model; invalid
+    ones: ``cannot_tell``) plus what the journal kept (``journal``, ``baseline_id``).
     Methods without an effect have nothing to reconcile: ``did_not_happen``.
     """
     from device.actions.registry import method as declared
 
-    reconciler = declared(method).reconcile  # ValueError for an unknown method
-    if reconciler is None:
+    declaration = declared(method)  # ValueError for an unknown method
+    if declaration.reconcile is None:
         return "did_not_happen"
-    answer = reconciler(ctx, params)
+    model_fields = declaration.params.model_fields
+    checked = declaration.validate({k: v for k, v in params.items() if k in model_fields})
+    if isinstance(checked, tuple):  # without the task's own params nothing can be judged
+        return "cannot_tell"
+    ctx.recorder.add_sensitive(*declaration.secrets(checked))
+    answer = declaration.reconcile(ctx, checked, params)
     if answer not in RECONCILE_ANSWERS:  # pragma: no cover - a reconciler bug
         raise AssertionError(f"reconciler for {method} answered {answer!r}")
     return answer

@@ -26,7 +26,7 @@ from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
 from device.actions.params import BluetoothSet, NoParams
-from device.actions.reads import got, invalid
+from device.actions.reads import got
 from device.evidence import now_iso
 from device.parsers import BluetoothOn, ClassicBluetooth
 
@@ -100,7 +100,7 @@ def _unreadable(now: BtState) -> str:
     return "cannot tell: bluetooth_on is not a number"
 
 
-def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def get(ctx: ActionContext, params: NoParams) -> Outcome:
     """Whether classic Bluetooth is on (value: {"enabled", "state", "bluetooth_on"}).
 
     ``enabled`` is true in ON only; BLE_ON (BLE scanning) is off. Not met, with the text
@@ -146,13 +146,11 @@ def _poll_transitions(ctx: ActionContext, enabled: bool) -> tuple[BtState, list[
     return last, transitions
 
 
-def set_enabled(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def set_enabled(ctx: ActionContext, params: BluetoothSet) -> Outcome:
     """Turn classic Bluetooth on or off; met when the adapter rests in the target (ON, or
     OFF/BLE_ON) and ``bluetooth_on`` agrees. Not met, sending nothing, when the state line
     cannot be read."""
-    enabled = params.get("enabled")
-    if not isinstance(enabled, bool):
-        return invalid(ctx, "enabled", f"enabled must be true or false, got {enabled!r}")
+    enabled = params.enabled
     want = _EXPECTED[enabled]
     before = read_state(ctx, "before")
     if not before.present:
@@ -233,17 +231,14 @@ def _answer(enabled: bool, now: BtState) -> str:
     return _ANSWERS.get((enabled, now.state, setting), "cannot_tell")
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+def reconcile(ctx: ActionContext, params: BluetoothSet, hint: dict[str, Any]) -> str:
     """Did an interrupted ``bluetooth.set`` take effect?
 
     ``happened`` when the adapter rests in the target (a disable resting in BLE_ON too) or
     the manager is carrying the request out; ``did_not_happen`` when it rests the other way;
     ``cannot_tell`` otherwise, and whenever the state line or setting cannot be read.
     """
-    enabled = params.get("enabled")
-    if not isinstance(enabled, bool):
-        return "cannot_tell"
-    return _answer(enabled, read_state(ctx, "read"))
+    return _answer(params.enabled, read_state(ctx, "read"))
 
 
 def name_target(params: dict[str, Any], observed: Any) -> str:

@@ -17,7 +17,7 @@ from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
 from device.actions.params import DndSet, NoParams
-from device.actions.reads import got, invalid, read, target
+from device.actions.reads import got, read, target
 
 # dnd mode -> Settings.Global zen_mode value
 MODE_TO_ZEN: dict[str, int] = {"off": 0, "priority": 1, "alarms": 3, "total_silence": 2}
@@ -29,7 +29,7 @@ def read_zen(ctx: ActionContext, phase: str) -> int | None:
     return read(ctx, "zen_mode", commands.ZEN_MODE_GET, parsers.parse_settings_int, phase)
 
 
-def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def get(ctx: ActionContext, params: NoParams) -> Outcome:
     """The current DND mode (``off``/``priority``/``alarms``/``total_silence``)."""
     zen = read_zen(ctx, "read")
     return got(ctx, ZEN_TO_MODE.get(zen) if zen is not None else None)
@@ -45,11 +45,9 @@ def _settled(ctx: ActionContext, want: int) -> tuple[int | None, bool]:
     return again, again == want
 
 
-def set_mode(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def set_mode(ctx: ActionContext, params: DndSet) -> Outcome:
     """Set the DND mode; met only when ``zen_mode`` settles on the target."""
-    mode = params.get("mode")
-    if not isinstance(mode, str) or mode not in MODE_TO_ZEN:
-        return invalid(ctx, "mode", f"mode must be one of {sorted(MODE_TO_ZEN)}, got {mode!r}")
+    mode = params.mode
     want = MODE_TO_ZEN[mode]
     before = read_zen(ctx, "before")
     if before == want:
@@ -82,11 +80,11 @@ def set_mode(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+def reconcile(ctx: ActionContext, params: DndSet, hint: dict[str, Any]) -> str:
     """Did an interrupted ``dnd.set`` take effect? Compares ``zen_mode`` with the target."""
-    want = MODE_TO_ZEN.get(str(params.get("mode")))
+    want = MODE_TO_ZEN[params.mode]
     zen = read_zen(ctx, "read")
-    if want is None or zen is None:
+    if zen is None:
         return "cannot_tell"
     return "happened" if zen == want else "did_not_happen"
 

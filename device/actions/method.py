@@ -7,11 +7,12 @@ reads (``docs/methods-registry.md``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from device.actions.base import ActionContext, Outcome
@@ -28,9 +29,11 @@ class Method(Generic[P]):
 
     name: str  # "dnd.set"
     params: type[P]  # validated at ingress; the action receives an instance
-    run: Callable[[ActionContext, Any], Outcome]  # read (and apply), verify by read-back
+    run: Callable[[ActionContext, P], Outcome]  # read (and apply), verify by read-back
     target: TargetNamer  # names what a met run observed, for the completion target
-    reconcile: Callable[[ActionContext, dict[str, Any]], str] | None = None  # None: no effect
+    # (ctx, params, the whole hint with its journal entry) -> happened / did_not_happen /
+    # cannot_tell; None: the method has no effect to reconcile
+    reconcile: Callable[[ActionContext, P, dict[str, Any]], str] | None = None
     needs: Callable[[Capabilities], bool] | None = None  # None: nothing probed is required
     approval: bool = False  # the effect waits for an explicit approval
     idempotent: bool = True  # False: once it happened, only verified, never repeated
@@ -43,6 +46,27 @@ class Method(Generic[P]):
             raise ValueError(f"{self.name}: sensitive params {sorted(unknown)} are not params")
         if self.approval and self.reconcile is None:
             raise ValueError(f"{self.name}: an approved effect needs a reconciler")
+
+    def validate(self, params: dict[str, Any]) -> P | tuple[str, str]:
+        """The typed params, or ``(field, message)`` for the first thing wrong with them.
+
+        An error of the whole model (``give exactly one of level or percent``) names the
+        first of the model's fields its message mentions.
+        """
+        try:
+            return self.params.model_validate(params)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            message = str(error["msg"]).removeprefix("Value error, ")
+            loc = [str(part) for part in error["loc"]]
+            if not loc:
+                named = (f for f in self.params.model_fields if re.search(rf"\b{f}\b", message))
+                loc = [next(named, "params")]
+            return ".".join(loc), message
+
+    def secrets(self, params: P) -> list[str]:
+        """The values of the sensitive params (never in evidence or logs)."""
+        return [str(v) for name in self.sensitive if (v := getattr(params, name, None))]
 
 
 def fixed(name: str) -> TargetNamer:

@@ -24,10 +24,11 @@ _E164 = re.compile(r"\+[1-9][0-9]{1,14}")
 # Local dialling: digits only (short codes such as 900 included), at most 15.
 _LOCAL = re.compile(r"[0-9]{2,15}")
 # Android package names: dot-separated Java identifiers, at least two segments.
-_PACKAGE = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
-_PERMISSION = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$"
+PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
+PERMISSION = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
 # ComponentName.flattenToString(): "pkg/cls" or "pkg/.Cls".
-_COMPONENT = r"^[A-Za-z][A-Za-z0-9_.]*/\.?[A-Za-z][A-Za-z0-9_.$]*$"
+COMPONENT = re.compile(rf"{PACKAGE.pattern}/\.?[A-Za-z][A-Za-z0-9_$.]*")
+MAX_BODY = 10_000  # characters of an SMS body
 
 Stream = Literal["music", "ring", "alarm", "notification", "voice_call", "system"]
 
@@ -70,7 +71,7 @@ class Sms(_Params):
     """Recipient as E.164 (+4915112345678) or local digits; body 1..10000 chars."""
 
     to: str
-    body: str = Field(min_length=1, max_length=10000)
+    body: str = Field(min_length=1, max_length=MAX_BODY)
 
     @field_validator("to")
     @classmethod
@@ -79,14 +80,22 @@ class Sms(_Params):
             raise ValueError("not a phone number (E.164 like +4915112345678, or digits)")
         return value
 
+    @field_validator("body")
+    @classmethod
+    def _one_argv_element(cls, value: str) -> str:
+        # a NUL ends a C string on the phone; an unpaired surrogate has no UTF-8 form
+        if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise ValueError("body holds a NUL or an unpaired surrogate")
+        return value
+
 
 class Permission(_Params):
     """A runtime permission (package + permission) or a special access."""
 
-    package: str = Field(pattern=_PACKAGE)
-    permission: str | None = Field(default=None, pattern=_PERMISSION)
+    package: str = Field(pattern=rf"^{PACKAGE.pattern}$")
+    permission: str | None = Field(default=None, pattern=rf"^{PERMISSION.pattern}$")
     special: Literal["notification_listener", "dnd_access"] | None = None
-    component: str | None = Field(default=None, pattern=_COMPONENT)
+    component: str | None = Field(default=None, pattern=rf"^{COMPONENT.pattern}$")
 
     @model_validator(mode="after")
     def _one_form(self) -> Permission:

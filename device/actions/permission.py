@@ -19,7 +19,6 @@ grant through ``pm grant`` / ``cmd notification allow_listener|allow_dnd`` and v
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +27,6 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
 from device.actions.params import Permission
 from device.actions.reads import got, invalid, read, target
-
-PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
-PERMISSION = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
-COMPONENT = re.compile(rf"{PACKAGE.pattern}/\.?[A-Za-z][A-Za-z0-9_$.]*")
-ACCESS_KINDS = ("notification_listener", "dnd_access")  # the task contract's ``special``
 
 
 @dataclass(frozen=True)
@@ -49,25 +43,9 @@ class Request:
         return self.permission or f"access:{self.access}"
 
 
-def parse_params(ctx: ActionContext, params: dict[str, Any]) -> Request | Outcome:
-    """Validate the parameters (every text is checked against a strict pattern)."""
-    package, permission = params.get("package"), params.get("permission")
-    access, component = params.get("special"), params.get("component")
-    if not isinstance(package, str) or PACKAGE.fullmatch(package) is None:
-        return invalid(ctx, "package", "package must be an Android package name")
-    if (permission is None) == (access is None):
-        return invalid(ctx, "permission", "give exactly one of permission or special")
-    if permission is not None and (
-        not isinstance(permission, str) or PERMISSION.fullmatch(permission) is None
-    ):
-        return invalid(ctx, "permission", "permission must be a permission name")
-    if access is not None and access not in ACCESS_KINDS:
-        return invalid(ctx, "special", f"special must be one of {list(ACCESS_KINDS)}")
-    if component is not None and (
-        not isinstance(component, str) or COMPONENT.fullmatch(component) is None
-    ):
-        return invalid(ctx, "component", "component must be PACKAGE/CLASS")
-    return Request(package, permission, access, component)
+def _request(params: Permission) -> Request:
+    """What to check, from the validated params (every text matched a strict pattern)."""
+    return Request(params.package, params.permission, params.special, params.component)
 
 
 def _listener_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
@@ -139,22 +117,18 @@ def grant_command(req: Request) -> tuple[str, ...] | None:
     return commands.pm_grant(req.package, req.permission or "")
 
 
-def check(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def check(ctx: ActionContext, params: Permission) -> Outcome:
     """Whether the permission/access is granted (value: {"granted": bool, ...})."""
-    req = parse_params(ctx, params)
-    if isinstance(req, Outcome):
-        return req
+    req = _request(params)
     state = granted(ctx, req, "read")
     if isinstance(state, str):
         return invalid(ctx, "permission" if req.permission else "package", state)
     return got(ctx, {"package": req.package, "what": req.what, "granted": state})
 
 
-def request(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def request(ctx: ActionContext, params: Permission) -> Outcome:
     """Met once the grant is observed; else open the recovery screen (or CI-grant)."""
-    req = parse_params(ctx, params)
-    if isinstance(req, Outcome):
-        return req
+    req = _request(params)
     before = granted(ctx, req, "before")
     if isinstance(before, str):
         return invalid(ctx, "permission" if req.permission else "package", before)
@@ -192,11 +166,9 @@ def _ci_grant(ctx: ActionContext, req: Request) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+def reconcile(ctx: ActionContext, params: Permission, hint: dict[str, Any]) -> str:
     """Is the grant observed now?"""
-    req = parse_params(ctx, params)
-    if isinstance(req, Outcome):
-        return "cannot_tell"
+    req = _request(params)
     state = granted(ctx, req, "read")
     if isinstance(state, str):
         return "cannot_tell"

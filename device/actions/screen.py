@@ -39,7 +39,7 @@ def take(ctx: ActionContext, phase: str = "read", name: str = "snapshot") -> dic
     }
 
 
-def snapshot(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
     """Read the snapshot; met when every read succeeded, ``not_met`` when the hierarchy
     could not be read (the raw output is in the detail and the evidence)."""
     try:

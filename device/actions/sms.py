@@ -15,7 +15,6 @@ If the composer already shows exactly this draft, no intent is sent again.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,13 +23,11 @@ from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method, fixed
 from device.actions.params import Sms
-from device.actions.reads import invalid, read, target
+from device.actions.reads import read, target
 from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
 from device.ui_session import UiPath
 
-MAX_BODY = 10_000
-NUMBER = re.compile(r"\+?[0-9]{2,15}")
 COMPOSE_ID = "compose_message_text"  # Google Messages ids (sim screens.py cites the scripts)
 SAMSUNG_COMPOSE_ID = "message_edit_text"  # Samsung Messages (docs/android-variants.md V67)
 RECIPIENT_ID = "recipient_text_view"
@@ -43,21 +40,6 @@ class Draft:
     app: str
     screen: ui.Screen
     seen: dict[str, Any]  # read_draft() of that screen
-
-
-def validate(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, str] | Outcome:
-    """``(to, body)`` when valid (and registered as sensitive), else ``invalid_params``."""
-    to, body = params.get("to"), params.get("body")
-    if not isinstance(to, str) or NUMBER.fullmatch(to) is None:
-        return invalid(ctx, "to", "to must be a phone number: optional + then 2 to 15 digits")
-    if not isinstance(body, str) or not body:
-        return invalid(ctx, "body", "body must be a non-empty string")
-    if len(body) > MAX_BODY:
-        return invalid(ctx, "body", f"body has {len(body)} characters; at most {MAX_BODY}")
-    if "\x00" in body or any(0xD800 <= ord(c) <= 0xDFFF for c in body):
-        return invalid(ctx, "body", "body holds a NUL or an unpaired surrogate")
-    ctx.recorder.add_sensitive(to, body)
-    return to, body
 
 
 def default_sms_app(ctx: ActionContext) -> str | None:
@@ -187,12 +169,9 @@ def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Dr
     return Draft(app, screen, seen)
 
 
-def draft(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def draft(ctx: ActionContext, params: Sms) -> Outcome:
     """Open the composer with the draft; met when the hierarchy shows it exactly."""
-    checked = validate(ctx, params)
-    if isinstance(checked, Outcome):
-        return checked
-    to, body = checked
+    to, body = params.to, params.body
     result = prepare(ctx, to, body)
     if isinstance(result, Outcome):
         return result
@@ -207,12 +186,11 @@ def draft(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
+def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     """Does the composer show this draft now? (a draft is safe to open again either way)"""
-    checked = validate(ctx, params)
-    if isinstance(checked, Outcome) or ui.keyguard_showing(ctx, "read"):
+    if ui.keyguard_showing(ctx, "read"):
         return "cannot_tell"
-    to, body = checked
+    to, body = params.to, params.body
     app = default_sms_app(ctx) or ""
     try:
         screen = ui.dump(ctx, "read")

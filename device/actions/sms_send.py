@@ -137,12 +137,9 @@ def _want(to: str, body: str) -> dict[str, Any]:
     return {"sent_box": {"address": to, "body": body}}
 
 
-def send(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def send(ctx: ActionContext, params: Sms) -> Outcome:
     """Draft, approval, one tap, verified in the sent box."""
-    checked = sms.validate(ctx, params)
-    if isinstance(checked, Outcome):
-        return checked
-    to, body = checked
+    to, body = params.to, params.body
     ready = sms.prepare(ctx, to, body)
     if isinstance(ready, Outcome):
         return ready
@@ -301,15 +298,15 @@ def _judge_conversation(
     )  # fmt: skip
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
-    """Was the message sent? Reads only: the sent box, then the composer. Never taps."""
-    to, body = params.get("to"), params.get("body")
-    if not isinstance(to, str) or not isinstance(body, str):
-        return "cannot_tell"
-    ctx.recorder.add_sensitive(to, body)
-    baseline = params.get("baseline_id")
+def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
+    """Was the message sent? Reads only: the sent box, then the composer. Never taps.
+
+    The sent box's highest ``_id`` before the tap comes from the hint (``baseline_id``) or
+    the journal entry's target."""
+    to, body = params.to, params.body
+    baseline = hint.get("baseline_id")
     if not isinstance(baseline, int):
-        baseline = journal_baseline(params.get("journal"))
+        baseline = journal_baseline(hint.get("journal"))
     if baseline is None:
         return "cannot_tell"  # without a baseline an older identical message would mislead
     if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
@@ -321,7 +318,7 @@ def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
         screen = ui.dump(ctx, "read")
     except UiDumpFailed:
         return "cannot_tell"
-    bubbles_before = journal_baseline(params.get("journal"), BUBBLES_KEY)
+    bubbles_before = journal_baseline(hint.get("journal"), BUBBLES_KEY)
     same = conversation.with_text(screen.nodes, app, body)
     if bubbles_before is not None and len(same) > bubbles_before:
         state = same[-1].state  # a chat message: the conversation is the only witness

@@ -57,16 +57,9 @@ def percent_to_level(percent: float, low: int, high: int) -> int:
     return low + math.floor((high - low) * percent / 100 + 0.5)
 
 
-def _stream_param(params: dict[str, Any]) -> str | None:
-    stream = params.get("stream")
-    return stream if isinstance(stream, str) and stream in commands.STREAMS else None
-
-
-def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def get(ctx: ActionContext, params: VolumeGet) -> Outcome:
     """The stream's level, range and percent of the range."""
-    stream = _stream_param(params)
-    if stream is None:
-        return invalid(ctx, "stream", f"stream must be one of {sorted(commands.STREAMS)}")
+    stream = params.stream
     reading = read_volume(ctx, stream, "read")
     if reading is None:
         return outcome(ctx, Status.NOT_MET, target(None, None), "volume unreadable")
@@ -75,32 +68,26 @@ def get(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     return got(ctx, {"stream": stream, **_as_json(reading), "percent": pct})
 
 
-def _wanted_level(
-    ctx: ActionContext, params: dict[str, Any], reading: VolumeReading
-) -> int | Outcome:
+def _level(params: VolumeSet, reading: VolumeReading) -> int:
+    """The level asked for: ``level`` as given, or ``percent`` of the device's range (the
+    model holds exactly one of them)."""
+    if params.level is not None:
+        return params.level
+    return percent_to_level(float(params.percent or 0), reading.min_index, reading.max_index)
+
+
+def _wanted_level(ctx: ActionContext, params: VolumeSet, reading: VolumeReading) -> int | Outcome:
     """The level asked for, checked against the device's range, or an invalid_params."""
-    has_level, has_percent = "level" in params, "percent" in params
-    if has_level == has_percent:
-        return invalid(ctx, "level", "give exactly one of level or percent")
     low, high = reading.min_index, reading.max_index
-    if has_level:
-        level = params["level"]
-        if isinstance(level, bool) or not isinstance(level, int) or not low <= level <= high:
-            return invalid(
-                ctx, "level", f"level must be an integer in [{low}..{high}], got {level!r}"
-            )
-        return level
-    pct = params["percent"]
-    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 <= pct <= 100:
-        return invalid(ctx, "percent", f"percent must be a number in [0..100], got {pct!r}")
-    return percent_to_level(float(pct), low, high)
+    level = _level(params, reading)
+    if params.level is not None and not low <= level <= high:
+        return invalid(ctx, "level", f"level must be an integer in [{low}..{high}], got {level!r}")
+    return level
 
 
-def set_level(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
+def set_level(ctx: ActionContext, params: VolumeSet) -> Outcome:
     """Set the stream's index; met when ``--get`` reads the new index back."""
-    stream = _stream_param(params)
-    if stream is None:
-        return invalid(ctx, "stream", f"stream must be one of {sorted(commands.STREAMS)}")
+    stream = params.stream
     before = read_volume(ctx, stream, "before")
     if before is None:
         return outcome(
@@ -132,18 +119,12 @@ def set_level(ctx: ActionContext, params: dict[str, Any]) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: dict[str, Any]) -> str:
-    """Did an interrupted ``volume.set`` take effect? (``level`` params only; else cannot tell)"""
-    stream = _stream_param(params)
-    reading = read_volume(ctx, stream, "read") if stream else None
+def reconcile(ctx: ActionContext, params: VolumeSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``volume.set`` take effect? Compares the index with the target."""
+    reading = read_volume(ctx, params.stream, "read")
     if reading is None:
         return "cannot_tell"
-    level = params.get("level")
-    if "percent" in params and isinstance(params["percent"], (int, float)):
-        level = percent_to_level(float(params["percent"]), reading.min_index, reading.max_index)
-    if not isinstance(level, int):
-        return "cannot_tell"
-    return "happened" if reading.index == level else "did_not_happen"
+    return "happened" if reading.index == _level(params, reading) else "did_not_happen"
 
 
 def name_target(params: dict[str, Any], observed: Any) -> str:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from device.actions import Status, execute
 from device.actions.base import ActionContext
-from device.actions.permission import PACKAGE
+from device.actions.params import PACKAGE
 from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
 from device.evidence import Recorder, redact

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from device.actions import Status, execute, reconcile, supported_methods
+from device.actions import Status, execute, reconcile
 from device.actions.base import ActionContext
 from device.actions.volume import percent_to_level
 from device.adb import ShellResult
@@ -56,13 +56,6 @@ def _zen(value: str, set_dnd_reply: str = "") -> Handler:
         return set_dnd_reply, 0
 
     return handle
-
-
-def test_every_spec_method_is_registered() -> None:
-    assert supported_methods() == sorted(
-        ["dnd.set", "dnd.get", "bluetooth.set", "bluetooth.get", "volume.set", "volume.get",
-         "sms.draft", "sms.send", "permission.check", "permission.request", "screen.snapshot"]
-    )  # fmt: skip
 
 
 def test_unknown_method_raises_value_error() -> None:
