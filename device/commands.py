@@ -13,6 +13,11 @@ Sources of the command words (AOSP ``platform_frameworks_base`` unless noted):
   silence, ``all`` = ``off``).
 * ``cmd bluetooth_manager enable|disable``: BluetoothShellCommand (packages/modules/Bluetooth,
   API 33+); ``svc bluetooth enable|disable``: cmds/svc BluetoothCommand.java (API <= 32).
+* ``cmd wifi set-wifi-enabled enabled|disabled``: WifiShellCommand (frameworks/opt/net/wifi,
+  Android 11; a non-privileged command calling WifiServiceImpl.setWifiEnabled as
+  ``com.android.shell``, printing nothing); ``svc wifi enable|disable``: cmds/svc
+  WifiCommand.java (API <= 30: Svc.java drops ``wifi`` in Android 12). ``dumpsys wifi``:
+  WifiServiceImpl.dump prints ``Wi-Fi is <state>``.
 * ``cmd media_session volume``: services/core/java/com/android/server/media/VolumeCtrl.java
   (API 30+); ``media volume``: cmds/media VolumeCtrl.java (API <= 29, removed in Android 11).
 * ``cmd role get-role-holders``: RoleShellCommand (packages/modules/Permission, API 31+;
@@ -70,6 +75,20 @@ def bluetooth_set(enable: bool, *, shell_command: bool) -> Argv:
     if shell_command:
         return ("cmd", "bluetooth_manager", verb)
     return ("svc", "bluetooth", verb)
+
+
+# ---- Wi-Fi -------------------------------------------------------------------------------
+WIFI_ON_GET: Argv = settings_get("global", "wifi_on")
+DUMPSYS_WIFI: Argv = ("dumpsys", "wifi")
+WIFI_CMD_SINCE_SDK = 30
+
+
+def wifi_set(enable: bool, sdk: int) -> Argv:
+    """``cmd wifi set-wifi-enabled enabled|disabled`` from API 30, ``svc wifi enable|disable``
+    below. Both ask WifiManager.setWifiEnabled and return before the radio changes."""
+    if sdk >= WIFI_CMD_SINCE_SDK:
+        return ("cmd", "wifi", "set-wifi-enabled", "enabled" if enable else "disabled")
+    return ("svc", "wifi", "enable" if enable else "disable")
 
 
 # ---- Volume ------------------------------------------------------------------------------

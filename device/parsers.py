@@ -207,6 +207,30 @@ def service_missing(text: str) -> bool:
     return _CANT_FIND.search(text) is not None
 
 
+# ---- Wi-Fi -------------------------------------------------------------------------------
+
+# WifiServiceImpl.dump: "Wi-Fi is " + the state machine's WIFI_STATE_* name (Android 12+:
+# printed per client mode manager, ConcreteClientModeManager.dump).
+_WIFI_IS = re.compile(
+    r"^\s*Wi-Fi is (enabled|disabled|enabling|disabling|unknown state)\s*$", re.MULTILINE
+)
+# Settings.Global.WIFI_ON as WifiSettingsStore persists it: 0 off, 1 on, 2 on though airplane
+# mode is on, 3 off because airplane mode is on.
+_WIFI_ON_WORDS = {0: "disabled", 1: "enabled", 2: "enabled", 3: "disabled"}
+
+
+def parse_wifi_state(text: str) -> str | None:
+    """``dumpsys wifi``: ``enabled``, ``disabled``, ``enabling``, ``disabling`` or
+    ``unknown state`` from the first ``Wi-Fi is`` line; None without one."""
+    match = _WIFI_IS.search(text)
+    return match.group(1) if match else None
+
+
+def wifi_on_state(value: int | None) -> str | None:
+    """The ``wifi_on`` setting as a state word (``enabled``/``disabled``); None if unknown."""
+    return _WIFI_ON_WORDS.get(value) if value is not None else None
+
+
 # ---- volume ------------------------------------------------------------------------------
 
 _VOLUME_IS = re.compile(r"volume is (-?\d+) in range \[(-?\d+)\.\.(-?\d+)\]")

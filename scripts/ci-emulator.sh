@@ -34,6 +34,8 @@ CASES=(
     'bluetooth.get|{}|0'
     'volume.set|{"stream": "music", "percent": 40}|0'
     'volume.get|{"stream": "music"}|0'
+    'wifi.set|{"enabled": true}|0'
+    'wifi.get|{}|0'
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'

@@ -49,6 +49,10 @@ class BluetoothSet(_Params):
     enabled: StrictBool
 
 
+class WifiSet(_Params):
+    enabled: StrictBool
+
+
 class VolumeGet(_Params):
     stream: Stream
 

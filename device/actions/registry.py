@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from device.actions import bluetooth, dnd, permission, screen, sms, sms_send, volume
+from device.actions import bluetooth, dnd, permission, screen, sms, sms_send, volume, wifi
 from device.actions.method import Method
 
-_MODULES = (dnd, bluetooth, volume, sms, sms_send, permission, screen)
+_MODULES = (dnd, bluetooth, volume, wifi, sms, sms_send, permission, screen)
 
 
 def _collect() -> dict[str, Method[Any]]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from device.sim.services.notification import NotificationService
     from device.sim.services.packages import PackageManager
     from device.sim.services.sms import SmsProvider
+    from device.sim.services.wifi import WifiRadio
     from device.sim.ui.model import Ui
 
 SettingsHook = Callable[[str, str | None], None]
@@ -335,6 +336,7 @@ class Phone:
         from device.sim.services.notification import NotificationService
         from device.sim.services.packages import PackageManager
         from device.sim.services.sms import SmsProvider
+        from device.sim.services.wifi import WifiRadio
         from device.sim.ui.model import Ui
 
         self._init_settings()
@@ -344,6 +346,7 @@ class Phone:
         self.audio: AudioService = AudioService(self)
         self.sms: SmsProvider = SmsProvider(self)
         self.battery: Battery = Battery(self)
+        self.wifi: WifiRadio = WifiRadio(self)
         self.ui: Ui = Ui(self)
         self.settings.add_read_hook(self.notification.settle)
         self.settings.add_read_hook(self.bluetooth.settle)

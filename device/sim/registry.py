@@ -84,6 +84,7 @@ MODULES = (
     "device.sim.services.audio",
     "device.sim.services.packages",
     "device.sim.services.sms",
+    "device.sim.services.wifi",
     "device.sim.ui.tools",
 )
 

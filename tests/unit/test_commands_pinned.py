@@ -29,6 +29,8 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
     "BLUETOOTH_ON_GET": (c.BLUETOOTH_ON_GET, ("settings", "get", "global", "bluetooth_on")),
     "DUMPSYS_BLUETOOTH": (c.DUMPSYS_BLUETOOTH, ("dumpsys", "bluetooth_manager")),
     "DUMPSYS_AUDIO": (c.DUMPSYS_AUDIO, ("dumpsys", "audio")),
+    "WIFI_ON_GET": (c.WIFI_ON_GET, ("settings", "get", "global", "wifi_on")),
+    "DUMPSYS_WIFI": (c.DUMPSYS_WIFI, ("dumpsys", "wifi")),
     "WAKEUP": (c.WAKEUP, ("input", "keyevent", "KEYCODE_WAKEUP")),
     "DUMPSYS_WINDOW_POLICY": (c.DUMPSYS_WINDOW_POLICY, ("dumpsys", "window", "policy")),
     "DUMPSYS_WINDOW_WINDOWS": (c.DUMPSYS_WINDOW_WINDOWS, ("dumpsys", "window", "windows")),
@@ -126,6 +128,8 @@ BUILT: dict[str, Callable[[int], Argv | None]] = {
     "bluetooth_set(off)": lambda sdk: c.bluetooth_set(
         False, shell_command=sdk >= c.BLUETOOTH_CMD_SINCE_SDK
     ),
+    "wifi_set(on)": lambda sdk: c.wifi_set(True, sdk),
+    "wifi_set(off)": lambda sdk: c.wifi_set(False, sdk),
     "volume_get": lambda sdk: c.volume_get(sdk, c.STREAMS["music"]),
     "volume_set": lambda sdk: c.volume_set(sdk, c.STREAMS["ring"], 4),
     "dumpsys_window_focus": c.dumpsys_window_focus,
@@ -141,17 +145,21 @@ _ROLE = ("cmd", "role", "get-role-holders", "android.app.role.SMS")
 _SETTING = ("settings", "get", "secure", "sms_default_application")
 _WINDOWS, _DISPLAYS = ("dumpsys", "window", "windows"), ("dumpsys", "window", "displays")
 
+_WIFI_SVC = (("svc", "wifi", "enable"), ("svc", "wifi", "disable"))
+_WIFI_CMD = (("cmd", "wifi", "set-wifi-enabled", "enabled"),
+             ("cmd", "wifi", "set-wifi-enabled", "disabled"))  # fmt: skip
+
 # sdk: the BUILT commands in order
 PER_SDK: dict[int, tuple[Argv | None, ...]] = {
-    28: (None, _SVC_ON, _SVC_OFF, (*_MEDIA, "--stream", "3", "--get"),
+    28: (None, _SVC_ON, _SVC_OFF, *_WIFI_SVC, (*_MEDIA, "--stream", "3", "--get"),
          (*_MEDIA, "--stream", "2", "--set", "4"), _WINDOWS, _SETTING),
-    30: (_SET_DND, _SVC_ON, _SVC_OFF, (*_SESSION, "--stream", "3", "--get"),
+    30: (_SET_DND, _SVC_ON, _SVC_OFF, *_WIFI_CMD, (*_SESSION, "--stream", "3", "--get"),
          (*_SESSION, "--stream", "2", "--set", "4"), _DISPLAYS, _SETTING),
-    33: (_SET_DND, _CMD_ON, _CMD_OFF, (*_SESSION, "--stream", "3", "--get"),
+    33: (_SET_DND, _CMD_ON, _CMD_OFF, *_WIFI_CMD, (*_SESSION, "--stream", "3", "--get"),
          (*_SESSION, "--stream", "2", "--set", "4"), _DISPLAYS, _ROLE),
-    34: (_SET_DND, _CMD_ON, _CMD_OFF, (*_SESSION, "--stream", "3", "--get"),
+    34: (_SET_DND, _CMD_ON, _CMD_OFF, *_WIFI_CMD, (*_SESSION, "--stream", "3", "--get"),
          (*_SESSION, "--stream", "2", "--set", "4"), _DISPLAYS, _ROLE),
-    35: (_SET_DND, _CMD_ON, _CMD_OFF, (*_SESSION, "--stream", "3", "--get"),
+    35: (_SET_DND, _CMD_ON, _CMD_OFF, *_WIFI_CMD, (*_SESSION, "--stream", "3", "--get"),
          (*_SESSION, "--stream", "2", "--set", "4"), _DISPLAYS, _ROLE),
 }  # fmt: skip
 
@@ -161,6 +169,7 @@ EDGES: dict[str, tuple[Argv, Argv]] = {
     "dumpsys_window_focus(29)": (c.dumpsys_window_focus(29), _DISPLAYS),
     "sms_default_app(30)": (c.sms_default_app(30), _SETTING),
     "sms_default_app(31)": (c.sms_default_app(31), _ROLE),
+    "wifi_set(29)": (c.wifi_set(True, 29), ("svc", "wifi", "enable")),
 }
 
 

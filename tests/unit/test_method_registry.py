@@ -30,6 +30,8 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "bluetooth.get": ("NoParams", "bluetooth.get", None, False, True, False, ()),
     "volume.set": ("VolumeSet", "volume.set_level", "volume.reconcile", False, True, False, ()),
     "volume.get": ("VolumeGet", "volume.get", None, False, True, False, ()),
+    "wifi.set": ("WifiSet", "wifi.set_enabled", "wifi.reconcile", False, True, False, ()),
+    "wifi.get": ("NoParams", "wifi.get", None, False, True, False, ()),
     "sms.draft": ("Sms", "sms.draft", "sms.reconcile", False, True, True, ("to", "body")),
     "sms.send": ("Sms", "sms_send.send", "sms_send.reconcile", True, False, True, ("to", "body")),
     "permission.check": ("Permission", "permission.check", None, False, True, False, ()),
@@ -75,10 +77,11 @@ def _caps(set_dnd: bool, services: frozenset[str]) -> Capabilities:
 @pytest.mark.parametrize(
     ("set_dnd", "services", "missing"),
     [
-        (True, frozenset({"bluetooth_manager", "audio"}), set()),
-        (False, frozenset({"bluetooth_manager", "audio"}), {"dnd.set"}),
-        (True, frozenset({"audio"}), {"bluetooth.set", "bluetooth.get"}),
-        (True, frozenset({"bluetooth_manager"}), {"volume.set", "volume.get"}),
+        (True, frozenset({"bluetooth_manager", "audio", "wifi"}), set()),
+        (False, frozenset({"bluetooth_manager", "audio", "wifi"}), {"dnd.set"}),
+        (True, frozenset({"audio", "wifi"}), {"bluetooth.set", "bluetooth.get"}),
+        (True, frozenset({"bluetooth_manager", "wifi"}), {"volume.set", "volume.get"}),
+        (True, frozenset({"bluetooth_manager", "audio"}), {"wifi.set", "wifi.get"}),
     ],
 )
 def test_needs_decide_what_a_phone_supports(
@@ -94,6 +97,8 @@ def test_needs_decide_what_a_phone_supports(
         ("dnd.get", {}, "priority", "dnd.priority"),
         ("bluetooth.get", {}, {"enabled": True, "state": "ON", "bluetooth_on": 1}, "bluetooth.on"),
         ("volume.set", {"stream": "ring", "level": 4}, 4, "volume.ring.4"),
+        ("wifi.set", {"enabled": False}, "disabled", "wifi.off"),
+        ("wifi.get", {}, {"enabled": True, "state": "enabled"}, "wifi.on"),
         ("sms.draft", {}, None, "sms.drafted"),
         ("sms.send", {}, None, "sms.sent"),
         ("permission.check", {}, {"granted": True}, "permission.granted"),

@@ -1,0 +1,88 @@
+"""``wifi.set`` / ``wifi.get``: the Wi-Fi radio, on or off.
+
+Read ``dumpsys wifi``: WifiServiceImpl.dump prints ``Wi-Fi is <state>`` (the state machine's
+``WIFI_STATE_*`` by name: enabled, disabled, enabling, disabling, unknown state). Without that
+line the ``wifi_on`` setting decides (WifiSettingsStore: 0 off, 1 on, 2 on in airplane mode,
+3 off by airplane mode); it is the persisted request, written as the toggle is accepted.
+Apply with ``cmd wifi set-wifi-enabled enabled|disabled`` (API 30+) or ``svc wifi
+enable|disable`` (below): both return before the radio changes and print nothing when they
+succeed, so the state is polled until it shows the target.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from device import commands, parsers
+from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.method import Method
+from device.actions.params import NoParams, WifiSet
+from device.actions.reads import got, read, target
+
+if TYPE_CHECKING:
+    from device.connection import Capabilities
+
+SETTLED = ("enabled", "disabled")
+
+
+def read_state(ctx: ActionContext, phase: str) -> str | None:
+    """The radio's state word, observed as evidence; None when neither source shows one."""
+    state = read(ctx, "wifi_state", commands.DUMPSYS_WIFI, parsers.parse_wifi_state, phase)
+    if state is not None:
+        return state
+    wifi_on = read(ctx, "wifi_on", commands.WIFI_ON_GET, parsers.parse_settings_int, phase)
+    return parsers.wifi_on_state(wifi_on)
+
+
+def get(ctx: ActionContext, params: NoParams) -> Outcome:
+    """Whether Wi-Fi is on (value: {"enabled": bool, "state": word}); not met while the
+    radio is between states or its state cannot be read."""
+    state = read_state(ctx, "read")
+    if state not in SETTLED:
+        return outcome(ctx, Status.NOT_MET, target(None, state), f"Wi-Fi state is {state}")
+    return got(ctx, {"enabled": state == "enabled", "state": state})
+
+
+def set_enabled(ctx: ActionContext, params: WifiSet) -> Outcome:
+    """Turn Wi-Fi on or off; met when the read-back shows the radio settled in the target."""
+    want = "enabled" if params.enabled else "disabled"
+    before = read_state(ctx, "before")
+    if before is None:
+        return outcome(ctx, Status.UNSUPPORTED, target(want, None), "the Wi-Fi state is unreadable")
+    if before == want:
+        ctx.recorder.note("already in the target state: no command sent")
+        return outcome(ctx, Status.MET, target(want, before), f"Wi-Fi already {want}")
+    argv = commands.wifi_set(params.enabled, ctx.device.sdk)
+    result = ctx.effect("wifi.set", f"wifi={want}", argv, {"enabled": params.enabled})
+    after, ok = ctx.poll("wifi", lambda: read_state(ctx, "poll"), lambda s: s == want)
+    message = f"Wi-Fi {after} (wanted {want})"
+    if not ok and (result.stdout.strip() or not result.ok):
+        message += f"; {' '.join(argv)} exited {result.exit_code}: {result.stdout.strip()[:200]}"
+    status = Status.MET if ok else Status.NOT_MET
+    return outcome(ctx, status, target(want, after), message, before=before, after=after)
+
+
+def reconcile(ctx: ActionContext, params: WifiSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``wifi.set`` take effect? Only a settled state decides."""
+    state = read_state(ctx, "read")
+    if state not in SETTLED:
+        return "cannot_tell"
+    return (
+        "happened" if state == ("enabled" if params.enabled else "disabled") else "did_not_happen"
+    )
+
+
+def name_target(params: dict[str, Any], observed: Any) -> str:
+    """``wifi.on`` / ``wifi.off`` (``wifi.<state>`` between states)."""
+    state = observed.get("state") if isinstance(observed, dict) else observed
+    return {"enabled": "wifi.on", "disabled": "wifi.off"}.get(str(state), f"wifi.{state}")
+
+
+def _has_wifi(capabilities: Capabilities) -> bool:
+    return "wifi" in capabilities.services
+
+
+DECLARED = (
+    Method("wifi.set", WifiSet, set_enabled, name_target, reconcile=reconcile, needs=_has_wifi),
+    Method("wifi.get", NoParams, get, name_target, needs=_has_wifi),
+)
