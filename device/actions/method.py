@@ -72,14 +72,3 @@ class Method(Generic[P]):
 def fixed(name: str) -> TargetNamer:
     """A target name that does not depend on what was observed (``sms.sent``)."""
     return lambda params, observed: name
-
-
-def on_off(domain: str) -> TargetNamer:
-    """``DOMAIN.on`` / ``DOMAIN.off`` for a boolean observation, ``DOMAIN.<value>`` else."""
-
-    def name(params: dict[str, Any], observed: Any) -> str:
-        if isinstance(observed, bool):
-            return f"{domain}.{'on' if observed else 'off'}"
-        return f"{domain}.{observed}"
-
-    return name
