@@ -48,6 +48,7 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.runtime.faults import PreReadRecorder, fault_point
 from daemon.runtime.staleness import (
     describe,
@@ -142,8 +143,10 @@ def _context(
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
+    attempt: AttemptEvidence,
     void_approval: bool = False,
 ) -> ActionContext:
+    """A context for one step of the attempt; its recorder is tracked by ``attempt``."""
     sensitive = sensitive_values(task)
     approved = task.approval_digest if task.approval_status == "approved" else None
     if void_approval:
@@ -151,7 +154,7 @@ def _context(
     journal = StoreJournal(store, task.ticket, settings.clock, approved)
     artifacts = _artifacts(settings, task)
     return ActionContext(
-        recorder=PreReadRecorder(device, task.method, sensitive=sensitive),
+        recorder=attempt.track(PreReadRecorder(device, task.method, sensitive=sensitive)),
         journal=journal,
         approval_digest=approved,
         settle_timeout=settings.settle_timeout,
@@ -182,21 +185,32 @@ def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:
 
 
 def _read_back(
-    store: Store, device: Device, task: TaskRecord, entry: JournalEntry, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    entry: JournalEntry,
+    settings: ExecutorSettings,
+    attempt: AttemptEvidence,
 ) -> tuple[str, str]:
     """Reconcile one journal entry by reading the phone: (answer, evidence ref)."""
     from device.actions import METHODS, reconcile
 
     method = entry.action if entry.action in METHODS else task.method
     params = {**task.params, "journal": {"action": entry.action, "target": entry.target}}
-    ctx = _context(store, device, task, settings)
+    ctx = _context(store, device, task, settings, attempt)
     answer = reconcile(method, params, ctx)
     evidence = ctx.recorder.evidence({"reconciling": entry.action, "answer": answer})
-    return answer, _keep(store, task, "reconcile", evidence.to_json(), settings.clock)
+    ref = _keep(store, task, "reconcile", evidence.to_json(), settings.clock)
+    attempt.kept(ctx.recorder)
+    return answer, ref
 
 
 def _reconcile(
-    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    settings: ExecutorSettings,
+    attempt: AttemptEvidence,
 ) -> TaskRecord | None:
     """Settle earlier effects by reading the phone; a task record if that ended the task.
 
@@ -208,9 +222,12 @@ def _reconcile(
     for entry in store.journal(task.id):
         if not _needs_reading(task, entry):
             continue
-        answer, ref = _read_back(store, device, task, entry, settings)
+        answer, ref = _read_back(store, device, task, entry, settings, attempt)
         if answer == "cannot_tell":
-            message = f"{entry.action} may or may not have happened and the device cannot tell"
+            message = (
+                f"{entry.action} ({entry.target}, op {entry.op_id}) may or may not have "
+                "happened and the device cannot tell; it is never retried"
+            )
             failure = Failure(FailureReason.OUTCOME_UNKNOWN, message)
             return store.fail(task.ticket, failure, clock(), evidence_refs=(ref,))
         if entry.open:
@@ -315,23 +332,32 @@ def _stop(
 
 
 def execute_task(
-    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    settings: ExecutorSettings,
+    attempt: AttemptEvidence | None = None,
 ) -> Result:
-    """Run a dispatched task to a reported end of this attempt; never raises for device trouble."""
+    """Run a dispatched task to a reported end of this attempt; never raises for device trouble.
+
+    Every ending keeps the commands the attempt ran as evidence; ``attempt`` (the caller's,
+    to keep them when this raises) collects the steps' recorders.
+    """
     from device.actions import execute
 
     clock = settings.clock
+    attempt = attempt or AttemptEvidence(device)
     if task.stop_requested:
         return Result(_stop(store, task, None, clock))
     task = store.start(task.ticket, clock())
-    ended = _reconcile_safely(store, device, task, settings)
+    ended = _reconcile_safely(store, device, task, settings, attempt)
     if ended is not None:
         return Result(ended)
-    ended, void_approval = _resume(store, device, task, settings)
+    ended, void_approval = _resume(store, device, task, settings, attempt)
     if ended is not None:
         return Result(ended)
     for _ in range(MAX_REPLANS):
-        ctx = _context(store, device, task, settings, void_approval)
+        ctx = _context(store, device, task, settings, attempt, void_approval)
         try:
             outcome = execute(task.method, task.params, ctx)
         except Superseded:
@@ -341,21 +367,22 @@ def execute_task(
             task = current  # a newer revision: re-plan from the device's current state
             continue
         except (DeviceError, StoreUnavailable, ValueError) as exc:
-            return Result(_fail(store, task, *_failure_of(exc), clock))
+            return Result(_fail(store, task, *_failure_of(exc), clock, attempt))
         fault_point("after_verify")
         ref = _keep(store, task, "outcome", outcome.to_json(), clock)
+        attempt.kept(ctx.recorder)
         refs: tuple[str, ...] = (ref,)
         if outcome.status in _PAUSES:
             refs += (keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock),)
         fault_point("before_report")
         return Result(_report(store, task, outcome, refs, clock), outcome, ref)
-    return Result(
-        _fail(store, task, FailureReason.ACTION_ERROR, "amended too often while running", clock)
-    )
+    message = "amended too often while running"
+    return Result(_fail(store, task, FailureReason.ACTION_ERROR, message, clock, attempt))
 
 
 def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
-    """The failure an error before any effect means for this attempt."""
+    """The failure a device, queue or parameter error that ``execute`` raised means for
+    this attempt (an effect cut short by a lost transport is an ``unknown`` outcome)."""
     if isinstance(exc, (DeviceOffline, DeviceNotFound)):  # retryable: the phone may come back
         return FailureReason.DEVICE_OFFLINE, str(exc)
     if isinstance(exc, StoreUnavailable):  # retryable: the queue did not answer in time
@@ -364,7 +391,11 @@ def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
 
 
 def _resume(
-    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    settings: ExecutorSettings,
+    attempt: AttemptEvidence,
 ) -> tuple[TaskRecord | None, bool]:
     """The stale check of a resuming attempt: (the record if it ended the attempt, whether
     the old approval is void)."""
@@ -372,7 +403,7 @@ def _resume(
     try:
         check = resume_check(store, device, task, _artifacts(settings, task), clock)
     except DeviceOffline as exc:
-        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock), False
+        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), False
     if check is None:
         return None, False
     decision, diff, check_ref = check
@@ -385,18 +416,29 @@ def _resume(
 
 
 def _reconcile_safely(
-    store: Store, device: Device, task: TaskRecord, settings: ExecutorSettings
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    settings: ExecutorSettings,
+    attempt: AttemptEvidence,
 ) -> TaskRecord | None:
     try:
-        return _reconcile(store, device, task, settings)
+        return _reconcile(store, device, task, settings, attempt)
     except (DeviceOffline, DeviceNotFound) as exc:
-        return _fail(
-            store, task, FailureReason.DEVICE_OFFLINE, f"cannot reconcile: {exc}", settings.clock
-        )
+        message = f"cannot reconcile: {exc}"
+        return _fail(store, task, FailureReason.DEVICE_OFFLINE, message, settings.clock, attempt)
 
 
 def _fail(
-    store: Store, task: TaskRecord, reason: FailureReason, message: str, clock: Callable[[], float]
+    store: Store,
+    task: TaskRecord,
+    reason: FailureReason,
+    message: str,
+    clock: Callable[[], float],
+    attempt: AttemptEvidence,
 ) -> TaskRecord:
+    """Report the attempt failed, with the commands it ran as ``failure`` evidence."""
     log.info("task %s attempt %s failed: %s", task.id, task.attempt, reason.value)
-    return store.fail(task.ticket, Failure(reason, message), clock())
+    failure = Failure(reason, message)
+    refs = attempt.keep_failure(store, task, failure, clock())
+    return store.fail(task.ticket, failure, clock(), evidence_refs=refs)

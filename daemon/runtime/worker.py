@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from daemon.lifecycle.errors import GuardError, LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import FailureReason
+from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from daemon.runtime.faults import fault_point, paused_point
 from daemon.store.protocol import Store
@@ -162,28 +163,33 @@ class Worker:
             "task %s (%s) attempt %s on %s", task.id, task.method, task.attempt, self.device.serial
         )
         self.current = task
+        attempt = AttemptEvidence(self.device)
         fault_point("after_claim")
         try:
             with self._heartbeat(task):
-                result = execute_task(store, self.device, task, self.executor)
+                result = execute_task(store, self.device, task, self.executor, attempt)
         except GuardError as exc:  # the lease was lost meanwhile: someone else owns it now
             log.warning("task %s: report refused (%s)", task.id, exc)
             result = Result(store.get(task.id))
         except Exception as exc:  # a bug must end the attempt, not strand the task or the worker
             log.exception("task %s: internal error", task.id)
-            result = Result(self._internal_error(store, task, exc))
+            result = Result(self._internal_error(store, task, exc, attempt))
         finally:
             self.current = None
         log.info("task %s ended this attempt as %s", task.id, result.task.state.value)
         paused_point(result.task)
         return result
 
-    def _internal_error(self, store: Store, task: TaskRecord, exc: Exception) -> TaskRecord:
+    def _internal_error(
+        self, store: Store, task: TaskRecord, exc: Exception, attempt: AttemptEvidence
+    ) -> TaskRecord:
+        """Fail the attempt ``action_error``, keeping the commands it ran as evidence."""
         failure = Failure(
             FailureReason.ACTION_ERROR, f"internal error: {type(exc).__name__}: {exc}"
         )
         try:
-            return store.fail(task.ticket, failure, self.executor.clock())
+            refs = attempt.keep_failure(store, task, failure, self.executor.clock())
+            return store.fail(task.ticket, failure, self.executor.clock(), evidence_refs=refs)
         except LifecycleError:  # already reported or the lease moved on
             return store.get(task.id)
 

@@ -1,0 +1,74 @@
+"""What one attempt ran on the phone, kept as evidence however the attempt ends.
+
+Each step of an attempt (the read-back of an earlier effect, the action, a re-plan of it)
+records its commands through its own ``Recorder``. A step that reports keeps its recorder
+as an evidence document (``outcome``, ``reconcile``). ``AttemptEvidence`` remembers every
+recorder not kept yet, so an attempt that ends any other way (a device error before or
+after an effect, the queue gone, an internal error) still keeps the commands it ran, with
+their exit codes and errors, and what it observed, in one ``failure`` document whose note
+says what failed. An attempt that failed before any command keeps that document too, with
+no commands and the note.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.records import Failure, TaskRecord
+from daemon.runtime.staleness import sensitive_values
+from daemon.store.protocol import Store
+from device.connection import Device
+from device.evidence import Recorder
+
+log = logging.getLogger("phoned.executor")
+
+FAILURE_KIND = "failure"
+_NO_TARGET: dict[str, Any] = {}  # a failed attempt observed no target
+
+
+class AttemptEvidence:
+    """The recorders of one attempt's steps whose evidence is not kept yet."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self._unkept: list[Recorder] = []
+
+    def track(self, recorder: Recorder) -> Recorder:
+        """Remember ``recorder`` (a step's) until its evidence is kept; returns it."""
+        self._unkept.append(recorder)
+        return recorder
+
+    def kept(self, recorder: Recorder) -> None:
+        """``recorder``'s evidence is in the store: a failure need not keep it again."""
+        self._unkept = [r for r in self._unkept if r is not recorder]
+
+    def failure_body(self, task: TaskRecord, failure: Failure) -> dict[str, Any]:
+        """The ``failure`` document: every unkept command and observation, in the order
+        they ran, and a note naming the failure."""
+        merged = Recorder(self.device, task.method, sensitive=sensitive_values(task))
+        for step in self._unkept:
+            merged.commands += step.commands
+            merged.observations += step.observations
+            merged.notes += step.notes
+            merged.artifacts.update(step.artifacts)
+        if not merged.commands:
+            merged.note("no command ran on the phone in this attempt")
+        merged.note(f"attempt {task.attempt} ended {failure.reason.value}: {failure.message}")
+        reason = {"reason": failure.reason.value, "message": merged.redact_text(failure.message)}
+        return {"failure": reason, "evidence": merged.evidence(_NO_TARGET).to_json()}
+
+    def keep_failure(
+        self, store: Store, task: TaskRecord, failure: Failure, now: float
+    ) -> tuple[str, ...]:
+        """Keep the ``failure`` document; its ref, or none when the store refused it (the
+        failure is reported all the same)."""
+        body = self.failure_body(task, failure)
+        try:
+            ref = store.put_evidence(task.ticket, FAILURE_KIND, body, now)
+        except LifecycleError as exc:
+            log.warning("task %s: failure evidence not kept: %s", task.id, exc)
+            return ()
+        self._unkept.clear()
+        return (ref,)

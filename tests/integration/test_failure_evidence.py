@@ -1,0 +1,107 @@
+"""Every failed attempt keeps what it ran: the real daemon, a phone that drops mid-attempt.
+
+A phone that drops on the attempt's first command (and stays away past the read's
+retries) ends that attempt ``device_offline``; its report must still show the command
+that ran, with its missing exit code and the error, so ``phoned show`` never answers
+"(none)" when a person most needs to see it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from phoned_process import REPO, Daemon
+
+from daemon.lifecycle.contract import validate_task
+from daemon.lifecycle.records import Failure
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.runtime.attempt_evidence import AttemptEvidence
+from daemon.store.sqlite_store import SqliteStore
+from device.adb import AdbServer as DeviceAdbServer
+from device.connection import Device
+
+pytestmark = pytest.mark.integration
+
+
+def _evidence(daemon: Daemon, task_id: str) -> list[dict[str, Any]]:
+    store = daemon.store()
+    try:
+        return store.evidence(task_id)
+    finally:
+        store.close()
+
+
+def _drop_every_command_for(phone: Any, seconds: float) -> None:
+    """From the next command on, the phone drops the transport at every command it is sent
+    until ``seconds`` after the first drop (``drop_after_commands`` re-armed at each drop)."""
+    until: list[float] = []
+
+    def again(_reason: str) -> None:
+        until.append(until[0] if until else time.monotonic() + seconds)
+        if time.monotonic() < until[0]:
+            phone.faults.drop_after_commands = phone.commands_started
+
+    phone.add_drop_listener(again)
+    phone.faults.drop_after_commands = phone.commands_started
+
+
+def _show(daemon: Daemon, task_id: str) -> str:
+    argv = [sys.executable, "-m", "daemon.cli", "show", task_id]
+    result = subprocess.run(
+        argv, env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
+    return result.stdout
+
+
+def test_a_phone_dropping_on_the_first_command_leaves_that_command_as_evidence(
+    daemon: Daemon, sim_factory
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    warm = daemon.submit({"method": "dnd.get", "params": {}})
+    daemon.state(warm, TaskState.COMPLETED)  # identity and capabilities are read
+    time.sleep(0.3)
+    _drop_every_command_for(sim.phone, 3.0)
+    task_id = daemon.submit({"method": "dnd.set", "params": {"mode": "priority"}})
+    task = daemon.wait_for(task_id, lambda t: t.failure is not None, timeout=45)
+    assert task.failure is not None and task.failure.reason is FailureReason.DEVICE_OFFLINE
+    (failed,) = [d for d in _evidence(daemon, task_id) if d["attempt"] == 1]
+    assert failed["kind"] == "failure"
+    body = failed["body"]
+    assert body["failure"]["reason"] == "device_offline"
+    first = body["evidence"]["commands"][0]
+    assert first["argv"][-1] == "zen_mode" and first["exit_code"] is None and first["error"]
+    assert any("ended device_offline" in n for n in body["evidence"]["notes"])
+    shown = _show(daemon, task_id)
+    assert "kind failure" in shown and "`settings get global zen_mode`  no exit code (" in shown
+    assert "note: attempt 1 ended device_offline" in shown
+    done = daemon.state(task_id, TaskState.COMPLETED)  # the phone is back: attempt 2 runs
+    assert done.attempt == 2 and sim.phone.notification.zen_mode == 1
+
+
+def test_a_failure_before_any_command_keeps_a_document_saying_what_failed(
+    adb_server, sim_factory, tmp_path: Path
+) -> None:
+    sim = sim_factory(sdk=34)
+    store = SqliteStore(str(tmp_path / "q.db"))
+    raw = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c"}
+    store.submit(validate_task(raw), time.time())
+    task = store.claim("d/w0", sim.serial, time.time(), lease_s=60)
+    assert task is not None
+    device = Device(sim.serial, DeviceAdbServer(port=adb_server.port))
+    failure = Failure(FailureReason.DEVICE_OFFLINE, "the phone left before the first read")
+    (ref,) = AttemptEvidence(device).keep_failure(store, task, failure, time.time())
+    (doc,) = store.evidence(task.id)
+    store.close()
+    evidence = doc["body"]["evidence"]
+    assert (doc["ref"], doc["kind"], evidence["commands"]) == (ref, "failure", [])
+    assert evidence["device"]["serial"] == sim.serial
+    assert evidence["notes"] == [
+        "no command ran on the phone in this attempt",
+        "attempt 1 ended device_offline: the phone left before the first read",
+    ]
