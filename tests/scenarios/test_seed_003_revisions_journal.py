@@ -1,113 +1,228 @@
-"""Seed 003 acceptance: no repeated action without verification, superseded
-instructions not accepted, explicit uncertainty when reconciliation is impossible."""
+"""Seed 003 acceptance: no repeated action without verification, superseded instructions
+not accepted, explicit uncertainty when reconciliation is impossible.
+
+Every test drives what production runs: the real ``phoned run`` process (its worker, the
+executor's reconciliation and admission gate, the device actions, the reports) serving a
+simulated phone through the real adb server; a fault strikes the phone at a named point
+(the transport drops after the send tap, or at the effect's command; an amendment arrives
+while revision 1 reads the phone). The assertions read the queue's journal and evidence
+and the phone itself.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from daemon.journal import Reconciler, Verdict, journaled, reconcile_task
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import RevisionSuperseded, TaskTerminal, UnreconciledOutcome
+from daemon.lifecycle.errors import TaskTerminal
 from daemon.lifecycle.records import JournalEntry, Outcome, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.sqlite_store import SqliteStore
-from daemon.sweeper import sweep
+from device.sim import scenarios
+from device.sim.phone import Phone
+from device.sim.server import Simulator
+from device.sim.stream_services import default_shell_factory
 
-T0 = 3_000.0
+# the real-daemon helper the integration tests use
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from phoned_process import Daemon
+
+pytestmark = pytest.mark.integration
+
+TO, BODY = "+15551234567", "seed 003: on my way"
+TERMINAL = (TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED)
 
 
-class FixedReconciler:
-    """A device read-back that always answers the same verdict, and records calls."""
+class _BeforeLine:
+    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
 
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        self.asked: list[str] = []
+    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
+        self.shell = default_shell_factory(phone)
+        self.hook = hook
 
-    def reconcile(self, entry: JournalEntry) -> Verdict:
-        self.asked.append(entry.op_id)
-        return self.verdict
+    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
+        self.hook(line)
+        result: int = self.shell.run(line, *args, **kwargs)
+        return result
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
+def daemon(adb_server, tmp_path: Path) -> Iterator[Daemon]:
+    env = dict(
+        os.environ,
+        ANDROID_ADB_SERVER_PORT=str(adb_server.port),
+        PHONED_STATE_DIR=str(tmp_path / "state"),
+        PHONED_POLL_INTERVAL="0.2",
+        PHONED_HEARTBEAT_INTERVAL="1",
+        PHONED_SWEEP_INTERVAL="1",
+        PHONED_SETTLE_TIMEOUT="3",
+        PHONED_LOG_FORMAT="json",
+    )
+    made = Daemon(env, tmp_path / "state" / "queue.db", tmp_path / "phoned.log")
+    (tmp_path / "state").mkdir()
+    made.store().close()  # the schema exists before the first submit
+    yield made
+    made.stop()
 
 
-def _sending(store: SqliteStore) -> TaskRecord:
-    raw = {"method": "sms.send", "params": {"to": "+4915112345678", "body": "hi"},
-           "conversation_id": "c"}  # fmt: skip
-    store.submit(validate_task(raw), T0)
-    task = store.claim("d/w0", "S", T0, lease_s=60)
-    assert task is not None
-    return store.start(task.ticket, T0)
+def _phone(sim_factory, hook: Callable[[str], None] = lambda line: None) -> Simulator:
+    sim: Simulator = sim_factory(sdk=34, shell_factory=lambda phone: _BeforeLine(phone, hook))
+    return sim
 
 
-def _crash_mid_send(store: SqliteStore) -> TaskRecord:
-    """The send was journaled, then the daemon died before reading back; sweep requeues."""
-    task = _sending(store)
-    store.journal_before(task.ticket, "op-send", "sms.send", "+4915112345678", "sha256:b", T0 + 1)
-    sweep(store, T0 + 61)
-    again = store.claim("d/w1", "S", T0 + 62, lease_s=60)
-    assert again is not None and again.attempt == 2
-    return store.start(again.ticket, T0 + 62)
+def _read(daemon: Daemon, task_id: str) -> tuple[list[JournalEntry], list[dict[str, Any]]]:
+    """The task's journal and evidence documents."""
+    store = daemon.store()
+    try:
+        return store.journal(task_id), store.evidence(task_id)
+    finally:
+        store.close()
 
 
-def test_no_repeated_action_without_verification(store: SqliteStore) -> None:
-    retry = _crash_mid_send(store)
-    with pytest.raises(UnreconciledOutcome):
-        store.journal_before(retry.ticket, "op-2", "sms.send", "+49151", "sha256:b", T0 + 63)
-    reconciler = FixedReconciler(Verdict.HAPPENED)
-    result = reconcile_task(store, retry.ticket, reconciler, T0 + 64)
-    assert not result.blocked and reconciler.asked == ["op-send"]
-    assert store.journal(retry.id)[0].outcome is Outcome.CONFIRMED_SUCCESS
-    # the effect happened: the worker completes from the read-back, without sending again
-    assert store.complete(retry.ticket, T0 + 65).state is TaskState.COMPLETED
-    assert [e.op_id for e in store.journal(retry.id)] == ["op-send"]
+def _approve(daemon: Daemon, task_id: str) -> None:
+    task = daemon.state(task_id, TaskState.APPROVAL)
+    assert task.approval_digest is not None
+    store = daemon.store()
+    try:
+        store.approve(
+            task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
+        )
+    finally:
+        store.close()
 
 
-def test_explicit_uncertainty_when_reconciliation_is_impossible(store: SqliteStore) -> None:
-    retry = _crash_mid_send(store)
-    check: Reconciler = FixedReconciler(Verdict.CANNOT_TELL)
-    result = reconcile_task(store, retry.ticket, check, T0 + 64)
-    assert result.blocked and result.task is not None
-    assert result.task.state is TaskState.FAILED
-    assert result.task.failure is not None
-    assert result.task.failure.reason is FailureReason.OUTCOME_UNKNOWN
-    assert not result.task.failure.retryable
-    assert "op-send" in result.task.failure.message
-    assert store.unknown_entries(retry.id)[0].outcome is Outcome.UNKNOWN
-    assert store.claim("d/w0", "S", T0 + 999) is None  # never retried automatically
+def _amend(daemon: Daemon, task_id: str, params: dict[str, Any]) -> TaskRecord:
+    store = daemon.store()
+    try:
+        return store.amend(task_id, "conv-e2e", params, time.time())
+    finally:
+        store.close()
 
 
-def test_superseded_instructions_are_not_accepted(store: SqliteStore) -> None:
-    task = _sending(store)
-    amended = store.amend(task.id, "c", {"to": "+4915112345678", "body": "changed"}, T0 + 1)
-    with pytest.raises(RevisionSuperseded):
-        store.journal_before(task.ticket, "op-old", "sms.send", "+49", "sha256:old", T0 + 2)
-    with pytest.raises(RevisionSuperseded):
-        store.complete(task.ticket, T0 + 2)  # a late result of revision 1
-    entry = journaled(
-        store, amended.ticket, "sms.send", "+4915112345678", amended.params,
-        lambda: Outcome.CONFIRMED_SUCCESS, lambda: T0 + 3,
-    )  # fmt: skip
-    assert (entry.revision, entry.outcome) == (2, Outcome.CONFIRMED_SUCCESS)
-    done = store.complete(amended.ticket, T0 + 4)
+def _sent(sim: Simulator) -> int:
+    return len(sim.phone.sms.messages("sent"))
+
+
+def _taps(sim: Simulator) -> int:
+    clicks = sim.phone.log.entries("click")
+    return len(clicks) + sum(1 for a in sim.phone.log.argvs() if a[:2] == ("input", "tap"))
+
+
+def _send_entry(journal: list[JournalEntry]) -> JournalEntry:
+    (entry,) = [e for e in journal if e.action == "sms.send"]
+    return entry
+
+
+def _send_cut_after_the_tap(daemon: Daemon, sim: Simulator) -> TaskRecord:
+    """An approved ``sms.send`` whose transport drops right after the send tap: attempt 1
+    cannot tell whether the message left (entry ``unknown``, ``device_offline``, requeued);
+    attempt 2 runs once the phone is back. Returns the task's end."""
+    daemon.start()
+    task_id = daemon.submit({"method": "sms.send", "params": {"to": TO, "body": BODY}})
+    daemon.state(task_id, TaskState.APPROVAL)
+    sim.phone.faults.drop_at = "sms.after_send_tap"
+    _approve(daemon, task_id)
+    task = daemon.state(task_id, *TERMINAL, timeout=45)
+    assert task.attempt == 2 and task.failure is not None
+    _, evidence = _read(daemon, task_id)
+    first = [d["body"]["status"] for d in evidence if d["attempt"] == 1 and d["kind"] == "outcome"]
+    assert first == ["needs_approval", "unknown"]  # the preview, then the cut-off send
+    return task
+
+
+def test_no_repeated_action_without_verification(daemon: Daemon, sim_factory) -> None:
+    sim = _phone(sim_factory)
+    task = _send_cut_after_the_tap(daemon, sim)
+    assert task.state is TaskState.COMPLETED and task.observed_target == "sms.sent"
+    journal, evidence = _read(daemon, task.id)
+    entry = _send_entry(journal)
+    assert (entry.attempt, entry.outcome) == (1, Outcome.CONFIRMED_SUCCESS)
+    assert entry.detail == "reconciled: happened"
+    (reconciled,) = [d for d in evidence if d["kind"] == "reconcile"]
+    assert reconciled["attempt"] == 2 and reconciled["ref"] in task.evidence_refs
+    assert reconciled["body"]["target"] == {"reconciling": "sms.send", "answer": "happened"}
+    # completed from the read-back alone: never tapped or sent again
+    assert (_taps(sim), _sent(sim)) == (1, 1)
+
+
+def test_explicit_uncertainty_when_reconciliation_is_impossible(
+    daemon: Daemon, sim_factory
+) -> None:
+    sim = _phone(sim_factory)
+    scenarios.apply(sim.phone, "chat-send:stuck")  # no sent-box row, the bubble says Sending
+    task = _send_cut_after_the_tap(daemon, sim)
+    assert task.state is TaskState.FAILED and task.failure is not None
+    assert task.failure.reason is FailureReason.OUTCOME_UNKNOWN
+    assert not task.failure.retryable
+    journal, evidence = _read(daemon, task.id)
+    entry = _send_entry(journal)
+    assert entry.outcome is Outcome.UNKNOWN and entry.op_id in task.failure.message
+    (reconciled,) = [d for d in evidence if d["kind"] == "reconcile"]
+    assert reconciled["body"]["target"]["answer"] == "cannot_tell"
+    time.sleep(1.0)  # a few poll intervals: the final failure is never claimed again
+    assert daemon.task(task.id).attempt == 2
+    assert (_taps(sim), _sent(sim)) == (1, 0)
+
+
+def test_superseded_instructions_are_not_accepted(daemon: Daemon, sim_factory) -> None:
+    amended: list[TaskRecord] = []
+
+    def amend_at_the_first_read(line: str) -> None:  # while revision 1 reads the phone
+        if "zen_mode" in line and task_ids and not amended:
+            amended.append(_amend(daemon, task_ids[0], {"mode": "alarms"}))
+
+    task_ids: list[str] = []
+    sim = _phone(sim_factory, amend_at_the_first_read)
+    daemon.start()
+    task_ids.append(daemon.submit({"method": "dnd.set", "params": {"mode": "priority"}}))
+    done = daemon.state(task_ids[0], *TERMINAL)
+    assert amended and amended[0].revision == 2
+    assert (done.state, done.revision, done.attempt) == (TaskState.COMPLETED, 2, 1)
+    assert done.observed_target == "dnd.alarms" and sim.phone.notification.zen_mode == 3
+    # the gate refused revision 1's effect: only revision 2's ran, once
+    sets = [a for a in sim.phone.log.argvs() if a[:3] == ("cmd", "notification", "set_dnd")]
+    assert sets == [("cmd", "notification", "set_dnd", "alarms")]
+    journal, _ = _read(daemon, done.id)
+    assert [(e.action, e.revision, e.outcome) for e in journal] == [
+        ("dnd.set", 2, Outcome.CONFIRMED_SUCCESS)
+    ]
     with pytest.raises(TaskTerminal, match="successor_of"):
-        store.amend(done.id, "c", {"to": "+4915112345678", "body": "again"}, T0 + 5)
+        _amend(daemon, done.id, {"mode": "off"})
 
 
-def test_exception_during_effect_is_journaled_unknown(store: SqliteStore) -> None:
-    task = _sending(store)
+def test_a_transport_lost_during_an_effect_is_journaled_unknown_and_read_before_a_retry(
+    daemon: Daemon, sim_factory
+) -> None:
+    dropped: list[str] = []
 
-    def boom() -> Outcome:
-        raise ConnectionError("adb transport closed")
+    def drop_at_the_effect(line: str) -> None:  # the effect's command drops instead of running
+        if "set_dnd" in line and not dropped:
+            dropped.append(line)
+            sim.phone.faults.drop_after_commands = sim.phone.commands_started
 
-    with pytest.raises(ConnectionError):
-        journaled(store, task.ticket, "sms.send", "+49", {"b": 1}, boom, lambda: T0 + 1)
-    [entry] = store.unknown_entries(task.id)
-    assert entry.outcome is Outcome.UNKNOWN and "adb transport closed" in entry.detail
+    sim = _phone(sim_factory, drop_at_the_effect)
+    daemon.start()
+    task_id = daemon.submit({"method": "dnd.set", "params": {"mode": "priority"}})
+    done = daemon.state(task_id, *TERMINAL, timeout=45)
+    assert (done.state, done.attempt) == (TaskState.COMPLETED, 2) and dropped
+    assert done.failure is not None and done.failure.reason is FailureReason.DEVICE_OFFLINE
+    journal, evidence = _read(daemon, task_id)
+    # attempt 1's entry was left unknown by the lost transport; attempt 2 read zen_mode
+    # (still off) before anything else and only then applied again
+    assert [(e.attempt, e.outcome, e.detail) for e in journal] == [
+        (1, Outcome.CONFIRMED_FAILURE, "reconciled: did_not_happen"),
+        (2, Outcome.CONFIRMED_SUCCESS, "exit 0"),
+    ]
+    assert [(d["attempt"], d["kind"]) for d in evidence] == [
+        (1, "outcome"),
+        (2, "reconcile"),
+        (2, "outcome"),
+    ]
+    assert evidence[0]["body"]["status"] == "unknown"
+    sets = [a for a in sim.phone.log.argvs() if a[:3] == ("cmd", "notification", "set_dnd")]
+    assert sets == [("cmd", "notification", "set_dnd", "priority")]  # the dropped one never ran
