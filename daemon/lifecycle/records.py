@@ -6,23 +6,12 @@ rule is testable without sleeping.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
-
-
-def canonical_json(value: Any) -> str:
-    """A stable JSON text: sorted keys, no whitespace, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def digest(value: Any) -> str:
-    """``sha256:<hex>`` of the canonical JSON of ``value``."""
-    return "sha256:" + hashlib.sha256(canonical_json(value).encode()).hexdigest()
+from device.digest import digest
 
 
 @dataclass(frozen=True)

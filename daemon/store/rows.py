@@ -18,9 +18,9 @@ from daemon.lifecycle.records import (
     StopSummary,
     TaskRecord,
     WorkflowRecord,
-    canonical_json,
 )
 from daemon.lifecycle.states import FailureReason, TaskState, requires_decision
+from device.digest import canonical_json
 
 Row = dict[str, Any]
 

@@ -34,7 +34,6 @@ from daemon.lifecycle.records import (
     TaskRecord,
     Ticket,
     WorkflowRecord,
-    canonical_json,
 )
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
 from daemon.store import rules
@@ -51,6 +50,7 @@ from daemon.store.rows import (
 )
 from daemon.store.sql_database import SqlDatabase, write_task
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
+from device.digest import canonical_json
 
 
 class SqlStore:

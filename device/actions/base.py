@@ -11,8 +11,6 @@ journal before the effect runs and after it returns, so a crash between the two 
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from device.adb import ShellResult
+from device.digest import digest
 from device.errors import TransportLost, UiAutomatorError
 from device.evidence import Evidence, Recorder
 
@@ -86,16 +85,6 @@ class NullJournal:
 
     def after(self, op_id: str, outcome: str, detail: str = "") -> None:
         self.entries[op_id].update(outcome=outcome, detail=detail)
-
-
-def digest(data: Any) -> str:
-    """``sha256:<hex>`` of the canonical JSON of ``data`` (sorted keys, no spaces, UTF-8).
-
-    Previews, inputs and snapshots use it; it is the same digest the task store computes
-    for a ``Preview``, so an approval quoted by the store matches the action's preview.
-    """
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 @dataclass
