@@ -33,10 +33,12 @@ class AttemptEvidence:
 
     def __init__(self, device: Device) -> None:
         self.device = device
+        self._tracked: list[Recorder] = []
         self._unkept: list[Recorder] = []
 
     def track(self, recorder: Recorder) -> Recorder:
         """Remember ``recorder`` (a step's) until its evidence is kept; returns it."""
+        self._tracked.append(recorder)
         self._unkept.append(recorder)
         return recorder
 
@@ -53,8 +55,10 @@ class AttemptEvidence:
             merged.observations += step.observations
             merged.notes += step.notes
             merged.artifacts.update(step.artifacts)
-        if not merged.commands:
+        if not any(step.commands for step in self._tracked):
             merged.note("no command ran on the phone in this attempt")
+        elif not merged.commands:
+            merged.note("the commands this attempt ran are in its other evidence documents")
         merged.note(f"attempt {task.attempt} ended {failure.reason.value}: {failure.message}")
         reason = {"reason": failure.reason.value, "message": merged.redact_text(failure.message)}
         return {"failure": reason, "evidence": merged.evidence(_NO_TARGET).to_json()}

@@ -23,7 +23,9 @@ from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.store.sqlite_store import SqliteStore
 from device.adb import AdbServer as DeviceAdbServer
+from device.commands import ZEN_MODE_GET
 from device.connection import Device
+from device.evidence import Recorder
 
 pytestmark = pytest.mark.integration
 
@@ -105,3 +107,27 @@ def test_a_failure_before_any_command_keeps_a_document_saying_what_failed(
         "no command ran on the phone in this attempt",
         "attempt 1 ended device_offline: the phone left before the first read",
     ]
+
+
+def test_a_failure_after_the_outcome_was_kept_points_to_it(
+    adb_server, sim_factory, tmp_path: Path
+) -> None:
+    sim = sim_factory(sdk=34)
+    store = SqliteStore(str(tmp_path / "q.db"))
+    raw = {"method": "dnd.get", "params": {}, "conversation_id": "c"}
+    store.submit(validate_task(raw), time.time())
+    task = store.claim("d/w0", sim.serial, time.time(), lease_s=60)
+    assert task is not None
+    attempt = AttemptEvidence(Device(sim.serial, DeviceAdbServer(port=adb_server.port)))
+    kept = attempt.track(Recorder(attempt.device, "dnd.get"))
+    kept.read(ZEN_MODE_GET)
+    attempt.kept(kept)  # as the executor does once the outcome document is stored
+    failure = Failure(FailureReason.ACTION_ERROR, "internal error: the report failed")
+    attempt.keep_failure(store, task, failure, time.time())
+    (doc,) = store.evidence(task.id)
+    store.close()
+    evidence = doc["body"]["evidence"]
+    assert evidence["commands"] == []
+    assert (
+        evidence["notes"][0] == "the commands this attempt ran are in its other evidence documents"
+    )
