@@ -77,6 +77,25 @@ class Daemon:
             task = self.task(task_id)
         return task
 
+    def approve(self, task: TaskRecord) -> None:
+        """Approve ``task``'s pending preview as its conversation, quoting its digest."""
+        assert task.approval_digest is not None
+        store = self.store()
+        try:
+            store.approve(
+                task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
+            )
+        finally:
+            store.close()
+
+    def evidence(self, task_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """The task's evidence documents (of ``kind`` when given), oldest first."""
+        store = self.store()
+        try:
+            return [d for d in store.evidence(task_id) if kind is None or d["kind"] == kind]
+        finally:
+            store.close()
+
     def state(self, task_id: str, *states: TaskState, timeout: float = 30) -> TaskRecord:
         return self.wait_for(task_id, lambda t: t.state in states, timeout)
 

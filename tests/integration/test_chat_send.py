@@ -7,7 +7,6 @@ the conversation shows, fail it when the app says "Not sent", and end it ``outco
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -22,22 +21,11 @@ pytestmark = pytest.mark.integration
 TO, BODY = "+15551234567", "Chat features are on"
 
 
-def _approve(daemon: Daemon, task: TaskRecord) -> None:
-    store = daemon.store()
-    try:
-        assert task.approval_digest is not None
-        store.approve(
-            task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
-        )
-    finally:
-        store.close()
-
-
 def _send_and_approve(daemon: Daemon) -> TaskRecord:
     task_id = daemon.submit(
         {"method": "sms.send", "params": {"to": TO, "body": BODY}, "conversation_id": "chat"}
     )
-    _approve(daemon, daemon.state(task_id, TaskState.APPROVAL))
+    daemon.approve(daemon.state(task_id, TaskState.APPROVAL))
     return daemon.wait_for(task_id, lambda t: t.state in (TaskState.COMPLETED, TaskState.FAILED))
 
 
@@ -48,12 +36,8 @@ def _taps(sim) -> list[Any]:
 
 
 def _action_evidence(daemon: Daemon, task_id: str) -> dict[str, Any]:
-    store = daemon.store()
-    try:
-        docs = [d for d in store.evidence(task_id) if d["kind"] == "outcome"]
-    finally:
-        store.close()
-    return docs[-1]["body"]
+    body: dict[str, Any] = daemon.evidence(task_id, "outcome")[-1]["body"]
+    return body
 
 
 def test_a_delivered_chat_message_completes_from_the_conversation(

@@ -30,14 +30,6 @@ from device.evidence import Recorder
 pytestmark = pytest.mark.integration
 
 
-def _evidence(daemon: Daemon, task_id: str) -> list[dict[str, Any]]:
-    store = daemon.store()
-    try:
-        return store.evidence(task_id)
-    finally:
-        store.close()
-
-
 def _drop_every_command_for(phone: Any, seconds: float) -> None:
     """From the next command on, the phone drops the transport at every command it is sent
     until ``seconds`` after the first drop (``drop_after_commands`` re-armed at each drop)."""
@@ -72,7 +64,7 @@ def test_a_phone_dropping_on_the_first_command_leaves_that_command_as_evidence(
     task_id = daemon.submit({"method": "dnd.set", "params": {"mode": "priority"}})
     task = daemon.wait_for(task_id, lambda t: t.failure is not None, timeout=45)
     assert task.failure is not None and task.failure.reason is FailureReason.DEVICE_OFFLINE
-    (failed,) = [d for d in _evidence(daemon, task_id) if d["attempt"] == 1]
+    (failed,) = [d for d in daemon.evidence(task_id) if d["attempt"] == 1]
     assert failed["kind"] == "failure"
     body = failed["body"]
     assert body["failure"]["reason"] == "device_offline"

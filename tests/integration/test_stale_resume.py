@@ -23,25 +23,6 @@ MESSAGING = "com.google.android.apps.messaging"
 TO, BODY = "+15551234567", "Running 10 min late, start without me"
 
 
-def _approve(daemon: Daemon, task: TaskRecord) -> None:
-    store = daemon.store()
-    try:
-        assert task.approval_digest is not None
-        store.approve(
-            task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
-        )
-    finally:
-        store.close()
-
-
-def _evidence(daemon: Daemon, task_id: str, kind: str) -> list[dict[str, Any]]:
-    store = daemon.store()
-    try:
-        return [d for d in store.evidence(task_id) if d["kind"] == kind]
-    finally:
-        store.close()
-
-
 def _sent(sim) -> list[dict[str, Any]]:
     return sim.phone.sms.messages("sent")
 
@@ -53,7 +34,7 @@ def _paused_for_approval(
         {"method": "sms.send", "params": {"to": to, "body": body}, "conversation_id": conversation}
     )
     task = daemon.state(task_id, TaskState.APPROVAL)
-    (pause,) = _evidence(daemon, task_id, "pause_snapshot")
+    (pause,) = daemon.evidence(task_id, "pause_snapshot")
     assert pause["body"]["snapshot"]["level"] == "full"
     assert pause["body"]["snapshot"]["texts"]["compose_text"] == body
     return task
@@ -66,13 +47,13 @@ def test_approved_after_the_user_switched_app_goes_back_to_approval(
     daemon.start()
     task = _paused_for_approval(daemon, sim)
     sim.phone.ui.go_home()  # the person left the composer
-    _approve(daemon, task)
+    daemon.approve(task)
     again = daemon.wait_for(
         task.id,
         lambda t: t.state is TaskState.APPROVAL and t.state_version > task.state_version + 1,
     )
     assert again.approval_status == "pending"  # the old approval is void
-    (check,) = _evidence(daemon, task.id, "resume_check")
+    (check,) = daemon.evidence(task.id, "resume_check")
     assert check["body"]["decision"] == "void_approval"
     assert "foreground" in check["body"]["diff"]
     assert _sent(sim) == []
@@ -86,10 +67,10 @@ def test_draft_edited_while_waiting_for_approval_is_stale_and_not_sent(
     daemon.start()
     task = _paused_for_approval(daemon, sim)
     assert sim.phone.ui.type_text(" -- actually, cancel that")  # the person edits the draft
-    _approve(daemon, task)
+    daemon.approve(task)
     failed = daemon.state(task.id, TaskState.FAILED)
     assert failed.failure is not None and failed.failure.reason is FailureReason.STALE_STATE
-    (check,) = _evidence(daemon, task.id, "resume_check")
+    (check,) = daemon.evidence(task.id, "resume_check")
     assert check["body"]["decision"] == "stale" and "texts" in check["body"]["diff"]
     assert _sent(sim) == []
     assert sim.phone.ui.top().state["body"].endswith("cancel that")  # the edit survived
@@ -99,9 +80,9 @@ def test_unchanged_screen_sends_exactly_once_after_approval(daemon: Daemon, sim_
     sim = sim_factory(sdk=34)
     daemon.start()
     task = _paused_for_approval(daemon, sim)
-    _approve(daemon, task)
+    daemon.approve(task)
     daemon.state(task.id, TaskState.COMPLETED)
-    (check,) = _evidence(daemon, task.id, "resume_check")
+    (check,) = daemon.evidence(task.id, "resume_check")
     assert check["body"]["decision"] == "continue" and check["body"]["diff"] == {}
     assert [(m["address"], m["body"]) for m in _sent(sim)] == [(TO, BODY)]
 
@@ -132,14 +113,14 @@ def test_permission_dialog_during_draft_then_granted_resumes(daemon: Daemon, sim
     task_id = daemon.submit({"method": "sms.draft", "params": {"to": TO, "body": BODY}})
     paused = daemon.state(task_id, TaskState.PERMISSION)
     assert paused.waiting_for == "permission-dialog"
-    (outcome,) = _evidence(daemon, task_id, "outcome")
+    (outcome,) = daemon.evidence(task_id, "outcome")
     assert outcome["body"]["detail"]["dialog"]["buttons"]  # the dialog is in evidence
     time.sleep(1.5)
     assert daemon.task(task_id).state is TaskState.PERMISSION  # nobody taps Allow for the user
     _tap_allow(sim)
     daemon.state(task_id, TaskState.COMPLETED)
     assert sim.phone.packages.is_granted(MESSAGING, "android.permission.READ_CONTACTS")
-    assert len(_evidence(daemon, task_id, "resume_check")) == 1
+    assert len(daemon.evidence(task_id, "resume_check")) == 1
 
 
 def test_permission_not_granted_within_the_ttl_fails(daemon: Daemon, sim_factory) -> None:
@@ -169,7 +150,7 @@ def test_screen_locked_waits_for_unlock_then_resumes(daemon: Daemon, sim_factory
     assert daemon.task(task_id).state is TaskState.WAITING
     sim.phone.ui.unlock()
     daemon.state(task_id, TaskState.COMPLETED)
-    (check,) = _evidence(daemon, task_id, "resume_check")
+    (check,) = daemon.evidence(task_id, "resume_check")
     assert check["body"]["decision"] == "recheck" and "locked" in check["body"]["diff"]
     assert sim.phone.ui.top().state["body"] == BODY
 
@@ -182,9 +163,9 @@ def test_two_conversations_each_resume_against_their_own_snapshot(
     first = _paused_for_approval(daemon, sim, "conv-a", "+15550000001", "from conversation A")
     second = _paused_for_approval(daemon, sim, "conv-b", "+15550000002", "from conversation B")
     # B's composer is in front now: A's context changed, B's did not
-    _approve(daemon, second)
+    daemon.approve(second)
     daemon.state(second.id, TaskState.COMPLETED)
-    _approve(daemon, first)
+    daemon.approve(first)
     again = daemon.wait_for(
         first.id,
         lambda t: t.state is TaskState.APPROVAL and t.state_version > first.state_version + 1,
@@ -194,7 +175,7 @@ def test_two_conversations_each_resume_against_their_own_snapshot(
         ("+15550000002", "from conversation B")
     ]
     decisions = {
-        task.id: [c["body"]["decision"] for c in _evidence(daemon, task.id, "resume_check")]
+        task.id: [c["body"]["decision"] for c in daemon.evidence(task.id, "resume_check")]
         for task in (first, second)
     }
     assert decisions == {second.id: ["continue"], first.id: ["void_approval"]}

@@ -85,15 +85,7 @@ def _read(daemon: Daemon, task_id: str) -> tuple[list[JournalEntry], list[dict[s
 
 
 def _approve(daemon: Daemon, task_id: str) -> None:
-    task = daemon.state(task_id, TaskState.APPROVAL)
-    assert task.approval_digest is not None
-    store = daemon.store()
-    try:
-        store.approve(
-            task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
-        )
-    finally:
-        store.close()
+    daemon.approve(daemon.state(task_id, TaskState.APPROVAL))
 
 
 def _amend(daemon: Daemon, task_id: str, params: dict[str, Any]) -> TaskRecord:
