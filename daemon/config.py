@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+# How often timed-out tasks are swept, by the daemon and by `phoned serve` alike.
+DEFAULT_SWEEP_INTERVAL_S = 30.0
+
 ENV_PREFIX = "PHONED_"
 
 
@@ -49,7 +52,7 @@ class Config(_Section):
     poll_interval: float = Field(default=1.0, gt=0, le=60)  # seconds between claims when idle
     lease_seconds: float = Field(default=60.0, ge=5)
     heartbeat_interval: float = Field(default=10.0, gt=0)
-    sweep_interval: float = Field(default=30.0, gt=0)
+    sweep_interval: float = Field(default=DEFAULT_SWEEP_INTERVAL_S, gt=0)
     grace_period: float = Field(default=20.0, ge=0)  # SIGTERM: time to reach a safe point
     settle_timeout: float = Field(default=10.0, gt=0)  # bound on async device transitions
     ci_grant_permissions: bool = False  # CI only: grant with pm/cmd instead of waiting

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic, Protocol, TypeVar
 
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
+from daemon.lifecycle.contract import WorkflowSpec
+from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import Store
 from device.actions.registry import APPROVAL_METHODS
 
@@ -121,16 +120,3 @@ def classify_ingress(
         supported=None if capabilities is None else not unsupported,
         unsupported=unsupported,
     )
-
-
-def task_status(store: Store, task_id: str, conversation_id: str | None = None) -> TaskRecord:
-    """One task; with ``conversation_id`` given, only if that conversation owns it."""
-    task = store.get(task_id)
-    if conversation_id is not None and task.conversation_id != conversation_id:
-        raise ConversationMismatch(f"task {task_id} belongs to another conversation")
-    return task
-
-
-def is_spec(value: object) -> bool:
-    """True for a validated task or workflow spec."""
-    return isinstance(value, TaskSpec | WorkflowSpec)

@@ -14,8 +14,6 @@ from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
 from daemon.store.protocol import Store
 
-SWEEP_INTERVAL_S = 30.0
-
 
 def _dispatched(task: TaskRecord, now: float) -> Failure | None:
     if task.dispatched_at is not None and now - task.dispatched_at > task.dispatch_timeout_s:

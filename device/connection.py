@@ -187,17 +187,6 @@ class Device:
                 self._ui_session = UiSession(self, self.ui_mode or UiMode.AUTO)
             return self._ui_session
 
-    def ui(self) -> Any:
-        """The running uiautomator2 client (started, or restarted when it died); raises
-        ``UiAutomatorError`` when it cannot start."""
-        session = self.ui_session
-        client = session.client()
-        if client is None:
-            raise UiAutomatorError(
-                f"uiautomator2 session unavailable: {session.stats.last_error}", serial=self.serial
-            )
-        return client
-
     def close(self) -> None:
         """Stop the UI session's server, if one runs (the phone may already be gone)."""
         with self._lock:

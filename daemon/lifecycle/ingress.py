@@ -6,8 +6,7 @@ cloud_plan_id, cloud_output_key, wait_policy, params}`` and a workflow as
 ``{method: submitWorkflow, source: CLOUD, queue, taskQueue, forceTaskManager,
 workflowName, executionMode, subTasks: [{taskMethod, ..., completionTarget}]}``, with
 step parameters flattened beside ``taskMethod`` and ``payload.subTasks`` as a mirror.
-``parse_ingress`` accepts both that shape and the canonical one; ``to_ingress`` maps a
-canonical spec back, so ``parse_ingress(to_ingress(spec)) == spec``.
+``parse_ingress`` accepts both that shape and the canonical one.
 """
 
 from __future__ import annotations
@@ -111,21 +110,3 @@ def _step(index: int, sub: Any, errors: list[FieldError]) -> dict[str, Any]:
     elif flat:
         step["params"] = flat
     return step
-
-
-def to_ingress(spec: TaskSpec | WorkflowSpec) -> dict[str, Any]:
-    """The seed-004 shape of a canonical spec (the inverse of ``parse_ingress``)."""
-    back = {v: k for k, v in _ENVELOPE.items()}
-    data = spec.model_dump(exclude_none=True)
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "steps":
-            continue
-        out[back.get(key, key)] = value
-    if "queue" in out:
-        out["taskQueue"] = out["queue"]
-    if isinstance(spec, WorkflowSpec):
-        step_back = {v: k for k, v in _STEP.items()}
-        out["method"] = "submitWorkflow"
-        out["subTasks"] = [{step_back[k]: v for k, v in step.items()} for step in data["steps"]]
-    return out

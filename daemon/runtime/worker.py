@@ -58,7 +58,6 @@ class Worker:
         self.results: list[Result] = []
         self.current: TaskRecord | None = None
         self._stop = threading.Event()
-        self.last_beat = time.monotonic()
 
     def stop(self) -> None:
         """Claim nothing more; the current task still reaches a reported end."""
@@ -86,7 +85,6 @@ class Worker:
         self._warm_up()
         try:
             while not self._stop.is_set():
-                self.last_beat = time.monotonic()
                 task = self._claim(store, task_id)
                 if task is None:
                     if deadline is not None and time.monotonic() >= deadline:
@@ -202,7 +200,6 @@ class Worker:
             store = self.store_factory()
             try:
                 while not done.wait(self.settings.heartbeat_interval):
-                    self.last_beat = time.monotonic()
                     try:
                         store.heartbeat(
                             task.ticket, self.executor.clock(), self.settings.lease_seconds

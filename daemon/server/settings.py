@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.config import DEFAULT_SWEEP_INTERVAL_S
+
 
 @dataclass(frozen=True)
 class ServerSettings:
@@ -13,7 +15,7 @@ class ServerSettings:
     queue_url: str  # the Store behind the API (sqlite:///, postgresql://)
     state_dir: Path  # artifacts and the report ledger live here
     tokens_path: Path
-    sweep_interval: float = 30.0  # first sweep one interval after start, then every interval
+    sweep_interval: float = DEFAULT_SWEEP_INTERVAL_S  # first sweep one interval after start
     max_wait: float = 30.0  # longest long-poll a client may ask for (seconds)
     fallback_poll: float = 0.25  # how often the queue is re-read for other replicas' writes
     worker_threads: int = 200  # threads for blocking handlers (each long-poll holds one)

@@ -125,12 +125,13 @@ def test_uiautomator2_session_starts_lazily_and_works(sim_factory, server) -> No
     sim = sim_factory()
     device = Device(sim.serial, server)
     assert device._ui_session is None  # nothing starts before a UI flow needs it
-    ui = device.ui()
+    ui = device.ui_session.client()
+    assert ui is not None
     assert "<hierarchy" in ui.dump_hierarchy()
     ui.click(540, 1200)
     assert any(e.argv[:1] == ("tap",) for e in sim.phone.log.entries("click"))
     assert ui.screenshot().size == (1080, 2400)
-    assert device.ui() is ui
+    assert device.ui_session.client() is ui  # one warm session, not a new one
     device.close()
 
 
