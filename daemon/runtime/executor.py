@@ -57,9 +57,9 @@ from daemon.runtime.staleness import (
     sensitive_values,
 )
 from daemon.store.protocol import Store
-from device.actions import NON_IDEMPOTENT
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
+from device.actions.registry import NON_IDEMPOTENT, REGISTRY
 from device.connection import Device
 from device.errors import DeviceError, DeviceNotFound, DeviceOffline
 
@@ -193,9 +193,9 @@ def _read_back(
     attempt: AttemptEvidence,
 ) -> tuple[str, str]:
     """Reconcile one journal entry by reading the phone: (answer, evidence ref)."""
-    from device.actions import METHODS, reconcile
+    from device.actions import reconcile
 
-    method = entry.action if entry.action in METHODS else task.method
+    method = entry.action if entry.action in REGISTRY else task.method
     params = {**task.params, "journal": {"action": entry.action, "target": entry.target}}
     ctx = _context(store, device, task, settings, attempt)
     answer = reconcile(method, params, ctx)

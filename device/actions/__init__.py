@@ -82,12 +82,3 @@ def reconcile(method: str, params: dict[str, Any], ctx: ActionContext) -> str:
     if answer not in RECONCILE_ANSWERS:  # pragma: no cover - a reconciler bug
         raise AssertionError(f"reconciler for {method} answered {answer!r}")
     return answer
-
-
-def __getattr__(name: str) -> Any:
-    """The registry's derived tables, imported on first use (``METHODS`` is ``REGISTRY``)."""
-    if name in ("METHODS", "NON_IDEMPOTENT", "APPROVAL_METHODS", "SCREEN_METHODS"):
-        from device.actions import registry
-
-        return registry.REGISTRY if name == "METHODS" else getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
