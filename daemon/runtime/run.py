@@ -14,7 +14,6 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -72,10 +71,10 @@ def exit_code(task: TaskRecord) -> int:
 
 def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
     """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
+    from daemon.commands.inputs import read_document
     from daemon.lifecycle.ingress import parse_ingress
 
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    raw = _load_document(text)
+    raw = read_document(path)  # the one reader `phoned submit` uses too
     if isinstance(raw, dict) and not raw.get("device"):
         raw = {**raw, "device": serial}
     from daemon.config import with_default_timeouts
@@ -85,15 +84,6 @@ def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
     if isinstance(spec, WorkflowSpec):  # --once runs its first step
         return store.submit_workflow(spec, time.time())[0].id
     return store.submit(spec, time.time()).id
-
-
-def _load_document(text: str) -> Any:
-    import yaml
-
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return yaml.safe_load(text)
 
 
 def _print_result(store: Store, task: TaskRecord, as_json: bool) -> None:
@@ -116,8 +106,7 @@ def run_once(
     cfg: Config, serial: str | None, wait: float, task_file: str | None, as_json: bool
 ) -> int:
     """Claim at most one task (or the one in ``task_file``), run it, print it, exit code."""
-    from daemon.runtime.executor import ExecutorSettings
-    from daemon.runtime.worker import Worker, WorkerSettings
+    from daemon.runtime.worker import worker_for
     from device.adb import AdbServer
     from device.connection import connect
 
@@ -128,22 +117,12 @@ def run_once(
     try:
         store.recover(f"{daemon_id}/", time.time())
         task_id = _submit_file(store, task_file, device.serial, cfg) if task_file else None
-        worker = Worker(
+        worker = worker_for(
+            cfg,
             lambda: open_store(cfg.queue_url),
             device,
-            owner=f"{daemon_id}/{device.serial}",
-            settings=WorkerSettings(
-                min(cfg.poll_interval, 0.5),
-                cfg.lease_seconds,
-                cfg.heartbeat_interval,
-                pause_check_interval=None,
-            ),
-            executor=ExecutorSettings(
-                settle_timeout=cfg.settle_timeout,
-                ci_grant=cfg.ci_grant_permissions,
-                artifacts_dir=cfg.state_path / "artifacts",
-            ),
-            limit=1,
+            f"{daemon_id}/{device.serial}",
+            once=True,
         )
         _install_once_signals(worker)
         results = worker.run(wait=wait, task_id=task_id)
@@ -245,8 +224,7 @@ def run_daemon(
     sim_sdk: int | None = None,
 ) -> int:
     """Entry point of ``phoned run``; returns the process exit code."""
-    import yaml
-
+    from daemon.commands.common import InputError
     from daemon.lifecycle.errors import InvalidTask, LifecycleError
     from daemon.store.open import QueueUrlError
     from device.errors import DeviceError
@@ -259,7 +237,7 @@ def run_daemon(
             if serial:
                 cfg = cfg.model_copy(update={"devices": (serial,)})
             return run_forever(cfg)
-    except (QueueUrlError, InvalidTask, OSError, yaml.YAMLError, json.JSONDecodeError) as exc:
+    except (QueueUrlError, InvalidTask, InputError, OSError) as exc:
         click.echo(f"phoned: {exc}", err=True)
         return EXIT_USAGE
     except (DeviceError, LifecycleError) as exc:

@@ -25,9 +25,8 @@ from daemon.config import Config
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
-from daemon.runtime.executor import ExecutorSettings
 from daemon.runtime.notify import Notifier
-from daemon.runtime.worker import Worker, WorkerSettings
+from daemon.runtime.worker import Worker, worker_for
 from daemon.store.protocol import Store
 from daemon.sweeper import sweep
 from device.adb import AdbServer
@@ -154,18 +153,8 @@ class Supervisor:
                     running.worker.stop()
 
     def _start_worker(self, serial: str) -> None:
-        cfg = self.cfg
-        worker = Worker(
-            self.store_factory,
-            Device(serial, self.server),
-            owner=f"{self.daemon_id}/{serial}",
-            settings=WorkerSettings(cfg.poll_interval, cfg.lease_seconds, cfg.heartbeat_interval),
-            executor=ExecutorSettings(
-                settle_timeout=cfg.settle_timeout,
-                ci_grant=cfg.ci_grant_permissions,
-                artifacts_dir=cfg.state_path / "artifacts",
-            ),
-        )
+        device = Device(serial, self.server)
+        worker = worker_for(self.cfg, self.store_factory, device, f"{self.daemon_id}/{serial}")
         thread = threading.Thread(
             target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
         )

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from daemon.lifecycle.errors import GuardError, LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
@@ -23,6 +24,9 @@ from daemon.runtime.faults import fault_point, paused_point
 from daemon.store.protocol import Store
 from device.connection import Device
 from device.errors import DeviceError
+
+if TYPE_CHECKING:
+    from daemon.config import Config
 
 log = logging.getLogger("phoned.worker")
 
@@ -35,6 +39,32 @@ class WorkerSettings:
     lease_seconds: float = 60.0
     heartbeat_interval: float = 10.0
     pause_check_interval: float | None = 1.0  # None: do not watch paused tasks (--once)
+
+
+def worker_for(
+    cfg: Config,
+    store_factory: Callable[[], Store],
+    device: Device,
+    owner: str,
+    *,
+    once: bool = False,
+) -> Worker:
+    """The worker the daemon runs for ``device``, timed by ``cfg``; with ``once`` the
+    ``--once`` variant: at most one task, a quicker poll, no watching of paused tasks."""
+    settings = WorkerSettings(cfg.poll_interval, cfg.lease_seconds, cfg.heartbeat_interval)
+    if once:
+        settings = WorkerSettings(
+            min(cfg.poll_interval, 0.5),
+            cfg.lease_seconds,
+            cfg.heartbeat_interval,
+            pause_check_interval=None,
+        )
+    executor = ExecutorSettings(
+        settle_timeout=cfg.settle_timeout,
+        ci_grant=cfg.ci_grant_permissions,
+        artifacts_dir=cfg.state_path / "artifacts",
+    )
+    return Worker(store_factory, device, owner, settings, executor, limit=1 if once else None)
 
 
 class Worker:

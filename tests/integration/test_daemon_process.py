@@ -160,6 +160,30 @@ def test_once_exit_codes_for_tasks(
     assert json.loads(result.stdout)["task"]["state"] == state
 
 
+def test_once_reads_a_task_file_as_submit_does(daemon_env, sim_factory, tmp_path: Path) -> None:
+    """One reader for both: a YAML dial string stays text (``submit`` accepts it), and a
+    broken file is one line naming the file, exit 2."""
+    sim = sim_factory(sdk=34)
+    path = tmp_path / "task.yaml"
+    path.write_text(
+        "conversation_id: conv-once\nmethod: sms.send\nparams:\n  to: +15551234567\n  body: hi\n"
+    )
+    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", "--serial", sim.serial]
+    ok = subprocess.run(
+        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert ok.returncode == 4, ok.stderr  # paused for approval, the number read as text
+    assert json.loads(ok.stdout)["task"]["params"]["to"] == "+15551234567"
+    path.write_text("method: [dnd.set\n")
+    bad = subprocess.run(
+        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.strip().count("\n") == 0 and "neither JSON nor YAML" in bad.stderr
+
+
 def test_once_exit_3_when_no_task_within_the_wait(daemon_env, sim_factory, tmp_path: Path) -> None:
     sim = sim_factory(sdk=34)
     started = time.monotonic()
