@@ -48,6 +48,8 @@ class Snapshot:
     orientation: int | None = None  # full only (the hierarchy's rotation)
     hierarchy_digest: str | None = None  # full only
     texts: dict[str, Any] = field(default_factory=dict)  # full only: what the task reads
+    window_packages: list[str] = field(default_factory=list)  # full only: app window owners
+    window_path: str | None = None  # full only: which reader read the hierarchy
     artifacts: dict[str, str] = field(default_factory=dict)
     round_trips: int = 0
     duration_ms: float = 0.0
@@ -110,6 +112,8 @@ def take(
                 orientation=ui_hierarchy.rotation(screen.xml),
                 hierarchy_digest=screen.digest,
                 texts=_texts(method, params, screen),
+                window_packages=screen.packages,
+                window_path=screen.path.value,
                 artifacts={
                     k: v for k, v in ctx.recorder.artifacts.items() if k.startswith("snapshot_")
                 },
