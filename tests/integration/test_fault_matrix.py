@@ -204,15 +204,7 @@ def submit(daemon: Daemon, task: str) -> str:
 
 def approve(daemon: Daemon, task_id: str) -> None:
     """Approve the pending preview through the store, as ``phoned approve`` would."""
-    task = daemon.state(task_id, TaskState.APPROVAL)
-    assert task.approval_digest is not None
-    store = daemon.store()
-    try:
-        store.approve(
-            task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
-        )
-    finally:
-        store.close()
+    daemon.approve(daemon.state(task_id, TaskState.APPROVAL))
 
 
 def to_approval(daemon: Daemon, crash_at: str | None = None) -> str:
