@@ -243,11 +243,11 @@ def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> convers
     ``UiDumpFailed`` when the screen cannot be read."""
     screen = ui.dump(ctx, "after")
     same = conversation.with_text(screen.nodes, app, body)
-    read_by = next(
-        (o.command for o in reversed(ctx.recorder.observations) if o.name == "hierarchy"), ()
-    )
     ctx.recorder.observe(
-        "conversation", [{"text": b.text, "status": b.status} for b in same], "after", read_by
+        "conversation",
+        [{"text": b.text, "status": b.status} for b in same],
+        "after",
+        screen.read_by,
     )
     return same[-1] if len(same) > before else None
 

@@ -45,6 +45,7 @@ class Screen:
     nodes: list[Node]
     digest: str
     path: UiPath = UiPath.SHELL  # which reader produced it
+    read_by: tuple[str, ...] = ()  # the command (or session call) that read it
 
     @property
     def packages(self) -> list[str]:
@@ -296,7 +297,7 @@ def _parse(ctx: ActionContext, phase: str, xml: str, path: UiPath, argv: Sequenc
         _failed(ctx, phase, argv, path, f"not a hierarchy: {exc}", stdout=xml)
     if not nodes:  # the uiautomator2 client returns an empty placeholder when dumps stay empty
         _failed(ctx, phase, argv, path, "empty hierarchy", stdout=xml)
-    return Screen(xml, nodes, ui_hierarchy.digest(nodes), path)
+    return Screen(xml, nodes, ui_hierarchy.digest(nodes), path, tuple(argv))
 
 
 def _failed(
