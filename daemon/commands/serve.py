@@ -2,8 +2,9 @@
 
 ``phoned serve --queue URL --host 127.0.0.1 --port 8400 --tokens FILE`` serves the
 ``/v1`` API over the store the queue URL names (default: the config's queue). ``phoned
-serve --make-token ROLE [--device S ...]`` prints a new token and the tokens-file entry
-that admits it (only the digest goes in the file), then exits.
+serve --make-token ROLE [--device S ...] [--conversation C ...]`` prints a new token and
+the tokens-file entry that admits it (only the digest goes in the file), then exits; a
+token made with ``--conversation`` reaches only those conversations (``docs/security.md``).
 """
 
 from __future__ import annotations
@@ -17,12 +18,22 @@ from daemon.commands.common import EXIT_USAGE, fail, load_config
 ROLES = ("daemon", "planner", "approver", "viewer")
 
 
-def _print_token(role: str, devices: tuple[str, ...], name: str) -> None:
+def _print_token(
+    role: str, devices: tuple[str, ...], name: str, conversations: tuple[str, ...]
+) -> None:
     from daemon.server.auth import Role, make_token
 
     if role == "daemon" and not devices:
         fail("a daemon token needs --device SERIAL (or --device '*')", EXIT_USAGE)
-    token, entry = make_token(Role(role), devices, name)
+    if role == "daemon" and conversations:
+        fail(
+            "--conversation: a daemon token is bound to its devices, not conversations", EXIT_USAGE
+        )
+    if role != "daemon" and devices:
+        fail("--device: only a daemon token serves devices", EXIT_USAGE)
+    if any(not c.strip() for c in conversations):
+        fail("--conversation: expected a conversation id", EXIT_USAGE)
+    token, entry = make_token(Role(role), devices, name, conversations)
     click.echo(f"token: {token}")
     click.echo("# add under `tokens:` in the tokens file (the token itself is not stored):")
     click.echo(entry, nl=False)
@@ -77,6 +88,13 @@ def _serve(
     help="Print a new token for ROLE and its tokens-file entry, then exit.",
 )
 @click.option("--device", "devices", multiple=True, help="With --make-token daemon: a serial.")
+@click.option(
+    "--conversation",
+    "conversations",
+    multiple=True,
+    help="With --make-token planner|approver|viewer: bind the token to this conversation "
+    "(repeatable); without it the token is an operator's and reaches every conversation.",
+)
 @click.option("--name", default="", help="With --make-token: a name shown in logs.")
 def serve(
     queue: str | None,
@@ -87,11 +105,12 @@ def serve(
     state: str | None,
     make_role: str | None,
     devices: tuple[str, ...],
+    conversations: tuple[str, ...],
     name: str,
 ) -> None:
     """Serve the REST control plane (planners, approvers and daemons) over the queue."""
     if make_role is not None:
-        _print_token(make_role, devices, name)
+        _print_token(make_role, devices, name, conversations)
         return
     if not tokens:
         fail("--tokens FILE is required (make one with --make-token ROLE)", EXIT_USAGE)

@@ -1,21 +1,30 @@
-"""Request dependencies: the plane, the caller's principal, and the right it must hold.
+"""Request dependencies: the plane, the caller's principal, the right and scope it needs.
 
 Tokens are read from the ``Authorization: Bearer`` header only (never a query string, so
 no access log can carry one) and are never logged: the principal's ``name`` is.
+
+A token bound to conversations sees a task of another conversation as missing (the same
+404 ``TaskNotFound`` an unknown id gets), and a bound viewer gets every document with the
+task's phone numbers and message bodies replaced by ``redact()`` stand-ins.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import TaskRecord
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.plane import Plane
+from device.evidence import redact
+
+# keys whose text values carry a number or a message body (evidence, previews, params)
+SENSITIVE_KEYS = frozenset({"to", "body", "text", "address", "number", "phone", "recipient"})
 
 bearer = HTTPBearer(auto_error=False, description="A token from the tokens file")
 
@@ -56,11 +65,72 @@ def check_serves(principal: Principal, serial: str | None) -> None:
 
 
 def check_reads(principal: Principal, task: TaskRecord) -> None:
-    """Readers see every task; a daemon sees only tasks on its own devices."""
+    """Readers see the tasks of their conversations; a daemon, tasks on its own devices."""
     if principal.role is Role.DAEMON:
         check_serves(principal, task.device)
     elif not principal.may(Right.READ):
         raise HTTPException(403, f"role {principal.role.value} may not read")
+    else:
+        check_scope(principal, task)
+
+
+def check_scope(principal: Principal, task: TaskRecord) -> TaskRecord:
+    """``task``, unless it is in a conversation the token is not bound to: then 404."""
+    if principal.role is not Role.DAEMON and not principal.sees(task.conversation_id):
+        raise TaskNotFound(f"no task {task.id}")
+    return task
+
+
+def check_submits(principal: Principal, conversation_id: str) -> None:
+    """403 naming ``conversation_id`` when a bound token submits into another conversation."""
+    if not principal.sees(conversation_id):
+        raise HTTPException(
+            403, f"conversation_id: this token may not act in conversation {conversation_id!r}"
+        )
+
+
+def sensitive_texts(task: TaskRecord) -> list[str]:
+    """The task's phone numbers and message bodies (its method's sensitive params).
+
+    A number is listed as given and in the ``+digits`` form the phone stores it in.
+    """
+    from device.actions.registry import REGISTRY
+
+    declared = REGISTRY.get(task.method)
+    names = declared.sensitive if declared is not None else ()
+    texts: list[str] = []
+    for name in names:
+        value = task.params.get(name)
+        if value in (None, ""):
+            continue
+        text = str(value)
+        texts.append(text)
+        digits = "".join(c for c in text if c.isdigit())
+        if len(digits) >= 3 and digits != text:
+            texts.append(("+" if text.lstrip().startswith("+") else "") + digits)
+    return sorted(set(texts), key=len, reverse=True)
+
+
+def redacted(principal: Principal, task: TaskRecord, doc: Any) -> Any:
+    """``doc`` as ``principal`` may see it: a bound viewer gets numbers and bodies redacted."""
+    if not principal.redacted:
+        return doc
+    return _redact(doc, sensitive_texts(task))
+
+
+def _redact(value: Any, texts: list[str], key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _redact(v, texts, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, texts) for v in value]
+    if not isinstance(value, str) or not value:
+        return value
+    if key in SENSITIVE_KEYS:
+        return redact(value)
+    for text in texts:
+        if text in value:
+            value = value.replace(text, redact(text))
+    return value
 
 
 def owner_serial(owner: str) -> str:

@@ -97,6 +97,7 @@ class JournalBeforeBody(Report):
 
 class JournalAfterBody(_Body):
     report_id: str | None = Field(default=None, max_length=100)
+    ticket: TicketBody | None = None  # checked when given; the entry's claim always is
     outcome: Literal["confirmed_success", "confirmed_failure", "unknown"]
     detail: str = ""
     at: float | None = None

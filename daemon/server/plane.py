@@ -43,6 +43,7 @@ class Registry:
 
     daemons: dict[str, DaemonInfo] = field(default_factory=dict)
     contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)  # daemon id -> digest of its token
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def capabilities(self, serial: str) -> frozenset[str] | None:

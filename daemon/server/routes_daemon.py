@@ -1,8 +1,12 @@
 """Daemon endpoints: register, claim (long-poll), heartbeat, reports, artifacts (``/v1``).
 
 Every report carries the ticket of its claim and is refused (409, the named guard error)
-when stale. Reports with a ``report_id`` go through the report ledger: a redelivery gets
-the first answer back and changes nothing. A daemon token acts only for its own devices.
+when stale. Reports are bound to their claim: the ticket's task, attempt and owner must
+be a lease the plane granted to this token (else 409 ``LeaseLost``), and so must the
+attempt of a journal entry an outcome is recorded for; artifacts go only onto tasks the
+token holds or held. Reports with a ``report_id`` go through the report ledger, per
+token: a redelivery gets the first answer back and changes nothing. A daemon token acts
+only for its own devices, and registers only daemon ids no other token registered.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.errors import GuardError, LeaseLost, LifecycleError, StaleAttempt
 from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, Ticket
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.artifacts import artifact_path, artifact_ref
@@ -45,11 +49,14 @@ MAX_ARTIFACT_BYTES = 20 * 1024 * 1024
 
 @router.post("/daemons/register", summary="A daemon announces itself and its devices")
 def register(body: RegisterBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
-    """Record the daemon's devices and methods; refused for a device the token may not serve."""
+    """Record the daemon's devices and methods; refused for a device the token may not serve
+    and for a daemon id another token registered (403)."""
     for device in body.devices:
         check_serves(principal, device.serial)
     now = time.time()
     with plane.registry.lock:
+        _check_daemon_id(plane, principal, body.daemon_id)
+        plane.registry.keys[body.daemon_id] = principal.key
         prior = plane.registry.daemons.get(body.daemon_id)
         plane.registry.daemons[body.daemon_id] = DaemonInfo(
             daemon_id=body.daemon_id,
@@ -62,6 +69,13 @@ def register(body: RegisterBody, plane: PlaneDep, principal: Daemon) -> dict[str
             seen_at=now,
         )
     return {"daemon_id": body.daemon_id, "devices": [d.serial for d in body.devices]}
+
+
+def _check_daemon_id(plane: Plane, principal: Principal, daemon_id: str) -> None:
+    """403 when another token registered ``daemon_id`` (call with the registry lock held)."""
+    holder = plane.registry.keys.get(daemon_id)
+    if holder is not None and holder != principal.key:
+        raise HTTPException(403, f"daemon id {daemon_id} is registered by another daemon token")
 
 
 @router.put("/devices/{serial}/context", summary="A daemon reports a device's context")
@@ -86,12 +100,15 @@ def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]
     """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s."""
     check_serves(principal, body.device)
     check_serves(principal, owner_serial(body.owner))
+    with plane.registry.lock:
+        _check_daemon_id(plane, principal, body.owner.rsplit("/", 1)[0])
     store = plane.store()
     deadline = time.monotonic() + min(body.wait, plane.settings.max_wait)
     while True:
         seen = plane.wakeup.cursor
         task = store.claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
         if task is not None:
+            plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
             plane.wakeup.poke()
             return {"task": plain(task)}
         left = deadline - time.monotonic()
@@ -119,32 +136,50 @@ def work(
 
 @router.post("/recover", summary="Fail tasks a restarted daemon owned")
 def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
-    """``runtime_recovery`` for tasks leased to this daemon id on the token's devices."""
+    """``runtime_recovery`` for tasks leased to exactly this daemon id (owner
+    ``<daemon id>/<serial>``), on the token's devices, under claims granted to this token.
+    """
     store, now = plane.store(), report_time(body.at)
-    if "*" in principal.devices:
-        tasks = store.recover(f"{body.daemon_id}/", now)
-    else:
-        tasks = [
-            t
-            for serial in sorted(principal.devices)
-            for t in store.recover(f"{body.daemon_id}/{serial}", now)
-        ]
+    failure = Failure(FailureReason.RUNTIME_RECOVERY, "daemon restarted mid-task")
+    leased = store.list_tasks(states=(TaskState.DISPATCHED, TaskState.RUNNING), limit=10**6)
+    tasks = []
+    for task in leased:
+        owner = task.lease_owner or ""
+        daemon_id, _, serial = owner.rpartition("/")
+        if daemon_id != body.daemon_id or not principal.serves(serial):
+            continue
+        if not plane.ledger.held(task.id, principal.key, task.attempt, owner):
+            continue
+        try:
+            tasks.append(store.fail(task.ticket, failure, now))
+        except GuardError:  # it moved (reported, swept) since it was listed
+            continue
     plane.wakeup.poke()
     return {"tasks": [plain(t) for t in tasks]}
 
 
 def _ticket(plane: Plane, principal: Principal, task_id: str, report: Report) -> Ticket:
-    """The report's ticket, after checking the task is on one of the token's devices."""
+    """The report's ticket, after checking the task is on one of the token's devices and
+    the ticket names a lease the plane granted to this token (else 409 ``LeaseLost``)."""
     check_serves(principal, owner_serial(report.ticket.owner))
-    check_serves(principal, plane.store().get(task_id).device)
+    task = plane.store().get(task_id)
+    check_serves(principal, task.device)
     t = report.ticket
+    if not plane.ledger.held(task_id, principal.key, t.attempt, t.owner):
+        if t.attempt != task.attempt:
+            raise StaleAttempt(f"task {task_id}: attempt {t.attempt} is not {task.attempt}")
+        raise LeaseLost(
+            f"task {task_id}: attempt {t.attempt} was never leased to {t.owner} by this token"
+        )
     return Ticket(task_id, t.owner, t.attempt, t.revision)
 
 
-def _answer(plane: Plane, report_id: str | None, apply: Callable[[], Any]) -> JSONResponse:
-    """Apply a report once: a known ``report_id`` gets its first answer again."""
+def _answer(
+    plane: Plane, principal: Principal, report_id: str | None, apply: Callable[[], Any]
+) -> JSONResponse:
+    """Apply a report once: this token's known ``report_id`` gets its first answer again."""
     if report_id:
-        known = plane.ledger.answered(report_id)
+        known = plane.ledger.answered(principal.key, report_id)
         if known is not None:
             return JSONResponse(known[1], known[0], headers={"X-Phoned-Redelivered": "1"})
     try:
@@ -152,13 +187,13 @@ def _answer(plane: Plane, report_id: str | None, apply: Callable[[], Any]) -> JS
     except LifecycleError as exc:
         status, body = error_status(exc), error_json(exc)
     if report_id and status < 500:
-        plane.ledger.keep(report_id, status, body)
+        plane.ledger.keep(principal.key, report_id, status, body)
     plane.wakeup.poke()
     return JSONResponse(body, status)
 
 
-def _refs(plane: Plane, refs: list[str]) -> tuple[str, ...]:
-    return plane.ledger.resolve_refs(refs)
+def _refs(plane: Plane, principal: Principal, refs: list[str]) -> tuple[str, ...]:
+    return plane.ledger.resolve_refs(principal.key, refs)
 
 
 @router.post("/tasks/{task_id}/heartbeat", summary="Renew the lease")
@@ -177,7 +212,9 @@ def heartbeat(
 def start(task_id: str, body: Report, plane: PlaneDep, p: Daemon) -> JSONResponse:
     ticket = _ticket(plane, p, task_id, body)
     now = report_time(body.at)
-    return _answer(plane, body.report_id, lambda: {"task": plain(plane.store().start(ticket, now))})
+    return _answer(
+        plane, p, body.report_id, lambda: {"task": plain(plane.store().start(ticket, now))}
+    )
 
 
 @router.post("/tasks/{task_id}/admit", summary="The admission gate")
@@ -208,7 +245,7 @@ def journal_before(
         )
         return {"entry": plain(entry)}
 
-    return _answer(plane, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
 @router.post("/tasks/{task_id}/journal/{op_id}", summary="Record what an action did")
@@ -221,15 +258,21 @@ def journal_after(
 ) -> JSONResponse:
     store = plane.store()
     check_serves(p, store.get(task_id).device)
-    if op_id not in {e.op_id for e in store.journal(task_id)}:
+    entry = next((e for e in store.journal(task_id) if e.op_id == op_id), None)
+    if entry is None:
         raise HTTPException(404, f"task {task_id} has no journal entry {op_id}")
+    t = body.ticket
+    if t is not None and t.attempt != entry.attempt:
+        raise LeaseLost(f"journal entry {op_id} belongs to attempt {entry.attempt}")
+    if not plane.ledger.held(task_id, p.key, entry.attempt, t.owner if t else None):
+        raise LeaseLost(f"task {task_id}: attempt {entry.attempt} was never leased to this token")
     now = report_time(body.at)
 
     def apply() -> dict[str, Any]:
         entry = store.journal_after(op_id, Outcome(body.outcome), body.detail, now)
         return {"entry": plain(entry)}
 
-    return _answer(plane, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
 @router.post("/tasks/{task_id}/evidence", summary="Keep an evidence document")
@@ -244,6 +287,7 @@ def put_evidence(
     now = report_time(body.at)
     return _answer(
         plane,
+        p,
         body.report_id,
         lambda: {"ref": plane.store().put_evidence(ticket, body.kind, body.body, now)},
     )
@@ -259,13 +303,13 @@ def complete(
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
 
     def apply() -> dict[str, Any]:
-        refs = _refs(plane, body.evidence_refs)
+        refs = _refs(plane, p, body.evidence_refs)
         record = plane.store().complete(
             ticket, now, observed_target=body.observed_target, evidence_refs=refs
         )
         return {"task": plain(record)}
 
-    return _answer(plane, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
 @router.post("/tasks/{task_id}/fail", summary="Report a failure")
@@ -277,10 +321,10 @@ def fail(task_id: str, body: FailBody, plane: PlaneDep, p: Daemon) -> JSONRespon
         raise HTTPException(422, f"unknown failure reason {body.failure.reason!r}") from exc
 
     def apply() -> dict[str, Any]:
-        refs = _refs(plane, body.evidence_refs)
+        refs = _refs(plane, p, body.evidence_refs)
         return {"task": plain(plane.store().fail(ticket, failure, now, evidence_refs=refs))}
 
-    return _answer(plane, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
 @router.post("/tasks/{task_id}/pause", summary="running -> waiting or permission")
@@ -288,13 +332,13 @@ def pause(task_id: str, body: PauseBody, plane: PlaneDep, p: Daemon) -> JSONResp
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
 
     def apply() -> dict[str, Any]:
-        refs = _refs(plane, body.evidence_refs)
+        refs = _refs(plane, p, body.evidence_refs)
         record = plane.store().pause(
             ticket, TaskState(body.state), now, waiting_for=body.waiting_for, evidence_refs=refs
         )
         return {"task": plain(record)}
 
-    return _answer(plane, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
 @router.post("/tasks/{task_id}/request_approval", summary="running -> approval")
@@ -311,6 +355,7 @@ def request_approval(
     )
     return _answer(
         plane,
+        p,
         body.report_id,
         lambda: {"task": plain(plane.store().request_approval(ticket, preview, now))},
     )
@@ -327,6 +372,7 @@ def confirm_stopped(
     summary = StopSummary(tuple(body.summary.done), tuple(body.summary.not_done))
     return _answer(
         plane,
+        p,
         body.report_id,
         lambda: {"task": plain(plane.store().confirm_stopped(ticket, summary, now))},
     )
@@ -354,5 +400,8 @@ async def put_artifact(
 
 
 def _check_artifact_owner(plane: Plane, principal: Principal, task_id: str) -> None:
+    """The task is on the token's devices and the token holds or held one of its leases."""
     store = plane.store()  # this is the event loop thread's own store
     check_serves(principal, store.get(task_id).device)
+    if not plane.ledger.held(task_id, principal.key):
+        raise LeaseLost(f"task {task_id} was never leased to this daemon token")

@@ -1,4 +1,9 @@
-"""Planner and approver endpoints: submit, steer and decide tasks (``/v1``)."""
+"""Planner and approver endpoints: submit, steer and decide tasks (``/v1``).
+
+Every verb checks the task's conversation against the token: a bound token acts only in
+its conversations (another conversation's task is 404, a submit into one is 403 naming
+``conversation_id``); the store also checks the ``conversation_id`` the body quotes.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,21 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.errors import FieldError, InvalidTask
+from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
-from daemon.server.auth import Right, Role
-from daemon.server.deps import Approver, Caller, PlaneDep, Planner, check_serves
+from daemon.lifecycle.records import TaskRecord
+from daemon.server.auth import Principal, Right, Role
+from daemon.server.deps import (
+    Approver,
+    Caller,
+    PlaneDep,
+    Planner,
+    check_scope,
+    check_serves,
+    check_submits,
+)
 from daemon.server.models import AmendBody, ConversationBody, Decision
+from daemon.server.plane import Plane
 from daemon.server.wire import plain
 
 router = APIRouter(prefix="/v1", tags=["planner"])
@@ -35,11 +50,16 @@ def _parsed(raw: Any, want: type) -> TaskSpec | WorkflowSpec:
     return spec
 
 
+def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
+    """The task a verb acts on, if the token reaches its conversation (else 404)."""
+    return check_scope(principal, plane.store().get(task_id))
+
+
 @router.post("/tasks", status_code=201, summary="Submit a task")
 def submit_task(
     raw: Annotated[dict[str, Any], Body(description=_INGRESS_DOC)],
     plane: PlaneDep,
-    _: Planner,
+    principal: Planner,
     successor_of: str | None = None,
 ) -> dict[str, Any]:
     """Validate and queue one task (422 naming every refused field; nothing is queued).
@@ -48,6 +68,9 @@ def submit_task(
     """
     spec = _parsed(raw, TaskSpec)
     assert isinstance(spec, TaskSpec)
+    check_submits(principal, spec.conversation_id)
+    if successor_of is not None:
+        _task(plane, principal, successor_of)
     record = plane.store().submit(spec, time.time(), successor_of=successor_of)
     plane.wakeup.poke()
     return {"task": plain(record)}
@@ -57,11 +80,12 @@ def submit_task(
 def submit_workflow(
     raw: Annotated[dict[str, Any], Body(description="A workflow: canonical steps or subTasks.")],
     plane: PlaneDep,
-    _: Planner,
+    principal: Planner,
 ) -> dict[str, Any]:
     """Validate and queue every step of a workflow, in order."""
     spec = _parsed(raw, WorkflowSpec)
     assert isinstance(spec, WorkflowSpec)
+    check_submits(principal, spec.conversation_id)
     steps = plane.store().submit_workflow(spec, time.time())
     plane.wakeup.poke()
     return {"workflow_id": steps[0].workflow_id, "tasks": [plain(s) for s in steps]}
@@ -72,9 +96,10 @@ def amend(
     task_id: str,
     body: AmendBody,
     plane: PlaneDep,
-    _: Planner,
+    principal: Planner,
 ) -> dict[str, Any]:
     """A new revision with new params; a terminal task answers 409 ``TaskTerminal``."""
+    _task(plane, principal, task_id)
     record = plane.store().amend(task_id, body.conversation_id, body.params, time.time())
     plane.wakeup.poke()
     return {"task": plain(record)}
@@ -85,9 +110,10 @@ def cancel(
     task_id: str,
     body: ConversationBody,
     plane: PlaneDep,
-    _: Planner,
+    principal: Planner,
 ) -> dict[str, Any]:
     """Stop at once if nothing runs, else request a stop the daemon confirms."""
+    _task(plane, principal, task_id)
     record = plane.store().cancel(task_id, body.conversation_id, time.time())
     plane.wakeup.poke()
     return {"task": plain(record)}
@@ -108,14 +134,28 @@ def resume(
         check_serves(principal, plane.store().get(task_id).device)
     elif not principal.may(Right.PLAN):
         raise HTTPException(403, f"role {principal.role.value} may not plan")
+    else:
+        _task(plane, principal, task_id)
     record = plane.store().resume(task_id, body.conversation_id, time.time())
     plane.wakeup.poke()
     return {"task": plain(record)}
 
 
 @router.post("/tasks/{task_id}/rerun", status_code=201, summary="Rerun a terminal task")
-def rerun(task_id: str, plane: PlaneDep, _: Planner) -> dict[str, Any]:
-    """A new task from a terminal one (``rerun_of`` set, attempt 1)."""
+def rerun(
+    task_id: str,
+    plane: PlaneDep,
+    principal: Planner,
+    body: Annotated[ConversationBody | None, Body()] = None,
+) -> dict[str, Any]:
+    """A new task from a terminal one (``rerun_of`` set, attempt 1), in the same conversation.
+
+    A bound token reruns only its conversations' tasks; a quoted ``conversation_id`` must
+    be the task's (409 ``ConversationMismatch``).
+    """
+    old = _task(plane, principal, task_id)
+    if body is not None and body.conversation_id != old.conversation_id:
+        raise ConversationMismatch(f"task {task_id} belongs to another conversation; refused")
     record = plane.store().rerun(task_id, time.time())
     plane.wakeup.poke()
     return {"task": plain(record)}
@@ -126,9 +166,10 @@ def approve(
     task_id: str,
     body: Decision,
     plane: PlaneDep,
-    _: Approver,
+    principal: Approver,
 ) -> dict[str, Any]:
     """Approve; refused (409 ``ApprovalMismatch``) unless revision and digest match."""
+    _task(plane, principal, task_id)
     record = plane.store().approve(
         task_id, body.conversation_id, body.revision, body.preview_digest, time.time()
     )
@@ -141,9 +182,10 @@ def deny(
     task_id: str,
     body: Decision,
     plane: PlaneDep,
-    _: Approver,
+    principal: Approver,
 ) -> dict[str, Any]:
     """Deny: the task ends ``stopped`` / ``approval_denied``."""
+    _task(plane, principal, task_id)
     record = plane.store().deny(
         task_id, body.conversation_id, body.revision, body.preview_digest, time.time()
     )

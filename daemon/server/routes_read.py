@@ -1,4 +1,9 @@
-"""Read-only endpoints: tasks, workflows, events (long-poll), queue, device context, classify."""
+"""Read-only endpoints: tasks, workflows, events (long-poll), queue, device context, classify.
+
+A token bound to conversations reads only theirs: other tasks, workflows, events and
+artifacts are absent (404 or left out of lists); a bound viewer's documents come with
+numbers and bodies redacted; artifacts go to operators and the conversation's approvers.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,21 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
 from daemon.control import classify_ingress
-from daemon.lifecycle.records import Event
+from daemon.lifecycle.errors import TaskNotFound
+from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.render import render_json
 from daemon.server.artifacts import artifact_path
 from daemon.server.auth import Principal, Right, Role
-from daemon.server.deps import Caller, PlaneDep, Reader, check_reads, check_serves
+from daemon.server.deps import (
+    Caller,
+    PlaneDep,
+    Reader,
+    check_reads,
+    check_scope,
+    check_serves,
+    redacted,
+)
 from daemon.server.models import ClassifyBody
 from daemon.server.wire import plain
 from daemon.store.protocol import Store
@@ -32,19 +46,33 @@ def list_tasks(
     workflow_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
-    """Tasks matching every given filter, oldest first (a daemon: ``device`` it serves)."""
+    """Tasks matching every given filter, oldest first (a daemon: ``device`` it serves;
+    a bound token: its conversations only)."""
     if principal.role is Role.DAEMON:
         check_serves(principal, device)
     elif not principal.may(Right.READ):
         raise HTTPException(403, f"role {principal.role.value} may not read")
-    tasks = plane.store().list_tasks(
-        states=tuple(state),
-        device=device,
-        conversation_id=conversation_id,
-        workflow_id=workflow_id,
-        limit=limit,
-    )
-    return {"tasks": [plain(t) for t in tasks]}
+    store = plane.store()
+    if principal.role is Role.DAEMON or not principal.bound:
+        conversations: list[str | None] = [conversation_id]
+    elif conversation_id is not None:
+        conversations = [conversation_id] if principal.sees(conversation_id) else []
+    else:
+        conversations = list(sorted(principal.conversations))
+    tasks: list[TaskRecord] = []
+    for conversation in conversations:
+        tasks.extend(
+            store.list_tasks(
+                states=tuple(state),
+                device=device,
+                conversation_id=conversation,
+                workflow_id=workflow_id,
+                limit=limit,
+            )
+        )
+    if len(conversations) > 1:
+        tasks = sorted(tasks, key=lambda t: t.created_at)[:limit]
+    return {"tasks": [redacted(principal, t, plain(t)) for t in tasks]}
 
 
 @router.get("/tasks/{task_id}", summary="Task status: record, evidence, journal, events")
@@ -58,21 +86,23 @@ def task_status(
     task = store.get(task_id)
     check_reads(principal, task)
     events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
-    return {
+    doc = {
         "task": plain(task),
         "evidence": store.evidence(task_id),
         "journal": [plain(j) for j in store.journal(task_id)],
         "events": [plain(e) for e in events],
     }
+    return dict(redacted(principal, task, doc))
 
 
 @router.get("/tasks/{task_id}/report", summary="The task's evidence report (phoned show --json)")
-def task_report(task_id: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+def task_report(task_id: str, plane: PlaneDep, principal: Reader) -> dict[str, Any]:
     """The same JSON document ``phoned show --json`` prints."""
     store = plane.store()
-    task = store.get(task_id)
+    task = check_scope(principal, store.get(task_id))
     events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
-    return render_json(task, store.evidence(task_id), store.journal(task_id), events)
+    doc = render_json(task, store.evidence(task_id), store.journal(task_id), events)
+    return dict(redacted(principal, task, doc))
 
 
 @router.get("/tasks/{task_id}/artifacts/{name}", summary="Download an artifact")
@@ -82,8 +112,15 @@ def get_artifact(
     plane: PlaneDep,
     principal: Caller,
 ) -> FileResponse:
-    """An uploaded artifact (screenshot, hierarchy) of a task."""
+    """An uploaded artifact (screenshot, hierarchy) of a task.
+
+    Served to operators (unbound tokens), the conversation's approvers and the daemon.
+    """
     check_reads(principal, plane.store().get(task_id))
+    if principal.role is not Role.DAEMON and not principal.sees_artifacts:
+        raise HTTPException(
+            403, f"a {principal.role.value} token bound to conversations may not read artifacts"
+        )
     path = artifact_path(plane.settings.artifacts_dir, task_id, name)
     if not path.is_file():
         raise HTTPException(404, f"no artifact {name} for task {task_id}")
@@ -91,12 +128,17 @@ def get_artifact(
 
 
 @router.get("/workflows/{workflow_id}", summary="A workflow and its steps")
-def workflow(workflow_id: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+def workflow(workflow_id: str, plane: PlaneDep, principal: Reader) -> dict[str, Any]:
     """The workflow record and its steps in order."""
     store = plane.store()
     record = store.workflow(workflow_id)
+    if not principal.sees(record.conversation_id):
+        raise TaskNotFound(f"no workflow {workflow_id}")
     steps = store.list_tasks(workflow_id=workflow_id, limit=1000)
-    return {"workflow": plain(record), "tasks": [plain(t) for t in steps]}
+    return {
+        "workflow": plain(record),
+        "tasks": [redacted(principal, t, plain(t)) for t in steps],
+    }
 
 
 @router.get("/events", summary="Events after a cursor (long-poll)")
@@ -109,7 +151,8 @@ def events(
 ) -> dict[str, Any]:
     """Events with a cursor greater than ``after``: at once if any, else within ``wait`` s.
 
-    A daemon token sees only events of tasks on its own devices.
+    A daemon token sees only events of tasks on its own devices; a bound token, events of
+    its conversations.
     """
     if principal.role is not Role.DAEMON and not principal.may(Right.READ):
         raise HTTPException(403, f"role {principal.role.value} may not read")
@@ -127,7 +170,7 @@ def _visible(store: Store, principal: Principal, after: int, limit: int) -> tupl
     batch = store.events(after=after, limit=limit)
     cursor = batch[-1].cursor if batch else after
     if principal.role is not Role.DAEMON:
-        return batch, cursor
+        return [e for e in batch if principal.sees(e.conversation_id)], cursor
     devices: dict[str, str | None] = {}
     for event in batch:
         if event.task_id and event.task_id not in devices:
@@ -136,9 +179,17 @@ def _visible(store: Store, principal: Principal, after: int, limit: int) -> tupl
 
 
 @router.get("/queue", summary="Number of tasks in each state")
-def queue(plane: PlaneDep, _: Reader, device: str | None = None) -> dict[str, Any]:
-    """Queue status (every state present, zero included)."""
-    return {"queue": plane.store().queue_status(device)}
+def queue(plane: PlaneDep, principal: Reader, device: str | None = None) -> dict[str, Any]:
+    """Queue status (every state present, zero included); a bound token counts its own."""
+    store = plane.store()
+    counts = store.queue_status(device)
+    if not principal.bound:
+        return {"queue": counts}
+    mine = dict.fromkeys(counts, 0)
+    for conversation in principal.conversations:
+        for task in store.list_tasks(device=device, conversation_id=conversation, limit=10**9):
+            mine[task.state.value] = mine.get(task.state.value, 0) + 1
+    return {"queue": mine}
 
 
 @router.get("/devices", summary="Registered daemons and their devices")

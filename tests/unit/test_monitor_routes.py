@@ -79,6 +79,12 @@ def task_with_screenshot(client: Client) -> tuple[str, bytes]:
     )
     assert answer.status_code in (200, 201), answer.text
     task_id = str(answer.json()["task"]["id"])
+    claim = client.http.post(  # artifacts go only onto a task the daemon token holds or held
+        "/v1/claims",
+        json={"owner": f"d1/{SERIAL}", "device": SERIAL, "task_id": task_id},
+        headers={"Authorization": f"Bearer {client.tokens['daemon']}"},
+    )
+    assert claim.status_code == 200 and claim.json()["task"]["id"] == task_id, claim.text
     data = png_bytes()
     put = client.http.put(
         f"/v1/tasks/{task_id}/artifacts/screen.png",

@@ -364,7 +364,8 @@ def test_device_context_is_the_last_one_a_daemon_reported(plane: Plane) -> None:
 
 
 def test_artifacts_are_kept_under_the_state_dir(plane: Plane, tmp_path: Path) -> None:
-    task = submit(plane, device=SERIAL)
+    submit(plane, device=SERIAL)
+    task = claimed(plane)  # artifacts go only onto a task the daemon token holds or held
     path = f"/v1/tasks/{task['id']}/artifacts/screen.png"
     body = plane.ok("daemon", "PUT", path, content=b"\x89PNG fake")
     assert body["ref"] == path

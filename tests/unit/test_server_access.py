@@ -1,0 +1,391 @@
+"""Issue #12 (access): conversation-scoped tokens and reports bound to their claim.
+
+Each test drives the real ``phoned serve`` app (FastAPI TestClient over ``create_app``
+with a real SQLite queue) with tokens of every kind and replays an attack of the issue:
+a planner of one conversation reading, amending, cancelling, rerunning another's task; a
+viewer reading numbers and bodies; a daemon token posting evidence, artifacts and journal
+outcomes onto a task it never claimed, reusing another daemon's report id, recovering a
+neighbour's task by a prefix of its owner, overwriting another daemon's registration.
+
+The tokens file is written by hand (``sha256``, ``role``, ``conversations``) so the same
+file is read by the code before the fix, where the attacks succeeded.
+"""
+
+from __future__ import annotations
+
+import secrets
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from starlette.exceptions import StarletteDeprecationWarning
+
+from daemon.server.app import create_app
+from daemon.server.auth import TokenBook, token_digest
+from daemon.server.settings import ServerSettings
+
+with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
+    warnings.simplefilter("ignore", StarletteDeprecationWarning)
+    from fastapi.testclient import TestClient
+
+SERIAL, SERIAL10 = "emu-1", "emu-10"
+TO, BODY = "+15551234567", "the door code is 4711"
+SMS = {"method": "sms.send", "params": {"to": TO, "body": BODY}, "device": SERIAL}
+DND = {"method": "dnd.set", "params": {"mode": "priority"}, "device": SERIAL}
+
+# name -> (role, devices, conversations)
+TOKENS: dict[str, tuple[str, list[str], list[str]]] = {
+    "planner": ("planner", [], []),  # an operator's (unbound)
+    "approver": ("approver", [], []),
+    "viewer": ("viewer", [], []),
+    "planner_a": ("planner", [], ["conv-a"]),
+    "planner_b": ("planner", [], ["conv-b"]),
+    "planner_ab": ("planner", [], ["conv-a", "conv-b"]),
+    "approver_a": ("approver", [], ["conv-a"]),
+    "approver_b": ("approver", [], ["conv-b"]),
+    "viewer_a": ("viewer", [], ["conv-a"]),
+    "daemon": ("daemon", [SERIAL], []),
+    "daemon_same": ("daemon", [SERIAL], []),  # another daemon for the same phone
+    "daemon_star": ("daemon", ["*"], []),
+    "daemon_10": ("daemon", [SERIAL10], []),
+}
+
+
+class Plane:
+    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
+        self.client = client
+        self.tokens = tokens
+
+    def call(self, who: str, method: str, path: str, **kw: Any) -> Any:
+        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
+        return self.client.request(method, path, headers=headers, **kw)
+
+    def ok(self, who: str, method: str, path: str, **kw: Any) -> Any:
+        response = self.call(who, method, path, **kw)
+        assert response.status_code in (200, 201), (who, path, response.text)
+        return response.json()
+
+    def submit(self, who: str, conversation: str, task: dict[str, Any]) -> dict[str, Any]:
+        body = {**task, "conversation_id": conversation}
+        got: dict[str, Any] = self.ok(who, "POST", "/v1/tasks", json=body)["task"]
+        return got
+
+    def claim(self, who: str, owner: str, device: str = SERIAL, task_id: str | None = None) -> Any:
+        body = {"owner": owner, "device": device, "task_id": task_id}
+        return self.ok(who, "POST", "/v1/claims", json=body)["task"]
+
+
+def write_tokens(path: Path) -> dict[str, str]:
+    raw, entries = {}, []
+    for name, (role, devices, conversations) in TOKENS.items():
+        token = "phd_" + secrets.token_urlsafe(32)
+        raw[name] = token
+        entry: dict[str, Any] = {"sha256": token_digest(token), "role": role, "name": name}
+        if devices:
+            entry["devices"] = devices
+        if conversations:
+            entry["conversations"] = conversations
+        entries.append(entry)
+    path.write_text(yaml.safe_dump({"tokens": entries}))
+    path.chmod(0o600)
+    return raw
+
+
+@pytest.fixture
+def plane(tmp_path: Path) -> Iterator[Plane]:
+    tokens = write_tokens(tmp_path / "tokens.yaml")
+    settings = ServerSettings(
+        queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
+        state_dir=tmp_path / "serve",
+        tokens_path=tmp_path / "tokens.yaml",
+        fallback_poll=0.05,
+    )
+    app = create_app(settings, TokenBook.load(settings.tokens_path))
+    with TestClient(app) as client:
+        yield Plane(client, tokens)
+
+
+def ticket(task: dict[str, Any]) -> dict[str, Any]:
+    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
+
+
+def pending_sms(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
+    """An sms.send of ``conversation`` held in approval, its preview kept as evidence."""
+    task = plane.submit("planner", conversation, SMS)
+    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
+    t = ticket(got)
+    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
+    preview = {
+        "effect": "sms.send",
+        "target": TO,
+        "data": {"text": BODY, "app": "com.google.android.apps.messaging"},
+        "snapshot_digest": "sha256:0",
+    }
+    evidence = {"ticket": t, "kind": "outcome", "body": {"status": "approval", "preview": preview}}
+    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=evidence)
+    body = {"ticket": t, "preview": preview}
+    held: dict[str, Any] = plane.ok(
+        "daemon", "POST", f"/v1/tasks/{got['id']}/request_approval", json=body
+    )["task"]
+    return held
+
+
+def completed_dnd(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
+    task = plane.submit("planner", conversation, DND)
+    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
+    t = ticket(got)
+    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
+    done: dict[str, Any] = plane.ok(
+        "daemon", "POST", f"/v1/tasks/{got['id']}/complete", json={"ticket": t}
+    )["task"]
+    assert done["state"] == "completed"
+    return done
+
+
+# --- 1. conversation scope -------------------------------------------------------------
+def test_a_bound_token_does_not_see_another_conversations_tasks(plane: Plane) -> None:
+    mine = plane.submit("planner_a", "conv-a", DND)
+    theirs = pending_sms(plane, "conv-b")
+    listed = plane.ok("planner_a", "GET", "/v1/tasks")["tasks"]
+    assert [t["id"] for t in listed] == [mine["id"]]
+    asked = plane.ok("planner_a", "GET", "/v1/tasks", params={"conversation_id": "conv-b"})
+    assert asked["tasks"] == []
+    for path in ("", "/report"):
+        answer = plane.call("planner_a", "GET", f"/v1/tasks/{theirs['id']}{path}")
+        assert answer.status_code == 404 and answer.json()["error"] == "TaskNotFound", path
+        assert BODY not in answer.text
+    events = plane.ok("viewer_a", "GET", "/v1/events", params={"after": 0})["events"]
+    assert events and {e["conversation_id"] for e in events} == {"conv-a"}
+    queue = plane.ok("planner_a", "GET", "/v1/queue")["queue"]
+    assert queue["queued"] == 1 and queue["approval"] == 0
+    both = plane.ok("planner_ab", "GET", "/v1/tasks")["tasks"]
+    assert {t["id"] for t in both} == {mine["id"], theirs["id"]}
+    # the operator's unbound token keeps its reach
+    everything = plane.ok("planner", "GET", "/v1/tasks")["tasks"]
+    assert {t["id"] for t in everything} == {mine["id"], theirs["id"]}
+    assert plane.ok("viewer", "GET", f"/v1/tasks/{theirs['id']}")["task"]["params"]["body"] == BODY
+
+
+def test_a_bound_token_sees_no_other_workflow(plane: Plane) -> None:
+    flow = {
+        "conversation_id": "conv-b",
+        "device": SERIAL,
+        "steps": [{"step_id": "s1", "method": "dnd.set", "params": {"mode": "priority"}}],
+    }
+    workflow_id = plane.ok("planner_b", "POST", "/v1/workflows", json=flow)["workflow_id"]
+    assert plane.call("planner_a", "GET", f"/v1/workflows/{workflow_id}").status_code == 404
+    assert plane.ok("planner_b", "GET", f"/v1/workflows/{workflow_id}")["tasks"]
+
+
+def test_submitting_into_another_conversation_is_403_naming_it(plane: Plane) -> None:
+    answer = plane.call("planner_a", "POST", "/v1/tasks", json={**DND, "conversation_id": "conv-b"})
+    assert answer.status_code == 403 and "conversation_id" in answer.text
+    flow = {"conversation_id": "conv-b", "device": SERIAL, "steps": [{**DND, "step_id": "s1"}]}
+    flow["steps"][0].pop("device")
+    answer = plane.call("planner_a", "POST", "/v1/workflows", json=flow)
+    assert answer.status_code == 403 and "conversation_id" in answer.text
+    assert plane.ok("planner", "GET", "/v1/tasks")["tasks"] == []
+
+
+def test_every_verb_on_another_conversations_task_is_404(plane: Plane) -> None:
+    held = pending_sms(plane, "conv-b")
+    done = completed_dnd(plane, "conv-b")
+    decision = {
+        "conversation_id": "conv-b",
+        "revision": held["revision"],
+        "preview_digest": held["approval_digest"],
+    }
+    attempts = [
+        ("planner_a", "amend", held, {"conversation_id": "conv-b", "params": SMS["params"]}),
+        ("planner_a", "cancel", held, {"conversation_id": "conv-b"}),
+        ("planner_a", "resume", held, {"conversation_id": "conv-b"}),
+        ("planner_a", "rerun", done, None),
+        ("approver_a", "approve", held, decision),
+        ("approver_a", "deny", held, decision),
+    ]
+    for who, verb, task, body in attempts:
+        answer = plane.call(who, "POST", f"/v1/tasks/{task['id']}/{verb}", json=body)
+        assert answer.status_code == 404, (verb, answer.status_code, answer.text)
+    successor = plane.call(
+        "planner_a",
+        "POST",
+        "/v1/tasks",
+        params={"successor_of": done["id"]},
+        json={**DND, "conversation_id": "conv-a"},
+    )
+    assert successor.status_code == 404
+    after = plane.ok("planner", "GET", f"/v1/tasks/{held['id']}")["task"]
+    assert after["state"] == "approval" and after["revision"] == held["revision"]
+    assert [t["rerun_of"] for t in plane.ok("planner", "GET", "/v1/tasks")["tasks"]] == [
+        None,
+        None,
+    ]
+    # the conversation's own tokens may
+    assert plane.call("planner_b", "POST", f"/v1/tasks/{done['id']}/rerun").status_code == 201
+    approved = plane.ok("approver_b", "POST", f"/v1/tasks/{held['id']}/approve", json=decision)
+    assert approved["task"]["approval_status"] == "approved"
+
+
+def test_rerun_quoting_another_conversation_is_refused(plane: Plane) -> None:
+    done = completed_dnd(plane, "conv-b")
+    answer = plane.call(
+        "planner", "POST", f"/v1/tasks/{done['id']}/rerun", json={"conversation_id": "conv-a"}
+    )
+    assert answer.status_code == 409 and answer.json()["error"] == "ConversationMismatch"
+    again = plane.ok(
+        "planner", "POST", f"/v1/tasks/{done['id']}/rerun", json={"conversation_id": "conv-b"}
+    )
+    assert again["task"]["rerun_of"] == done["id"]
+
+
+def test_a_bound_viewer_sees_numbers_and_bodies_redacted(plane: Plane) -> None:
+    held = pending_sms(plane, "conv-a")
+    for path in (f"/v1/tasks/{held['id']}", f"/v1/tasks/{held['id']}/report", "/v1/tasks"):
+        seen = plane.call("viewer_a", "GET", path)
+        assert seen.status_code == 200, path
+        assert TO not in seen.text and "15551234567" not in seen.text, path
+        assert BODY not in seen.text, path
+        assert "<redacted len=" in seen.text, path
+    status = plane.ok("viewer_a", "GET", f"/v1/tasks/{held['id']}")
+    assert status["task"]["method"] == "sms.send" and status["task"]["state"] == "approval"
+    # the conversation's approver sees what it approves
+    shown = plane.call("approver_a", "GET", f"/v1/tasks/{held['id']}")
+    assert TO in shown.text and BODY in shown.text
+    preview = [e for e in shown.json()["evidence"] if "preview" in e["body"]][-1]["body"]["preview"]
+    assert preview["data"]["text"] == BODY and preview["target"] == TO
+
+
+def test_artifacts_only_for_the_conversations_approvers_and_operators(plane: Plane) -> None:
+    held = pending_sms(plane, "conv-a")
+    path = f"/v1/tasks/{held['id']}/artifacts/screen.png"
+    plane.ok("daemon", "PUT", path, content=b"\x89PNG the message on screen")
+    for who in ("viewer_a", "planner_a"):
+        assert plane.call(who, "GET", path).status_code == 403, who
+    assert plane.call("approver_b", "GET", path).status_code == 404
+    for who in ("approver_a", "approver", "viewer", "planner", "daemon"):
+        answer = plane.call(who, "GET", path)
+        assert answer.status_code == 200 and answer.content.startswith(b"\x89PNG"), who
+
+
+# --- 2. reports bound to their claim ------------------------------------------------------
+def test_evidence_needs_the_attempts_lease_holder(plane: Plane) -> None:
+    task = plane.submit("planner", "conv-a", DND)
+    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
+    forged = {"kind": "outcome", "body": {"artifacts": {"x": "/etc/passwd"}}}
+    for who, t in (
+        ("daemon_same", ticket(got)),  # quoting the real holder's ticket
+        ("daemon_star", ticket(got)),
+        ("daemon_same", {"owner": f"evil/{SERIAL}", "attempt": 7, "revision": 1}),
+        ("daemon", {"owner": f"d1/{SERIAL}", "attempt": 7, "revision": 1}),
+    ):
+        answer = plane.call(
+            who, "POST", f"/v1/tasks/{task['id']}/evidence", json={**forged, "ticket": t}
+        )
+        assert answer.status_code == 409, (who, t, answer.text)
+        assert answer.json()["error"] in ("LeaseLost", "StaleAttempt")
+    for who in ("daemon_same", "daemon_star"):
+        answer = plane.call(
+            who, "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": ticket(got)}
+        )
+        assert answer.status_code == 409, who
+    assert plane.ok("planner", "GET", f"/v1/tasks/{task['id']}")["evidence"] == []
+    ok = {"ticket": ticket(got), "kind": "outcome", "body": {"status": "met"}}
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/evidence", json=ok)
+
+
+def test_artifacts_only_onto_a_task_the_daemon_held(plane: Plane) -> None:
+    done = completed_dnd(plane, "conv-a")
+    path = f"/v1/tasks/{done['id']}/artifacts/screen.png"
+    for who in ("daemon_same", "daemon_star"):
+        answer = plane.call(who, "PUT", path, content=b"forged")
+        assert answer.status_code == 409, (who, answer.text)
+    assert plane.call("viewer", "GET", path).status_code == 404
+    plane.ok("daemon", "PUT", path, content=b"real")  # the daemon that ran it still may
+
+
+def test_a_journal_outcome_needs_the_entrys_claim(plane: Plane) -> None:
+    task = plane.submit("planner", "conv-a", DND)
+    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
+    t = ticket(got)
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": t})
+    entry = {
+        "ticket": t,
+        "op_id": "op-1",
+        "action": "dnd.set",
+        "target": "zen_mode",
+        "input_digest": "sha256:1",
+    }
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/journal", json=entry)
+    outcome = {"outcome": "confirmed_failure", "detail": "forged"}
+    for who in ("daemon_same", "daemon_star"):
+        answer = plane.call(who, "POST", f"/v1/tasks/{task['id']}/journal/op-1", json=outcome)
+        assert answer.status_code == 409, (who, answer.text)
+    wrong = {**outcome, "ticket": {**t, "attempt": t["attempt"] + 1}}
+    assert (
+        plane.call("daemon", "POST", f"/v1/tasks/{task['id']}/journal/op-1", json=wrong).status_code
+        == 409
+    )
+    journal = plane.ok("planner", "GET", f"/v1/tasks/{task['id']}")["journal"]
+    assert journal[0]["outcome"] is None
+    real = {"outcome": "confirmed_success", "detail": "read back", "ticket": t}
+    done = plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/journal/op-1", json=real)
+    assert done["entry"]["outcome"] == "confirmed_success"
+
+
+def test_report_ids_are_deduplicated_per_daemon(plane: Plane) -> None:
+    first = plane.submit("planner", "conv-a", DND)
+    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=first["id"])
+    mine = {"ticket": ticket(got), "report_id": "r-1", "kind": "outcome", "body": {"n": 1}}
+    ref = plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=mine)["ref"]
+    second = plane.submit("planner", "conv-a", DND)
+    other = plane.claim("daemon_same", f"d2/{SERIAL}", task_id=second["id"])
+    theirs = {"ticket": ticket(other), "report_id": "r-1", "kind": "outcome", "body": {"n": 2}}
+    answer = plane.call("daemon_same", "POST", f"/v1/tasks/{other['id']}/evidence", json=theirs)
+    assert answer.status_code == 200 and "X-Phoned-Redelivered" not in answer.headers
+    assert answer.json()["ref"] != ref
+    kept = plane.ok("planner", "GET", f"/v1/tasks/{other['id']}")["evidence"]
+    assert [e["body"] for e in kept] == [{"n": 2}]
+    again = plane.call("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=mine)
+    assert again.headers.get("X-Phoned-Redelivered") == "1" and again.json()["ref"] == ref
+
+
+def test_recover_matches_the_daemon_id_exactly(plane: Plane) -> None:
+    theirs = plane.submit("planner", "conv-a", {**DND, "device": SERIAL10})
+    plane.claim("daemon_10", f"hostB/{SERIAL10}", device=SERIAL10, task_id=theirs["id"])
+    mine = plane.submit("planner", "conv-a", DND)
+    plane.claim("daemon", f"hostB/{SERIAL}", task_id=mine["id"])
+    recovered = plane.ok("daemon", "POST", "/v1/recover", json={"daemon_id": "hostB"})["tasks"]
+    assert [t["id"] for t in recovered] == [mine["id"]]
+    assert plane.ok("planner", "GET", f"/v1/tasks/{theirs['id']}")["task"]["state"] == "dispatched"
+    # a wildcard token of another daemon id cannot recover by a prefix either
+    nested = plane.submit("planner", "conv-a", {**DND, "device": SERIAL10})
+    plane.claim("daemon_10", f"hostB/x/{SERIAL10}", device=SERIAL10, task_id=nested["id"])
+    assert (
+        plane.ok("daemon_star", "POST", "/v1/recover", json={"daemon_id": "hostB"})["tasks"] == []
+    )
+    assert plane.ok("planner", "GET", f"/v1/tasks/{nested['id']}")["task"]["state"] == "dispatched"
+
+
+def test_a_daemon_token_cannot_overwrite_another_daemons_registration(plane: Plane) -> None:
+    plane.ok(
+        "daemon",
+        "POST",
+        "/v1/daemons/register",
+        json={"daemon_id": "hostA", "devices": [{"serial": SERIAL, "methods": ["dnd.set"]}]},
+    )
+    hijack = {"daemon_id": "hostA", "devices": [{"serial": SERIAL, "methods": ["sms.send"]}]}
+    assert plane.call("daemon_same", "POST", "/v1/daemons/register", json=hijack).status_code == 403
+    assert plane.call("daemon_star", "POST", "/v1/daemons/register", json=hijack).status_code == 403
+    daemons = plane.ok("viewer", "GET", "/v1/devices")["daemons"]
+    assert [(d["daemon_id"], d["name"], d["devices"]) for d in daemons] == [
+        ("hostA", "daemon", {SERIAL: ["dnd.set"]})
+    ]
+    task = plane.submit("planner", "conv-a", DND)
+    answer = plane.call(
+        "daemon_same", "POST", "/v1/claims", json={"owner": f"hostA/{SERIAL}", "device": SERIAL}
+    )
+    assert answer.status_code == 403  # nor claim under its daemon id
+    assert plane.claim("daemon", f"hostA/{SERIAL}")["id"] == task["id"]
