@@ -48,6 +48,7 @@ def main() -> int:
         tokens[role], entry = make_token(Role(role), devices, name=role)
         entries.extend(yaml.safe_load(entry))
     (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
+    (work / "tokens.yaml").chmod(0o600)  # serve refuses a group/world-writable tokens file
     port = free_port()
     proc = start_plane(work, port)
     url = f"http://127.0.0.1:{port}"

@@ -99,6 +99,7 @@ def make_tokens(path: Path, serials: list[str]) -> dict[str, str]:
         tokens[name] = token
         entries.extend(yaml.safe_load(entry))
     path.write_text(yaml.safe_dump({"tokens": entries}))
+    path.chmod(0o600)  # serve refuses a group/world-writable tokens file
     return tokens
 
 
