@@ -90,7 +90,7 @@ class Plane:
     def start(self) -> None:
         """Open the ledger, start following the queue and sweeping it."""
         self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
-        self._ledger = ReportLedger(self.settings.ledger_path)
+        self._ledger = ReportLedger.open(self.settings.queue_url, self.settings.ledger_path)
         self.store()  # create the schema once, before threads open the queue concurrently
         self.wakeup.start()
         self._sweeper = threading.Thread(target=self._sweep_loop, name="sweeper", daemon=True)

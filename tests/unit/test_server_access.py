@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from starlette.exceptions import StarletteDeprecationWarning
 
 from daemon.server.app import create_app
@@ -94,15 +95,26 @@ def write_tokens(path: Path) -> dict[str, str]:
     return raw
 
 
-@pytest.fixture
-def plane(tmp_path: Path) -> Iterator[Plane]:
-    tokens = write_tokens(tmp_path / "tokens.yaml")
-    settings = ServerSettings(
-        queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
-        state_dir=tmp_path / "serve",
+def settings_for(tmp_path: Path, queue_url: str, name: str = "serve") -> ServerSettings:
+    return ServerSettings(
+        queue_url=queue_url,
+        state_dir=tmp_path / name,
         tokens_path=tmp_path / "tokens.yaml",
         fallback_poll=0.05,
     )
+
+
+def queue_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        request.getfixturevalue("postgres_url")  # starts the session's server (or skips)
+        return fresh_schema_url(f"access-{tmp_path.name}")
+    return f"sqlite:///{tmp_path / 'queue.db'}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def plane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Plane]:
+    tokens = write_tokens(tmp_path / "tokens.yaml")
+    settings = settings_for(tmp_path, queue_url(request, tmp_path))
     app = create_app(settings, TokenBook.load(settings.tokens_path))
     with TestClient(app) as client:
         yield Plane(client, tokens)
@@ -389,3 +401,34 @@ def test_a_daemon_token_cannot_overwrite_another_daemons_registration(plane: Pla
     )
     assert answer.status_code == 403  # nor claim under its daemon id
     assert plane.claim("daemon", f"hostA/{SERIAL}")["id"] == task["id"]
+
+
+@pytest.mark.postgres
+def test_replicas_over_postgresql_share_the_claims(
+    tmp_path: Path,
+    postgres_url: str,  # noqa: F811 (the session fixture)
+) -> None:
+    """A daemon claims through one replica and reports through another (no sticky routing)."""
+    tokens = write_tokens(tmp_path / "tokens.yaml")
+    url = fresh_schema_url(f"access-replicas-{tmp_path.name}")
+    apps = [
+        create_app(
+            settings_for(tmp_path, url, f"serve{i}"), TokenBook.load(tmp_path / "tokens.yaml")
+        )
+        for i in range(2)
+    ]
+    with TestClient(apps[0]) as first, TestClient(apps[1]) as second:
+        one, two = Plane(first, tokens), Plane(second, tokens)
+        task = one.submit("planner", "conv-a", DND)
+        got = one.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
+        report = {"ticket": ticket(got), "report_id": "r-1", "kind": "outcome", "body": {"n": 1}}
+        ref = two.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=report)["ref"]
+        again = one.call("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=report)
+        assert again.headers.get("X-Phoned-Redelivered") == "1" and again.json()["ref"] == ref
+        forged = {**report, "report_id": "r-2"}
+        assert (
+            two.call(
+                "daemon_same", "POST", f"/v1/tasks/{got['id']}/evidence", json=forged
+            ).status_code
+            == 409
+        )
