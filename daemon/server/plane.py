@@ -44,7 +44,15 @@ class Registry:
     daemons: dict[str, DaemonInfo] = field(default_factory=dict)
     contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)  # daemon id -> digest of its token
+    context_keys: dict[str, str] = field(default_factory=dict)  # serial -> token of its context
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def registered_by(self, key: str, serial: str) -> bool:
+        """True when token ``key`` registered a daemon serving ``serial`` (lock held)."""
+        return any(
+            self.keys.get(daemon_id) == key and serial in info.devices
+            for daemon_id, info in self.daemons.items()
+        )
 
     def capabilities(self, serial: str) -> frozenset[str] | None:
         """Methods the daemon serving ``serial`` said the device supports, if known."""

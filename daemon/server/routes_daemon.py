@@ -85,9 +85,19 @@ def put_context(
     plane: PlaneDep,
     principal: Daemon,
 ) -> dict[str, Any]:
-    """Keep the planning context (values with ``observed_at``) the daemon read."""
+    """Keep the planning context (values with ``observed_at``) the daemon read.
+
+    A context another token reported is replaced only by a token that registered a daemon
+    serving ``serial`` (the phone moved to another daemon); else 403.
+    """
     check_serves(principal, serial)
     with plane.registry.lock:
+        holder = plane.registry.context_keys.get(serial)
+        if holder not in (None, principal.key) and not plane.registry.registered_by(
+            principal.key, serial
+        ):
+            raise HTTPException(403, f"another daemon token reports the context of {serial}")
+        plane.registry.context_keys[serial] = principal.key
         plane.registry.contexts[serial] = {
             "device": {**context, "serial": serial},
             "reported_at": time.time(),

@@ -432,3 +432,22 @@ def test_replicas_over_postgresql_share_the_claims(
             ).status_code
             == 409
         )
+
+
+def test_a_daemon_token_cannot_overwrite_another_daemons_device_context(plane: Plane) -> None:
+    register = {"daemon_id": "hostA", "devices": [{"serial": SERIAL, "methods": ["dnd.set"]}]}
+    plane.ok("daemon", "POST", "/v1/daemons/register", json=register)
+    real = {"dnd_mode": {"value": "off", "observed_at": 1700000000.0}}
+    plane.ok("daemon", "PUT", f"/v1/devices/{SERIAL}/context", json=real)
+    forged = {"dnd_mode": {"value": "priority", "observed_at": 1800000000.0}}
+    for who in ("daemon_same", "daemon_star"):
+        answer = plane.call(who, "PUT", f"/v1/devices/{SERIAL}/context", json=forged)
+        assert answer.status_code == 403, who
+    got = plane.ok("viewer", "GET", f"/v1/devices/{SERIAL}/context")
+    assert got["device"]["dnd_mode"]["value"] == "off"
+    # the phone moved: the daemon that now registers it reports its context
+    moved = {"daemon_id": "hostS", "devices": [{"serial": SERIAL, "methods": ["dnd.set"]}]}
+    plane.ok("daemon_star", "POST", "/v1/daemons/register", json=moved)
+    plane.ok("daemon_star", "PUT", f"/v1/devices/{SERIAL}/context", json=forged)
+    got = plane.ok("viewer", "GET", f"/v1/devices/{SERIAL}/context")
+    assert got["device"]["dnd_mode"]["value"] == "priority"
