@@ -179,17 +179,29 @@ def _visible(store: Store, principal: Principal, after: int, limit: int) -> tupl
 
 
 @router.get("/queue", summary="Number of tasks in each state")
-def queue(plane: PlaneDep, principal: Reader, device: str | None = None) -> dict[str, Any]:
+def queue(
+    plane: PlaneDep,
+    principal: Reader,
+    device: str | None = None,
+    conversation_id: str | None = None,
+) -> dict[str, Any]:
     """Queue status (every state present, zero included); a bound token counts its own."""
-    store = plane.store()
-    counts = store.queue_status(device)
+    return {"queue": _counts(plane.store(), principal, device, conversation_id)}
+
+
+def _counts(
+    store: Store, principal: Principal, device: str | None, conversation_id: str | None
+) -> dict[str, int]:
+    """Tasks per state the principal may count (a bound token: its conversations only)."""
     if not principal.bound:
-        return {"queue": counts}
-    mine = dict.fromkeys(counts, 0)
-    for conversation in principal.conversations:
-        for task in store.list_tasks(device=device, conversation_id=conversation, limit=10**9):
-            mine[task.state.value] = mine.get(task.state.value, 0) + 1
-    return {"queue": mine}
+        return store.queue_status(device, conversation_id)
+    wanted = [conversation_id] if conversation_id else sorted(principal.conversations)
+    counts = {s.value: 0 for s in TaskState}
+    for conversation in wanted:
+        if principal.sees(conversation):
+            for state, n in store.queue_status(device, conversation).items():
+                counts[state] = counts.get(state, 0) + n
+    return counts
 
 
 @router.get("/devices", summary="Registered daemons and their devices")
@@ -200,7 +212,7 @@ def devices(plane: PlaneDep, _: Reader) -> dict[str, Any]:
 
 
 @router.get("/devices/{serial}/context", summary="The device planning context")
-def device_context(serial: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
+def device_context(serial: str, plane: PlaneDep, principal: Reader) -> dict[str, Any]:
     """The last context a daemon reported for ``serial`` (each value with ``observed_at``).
 
     ``reported_at`` says when it arrived; the queue status is read now.
@@ -209,7 +221,8 @@ def device_context(serial: str, plane: PlaneDep, _: Reader) -> dict[str, Any]:
         reported = plane.registry.contexts.get(serial)
     if reported is None:
         raise HTTPException(404, f"no daemon reported a context for {serial}")
-    return {**reported, "queue": plane.store().queue_status(serial), "at": time.time()}
+    queue = _counts(plane.store(), principal, serial, None)
+    return {**reported, "queue": queue, "at": time.time()}
 
 
 @router.post("/classify", summary="Would this task be accepted?")

@@ -588,8 +588,11 @@ class HttpStore:
             self._lists[key] = (self._cursor, tasks)
         return tasks
 
-    def queue_status(self, device: str | None = None) -> dict[str, int]:
-        params = {"device": device} if device else None
+    def queue_status(
+        self, device: str | None = None, conversation_id: str | None = None
+    ) -> dict[str, int]:
+        wanted = {"device": device, "conversation_id": conversation_id}
+        params = {k: v for k, v in wanted.items() if v} or None
         return dict(self._call("GET", "/v1/queue", params=params)["queue"])
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:

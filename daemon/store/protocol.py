@@ -189,7 +189,9 @@ class Store(Protocol):
         """Tasks matching every given filter, oldest first."""
         ...
 
-    def queue_status(self, device: str | None = None) -> dict[str, int]:
+    def queue_status(
+        self, device: str | None = None, conversation_id: str | None = None
+    ) -> dict[str, int]:
         """Number of tasks in each state (every state present, zero included)."""
         ...
 

@@ -496,10 +496,12 @@ class SqlStore:
         )
         return [task_record(r) for r in rows]
 
-    def queue_status(self, device: str | None = None) -> dict[str, int]:
+    def queue_status(
+        self, device: str | None = None, conversation_id: str | None = None
+    ) -> dict[str, int]:
         """Number of tasks in each state (every state present, zero included)."""
         counts = {s.value: 0 for s in TaskState}
-        for row in self.db.all("count_by_state", device=device):
+        for row in self.db.all("count_by_state", device=device, conversation_id=conversation_id):
             counts[row["state"]] = row["n"]
         return counts
 

@@ -173,6 +173,10 @@ def test_a_bound_token_does_not_see_another_conversations_tasks(plane: Plane) ->
     assert events and {e["conversation_id"] for e in events} == {"conv-a"}
     queue = plane.ok("planner_a", "GET", "/v1/queue")["queue"]
     assert queue["queued"] == 1 and queue["approval"] == 0
+    asked = plane.ok("planner_a", "GET", "/v1/queue", params={"conversation_id": "conv-b"})
+    assert set(asked["queue"].values()) == {0}
+    theirs_counted = plane.ok("viewer", "GET", "/v1/queue", params={"conversation_id": "conv-b"})
+    assert theirs_counted["queue"]["approval"] == 1 and theirs_counted["queue"]["queued"] == 0
     both = plane.ok("planner_ab", "GET", "/v1/tasks")["tasks"]
     assert {t["id"] for t in both} == {mine["id"], theirs["id"]}
     # the operator's unbound token keeps its reach

@@ -126,7 +126,8 @@ WHERE state IN ('dispatched', 'running') AND substr(lease_owner, 1, length(:pref
 
 -- name: count_by_state
 SELECT state, count(*) AS n FROM tasks
-WHERE (:device IS NULL OR device = :device) GROUP BY state;
+WHERE (:device IS NULL OR device = :device)
+    AND (:conversation_id IS NULL OR conversation_id = :conversation_id) GROUP BY state;
 
 -- name: list_tasks
 SELECT * FROM tasks

@@ -142,7 +142,9 @@ FOR UPDATE;
 
 -- name: count_by_state
 SELECT state, count(*)::integer AS n FROM tasks
-WHERE (%(device)s::text IS NULL OR device = %(device)s::text) GROUP BY state;
+WHERE (%(device)s::text IS NULL OR device = %(device)s::text)
+    AND (%(conversation_id)s::text IS NULL OR conversation_id = %(conversation_id)s::text)
+GROUP BY state;
 
 -- name: list_tasks
 SELECT * FROM tasks
