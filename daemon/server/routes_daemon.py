@@ -18,7 +18,13 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from daemon.lifecycle.errors import GuardError, LeaseLost, LifecycleError, StaleAttempt
+from daemon.lifecycle.errors import (
+    GuardError,
+    LeaseLost,
+    LifecycleError,
+    StaleAttempt,
+    TaskTerminal,
+)
 from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, Ticket
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.artifacts import artifact_path, artifact_ref
@@ -160,9 +166,9 @@ def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, 
             continue
         if not plane.ledger.held(task.id, principal.key, task.attempt, owner):
             continue
-        try:
-            tasks.append(store.fail(task.ticket, failure, now))
-        except GuardError:  # it moved (reported, swept) since it was listed
+        try:  # guarded by the version listed, lease expired or not (as the sweeper fails)
+            tasks.append(store.expire(task.id, task.state_version, failure, now))
+        except (GuardError, TaskTerminal):  # it moved (reported, swept) since it was listed
             continue
     plane.wakeup.poke()
     return {"tasks": [plain(t) for t in tasks]}

@@ -14,6 +14,7 @@ file is read by the code before the fix, where the attacks succeeded.
 from __future__ import annotations
 
 import secrets
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -372,9 +373,12 @@ def test_recover_matches_the_daemon_id_exactly(plane: Plane) -> None:
     theirs = plane.submit("planner", "conv-a", {**DND, "device": SERIAL10})
     plane.claim("daemon_10", f"hostB/{SERIAL10}", device=SERIAL10, task_id=theirs["id"])
     mine = plane.submit("planner", "conv-a", DND)
-    plane.claim("daemon", f"hostB/{SERIAL}", task_id=mine["id"])
+    claim = {"owner": f"hostB/{SERIAL}", "device": SERIAL, "task_id": mine["id"], "lease_s": 5}
+    plane.ok("daemon", "POST", "/v1/claims", json=claim)
+    time.sleep(5.2)  # the restarted daemon's lease ran out meanwhile: recovered all the same
     recovered = plane.ok("daemon", "POST", "/v1/recover", json={"daemon_id": "hostB"})["tasks"]
     assert [t["id"] for t in recovered] == [mine["id"]]
+    assert recovered[0]["failure"]["reason"] == "runtime_recovery"
     assert plane.ok("planner", "GET", f"/v1/tasks/{theirs['id']}")["task"]["state"] == "dispatched"
     # a wildcard token of another daemon id cannot recover by a prefix either
     nested = plane.submit("planner", "conv-a", {**DND, "device": SERIAL10})
