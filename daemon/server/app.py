@@ -4,6 +4,11 @@
 Lifecycle errors become JSON answers (``daemon.server.wire``): 422 ``InvalidTask`` with
 the refused fields, 404 ``TaskNotFound``, 409 for guard, approval, conversation and
 terminal errors, 503 ``StoreUnavailable``. Request validation errors use the same shape.
+
+``daemon.server.limits.RequestLimits`` wraps the app: body caps (413), JSON depth, finite
+numbers and NUL characters (422) are checked before any handler or token check runs.
+``/docs`` and ``/redoc`` are off unless ``settings.docs`` (their scripts come from a CDN);
+``/openapi.json`` is always served.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from fastapi.responses import JSONResponse
 from daemon.lifecycle.errors import LifecycleError
 from daemon.server import monitor, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
+from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
 from daemon.server.settings import ServerSettings
 from daemon.server.wire import error_json, error_status
@@ -69,12 +75,16 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
         version=API_VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url="/docs" if settings.docs else None,
+        redoc_url="/redoc" if settings.docs else None,
     )
     app.state.plane = plane
     app.add_exception_handler(LifecycleError, _lifecycle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     for module in (routes_planner, routes_read, routes_daemon, monitor):
         app.include_router(module.router)
+    limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
+    app.add_middleware(RequestLimits, limits=limits)
     return app
 
 
