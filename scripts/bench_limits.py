@@ -1,10 +1,13 @@
 """Measure the control plane's resource limits against a real ``phoned serve`` process.
 
     .venv/bin/python scripts/bench_limits.py [--repo DIR] [--body-mb 300] [--polls 200]
+        [--only post put chunked polls]
 
 1. Memory: the server's RSS (``/proc/<pid>/status`` VmRSS, and VmHWM for the peak) before
-   and after a ``--body-mb`` MB ``POST /v1/tasks`` without a token, sent over a raw socket
-   in 1 MiB chunks until the server answers or closes.
+   and after a ``--body-mb`` MB body sent over a raw socket in 1 MiB chunks until the
+   server answers: ``post`` a ``POST /v1/tasks`` without a token; ``put`` an artifact
+   upload with a daemon token and ``Content-Length``; ``chunked`` the same without a
+   length (chunked transfer). Each on a fresh server process.
 2. Long-polls: ``--polls`` ``GET /v1/events?wait=30`` left open (spread over several viewer
    tokens, 25 each, so a per-token cap does not refuse them), then the latency of
    ``GET /v1/queue`` and of a daemon claim (median of 5 each).
@@ -54,6 +57,7 @@ def rss_kib(pid: int) -> dict[str, int]:
 
 
 def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes], str]:
+    tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
     args = [sys.executable, "-m", "daemon.commands.serve", "--queue",
             f"sqlite:///{tmp / 'queue.db'}", "--port", str(port), "--tokens", str(tokens),
@@ -72,8 +76,8 @@ def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes],
     raise SystemExit(f"serve did not start: {(tmp / 'serve.log').read_text()[-2000:]}")
 
 
-def big_post(port: int, megabytes: int) -> tuple[str, int]:
-    """Send a huge tokenless JSON POST; the status line answered and the bytes sent before it."""
+def big_post(port: int, megabytes: int, request: str, headers: str) -> tuple[str, int]:
+    """Send a huge JSON body; the status line answered and the bytes sent before it."""
     head, tail = b'{"method": "sms.send", "text": "', b'"}'
     total = megabytes * 1024 * 1024
     chunks = [head, *([b"a" * (1024 * 1024)] * (megabytes - 1)),
@@ -81,10 +85,14 @@ def big_post(port: int, megabytes: int) -> tuple[str, int]:
     sent = 0
     status = ""
     with socket.create_connection(("127.0.0.1", port)) as sock:
+        chunked = "Transfer-Encoding: chunked" in headers
+        length = "" if chunked else f"Content-Length: {total}\r\n"
         sock.sendall(
-            b"POST /v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {total}\r\n\r\n".encode()
+            f"{request} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{headers}".encode()
+            + f"{length}\r\n".encode()
         )
+        if chunked:
+            chunks = [b"%x\r\n%b\r\n" % (len(c), c) for c in chunks] + [b"0\r\n\r\n"]
         for chunk in chunks:
             sock.settimeout(0.0)
             try:
@@ -106,17 +114,18 @@ def big_post(port: int, megabytes: int) -> tuple[str, int]:
     return status, sent
 
 
-def measure_memory(proc: subprocess.Popen[bytes], url: str, megabytes: int) -> None:
+def measure_memory(proc: subprocess.Popen[bytes], url: str, megabytes: int, request: str,
+                   headers: str = "", what: str = "") -> None:  # fmt: skip
     port = int(url.rsplit(":", 1)[1])
     before = rss_kib(proc.pid)
     t0 = time.monotonic()
-    status, sent = big_post(port, megabytes)
+    status, sent = big_post(port, megabytes, request, headers)
     took = time.monotonic() - t0
     time.sleep(0.5)
     after = rss_kib(proc.pid)
-    print(f"memory: {megabytes} MB POST without a token -> {status!r} after {sent / 2**20:.0f} MiB "
+    print(f"memory: {megabytes} MB {request.split(' /')[0]} {what} -> {status!r} after {sent / 2**20:.0f} MiB "
           f"sent, {took:.2f} s")  # fmt: skip
-    print(f"  RSS before {before['VmRSS'] / 1024:.0f} MiB, peak {after['VmHWM'] / 1024:.0f} MiB, "
+    print(f"  RSS before {before['VmRSS'] / 1024:.0f} MiB, peak so far {after['VmHWM'] / 1024:.0f} MiB, "
           f"after {after['VmRSS'] / 1024:.0f} MiB")  # fmt: skip
 
 
@@ -163,10 +172,10 @@ def measure_polls(url: str, raw: dict[str, str], viewers: list[str], polls: int)
             answered += bool(sock.recv(64))
         sock.close()
     print(f"long-polls: {polls} open /v1/events (wait=30); {answered} had answered already")
-    print(f"  GET /v1/queue idle median {base_q * 1000:.1f} ms; with the polls open median "
-          f"{statistics.median(queue) * 1000:.1f} ms (max {max(queue) * 1000:.1f} ms)")  # fmt: skip
-    print(f"  POST /v1/claims with the polls open median {statistics.median(claims) * 1000:.1f} ms "
-          f"(max {max(claims) * 1000:.1f} ms)")  # fmt: skip
+    ms = ", ".join(f"{q * 1000:.0f}" for q in queue)
+    print(f"  GET /v1/queue idle median {base_q * 1000:.1f} ms; with the polls open: {ms} ms")
+    ms = ", ".join(f"{c * 1000:.0f}" for c in claims)
+    print(f"  then submit + POST /v1/claims, claim latencies: {ms} ms")
 
 
 def main() -> None:
@@ -174,6 +183,8 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=REPO, help="checkout to run serve from")
     parser.add_argument("--body-mb", type=int, default=300)
     parser.add_argument("--polls", type=int, default=200)
+    parser.add_argument("--only", nargs="+", default=["post", "put", "chunked", "polls"],
+                        choices=["post", "put", "chunked", "polls"])  # fmt: skip
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="phoned-bench-limits-"))
     raw, entries, viewers = {}, [], []
@@ -187,16 +198,32 @@ def main() -> None:
     tokens = tmp / "tokens.yaml"
     tokens.write_text(yaml.safe_dump({"tokens": entries}))
     print(f"server from {args.repo} ({subprocess.run(['git', '-C', str(args.repo), 'log', '-1', '--format=%h'], capture_output=True, text=True).stdout.strip()})")  # fmt: skip
-    proc, url = start(args.repo, tmp, tokens)
-    try:
-        measure_memory(proc, url, args.body_mb)
-        measure_polls(url, raw, viewers, args.polls)
-    finally:
-        proc.terminate()
+    daemon = f"Authorization: Bearer {raw['daemon']}\r\n"
+    cases = {
+        "post": ("POST /v1/tasks", "", "/v1/tasks, no token"),
+        "put": ("PUT {artifact}", daemon, "artifact, daemon token"),
+        "chunked": ("PUT {artifact}", daemon + "Transfer-Encoding: chunked\r\n",
+                    "artifact, daemon token, chunked (no length)"),
+    }  # fmt: skip
+    for case in args.only:  # each on a fresh server, so every peak RSS is its own
+        proc, url = start(args.repo, tmp / case, tokens)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            if case == "polls":
+                measure_polls(url, raw, viewers, args.polls)
+                continue
+            planner = {"Authorization": f"Bearer {raw['planner']}"}
+            task = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1",
+                    "device": SERIAL}  # fmt: skip
+            task_id = httpx.post(f"{url}/v1/tasks", json=task, headers=planner).json()["task"]["id"]
+            request, headers, what = cases[case]
+            request = request.format(artifact=f"/v1/tasks/{task_id}/artifacts/big.bin")
+            measure_memory(proc, url, args.body_mb, request, headers, what)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 if __name__ == "__main__":
