@@ -42,9 +42,7 @@ def _serve(
 ) -> None:
     from pathlib import Path
 
-    import uvicorn
-
-    from daemon.server.app import create_app
+    from daemon.server.app import create_app, run
     from daemon.server.auth import TokenBook, TokensFileError
     from daemon.server.settings import ServerSettings
 
@@ -62,10 +60,11 @@ def _serve(
         tokens_path=Path(tokens),
         sweep_interval=cfg.sweep_interval,
         max_body_bytes=options["max_body"],
+        max_polls_per_token=options["max_polls"],
         docs=options["docs"],
     )
     app = create_app(settings, book)
-    uvicorn.run(
+    run(
         app,
         host=host,
         port=port,
@@ -94,6 +93,9 @@ def _serve(
               help="The PEM private key of --tls-cert.")  # fmt: skip
 @click.option("--max-body-bytes", "max_body", type=click.IntRange(1024), default=1024 * 1024,
               show_default=True, help="Largest JSON request body; larger is 413 unread.")  # fmt: skip
+@click.option("--max-polls-per-token", "max_polls", type=click.IntRange(1), default=32,
+              show_default=True, help="Long-polls one token may hold open (a daemon: one per "
+              "device); more is 429.")  # fmt: skip
 @click.option("--docs", is_flag=True, help="Serve /docs and /redoc (they load scripts from a CDN).")
 @click.option(
     "--make-token",

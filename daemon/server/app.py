@@ -91,3 +91,29 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
 def openapi_document(app: FastAPI) -> dict[str, Any]:
     """The app's OpenAPI document (what ``/openapi.json`` serves)."""
     return app.openapi()
+
+
+def run(app: FastAPI, **options: Any) -> None:
+    """``uvicorn.run(app, **options)``, except that a shutdown signal answers long-polls.
+
+    uvicorn waits for in-flight requests before it shuts the app down; a waiting long-poll
+    would hold that up for its whole wait. On SIGTERM/SIGINT every waiting poll answers at
+    once (nothing new: the client polls again, elsewhere or later), so the server stops
+    promptly.
+    """
+    import threading
+
+    import uvicorn
+
+    plane: Plane = app.state.plane
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # a thread, not here: a signal handler may run while this thread holds the lock
+            threading.Thread(target=plane.wakeup.release, name="release", daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    server = _Server(uvicorn.Config(app, **options))
+    server.run()
+    if not server.started:
+        raise SystemExit(3)  # as uvicorn.run: the server could not start

@@ -105,7 +105,7 @@ async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str
         return found or {"task": None}
     deadline = time.monotonic() + wait
     with plane.wakeup.polling(principal):
-        while (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and not plane.wakeup.released:
             await plane.wakeup.wait_past_async(seen, left)
             seen = plane.wakeup.cursor
             found = await anyio.to_thread.run_sync(attempt)

@@ -125,6 +125,8 @@ async def events(
     if not found and time.monotonic() < deadline:
         with plane.wakeup.polling(principal):
             while not found and (left := deadline - time.monotonic()) > 0:
+                if plane.wakeup.released:  # shutting down: answer what there is now
+                    break
                 await plane.wakeup.wait_past_async(max(cursor, plane.wakeup.cursor), left)
                 found, cursor = await anyio.to_thread.run_sync(read, cursor)
     return {"events": [plain(e) for e in found], "cursor": cursor}

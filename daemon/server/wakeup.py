@@ -62,13 +62,22 @@ class Wakeup:
 
     def stop(self) -> None:
         """Stop following and wake every waiter."""
-        self._stop.set()
-        self._poked.set()
+        self.release()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def release(self) -> None:
+        """Shutting down: every waiter returns now, later waits return at once."""
+        self._stop.set()
+        self._poked.set()
         with self._cond:
             self._cond.notify_all()
             self._wake_futures()
+
+    @property
+    def released(self) -> bool:
+        """True once ``release`` (or ``stop``) was called: long-polls answer at once."""
+        return self._stop.is_set()
 
     def poke(self) -> None:
         """Something was written in this process: re-read the cursor now."""

@@ -240,3 +240,32 @@ def test_a_plain_http_plane_off_this_machine_is_warned_about(serve: Serve, tmp_p
     )  # fmt: skip
     assert near.returncode == 0, near.stderr
     assert "plain http://" not in near.stderr
+
+
+def test_a_shutdown_answers_waiting_long_polls_instead_of_waiting_them_out(
+    serve: Serve,
+) -> None:
+    with httpx.Client(base_url=serve.url, timeout=20) as client:
+        cursor = client.get("/v1/events", headers=serve.auth("planner")).json()["cursor"]
+    polls = []
+    for i in range(5):
+        sock = socket.create_connection(("127.0.0.1", serve.port), timeout=25)
+        sock.sendall(
+            f"GET /v1/events?after={cursor}&wait=30 HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {serve.tokens[f'viewer{i}']}\r\n\r\n".encode()
+        )
+        polls.append(sock)
+    time.sleep(1)
+    assert serve.proc is not None
+    serve.proc.terminate()
+    try:
+        for sock in polls:  # each answers now (25 s socket timeout < its 30 s wait)
+            answer = b""
+            while chunk := sock.recv(65536):  # the server closes it after the answer
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert b'"events":[]' in answer
+        assert serve.proc.wait(timeout=25) in (0, -15)  # uvicorn re-raises the SIGTERM
+    finally:
+        for sock in polls:
+            sock.close()
