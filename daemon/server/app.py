@@ -84,7 +84,9 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     for module in (routes_planner, routes_read, routes_daemon, monitor):
         app.include_router(module.router)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
-    app.add_middleware(RequestLimits, limits=limits)
+    app.add_middleware(
+        RequestLimits, limits=limits, known_token=lambda t: tokens.lookup(t) is not None
+    )
     return app
 
 

@@ -11,7 +11,10 @@
   that overflows to infinity, an integer outside the signed 64-bit range, or a NUL
   character in any string or key is 422 naming the field;
 - a NUL character in the path or a query parameter is 422 too (PostgreSQL refuses NUL in
-  text, which would otherwise surface as a 503 the client reads as temporary).
+  text, which would otherwise surface as a 503 the client reads as temporary);
+- a ``/v1`` request without a known bearer token is 401 before its body is read, so no
+  one without a token makes the server buffer or parse anything (the route's own
+  dependencies still check the token and its rights as before).
 
 Answers use the API's error shape: ``{"error", "message", "errors": [{field, message}]}``.
 """
@@ -156,12 +159,34 @@ def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
     return {"error": "InvalidRequest", "message": f"invalid request: {detail}", "errors": problems}
 
 
-class RequestLimits:
-    """ASGI middleware: body caps, JSON shape checks and NUL refusal before the app runs."""
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else None
+    return None
 
-    def __init__(self, app: ASGIApp, limits: Limits) -> None:
+
+async def _unauthorized(send: Send, message: str) -> None:
+    data = json.dumps({"detail": message}).encode()
+    await send({"type": "http.response.start", "status": 401, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        (b"www-authenticate", b"Bearer"), (b"connection", b"close")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": data})
+
+
+class RequestLimits:
+    """ASGI middleware: body caps, JSON shape checks and NUL refusal before the app runs.
+
+    ``known_token(token)`` says whether a raw bearer token is in the tokens file.
+    """
+
+    def __init__(
+        self, app: ASGIApp, limits: Limits, known_token: Callable[[str], bool] | None = None
+    ) -> None:
         self.app = app
         self.limits = limits
+        self.known_token = known_token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -177,6 +202,14 @@ class RequestLimits:
         if declared is not None and declared > cap:
             await _answer(send, 413, _too_large(cap), close=True)
             return
+        if self.known_token is not None and scope["path"].startswith("/v1/"):
+            token = _bearer(scope)
+            if not token:
+                await _unauthorized(send, "a bearer token is required")
+                return
+            if not self.known_token(token):
+                await _unauthorized(send, "unknown token")
+                return
         if artifact:  # streamed to disk by the handler, which counts against the same cap
             await self.app(scope, receive, send)
             return

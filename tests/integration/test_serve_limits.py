@@ -140,6 +140,15 @@ def test_a_huge_body_is_refused_before_it_is_sent(serve: Serve) -> None:
         assert client.get("/v1/queue", headers=serve.auth("planner")).status_code == 200
 
 
+def test_a_request_without_a_known_token_is_401_before_its_body(serve: Serve) -> None:
+    head = "POST /v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n{}\r\n"
+    assert first_line_before_body(serve.port, head.format("").encode()).startswith("HTTP/1.1 401")
+    wrong = head.format("Authorization: Bearer phd_not-a-token\r\n").encode()
+    assert first_line_before_body(serve.port, wrong).startswith("HTTP/1.1 401")
+    known = head.format(f"Authorization: Bearer {serve.tokens['planner']}\r\n").encode()
+    assert first_line_before_body(serve.port, known, timeout=3).startswith("(no answer")
+
+
 def test_claims_and_reads_answer_while_200_long_polls_are_open(serve: Serve) -> None:
     client = httpx.Client(base_url=serve.url, timeout=15)  # polls wait 30 s: far longer
     cursor = client.get("/v1/events", headers=serve.auth("planner")).json()["cursor"]
