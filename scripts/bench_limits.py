@@ -1,11 +1,12 @@
 """Measure the control plane's resource limits against a real ``phoned serve`` process.
 
     .venv/bin/python scripts/bench_limits.py [--repo DIR] [--body-mb 300] [--polls 200]
-        [--only post put chunked polls]
+        [--only post post-chunked put chunked polls]
 
 1. Memory: the server's RSS (``/proc/<pid>/status`` VmRSS, and VmHWM for the peak) before
    and after a ``--body-mb`` MB body sent over a raw socket in 1 MiB chunks until the
-   server answers: ``post`` a ``POST /v1/tasks`` without a token; ``put`` an artifact
+   server answers: ``post`` a ``POST /v1/tasks`` without a token (``post-chunked``: the
+   same without a length); ``put`` an artifact
    upload with a daemon token and ``Content-Length``; ``chunked`` the same without a
    length (chunked transfer). Each on a fresh server process.
 2. Long-polls: ``--polls`` ``GET /v1/events?wait=30`` left open (spread over several viewer
@@ -183,8 +184,8 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=REPO, help="checkout to run serve from")
     parser.add_argument("--body-mb", type=int, default=300)
     parser.add_argument("--polls", type=int, default=200)
-    parser.add_argument("--only", nargs="+", default=["post", "put", "chunked", "polls"],
-                        choices=["post", "put", "chunked", "polls"])  # fmt: skip
+    cases = ["post", "post-chunked", "put", "chunked", "polls"]
+    parser.add_argument("--only", nargs="+", default=cases, choices=cases)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="phoned-bench-limits-"))
     raw, entries, viewers = {}, [], []
@@ -201,6 +202,8 @@ def main() -> None:
     daemon = f"Authorization: Bearer {raw['daemon']}\r\n"
     cases = {
         "post": ("POST /v1/tasks", "", "/v1/tasks, no token"),
+        "post-chunked": ("POST /v1/tasks", "Transfer-Encoding: chunked\r\n",
+                         "/v1/tasks, no token, chunked (no length)"),
         "put": ("PUT {artifact}", daemon, "artifact, daemon token"),
         "chunked": ("PUT {artifact}", daemon + "Transfer-Encoding: chunked\r\n",
                     "artifact, daemon token, chunked (no length)"),
