@@ -5,11 +5,14 @@
 serve --make-token ROLE [--device S ...] [--conversation C ...]`` prints a new token and
 the tokens-file entry that admits it (only the digest goes in the file), then exits; a
 token made with ``--conversation`` reaches only those conversations (``docs/security.md``).
+``--tls-cert/--tls-key`` serve HTTPS; ``--max-body-bytes`` caps JSON bodies; ``--docs``
+turns on ``/docs`` (``docs/security-limits.md``).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -40,13 +43,17 @@ def _print_token(
 
 
 def _serve(
-    queue: str | None, config_file: str | None, host: str, port: int, tokens: str, state: str | None
+    queue: str | None,
+    config_file: str | None,
+    host: str,
+    port: int,
+    tokens: str,
+    state: str | None,
+    options: dict[str, Any],
 ) -> None:
     from pathlib import Path
 
-    import uvicorn
-
-    from daemon.server.app import create_app
+    from daemon.server.app import create_app, run
     from daemon.server.auth import TokenBook, TokensFileError
     from daemon.server.settings import ServerSettings
 
@@ -63,9 +70,20 @@ def _serve(
         state_dir=state_dir,
         tokens_path=Path(tokens),
         sweep_interval=cfg.sweep_interval,
+        max_body_bytes=options["max_body"],
+        max_polls_per_token=options["max_polls"],
+        docs=options["docs"],
     )
     app = create_app(settings, book)
-    uvicorn.run(app, host=host, port=port, log_level=cfg.log_level.lower(), access_log=True)
+    run(
+        app,
+        host=host,
+        port=port,
+        log_level=cfg.log_level.lower(),
+        access_log=True,
+        ssl_certfile=options["tls_cert"],
+        ssl_keyfile=options["tls_key"],
+    )
 
 
 @click.command()
@@ -80,6 +98,16 @@ def _serve(
     help="Tokens file (YAML of sha256 digests and roles).",
 )
 @click.option("--state-dir", "state", default=None, help="Artifacts and report ledger.")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Serve HTTPS with this PEM certificate (chain); needs --tls-key.")  # fmt: skip
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The PEM private key of --tls-cert.")  # fmt: skip
+@click.option("--max-body-bytes", "max_body", type=click.IntRange(1024), default=1024 * 1024,
+              show_default=True, help="Largest JSON request body; larger is 413 unread.")  # fmt: skip
+@click.option("--max-polls-per-token", "max_polls", type=click.IntRange(1), default=32,
+              show_default=True, help="Long-polls one token may hold open (a daemon: one per "
+              "device); more is 429.")  # fmt: skip
+@click.option("--docs", is_flag=True, help="Serve /docs and /redoc (they load scripts from a CDN).")
 @click.option(
     "--make-token",
     "make_role",
@@ -107,6 +135,7 @@ def serve(
     devices: tuple[str, ...],
     conversations: tuple[str, ...],
     name: str,
+    **options: Any,
 ) -> None:
     """Serve the REST control plane (planners, approvers and daemons) over the queue."""
     if make_role is not None:
@@ -114,7 +143,9 @@ def serve(
         return
     if not tokens:
         fail("--tokens FILE is required (make one with --make-token ROLE)", EXIT_USAGE)
-    _serve(queue, config_file, host, port, tokens, state)
+    if (options["tls_cert"] is None) != (options["tls_key"] is None):
+        fail("--tls-cert and --tls-key go together", EXIT_USAGE)
+    _serve(queue, config_file, host, port, tokens, state, options)
     sys.exit(0)
 
 

@@ -54,11 +54,37 @@ def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
     """Validate a task or workflow in either shape; raise ``InvalidTask`` naming fields."""
     if not isinstance(raw, dict):
         raise InvalidTask([FieldError(field="(root)", message="expected a JSON object")])
+    _refuse_nul(raw)
     if is_seed004(raw):
         raw = _from_seed004(raw)
     if "steps" in raw:
         return validate_workflow(raw)
     return validate_task(raw)
+
+
+def _refuse_nul(raw: dict[str, Any]) -> None:
+    """InvalidTask naming every field (or key) holding a NUL character.
+
+    No store keeps NUL in text (PostgreSQL refuses it outright), so it is refused here,
+    before any store sees it, on every queue alike.
+    """
+    errors: list[FieldError] = []
+    stack: list[tuple[str, Any]] = [("", raw)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str) and "\x00" in value:
+            errors.append(FieldError(field=path, message="NUL character (\\u0000) not allowed"))
+        elif isinstance(value, dict | list | tuple):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                name = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and "\x00" in key:
+                    errors.append(FieldError(field=name.replace("\x00", "\\u0000"),
+                                             message="NUL character (\\u0000) in a key"))  # fmt: skip
+                else:
+                    stack.append((name, item))
+    if errors:
+        raise InvalidTask(sorted(errors, key=lambda e: e["field"]))
 
 
 def _from_seed004(raw: dict[str, Any]) -> dict[str, Any]:

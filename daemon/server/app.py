@@ -4,6 +4,11 @@
 Lifecycle errors become JSON answers (``daemon.server.wire``): 422 ``InvalidTask`` with
 the refused fields, 404 ``TaskNotFound``, 409 for guard, approval, conversation and
 terminal errors, 503 ``StoreUnavailable``. Request validation errors use the same shape.
+
+``daemon.server.limits.RequestLimits`` wraps the app: body caps (413), JSON depth, finite
+numbers and NUL characters (422) are checked before any handler or token check runs.
+``/docs`` and ``/redoc`` are off unless ``settings.docs`` (their scripts come from a CDN);
+``/openapi.json`` is always served.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from fastapi.responses import JSONResponse
 from daemon.lifecycle.errors import LifecycleError
 from daemon.server import monitor, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
+from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
 from daemon.server.settings import ServerSettings
 from daemon.server.wire import error_json, error_status
@@ -69,15 +75,47 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
         version=API_VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url="/docs" if settings.docs else None,
+        redoc_url="/redoc" if settings.docs else None,
     )
     app.state.plane = plane
     app.add_exception_handler(LifecycleError, _lifecycle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     for module in (routes_planner, routes_read, routes_daemon, monitor):
         app.include_router(module.router)
+    limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
+    app.add_middleware(
+        RequestLimits, limits=limits, known_token=lambda t: tokens.lookup(t) is not None
+    )
     return app
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:
     """The app's OpenAPI document (what ``/openapi.json`` serves)."""
     return app.openapi()
+
+
+def run(app: FastAPI, **options: Any) -> None:
+    """``uvicorn.run(app, **options)``, except that a shutdown signal answers long-polls.
+
+    uvicorn waits for in-flight requests before it shuts the app down; a waiting long-poll
+    would hold that up for its whole wait. On SIGTERM/SIGINT every waiting poll answers at
+    once (nothing new: the client polls again, elsewhere or later), so the server stops
+    promptly.
+    """
+    import threading
+
+    import uvicorn
+
+    plane: Plane = app.state.plane
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # a thread, not here: a signal handler may run while this thread holds the lock
+            threading.Thread(target=plane.wakeup.release, name="release", daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    server = _Server(uvicorn.Config(app, **options))
+    server.run()
+    if not server.started:
+        raise SystemExit(3)  # as uvicorn.run: the server could not start

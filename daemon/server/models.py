@@ -1,14 +1,24 @@
-"""Request bodies of the control plane (validated by FastAPI, published in OpenAPI)."""
+"""Request bodies of the control plane (validated by FastAPI, published in OpenAPI).
+
+Numbers are finite (``NaN``/``Infinity`` are refused, 422); times are POSIX seconds in
+``[0, MAX_TIME]``; waits and leases have upper bounds. ``daemon.server.limits`` has
+already refused NUL characters, over-deep nesting and out-of-range numbers anywhere in
+the body before these models see it.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z
+# When something happened on the daemon (POSIX s); the server never stores a later time.
+At = Annotated[float | None, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
+
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class Decision(_Body):
@@ -58,7 +68,7 @@ class ClaimBody(_Body):
 
     owner: str = Field(min_length=3, max_length=300, pattern=r"^.+/.+$")
     device: str
-    wait: float = Field(default=0.0, ge=0)
+    wait: float = Field(default=0.0, ge=0, le=3600)
     lease_s: float = Field(default=60.0, ge=5, le=3600)
     task_id: str | None = None
 
@@ -76,7 +86,7 @@ class Report(_Body):
 
     report_id: str | None = Field(default=None, max_length=100)
     ticket: TicketBody
-    at: float | None = None  # when it happened on the daemon (POSIX s)
+    at: At = None  # when it happened on the daemon (POSIX s)
 
 
 class HeartbeatBody(Report):
@@ -100,7 +110,7 @@ class JournalAfterBody(_Body):
     ticket: TicketBody | None = None  # checked when given; the entry's claim always is
     outcome: Literal["confirmed_success", "confirmed_failure", "unknown"]
     detail: str = ""
-    at: float | None = None
+    at: At = None
 
 
 class EvidenceBody(Report):
@@ -151,4 +161,4 @@ class StoppedBody(Report):
 
 class RecoverBody(_Body):
     daemon_id: str = Field(min_length=1)
-    at: float | None = None
+    at: At = None

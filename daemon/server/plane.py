@@ -73,7 +73,11 @@ class Plane:
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.Lock()
-        self.wakeup = Wakeup(lambda: open_store(settings.queue_url), settings.fallback_poll)
+        self.wakeup = Wakeup(
+            lambda: open_store(settings.queue_url),
+            settings.fallback_poll,
+            settings.max_polls_per_token,
+        )
         self._ledger: ReportLedger | None = None
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+import anyio.to_thread
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import (
@@ -27,7 +28,7 @@ from daemon.lifecycle.errors import (
 )
 from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, Ticket
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.server.artifacts import artifact_path, artifact_ref
+from daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
 from daemon.server.auth import Principal
 from daemon.server.deps import Daemon, PlaneDep, check_serves, owner_serial, report_time
 from daemon.server.models import (
@@ -50,7 +51,6 @@ from daemon.server.plane import DaemonInfo, Plane
 from daemon.server.wire import error_json, error_status, plain
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
-MAX_ARTIFACT_BYTES = 20 * 1024 * 1024
 
 
 @router.post("/daemons/register", summary="A daemon announces itself and its devices")
@@ -112,42 +112,58 @@ def put_context(
 
 
 @router.post("/claims", summary="Claim a task (long-poll)")
-def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
-    """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s."""
+async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
+    """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s.
+
+    While it waits the request holds no worker thread; a token holds at most
+    ``max_polls_per_token`` waiting long-polls (429 beyond).
+    """
     check_serves(principal, body.device)
     check_serves(principal, owner_serial(body.owner))
     with plane.registry.lock:
         _check_daemon_id(plane, principal, body.owner.rsplit("/", 1)[0])
-    store = plane.store()
-    deadline = time.monotonic() + min(body.wait, plane.settings.max_wait)
-    while True:
-        seen = plane.wakeup.cursor
-        task = store.claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
-        if task is not None:
-            plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
-            plane.wakeup.poke()
-            return {"task": plain(task)}
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return {"task": None}
-        plane.wakeup.wait_past(seen, left)
+
+    def attempt() -> dict[str, Any] | None:
+        task = plane.store().claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        if task is None:
+            return None
+        plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
+        plane.wakeup.poke()
+        return {"task": plain(task)}
+
+    seen = plane.wakeup.cursor
+    found = await anyio.to_thread.run_sync(attempt)
+    wait = min(body.wait, plane.settings.max_wait)
+    if found is not None or wait <= 0:
+        return found or {"task": None}
+    deadline = time.monotonic() + wait
+    with plane.wakeup.polling(principal):
+        while (left := deadline - time.monotonic()) > 0 and not plane.wakeup.released:
+            await plane.wakeup.wait_past_async(seen, left)
+            seen = plane.wakeup.cursor
+            found = await anyio.to_thread.run_sync(attempt)
+            if found is not None:
+                return found
+    return {"task": None}
 
 
 @router.get("/work", summary="Wait until the queue changes (idle daemons)")
-def work(
+async def work(
     plane: PlaneDep,
-    _: Daemon,
+    principal: Daemon,
     after: int = -1,
-    wait: float = 0.0,
+    wait: Annotated[float, Query(ge=0, le=3600)] = 0.0,
 ) -> dict[str, Any]:
     """The queue's event cursor, once it exceeds ``after`` or ``wait`` s passed.
 
-    An idle daemon long-polls this and claims when it returns a newer cursor.
+    An idle daemon long-polls this and claims when it returns a newer cursor (holding no
+    worker thread while it waits).
     """
-    if after < 0:
+    bounded = min(wait, plane.settings.max_wait)
+    if after < 0 or bounded <= 0 or plane.wakeup.cursor > after:
         return {"cursor": plane.wakeup.cursor}
-    bounded = max(0.0, min(wait, plane.settings.max_wait))
-    return {"cursor": plane.wakeup.wait_past(after, bounded)}
+    with plane.wakeup.polling(principal):
+        return {"cursor": await plane.wakeup.wait_past_async(after, bounded)}
 
 
 @router.post("/recover", summary="Fail tasks a restarted daemon owned")
@@ -402,22 +418,19 @@ async def put_artifact(
     plane: PlaneDep,
     p: Daemon,
 ) -> dict[str, Any]:
-    """Keep a screenshot or hierarchy under the server's state dir; answers its ``ref``."""
+    """Keep a screenshot or hierarchy under the server's state dir; answers its ``ref``.
+
+    The body is streamed to disk; more than ``max_artifact_bytes`` is 413.
+    """
     path = artifact_path(plane.settings.artifacts_dir, task_id, name)
-    data = await request.body()
-    if len(data) > MAX_ARTIFACT_BYTES:
-        raise HTTPException(413, f"artifact larger than {MAX_ARTIFACT_BYTES} bytes")
-    _check_artifact_owner(plane, p, task_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    return {"ref": artifact_ref(task_id, name), "bytes": len(data)}
+    await anyio.to_thread.run_sync(_check_artifact_owner, plane, p, task_id)
+    size = await receive_artifact(request, path, plane.settings.max_artifact_bytes)
+    return {"ref": artifact_ref(task_id, name), "bytes": size}
 
 
 def _check_artifact_owner(plane: Plane, principal: Principal, task_id: str) -> None:
     """The task is on the token's devices and the token holds or held one of its leases."""
-    store = plane.store()  # this is the event loop thread's own store
+    store = plane.store()
     check_serves(principal, store.get(task_id).device)
     if not plane.ledger.held(task_id, principal.key):
         raise LeaseLost(f"task {task_id} was never leased to this daemon token")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
+import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
@@ -18,7 +19,7 @@ from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.render import render_json
-from daemon.server.artifacts import artifact_path
+from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.deps import (
     Caller,
@@ -124,7 +125,7 @@ def get_artifact(
     path = artifact_path(plane.settings.artifacts_dir, task_id, name)
     if not path.is_file():
         raise HTTPException(404, f"no artifact {name} for task {task_id}")
-    return FileResponse(path)
+    return artifact_response(path)
 
 
 @router.get("/workflows/{workflow_id}", summary="A workflow and its steps")
@@ -142,7 +143,7 @@ def workflow(workflow_id: str, plane: PlaneDep, principal: Reader) -> dict[str, 
 
 
 @router.get("/events", summary="Events after a cursor (long-poll)")
-def events(
+async def events(
     plane: PlaneDep,
     principal: Caller,
     after: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
@@ -152,16 +153,24 @@ def events(
     """Events with a cursor greater than ``after``: at once if any, else within ``wait`` s.
 
     A daemon token sees only events of tasks on its own devices; a bound token, events of
-    its conversations.
+    its conversations. While it waits the request holds no worker thread (a token holds at
+    most ``max_polls_per_token``, 429 beyond).
     """
     if principal.role is not Role.DAEMON and not principal.may(Right.READ):
         raise HTTPException(403, f"role {principal.role.value} may not read")
-    store = plane.store()
+
+    def read(since: int) -> tuple[list[Event], int]:
+        return _visible(plane.store(), principal, since, limit)
+
     deadline = time.monotonic() + min(wait, plane.settings.max_wait)
-    found, cursor = _visible(store, principal, after, limit)
-    while not found and time.monotonic() < deadline:
-        plane.wakeup.wait_past(max(cursor, plane.wakeup.cursor), deadline - time.monotonic())
-        found, cursor = _visible(store, principal, cursor, limit)
+    found, cursor = await anyio.to_thread.run_sync(read, after)
+    if not found and time.monotonic() < deadline:
+        with plane.wakeup.polling(principal):
+            while not found and (left := deadline - time.monotonic()) > 0:
+                if plane.wakeup.released:  # shutting down: answer what there is now
+                    break
+                await plane.wakeup.wait_past_async(max(cursor, plane.wakeup.cursor), left)
+                found, cursor = await anyio.to_thread.run_sync(read, cursor)
     return {"events": [plain(e) for e in found], "cursor": cursor}
 
 

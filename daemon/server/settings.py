@@ -18,7 +18,14 @@ class ServerSettings:
     sweep_interval: float = DEFAULT_SWEEP_INTERVAL_S  # first sweep one interval after start
     max_wait: float = 30.0  # longest long-poll a client may ask for (seconds)
     fallback_poll: float = 0.25  # how often the queue is re-read for other replicas' writes
-    worker_threads: int = 200  # threads for blocking handlers (each long-poll holds one)
+    worker_threads: int = (
+        64  # threads for blocking handlers (a long-poll holds none while it waits)
+    )
+    max_body_bytes: int = 1024 * 1024  # a JSON request body; larger is 413 before it is read
+    max_artifact_bytes: int = 20 * 1024 * 1024  # one artifact upload, streamed to disk
+    max_json_depth: int = 64  # nesting of a JSON body; deeper is 422
+    max_polls_per_token: int = 32  # long-polls one token may hold open at once; more is 429
+    docs: bool = False  # serve /docs and /redoc (their Swagger/ReDoc scripts come from a CDN)
 
     @property
     def artifacts_dir(self) -> Path:

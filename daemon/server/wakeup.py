@@ -5,14 +5,23 @@ Every transition of the queue appends an event, so the highest event cursor is a
 ``poke()`` and waiters wake at once; a background thread re-reads the store every
 ``fallback_poll`` seconds so writes by other replicas over the same database wake
 waiters too.
+
+Long-polls wait with ``wait_past_async``: an asyncio future per waiter, resolved from the
+follower thread through the waiter's event loop, so a waiting request holds no worker
+thread. ``polling(key)`` counts the long-polls one token holds open; past
+``polls_per_token`` it refuses with 429, so one token cannot pile up waiters without end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager, suppress
+
+from fastapi import HTTPException
 
 from daemon.lifecycle.errors import LifecycleError
 from daemon.store.protocol import Store
@@ -23,11 +32,19 @@ log = logging.getLogger("phoned.server.wakeup")
 class Wakeup:
     """The queue's latest event cursor, and a condition to wait for it to move."""
 
-    def __init__(self, store_factory: Callable[[], Store], fallback_poll: float) -> None:
+    def __init__(
+        self,
+        store_factory: Callable[[], Store],
+        fallback_poll: float,
+        polls_per_token: int = 32,
+    ) -> None:
         self._factory = store_factory
         self._fallback = fallback_poll
+        self.polls_per_token = polls_per_token
         self._cond = threading.Condition()
         self._cursor = 0
+        self._futures: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
+        self._polls: dict[Hashable, int] = {}
         self._poked = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -45,12 +62,22 @@ class Wakeup:
 
     def stop(self) -> None:
         """Stop following and wake every waiter."""
-        self._stop.set()
-        self._poked.set()
+        self.release()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def release(self) -> None:
+        """Shutting down: every waiter returns now, later waits return at once."""
+        self._stop.set()
+        self._poked.set()
         with self._cond:
             self._cond.notify_all()
+            self._wake_futures()
+
+    @property
+    def released(self) -> bool:
+        """True once ``release`` (or ``stop``) was called: long-polls answer at once."""
+        return self._stop.is_set()
 
     def poke(self) -> None:
         """Something was written in this process: re-read the cursor now."""
@@ -66,6 +93,56 @@ class Wakeup:
                     break
                 self._cond.wait(left)
             return self._cursor
+
+    async def wait_past_async(self, cursor: int, timeout: float) -> int:
+        """``wait_past`` for a coroutine: waits on the event loop, holding no thread."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            with self._cond:
+                if self._cursor > cursor or self._stop.is_set():
+                    return self._cursor
+                future: asyncio.Future[None] = loop.create_future()
+                waiter = (loop, future)
+                self._futures.add(waiter)
+            left = deadline - loop.time()
+            try:
+                if left <= 0:
+                    return self.cursor
+                await asyncio.wait_for(future, left)
+            except asyncio.TimeoutError:
+                return self.cursor
+            finally:
+                with self._cond:
+                    self._futures.discard(waiter)
+
+    @contextmanager
+    def polling(self, key: Hashable) -> Iterator[None]:
+        """Count one open long-poll of ``key`` (a token); 429 past ``polls_per_token``."""
+        with self._cond:
+            held = self._polls.get(key, 0)
+            if held >= self.polls_per_token:
+                raise HTTPException(
+                    429,
+                    f"this token already holds {held} open long-polls (at most "
+                    f"{self.polls_per_token}); retry when one returns",
+                    {"Retry-After": "1"},
+                )
+            self._polls[key] = held + 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._polls[key] -= 1
+                if not self._polls[key]:
+                    del self._polls[key]
+
+    def _wake_futures(self) -> None:
+        """Resolve every async waiter's future on its own loop (the lock is held)."""
+        for loop, future in self._futures:
+            with suppress(RuntimeError):  # that loop is closed: its waiter is gone
+                loop.call_soon_threadsafe(_resolve, future)
+        self._futures.clear()
 
     def _follow(self) -> None:
         try:
@@ -93,3 +170,9 @@ class Wakeup:
             if latest > self._cursor:
                 self._cursor = latest
                 self._cond.notify_all()
+                self._wake_futures()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

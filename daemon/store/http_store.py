@@ -639,6 +639,7 @@ def open_http_store(url: str) -> HttpStore:
         from daemon import config
 
         outbox = str(config.load(config.default_config_path()).state_path / "outbox.db")
+    wire.warn_plain_http(url, log)  # sec-limits (#12): token in clear off this machine
     return HttpStore(url, token, Path(outbox))
 
 
