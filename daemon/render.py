@@ -116,6 +116,35 @@ def evidence_view(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def approval_preview(
+    record: TaskRecord, evidence: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The preview a pending approval is bound to, in clear, for the approver; else None.
+
+    Evidence keeps the preview with the number and text redacted (``device.private``); it
+    is rebuilt here, at display time, from the task's own params (the one place they are
+    in clear), and shown only when its digest is the approval digest the task is bound to:
+    what the approver reads is exactly what an approval quoting that digest approves.
+    """
+    if record.approval_status != "pending" or not record.approval_digest:
+        return None
+    from daemon.runtime.staleness import sensitive_values
+    from device import private
+    from device.digest import digest
+
+    secrets = sensitive_values(record)
+    for doc in reversed(evidence):
+        detail = _mapping(_mapping(doc.get("body")).get("detail"))
+        shown = detail.get("preview")
+        if not isinstance(shown, dict):
+            continue
+        clear = private.restore(shown, secrets)
+        if digest(clear) == record.approval_digest:
+            return {**clear, "digest": record.approval_digest,
+                    "revision": record.approval_revision}  # fmt: skip
+    return None
+
+
 def transitions(record: TaskRecord, events: Sequence[Event]) -> list[Event]:
     """The task's own events (its transitions and announced changes), by state version."""
     own = [e for e in events if e.kind == "task" and e.task_id == record.id]
@@ -135,6 +164,7 @@ def render_json(
         "transitions": [event_json(e) for e in transitions(record, events)],
         "journal": [journal_json(j) for j in journal],
         "evidence": [evidence_view(d) for d in evidence],
+        "approval_preview": approval_preview(record, evidence),
     }
 
 
@@ -187,6 +217,18 @@ def _header(record: TaskRecord) -> list[str]:
             f"  approval: {record.approval_status} revision {record.approval_revision} "
             f"digest {record.approval_digest or '-'}"
         )
+    return lines
+
+
+def _preview_lines(preview: dict[str, Any] | None) -> list[str]:
+    """The pending approval's preview, in clear (``approval_preview``)."""
+    if preview is None:
+        return []
+    lines = [f"  preview: {preview.get('effect')} -> {preview.get('target')}"]
+    for key, value in sorted(_mapping(preview.get("data")).items()):
+        lines += _multiline(f"    {key}: ", value if isinstance(value, str) else _value(value),
+                            "      ")  # fmt: skip
+    lines.append(f"    snapshot: {preview.get('snapshot_digest')}")
     return lines
 
 
@@ -307,6 +349,7 @@ def render_text(
     continued, indented, under their field).
     """
     lines = _header(record)
+    lines += _preview_lines(approval_preview(record, evidence))
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from device.private_files import private_dir, tighten_sqlite
+
 PENDING_PREFIX = "pending:"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS reports (
@@ -31,8 +33,9 @@ class ReportLedger:
     """Answers already given to reports, by report id (SQLite, shared by replicas)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, own=False)
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        tighten_sqlite(path)  # answers hold task records: 0600
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._db.commit()

@@ -346,10 +346,10 @@ async def put_artifact(
     if len(data) > MAX_ARTIFACT_BYTES:
         raise HTTPException(413, f"artifact larger than {MAX_ARTIFACT_BYTES} bytes")
     _check_artifact_owner(plane, p, task_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    from device.private_files import private_dir, write_private
+
+    private_dir(path.parent)
+    write_private(path, data)  # 0600 in a 0700 folder, whatever the umask
     return {"ref": artifact_ref(task_id, name), "bytes": len(data)}
 
 
