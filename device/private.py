@@ -66,6 +66,16 @@ def redact(value: str) -> str:
     return redact_number(value) if looks_like_number(value) else redact_text(value)
 
 
+def task_secrets(method: str, params: Mapping[str, Any]) -> list[str]:
+    """The values of a task's sensitive params (its method's declaration names them: the
+    number and the body of ``sms.*``); none for a method the registry does not know."""
+    from device.actions.registry import REGISTRY
+
+    declared = REGISTRY.get(method)
+    names = declared.sensitive if declared is not None else ()
+    return [str(params[k]) for k in names if params.get(k)]
+
+
 def _secrets(secrets: Iterable[str]) -> list[str]:
     return sorted({s for s in secrets if s and not stand_in(s)}, key=len, reverse=True)
 

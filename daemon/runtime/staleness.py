@@ -24,7 +24,7 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import Store
 from device import private
 from device.actions.base import ActionContext
-from device.actions.registry import REGISTRY, SCREEN_METHODS
+from device.actions.registry import SCREEN_METHODS
 from device.connection import Device
 from device.errors import DeviceError
 from device.evidence import Recorder
@@ -37,9 +37,7 @@ RESUME_KIND = "resume_check"
 def sensitive_values(task: TaskRecord) -> list[str]:
     """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
     numbers, message bodies); none for a method the registry does not know."""
-    declared = REGISTRY.get(task.method)
-    names = declared.sensitive if declared is not None else ()
-    return [str(task.params[k]) for k in names if task.params.get(k)]
+    return private.task_secrets(task.method, task.params)
 
 
 def _recorder(device: Device, task: TaskRecord) -> Recorder:
