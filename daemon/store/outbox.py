@@ -64,6 +64,7 @@ class Outbox:
         try:
             self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
             tighten_sqlite(path)  # 0600 before a report (evidence, a preview) is written
+            self._db.execute("PRAGMA secure_delete=ON")  # a delivered report is overwritten
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")  # a report survives a power cut
             self._db.execute(_SCHEMA)
