@@ -24,6 +24,7 @@ from the task's params, then checked against the approval digest).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -76,43 +77,53 @@ def task_secrets(method: str, params: Mapping[str, Any]) -> list[str]:
     return [str(params[k]) for k in names if params.get(k)]
 
 
-def _secrets(secrets: Iterable[str]) -> list[str]:
-    return sorted({s for s in secrets if s and not stand_in(s)}, key=len, reverse=True)
+@functools.lru_cache(maxsize=256)
+def _plan(secrets: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(secret, its form) longest first, stand-ins and empties left out; computed once."""
+    kept = sorted({s for s in secrets if s and not stand_in(s)}, key=len, reverse=True)
+    return tuple((s, redact(s)) for s in kept)
 
 
-def replace_secrets(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each secret replaced by its stand-in: a whole value always, one inside
-    a longer text when it has at least ``MIN_EMBEDDED`` characters. Stand-ins already in
-    ``text`` are left alone (a secret such as ``chars`` never rewrites one)."""
-    ordered = _secrets(secrets)
-    if not ordered or stand_in(text):
+def _replace(text: str, plan: tuple[tuple[str, str], ...]) -> str:
+    if not plan or stand_in(text):
         return text
-    for secret in ordered:
+    for secret, form in plan:
         if text == secret:
-            return redact(secret)
+            return form
+    embedded = [(s, f) for s, f in plan if len(s) >= MIN_EMBEDDED and s in text]
+    if not embedded:
+        return text
     parts = _STAND_IN.split(text)
     kept = _STAND_IN.findall(text)
-    for secret in ordered:
-        if len(secret) >= MIN_EMBEDDED:
-            parts = [p.replace(secret, redact(secret)) for p in parts]
+    for secret, form in embedded:
+        parts = [p.replace(secret, form) for p in parts]
     out = parts[0]
     for found, part in zip(kept, parts[1:], strict=True):
         out += found + part
     return out
 
 
+def replace_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each secret replaced by its stand-in: a whole value always, one inside
+    a longer text when it has at least ``MIN_EMBEDDED`` characters. Stand-ins already in
+    ``text`` are left alone (a secret such as ``chars`` never rewrites one)."""
+    return _replace(text, _plan(tuple(secrets)))
+
+
 def scrub(value: Any, secrets: Iterable[str] = (), key: str | None = None) -> Any:
     """A copy of the JSON ``value`` with secrets and the private keys' values redacted."""
+    return _scrub(value, _plan(tuple(secrets)), key)
+
+
+def _scrub(value: Any, plan: tuple[tuple[str, str], ...], key: str | None) -> Any:
     if isinstance(value, str):
         if key in NUMBER_KEYS or key in TEXT_KEYS:
             return value if stand_in(value) or not value else _by_key(key, value)
-        return replace_secrets(value, secrets)
+        return _replace(value, plan)
     if isinstance(value, Mapping):
-        ordered = _secrets(secrets)
-        return {k: scrub(v, ordered, str(k)) for k, v in value.items()}
+        return {k: _scrub(v, plan, str(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        ordered = _secrets(secrets)
-        return [scrub(v, ordered, key) for v in value]
+        return [_scrub(v, plan, key) for v in value]
     return value
 
 
@@ -133,13 +144,16 @@ def scrub_markup(text: str) -> str:
 def restore(value: Any, secrets: Iterable[str]) -> Any:
     """``value`` with each secret's stand-in replaced by the secret (the inverse of
     ``scrub`` for the secrets given; the caller checks the result against a digest)."""
-    forms = {redact(s): s for s in _secrets(secrets)}
+    return _restore(value, _plan(tuple(secrets)))
+
+
+def _restore(value: Any, plan: tuple[tuple[str, str], ...]) -> Any:
     if isinstance(value, str):
-        for form, secret in forms.items():
+        for secret, form in plan:
             value = value.replace(form, secret)
         return value
     if isinstance(value, Mapping):
-        return {k: restore(v, secrets) for k, v in value.items()}
+        return {k: _restore(v, plan) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [restore(v, secrets) for v in value]
+        return [_restore(v, plan) for v in value]
     return value
