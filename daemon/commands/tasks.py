@@ -5,6 +5,7 @@ task is refused with the field named, exit 2, and nothing is queued.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -245,8 +246,11 @@ def show(
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
         try:
-            with open(html_file, "w", encoding="utf-8") as out:
-                out.write(render.render_html(*inputs, artifact_roots=roots))
+            page = render.render_html(*inputs, artifact_roots=roots)
+            # a new report file is 0600: its screenshots show the messages
+            opener = lambda path, flags: os.open(path, flags, 0o600)  # noqa: E731
+            with open(html_file, "w", encoding="utf-8", opener=opener) as out:
+                out.write(page)
         except OSError as exc:
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)

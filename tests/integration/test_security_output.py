@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import sys
 import time
@@ -110,6 +111,7 @@ def test_show_html_reads_artifacts_only_from_the_tasks_own_folder(state: Path) -
     result = phoned(state, "show", task.id, "--html", str(page_file))
     assert result.returncode == 0, result.stderr
     page = page_file.read_text()
+    assert stat.S_IMODE(page_file.stat().st_mode) == 0o600  # its screenshots are private
     assert "phoned-test-marker-7f3a" not in page  # no file outside the folder was read
     assert "root:x:0:0" not in page
     assert page.count("own-artifact-text") == 2  # by name and by the daemon's path
