@@ -87,9 +87,10 @@ class Config(_Section):
         path = self.state_path / "daemon-id"
         if path.exists():
             return path.read_text().strip()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from device.private_files import write_private
+
         ident = f"{socket.gethostname()}-{os.urandom(4).hex()}"
-        path.write_text(ident + "\n")
+        write_private(path, ident + "\n")  # 0600 in a 0700 state folder
         return ident
 
 

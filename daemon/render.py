@@ -21,9 +21,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
+from daemon.terminal import terminal_text
 
 REPORT_VERSION = 1
 
@@ -114,6 +116,35 @@ def evidence_view(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def approval_preview(
+    record: TaskRecord, evidence: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The preview a pending approval is bound to, in clear, for the approver; else None.
+
+    Evidence keeps the preview with the number and text redacted (``device.private``); it
+    is rebuilt here, at display time, from the task's own params (the one place they are
+    in clear), and shown only when its digest is the approval digest the task is bound to:
+    what the approver reads is exactly what an approval quoting that digest approves.
+    """
+    if record.approval_status != "pending" or not record.approval_digest:
+        return None
+    from daemon.runtime.staleness import sensitive_values
+    from device import private
+    from device.digest import digest
+
+    secrets = sensitive_values(record)
+    for doc in reversed(evidence):
+        detail = _mapping(_mapping(doc.get("body")).get("detail"))
+        shown = detail.get("preview")
+        if not isinstance(shown, dict):
+            continue
+        clear = private.restore(shown, secrets)
+        if digest(clear) == record.approval_digest:
+            return {**clear, "digest": record.approval_digest,
+                    "revision": record.approval_revision}  # fmt: skip
+    return None
+
+
 def transitions(record: TaskRecord, events: Sequence[Event]) -> list[Event]:
     """The task's own events (its transitions and announced changes), by state version."""
     own = [e for e in events if e.kind == "task" and e.task_id == record.id]
@@ -133,6 +164,7 @@ def render_json(
         "transitions": [event_json(e) for e in transitions(record, events)],
         "journal": [journal_json(j) for j in journal],
         "evidence": [evidence_view(d) for d in evidence],
+        "approval_preview": approval_preview(record, evidence),
     }
 
 
@@ -173,7 +205,8 @@ def _header(record: TaskRecord) -> list[str]:
     lines += [f"  {name}: {text}" for name, text in optional.items() if text]
     if record.failure is not None:
         kind = "retryable" if record.failure.retryable else "final"
-        lines.append(f"  failure: {record.failure.reason.value} ({kind}) {record.failure.message}")
+        head = f"  failure: {record.failure.reason.value} ({kind}) "
+        lines += _multiline(head, record.failure.message, "    ")
     if record.stop_requested:
         lines.append("  stop requested: yes (not yet confirmed stopped)")
     if record.stop_summary is not None:
@@ -184,6 +217,18 @@ def _header(record: TaskRecord) -> list[str]:
             f"  approval: {record.approval_status} revision {record.approval_revision} "
             f"digest {record.approval_digest or '-'}"
         )
+    return lines
+
+
+def _preview_lines(preview: dict[str, Any] | None) -> list[str]:
+    """The pending approval's preview, in clear (``approval_preview``)."""
+    if preview is None:
+        return []
+    lines = [f"  preview: {preview.get('effect')} -> {preview.get('target')}"]
+    for key, value in sorted(_mapping(preview.get("data")).items()):
+        lines += _multiline(f"    {key}: ", value if isinstance(value, str) else _value(value),
+                            "      ")  # fmt: skip
+    lines.append(f"    snapshot: {preview.get('snapshot_digest')}")
     return lines
 
 
@@ -211,16 +256,23 @@ def _journal_lines(journal: Sequence[JournalEntry]) -> list[str]:
     return lines if len(lines) > 2 else [*lines, "  (none)"]
 
 
-def _device_line(device: dict[str, Any]) -> str:
+def _device_lines(device: dict[str, Any]) -> list[str]:
     if not device:
-        return "    device: (unknown)"
+        return ["    device: (unknown)"]
     if device.get("error"):
-        return f"    device: {device.get('serial')} (identity unreadable: {device['error']})"
-    return (
+        return [f"    device: {device.get('serial')} (identity unreadable: {device['error']})"]
+    return [
         f"    device: {device.get('serial')}  {device.get('manufacturer', '')} "
-        f"{device.get('model', '')}  SDK {device.get('sdk')} (Android {device.get('release')})"
-        f"\n    fingerprint: {device.get('fingerprint', '')}"
-    )
+        f"{device.get('model', '')}  SDK {device.get('sdk')} (Android {device.get('release')})",
+        f"    fingerprint: {device.get('fingerprint', '')}",
+    ]
+
+
+def _multiline(head: str, text: Any, indent: str) -> list[str]:
+    """A field that may span lines: its first line after ``head``, the others indented (each
+    line is escaped for the terminal later, so none can pose as a line of the report)."""
+    first, *rest = str(text).replace("\r\n", "\n").split("\n")
+    return [f"{head}{first}".rstrip(), *(indent + line for line in rest)]
 
 
 def _observation_line(o: dict[str, Any]) -> str:
@@ -245,10 +297,10 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
         "",
         f"evidence {view['ref']}  attempt {view['attempt']}  revision {view['revision']}  "
         f"kind {view['kind']}  {view['created'] or ''}".rstrip(),
-        _device_line(view["device"]),
+        *_device_lines(view["device"]),
     ]
     if view["status"]:
-        lines.append(f"    status: {view['status']}  {view['message']}".rstrip())
+        lines += _multiline(f"    status: {view['status']}  ", view["message"], "      ")
     if target:
         met = "yes" if target.get("met") else "no"
         lines.append(
@@ -267,7 +319,8 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
     if view["artifacts"]:
         lines.append("  artifacts")
         lines += [f"    {name}: {_artifact_label(v)}" for name, v in view["artifacts"].items()]
-    lines += [f"  note: {n}" for n in view["notes"]]
+    for note in view["notes"]:
+        lines += _multiline("  note: ", note, "        ")
     return lines
 
 
@@ -288,15 +341,22 @@ def render_text(
     journal: Sequence[JournalEntry],
     events: Sequence[Event],
 ) -> str:
-    """The report for a terminal: header, transitions, journal, then each evidence document."""
+    """The report for a terminal: header, transitions, journal, then each evidence document.
+
+    Every line is escaped for the terminal (``daemon.terminal``): a control character in
+    a task field, a daemon message or the evidence is shown, never obeyed, and a newline
+    inside a field never starts a report line of its own (multi-line messages and notes are
+    continued, indented, under their field).
+    """
     lines = _header(record)
+    lines += _preview_lines(approval_preview(record, evidence))
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:
         lines += ["", "evidence", "  (none)"]
     for doc in evidence:
         lines += _evidence_lines(evidence_view(doc))
-    return "\n".join(lines) + "\n"
+    return "\n".join(terminal_text(line) for line in lines) + "\n"
 
 
 def render_html(
@@ -304,8 +364,11 @@ def render_html(
     evidence: Sequence[dict[str, Any]],
     journal: Sequence[JournalEntry],
     events: Sequence[Event],
+    artifact_roots: Sequence[Path] = (),
 ) -> str:
-    """A self-contained HTML page (no external resources) with screenshots inlined."""
+    """A self-contained HTML page (no external resources) with screenshots inlined; artifact
+    files are read only from the task's own folder ``<root>/<task id>/`` under one of
+    ``artifact_roots`` (``daemon.render_html``)."""
     from daemon.render_html import html_report
 
-    return html_report(render_json(record, evidence, journal, events))
+    return html_report(render_json(record, evidence, journal, events), artifact_roots)

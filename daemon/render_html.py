@@ -2,9 +2,14 @@
 
 Input is the stable JSON report of ``daemon.render.render_json``. Every text is escaped;
 the page loads nothing from anywhere (inline CSS, no scripts), so it can be mailed or
-attached to a CI run. An artifact may be a file path (read now), a ``data:`` URI, or
-base64 bytes; images (PNG, JPEG, GIF, WebP by their magic bytes) become ``<img>``, text
-artifacts (hierarchy XML) a collapsed ``<pre>``, anything unreadable a note saying so.
+attached to a CI run. An artifact may be a ``data:`` URI, base64 bytes, or a reference to a
+file in the task's own artifact folder (``<artifacts root>/<task id>/``): its name, the
+daemon's path of it, or the plane's ``/v1/tasks/<task id>/artifacts/<name>``. A file is
+read only when it resolves inside that folder (no other task's folder, no absolute path
+elsewhere, no ``..``, no symlink out): evidence is written by daemons, and a daemon naming
+``/etc/passwd`` must not put that file into a report. Any other reference is shown as
+refused, never read. Images (PNG, JPEG, GIF, WebP by their magic bytes) become ``<img>``,
+text artifacts (hierarchy XML) a collapsed ``<pre>``, anything unreadable a note saying so.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -31,7 +38,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;
 text-align:left;vertical-align:top}code,pre{font:12px ui-monospace,monospace}
-.met{color:#070}.unmet{color:#b00}img{max-width:360px;border:1px solid #999}
+.refused{color:#b00}.met{color:#070}.unmet{color:#b00}img{max-width:360px;border:1px solid #999}
 pre{white-space:pre-wrap;max-height:30em;overflow:auto;background:#f6f6f6;padding:.5em}
 """
 
@@ -46,19 +53,55 @@ def image_mime(data: bytes) -> str | None:
     return None
 
 
-def artifact_bytes(value: str) -> bytes | None:
-    """The bytes an artifact names: a readable file, a ``data:`` URI or base64 text."""
+class RefusedReference(Exception):
+    """An artifact reference that does not name a file inside the task's artifact folder."""
+
+
+def artifact_file(value: str, folders: Sequence[Path], task_id: str) -> Path | None:
+    """The file ``value`` names inside the task's folder (``<root>/<task id>`` for each root
+    of ``folders``), or None when it names no file there that exists. Raises
+    ``RefusedReference`` for a reference that leaves the folder (an absolute path elsewhere,
+    ``..``, a symlink out, another task's plane URL)."""
+    plane_prefix = f"/v1/tasks/{task_id}/artifacts/"
+    if value.startswith(plane_prefix):
+        value = value[len(plane_prefix) :]
+    elif value.startswith("/v1/"):
+        raise RefusedReference(value)
+    missing = escaped = False
+    for root in folders:
+        folder = (Path(root) / task_id).resolve()
+        candidate = Path(value) if Path(value).is_absolute() else folder / value
+        try:
+            resolved = candidate.resolve()
+            inside = resolved.parent == folder
+            if inside and resolved.is_file():
+                return resolved
+            missing = missing or inside
+            escaped = escaped or (not inside and os.path.lexists(candidate))
+        except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL in the name
+            escaped = True
+    if missing and not escaped:
+        return None
+    raise RefusedReference(value)
+
+
+def artifact_bytes(value: str, folders: Sequence[Path] = (), task_id: str = "") -> bytes | None:
+    """The bytes an artifact names: a ``data:`` URI, base64 text, or a readable file inside
+    the task's artifact folder (``artifact_file``; ``RefusedReference`` for one outside).
+    A file name always has a dot (``.png``, ``.xml``), which base64 never has."""
     if value.startswith("data:") and "," in value:
         head, payload = value.split(",", 1)
         return _b64(payload) if head.endswith(";base64") else payload.encode()
-    if len(value) < 4096:
-        path = Path(value)
-        try:
-            if path.is_file():
-                return path.read_bytes()
-        except OSError:
-            return None
-    return _b64(value)
+    inline = _b64(value) if "." not in value else None
+    if inline is not None or len(value) >= 4096:
+        return inline
+    path = artifact_file(value, folders, task_id)
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _b64(text: str) -> bytes | None:
@@ -68,12 +111,20 @@ def _b64(text: str) -> bytes | None:
         return None
 
 
-def artifact_html(name: str, value: Any) -> str:
-    """One artifact: an inlined image, a collapsed text, or a note that it is unreadable."""
-    data = artifact_bytes(str(value))
+def artifact_html(name: str, value: Any, folders: Sequence[Path] = (), task_id: str = "") -> str:
+    """One artifact: an inlined image, a collapsed text, a note that it is unreadable, or a
+    note that its reference was refused (it names a file outside the task's folder)."""
     label = escape(name)
+    shown = escape(str(value)[:300])
+    try:
+        data = artifact_bytes(str(value), folders, task_id)
+    except RefusedReference:
+        return (
+            f'<p class="refused">{label}: <code>{shown}</code> (refused: not a file of '
+            "this task's artifact folder; not read)</p>"
+        )
     if data is None:
-        return f"<p>{label}: <code>{escape(str(value)[:300])}</code> (not readable here)</p>"
+        return f"<p>{label}: <code>{shown}</code> (not readable here)</p>"
     mime = image_mime(data)
     if mime is not None:
         uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
@@ -115,7 +166,7 @@ def _observation_rows(items: list[dict[str, Any]]) -> list[list[Any]]:
     ]  # fmt: skip
 
 
-def _evidence_section(view: dict[str, Any]) -> str:
+def _evidence_section(view: dict[str, Any], folders: Sequence[Path], task_id: str) -> str:
     target = view["target"] or {}
     met = bool(target.get("met"))
     css = "met" if met else "unmet"
@@ -145,13 +196,14 @@ def _evidence_section(view: dict[str, Any]) -> str:
     parts += ["<h3>Commands</h3>", _table(["argv", "exit", "ms", "at", "error"], commands)]
     if view["artifacts"]:
         parts.append("<h3>Artifacts</h3>")
-        parts += [artifact_html(n, v) for n, v in view["artifacts"].items()]
+        parts += [artifact_html(n, v, folders, task_id) for n, v in view["artifacts"].items()]
     parts += [f"<p>note: {escape(str(n))}</p>" for n in view["notes"]]
     return "\n".join(parts)
 
 
-def html_report(report: dict[str, Any]) -> str:
-    """The page for one ``render_json`` report."""
+def html_report(report: dict[str, Any], artifact_roots: Sequence[Path] = ()) -> str:
+    """The page for one ``render_json`` report; artifact files are read only from the task's
+    folder under one of ``artifact_roots`` (none given: no file is read)."""
     task = report["task"]
     transitions = [
         [e.get("at"), e.get("state_version"), e.get("state"), e.get("revision"),
@@ -173,7 +225,8 @@ def html_report(report: dict[str, Any]) -> str:
         _table(["started", "op", "action", "target", "attempt", "rev", "outcome", "detail"],
                journal),
     ]  # fmt: skip
-    body += [_evidence_section(v) for v in report["evidence"]] or ["<h2>Evidence</h2><p>(none)</p>"]
+    sections = [_evidence_section(v, artifact_roots, str(task["id"])) for v in report["evidence"]]
+    body += sections or ["<h2>Evidence</h2><p>(none)</p>"]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_CSS}</style></head><body>\n"

@@ -11,22 +11,20 @@ renders.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from device import private
 from device.adb import ShellResult
 from device.connection import Device
 
 T = TypeVar("T")
 
-
-def redact(value: str) -> str:
-    """A stand-in for a sensitive text: its length and a short digest, never the text."""
-    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
-    return f"<redacted len={len(value)} sha256={digest}>"
+# The one redacted form of a sensitive value (``device.private``): a number's last digits,
+# a text's length and short digest; never the value.
+redact = private.redact
 
 
 def now_iso() -> str:
@@ -108,11 +106,14 @@ class Evidence:
 class Recorder:
     """Runs commands on a device and records them; collects observations for ``Evidence``.
 
-    ``sensitive`` values are replaced by ``redact()`` wherever they appear as an argv element
-    (or inside one), so phone numbers and message bodies never reach the evidence or logs.
+    ``sensitive`` values (the task's phone number and message body) are replaced by their
+    redacted form (``device.private``) wherever they appear in an argv element, an error,
+    a note, an observation or the target, and the values of the private keys (``address``,
+    ``body``, ``compose_text``, a conversation's ``text``, ...) are redacted whatever they
+    hold: phone numbers and message texts never reach the evidence or logs in clear.
     """
 
-    MIN_EMBEDDED = 4
+    MIN_EMBEDDED = private.MIN_EMBEDDED
 
     def __init__(self, device: Device, method: str, sensitive: Sequence[str] = ()) -> None:
         self.device = device
@@ -128,30 +129,16 @@ class Recorder:
         self.sensitive.extend(v for v in values if v and v not in self.sensitive)
 
     def redact_text(self, text: str) -> str:
-        """``text`` with every sensitive value replaced by its ``redact()`` stand-in.
-
-        A value equal to a secret is always replaced; a secret inside a longer text only
-        when it has at least ``MIN_EMBEDDED`` characters (a one-letter body must not blank
-        out every ``a`` of a command).
-        """
-        for secret in sorted(self.sensitive, key=len, reverse=True):
-            if text == secret:
-                return redact(secret)
-            if len(secret) >= self.MIN_EMBEDDED and secret in text:
-                text = text.replace(secret, redact(secret))
-        return text
+        """``text`` with every sensitive value replaced by its redacted form (a secret inside
+        a longer text only when it has at least ``MIN_EMBEDDED`` characters: a one-letter
+        body must not blank out every ``a`` of a command)."""
+        return private.replace_secrets(text, self.sensitive)
 
     def _redact_argv(self, argv: Sequence[str]) -> tuple[str, ...]:
         return tuple(self.redact_text(str(arg)) for arg in argv)
 
-    def _redact_value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.redact_text(value)
-        if isinstance(value, dict):
-            return {k: self._redact_value(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self._redact_value(v) for v in value]
-        return value
+    def _redact_value(self, value: Any, key: str | None = None) -> Any:
+        return private.scrub(value, self.sensitive, key)
 
     def _record(self, argv: Sequence[str], fn: Any, timeout: float) -> ShellResult:
         at, start = now_iso(), time.monotonic()
@@ -168,7 +155,7 @@ class Recorder:
                 )
             )
             raise
-        excerpt = result.stdout[:200] if not self.sensitive else ""
+        excerpt = private.scrub_markup(result.stdout[:200]) if not self.sensitive else ""
         self.commands.append(
             CommandRecord(
                 self._redact_argv(argv),
@@ -225,7 +212,7 @@ class Recorder:
         """Record that ``name`` was seen as ``value``; returns ``value``."""
         self.observations.append(
             Observation(
-                name, self._redact_value(value), phase, self._redact_argv(command), now_iso()
+                name, self._redact_value(value, name), phase, self._redact_argv(command), now_iso()
             )
         )
         return value

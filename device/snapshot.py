@@ -9,7 +9,8 @@ Two levels, by cost:
   uiautomator2 call, or ``rm``, ``uiautomator dump`` and ``cat``), giving the orientation,
   a digest of the app window normalised so the
   clock, the status bar and focus changes do not count, and the texts a task depends on
-  (for SMS: app in front, recipient shown, compose text). With an artifacts directory the
+  (for SMS: app in front, recipient shown, the compose text in its redacted form, which
+  tells a changed draft without holding it). With an artifacts directory the
   hierarchy XML and a screenshot are kept too. A hierarchy that cannot be read leaves the
   digest None and ``texts = {"unreadable": raw output}``, which never equals a real read.
 
@@ -25,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from device import private
 from device.actions import ui
 from device.actions.base import ActionContext
 from device.actions.registry import SCREEN_METHODS
@@ -79,10 +81,13 @@ def _texts(method: str, params: dict[str, Any], screen: ui.Screen) -> dict[str, 
 
     app = screen.packages[0] if screen.packages else ""
     seen = observed_draft(screen, app, str(params.get("to", "")))
+    text = seen["compose_text"]
     return {
         "front_app": app,
         "recipient_shown": seen["recipient_shown"],
-        "compose_text": seen["compose_text"],
+        # kept redacted (``device.private``): equal texts have equal forms, so a resume
+        # still tells whether the draft changed, and no snapshot holds the message
+        "compose_text": private.redact_text(text) if text is not None else None,
     }
 
 

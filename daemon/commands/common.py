@@ -42,8 +42,11 @@ class InputError(Exception):
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """Print ``phoned: message`` on stderr (one line) and exit with ``code``."""
-    click.echo(f"phoned: {' '.join(message.split())}", err=True)
+    """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
+    with ``code``."""
+    from daemon.terminal import terminal_text
+
+    click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)
 
 

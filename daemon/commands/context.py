@@ -17,6 +17,7 @@ from daemon.commands.common import (
     opened_store,
     user_errors,
 )
+from daemon.terminal import terminal_lines
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -92,7 +93,7 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
             }
         )
     else:
-        click.echo(context_text(planning))
+        click.echo(terminal_lines(context_text(planning), indent=""))
 
 
 def classification_text(verdict: Classification, serial: str | None) -> str:
@@ -138,6 +139,6 @@ def classify(
     if as_json:
         echo_json({**asdict(verdict), "serial": serial})
     else:
-        click.echo(classification_text(verdict, serial))
+        click.echo(terminal_lines(classification_text(verdict, serial), indent=""))
     if not verdict.accepted:
         raise SystemExit(EXIT_FAILURE)

@@ -5,6 +5,7 @@ task is refused with the field named, exit 2, and nothing is queued.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -150,16 +151,19 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
+    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.terminal``)."""
     from daemon.render import iso
+    from daemon.terminal import terminal_text
 
     note = task.failure.reason.value if task.failure is not None else ""
     if task.stop_requested and not task.terminal:
         note = "stop requested"
-    return (
+    cells = (
         task.id, task.state.value, task.method, task.device or "-", task.conversation_id,
         str(task.revision), f"{task.attempt}/{task.max_attempts}", iso(task.updated_at) or "",
         note,
     )  # fmt: skip
+    return tuple(terminal_text(cell) for cell in cells)
 
 
 def format_table(rows: list[tuple[str, ...]]) -> str:
@@ -239,9 +243,14 @@ def show(
         record = store.get(task_id)
         inputs = (record, store.evidence(task_id), store.journal(task_id), all_events(store))
     if html_file is not None:
+        state = load_config(config_file, queue=queue).state_path
+        roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
         try:
-            with open(html_file, "w", encoding="utf-8") as out:
-                out.write(render.render_html(*inputs))
+            page = render.render_html(*inputs, artifact_roots=roots)
+            # a new report file is 0600: its screenshots show the messages
+            opener = lambda path, flags: os.open(path, flags, 0o600)  # noqa: E731
+            with open(html_file, "w", encoding="utf-8", opener=opener) as out:
+                out.write(page)
         except OSError as exc:
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)

@@ -17,7 +17,7 @@ from typing import Any
 
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.runtime.staleness import sensitive_values
+from daemon.runtime.staleness import sensitive_values, stored
 from daemon.store.protocol import Store
 from device.connection import Device
 from device.evidence import Recorder
@@ -61,7 +61,7 @@ class AttemptEvidence:
             merged.note("the commands this attempt ran are in its other evidence documents")
         merged.note(f"attempt {task.attempt} ended {failure.reason.value}: {failure.message}")
         reason = {"reason": failure.reason.value, "message": merged.redact_text(failure.message)}
-        return {"failure": reason, "evidence": merged.evidence(_NO_TARGET).to_json()}
+        return stored(task, {"failure": reason, "evidence": merged.evidence(_NO_TARGET).to_json()})
 
     def keep_failure(
         self, store: Store, task: TaskRecord, failure: Failure, now: float

@@ -55,6 +55,7 @@ from daemon.runtime.staleness import (
     keep_pause_snapshot,
     resume_check,
     sensitive_values,
+    stored,
 )
 from daemon.store.protocol import Store
 from device.actions.base import ActionContext, Status, Superseded
@@ -133,9 +134,10 @@ class Result:
 def _artifacts(settings: ExecutorSettings, task: TaskRecord) -> Path | None:
     if settings.artifacts_dir is None:
         return None
-    path = settings.artifacts_dir / task.id
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from device.private_files import private_dir
+
+    private_dir(settings.artifacts_dir)  # 0700: screenshots and dumps show the message
+    return private_dir(settings.artifacts_dir / task.id)
 
 
 def _context(
@@ -166,7 +168,8 @@ def _context(
 def _keep(
     store: Store, task: TaskRecord, kind: str, body: dict[str, Any], clock: Callable[[], float]
 ) -> str:
-    return store.put_evidence(task.ticket, kind, body, clock())
+    """Keep ``body`` as evidence, numbers and texts redacted (``staleness.stored``)."""
+    return store.put_evidence(task.ticket, kind, stored(task, body), clock())
 
 
 def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:

@@ -1,7 +1,8 @@
 """Pause snapshots and the stale check before a paused task resumes (SPEC §7).
 
 When an attempt pauses (waiting, approval, permission) the executor keeps a snapshot of
-the phone as evidence (kind ``pause_snapshot``). When the same attempt is claimed again, a
+the phone as evidence (kind ``pause_snapshot``; like all evidence, with phone numbers and
+texts redacted: ``stored()``). When the same attempt is claimed again, a
 fresh snapshot of the same level is compared with it (kind ``resume_check``), and
 ``decide()`` says what the old plan may do:
 
@@ -21,8 +22,9 @@ from typing import Any
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import Store
+from device import private
 from device.actions.base import ActionContext
-from device.actions.registry import REGISTRY, SCREEN_METHODS
+from device.actions.registry import SCREEN_METHODS
 from device.connection import Device
 from device.errors import DeviceError
 from device.evidence import Recorder
@@ -35,13 +37,17 @@ RESUME_KIND = "resume_check"
 def sensitive_values(task: TaskRecord) -> list[str]:
     """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
     numbers, message bodies); none for a method the registry does not know."""
-    declared = REGISTRY.get(task.method)
-    names = declared.sensitive if declared is not None else ()
-    return [str(task.params[k]) for k in names if task.params.get(k)]
+    return private.task_secrets(task.method, task.params)
 
 
 def _recorder(device: Device, task: TaskRecord) -> Recorder:
     return Recorder(device, "snapshot", sensitive=sensitive_values(task))
+
+
+def stored(task: TaskRecord, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as evidence keeps it: the task's phone numbers and message texts, and every
+    private key's value, in their redacted form (``device.private``), wherever they are."""
+    return private.scrub(body, sensitive_values(task))
 
 
 def snapshot_doc(
@@ -63,7 +69,7 @@ def keep_pause_snapshot(
     """Snapshot the phone as the task pauses; returns the evidence reference."""
     ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
     _, doc = snapshot_doc(ctx, task)
-    return store.put_evidence(task.ticket, PAUSE_KIND, doc, clock())
+    return store.put_evidence(task.ticket, PAUSE_KIND, stored(task, doc), clock())
 
 
 def pause_snapshot_of(store: Store, task: TaskRecord) -> dict[str, Any] | None:
@@ -80,16 +86,18 @@ def pause_snapshot_of(store: Store, task: TaskRecord) -> dict[str, Any] | None:
 
 
 def _user_edited_draft(task: TaskRecord, old: Snapshot, new: Snapshot) -> bool:
-    """The draft the task prepared now holds text that is neither ours nor the paused one."""
+    """The draft the task prepared now holds text that is neither ours nor the paused one
+    (snapshots keep the compose text redacted; equal texts have equal forms)."""
     if task.method not in SCREEN_METHODS:
         return False
     before, after = old.texts or {}, new.texts or {}
     text = after.get("compose_text")
+    ours = private.redact_text(str(task.params.get("body", "")))
     return bool(
         text is not None
         and after.get("front_app") == before.get("front_app")
         and after.get("recipient_shown")
-        and text != task.params.get("body")
+        and text != ours
         and text != before.get("compose_text")
     )
 
@@ -122,7 +130,7 @@ def resume_check(
     approved = task.approval_status == "approved"
     decision, diff = decide(task, approved, old, new)
     doc.update(decision=decision, diff=diff, paused_ref=paused["ref"], approved=approved)
-    ref = store.put_evidence(task.ticket, RESUME_KIND, doc, clock())
+    ref = store.put_evidence(task.ticket, RESUME_KIND, stored(task, doc), clock())
     return decision, diff, ref
 
 

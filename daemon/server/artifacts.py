@@ -10,6 +10,7 @@ set from their leading bytes (never guessed from the name).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -40,11 +41,15 @@ async def receive_artifact(request: Request, path: Path, cap: int) -> int:
     413 as soon as more than ``cap`` bytes arrived; the part file is then removed and the
     rest of the body is never read.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from device.private_files import FILE_MODE, private_dir
+
+    private_dir(path.parent)  # 0700: screenshots and hierarchies show messages
     tmp = path.with_name(path.name + ".part")
     size = 0
     try:
-        with tmp.open("wb") as out:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
+        os.fchmod(fd, FILE_MODE)  # 0600 whatever the umask
+        with os.fdopen(fd, "wb") as out:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > cap:

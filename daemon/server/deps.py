@@ -21,7 +21,7 @@ from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import TaskRecord
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.plane import Plane
-from device.evidence import redact
+from device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params)
 SENSITIVE_KEYS = frozenset({"to", "body", "text", "address", "number", "phone", "recipient"})

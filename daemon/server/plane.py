@@ -101,7 +101,9 @@ class Plane:
 
     def start(self) -> None:
         """Open the ledger, start following the queue and sweeping it."""
-        self.settings.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        from device.private_files import private_dir
+
+        private_dir(self.settings.artifacts_dir)  # 0700: uploads show messages
         self._ledger = ReportLedger.open(self.settings.queue_url, self.settings.ledger_path)
         self.store()  # create the schema once, before threads open the queue concurrently
         self.wakeup.start()

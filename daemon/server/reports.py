@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
+from device.private_files import private_dir, tighten_sqlite
 
 PENDING_PREFIX = "pending:"
 _SCHEMA = (
@@ -56,8 +57,9 @@ class ReportLedger:
     """Answers already given to reports, and granted claims (SQLite, shared by replicas)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, own=False)
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        tighten_sqlite(path)  # answers hold task records: 0600
         self._db.execute("PRAGMA journal_mode=WAL")
         for statement in _SCHEMA:
             self._db.execute(statement)

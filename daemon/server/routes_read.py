@@ -18,7 +18,7 @@ from daemon.control import classify_ingress
 from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState
-from daemon.render import render_json
+from daemon.render import approval_preview, render_json
 from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.deps import (
@@ -87,9 +87,11 @@ def task_status(
     task = store.get(task_id)
     check_reads(principal, task)
     events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
+    evidence = store.evidence(task_id)
     doc = {
         "task": plain(task),
-        "evidence": store.evidence(task_id),
+        "approval_preview": approval_preview(task, evidence),  # in clear, from the params
+        "evidence": evidence,
         "journal": [plain(j) for j in store.journal(task_id)],
         "events": [plain(e) for e in events],
     }

@@ -16,8 +16,10 @@ def open_store(url: str) -> Store:
     """The store behind ``url``; raise ``QueueUrlError`` with what is wrong."""
     if url.startswith("sqlite:///"):
         path = Path(url[len("sqlite:///") - 1 :])
-        path.parent.mkdir(parents=True, exist_ok=True)
         from daemon.store.sqlite_store import SqliteStore
+        from device.private_files import private_dir
+
+        private_dir(path.parent, own=False)  # a folder made here is 0700
 
         return SqliteStore(str(path))
     if url.startswith(("http://", "https://")):  # a remote control plane (``phoned serve``)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
+from device.private_files import private_dir, tighten_sqlite
 
 log = logging.getLogger("phoned.outbox")
 
@@ -57,11 +58,13 @@ class Outbox:
     """Reports in delivery order, in one SQLite file (safe across threads)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, own=False)
         self.path = path
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+            tighten_sqlite(path)  # 0600 before a report (evidence, a preview) is written
+            self._db.execute("PRAGMA secure_delete=ON")  # a delivered report is overwritten
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")  # a report survives a power cut
             self._db.execute(_SCHEMA)

@@ -528,10 +528,15 @@ class SqlStore:
         """Keep one evidence document of the ticket's attempt; returns its reference.
 
         Not lease-guarded: what a stale attempt observed is still evidence of what happened.
+        Kept with the task's numbers and texts redacted, whoever wrote it (``device.private``).
         """
+        from device import private
+
         ref = f"ev-{uuid.uuid4().hex[:20]}"
         with self.db.transaction():
-            self._row(ticket.task_id)
+            row = self._row(ticket.task_id)
+            secrets = private.task_secrets(row["method"], json.loads(row["params"]))
+            body = private.scrub(body, secrets)
             self.db.run(
                 "insert_evidence",
                 ref=ref,

@@ -16,6 +16,7 @@ from typing import Any
 from daemon.lifecycle.errors import StoreUnavailable
 from daemon.store.rows import Row
 from daemon.store.sqlfile import queries, script
+from device.private_files import tighten_sqlite
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
@@ -45,6 +46,8 @@ class Database:
         self._lock = threading.RLock()
         try:
             self._conn = _connect(path)
+            if path != ":memory:":
+                tighten_sqlite(path)  # 0600 (and its -wal/-shm) before a task is written
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open queue {path}: {exc}") from exc

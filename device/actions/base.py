@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from device import private
 from device.adb import ShellResult
 from device.digest import digest
 from device.errors import TransportLost, UiAutomatorError
@@ -50,14 +51,18 @@ class Outcome:
     message: str = ""
     value: Any = None  # what a *.get method read
     detail: dict[str, Any] = field(default_factory=dict)
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # the recorder's sensitive values
 
     def to_json(self) -> dict[str, Any]:
+        """The stored form: ``detail`` and ``value`` redacted as the evidence is (the preview
+        keeps its shape with the number and text redacted; ``detail`` in memory stays clear,
+        for the preview digest an approval is bound to)."""
         return {
             "status": self.status.value,
             "method": self.method,
-            "message": self.message,
-            "value": self.value,
-            "detail": self.detail,
+            "message": private.replace_secrets(self.message, self.secrets),
+            "value": private.scrub(self.value, self.secrets),
+            "detail": private.scrub(self.detail, self.secrets),
             "evidence": self.evidence.to_json(),
         }
 
@@ -197,4 +202,5 @@ def outcome(
         message=message,
         value=value,
         detail=detail,
+        secrets=tuple(ctx.recorder.sensitive),
     )

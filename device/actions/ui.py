@@ -13,12 +13,13 @@ file is never read and a failed read is never a screen. Every observation names 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from device import commands, parsers, ui_hierarchy
+from device import commands, parsers, private, ui_hierarchy
 from device.actions.base import ActionContext
 from device.actions.reads import read
 from device.errors import (
@@ -28,6 +29,7 @@ from device.errors import (
     UiAutomatorError,
     UiDumpFailed,
 )
+from device.private_files import FILE_MODE, private_file, write_private
 from device.ui_hierarchy import HierarchyError, Node
 from device.ui_session import Lease, UiPath
 
@@ -119,9 +121,7 @@ def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
     screen = _parse(ctx, phase, xml, reader, argv)
     ctx.recorder.observe("hierarchy", screen.to_json(), phase, argv)
     if artifact and ctx.artifacts_dir is not None:
-        path = Path(ctx.artifacts_dir) / f"{artifact}.xml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(xml, encoding="utf-8")
+        path = write_private(Path(ctx.artifacts_dir) / f"{artifact}.xml", xml)  # 0600
         ctx.recorder.artifacts[artifact] = str(path)
     return screen
 
@@ -131,9 +131,9 @@ def screenshot(ctx: ActionContext, name: str) -> str | None:
     if ctx.artifacts_dir is None:
         return None
     ctx.recorder.read(commands.SCREENCAP, timeout=30.0)
-    path = Path(ctx.artifacts_dir) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = private_file(Path(ctx.artifacts_dir) / f"{name}.png")  # 0600 before the pull
     ctx.device.adb.sync.pull(commands.SCREENSHOT_PATH, str(path))
+    os.chmod(path, FILE_MODE)  # however the pull wrote it
     ctx.recorder.artifacts[name] = str(path)
     return str(path)
 
@@ -310,7 +310,9 @@ def _failed(
     stderr: str = "",
     exit_code: int | None = None,
 ) -> NoReturn:
-    """Observe a failed hierarchy read with its raw output, then raise ``UiDumpFailed``."""
+    """Observe a failed hierarchy read with its raw output (the texts of any hierarchy in it
+    redacted: ``private.scrub_markup``), then raise ``UiDumpFailed``."""
+    stdout = private.scrub_markup(stdout)
     error = UiDumpFailed(
         f"the screen could not be read ({path.value}): {reason}",
         serial=ctx.device.serial,

@@ -26,7 +26,8 @@ class Daemon:
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, *args: str) -> Daemon:
+    def start(self, *args: str, umask: int = -1) -> Daemon:
+        """Launch ``phoned run ARGS`` (with ``umask``: under that umask)."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "daemon.cli", "run", *args],
@@ -34,6 +35,7 @@ class Daemon:
                 cwd=REPO,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                umask=umask,
             )
         return self
 

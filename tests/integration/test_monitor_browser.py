@@ -190,14 +190,19 @@ def submit_work(stack: Stack) -> Submitted:
 
 
 def preview_of(stack: Stack, task_id: str) -> dict[str, Any]:
-    """The preview the daemon reported (in its outcome evidence), read through the API."""
+    """The pending preview as the API shows it: rebuilt from the task's params and bound to
+    its approval digest; the evidence keeps it with the number and the body redacted."""
     with stack.client("viewer") as viewer:
-        evidence = viewer.get(f"/v1/tasks/{task_id}").json()["evidence"]
+        status = viewer.get(f"/v1/tasks/{task_id}").json()
     previews = [
-        d["body"]["detail"]["preview"] for d in evidence if "preview" in d["body"].get("detail", {})
+        d["body"]["detail"]["preview"]
+        for d in status["evidence"]
+        if "preview" in d["body"].get("detail", {})
     ]
-    assert previews and previews[-1]["data"]["text"] == HOSTILE
-    return dict(previews[-1])
+    assert previews and HOSTILE not in json.dumps(previews, ensure_ascii=False)
+    shown = status["approval_preview"]
+    assert shown["data"]["text"] == HOSTILE and shown["digest"] == status["task"]["approval_digest"]
+    return dict(shown)
 
 
 def sign_in(page: Page, url: str, token: str) -> None:

@@ -7,6 +7,7 @@ what the daemon does next by reading the queue, the evidence and the phone itsel
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ from phoned_process import Daemon
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
+from device.private import redact_text
 from device.sim.ui.views import find_by_id
 
 pytestmark = pytest.mark.integration
@@ -36,7 +38,9 @@ def _paused_for_approval(
     task = daemon.state(task_id, TaskState.APPROVAL)
     (pause,) = daemon.evidence(task_id, "pause_snapshot")
     assert pause["body"]["snapshot"]["level"] == "full"
-    assert pause["body"]["snapshot"]["texts"]["compose_text"] == body
+    # the snapshot knows the draft by its redacted form, never by the text itself
+    assert pause["body"]["snapshot"]["texts"]["compose_text"] == redact_text(body)
+    assert body not in json.dumps(pause, ensure_ascii=False)
     return task
 
 

@@ -63,7 +63,8 @@ def dnd_evidence() -> dict[str, Any]:
 
 
 def snapshot_evidence(shot: Path) -> dict[str, Any]:
-    """A bare screen.snapshot evidence with a file screenshot, a base64 one and the XML."""
+    """A bare screen.snapshot evidence with a file screenshot (by the daemon's path), a
+    base64 one, the XML (by name), one missing from the task's folder and one outside it."""
     xml = shot.parent / "snapshot_hierarchy.xml"
     xml.write_text('<hierarchy rotation="0"><script>alert(1)</script></hierarchy>')
     evidence = Evidence(
@@ -82,8 +83,9 @@ def snapshot_evidence(shot: Path) -> dict[str, Any]:
         artifacts={
             "snapshot_screenshot": str(shot),
             "inline_screenshot": base64.b64encode(png_bytes()).decode(),
-            "snapshot_hierarchy": str(xml),
-            "gone": "/nonexistent/shot.png",
+            "snapshot_hierarchy": xml.name,
+            "gone": "shot.png",
+            "elsewhere": "/nonexistent/shot.png",
         },
     )
     return evidence.to_json()
@@ -95,13 +97,14 @@ Inputs = tuple[TaskRecord, list[dict[str, Any]], list[JournalEntry], list[Event]
 @pytest.fixture
 def report_inputs(tmp_path: Path) -> Inputs:
     store = SqliteStore(str(tmp_path / "q.db"))
-    shot = tmp_path / "snapshot_screenshot.png"
-    shot.write_bytes(png_bytes())
     try:
         spec = validate_task(
             {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
         )
         task = store.submit(spec, time.time())
+        shot = tmp_path / "artifacts" / task.id / "snapshot_screenshot.png"  # the task's folder
+        shot.parent.mkdir(parents=True)
+        shot.write_bytes(png_bytes())
         claimed = store.claim("daemon-x/w0", "emulator-5554", time.time())
         assert claimed is not None
         ticket = store.start(claimed.ticket, time.time()).ticket
@@ -159,15 +162,16 @@ def test_json_report_is_stable_and_parseable(report_inputs: Inputs) -> None:
     assert report["journal"][0]["outcome"] == "confirmed_success"
 
 
-def test_html_inlines_screenshots_and_escapes_text(report_inputs: Inputs) -> None:
-    page = render.render_html(*report_inputs)
+def test_html_inlines_screenshots_and_escapes_text(report_inputs: Inputs, tmp_path: Path) -> None:
+    page = render.render_html(*report_inputs, artifact_roots=[tmp_path / "artifacts"])
     assert page.startswith("<!DOCTYPE html>")
     images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', page)
     assert {name for name, _ in images} == {"snapshot_screenshot", "inline_screenshot"}
     for _, payload in images:
         assert base64.b64decode(payload) == png_bytes()
     assert "&lt;script&gt;" in page and "<script" not in page
-    assert "/nonexistent/shot.png</code> (not readable here)" in page
+    assert "shot.png</code> (not readable here)" in page
+    assert "/nonexistent/shot.png</code> (refused: not a file of this task" in page
     assert not re.search(r'(src|href)="(?!data:)', page)  # nothing loaded from elsewhere
     assert "met: yes" in page and "cmd notification set_dnd priority" in page
 

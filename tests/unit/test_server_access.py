@@ -137,7 +137,8 @@ def pending_sms(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
         "data": {"text": BODY, "app": "com.google.android.apps.messaging"},
         "snapshot_digest": "sha256:0",
     }
-    evidence = {"ticket": t, "kind": "outcome", "body": {"status": "approval", "preview": preview}}
+    body = {"status": "approval", "detail": {"preview": preview}}  # as Outcome.to_json() has it
+    evidence = {"ticket": t, "kind": "outcome", "body": body}
     plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=evidence)
     body = {"ticket": t, "preview": preview}
     held: dict[str, Any] = plane.ok(
@@ -265,13 +266,13 @@ def test_a_bound_viewer_sees_numbers_and_bodies_redacted(plane: Plane) -> None:
         assert seen.status_code == 200, path
         assert TO not in seen.text and "15551234567" not in seen.text, path
         assert BODY not in seen.text, path
-        assert "<redacted len=" in seen.text, path
+        assert "<number •••4567>" in seen.text and "<text 21 chars sha256:" in seen.text, path
     status = plane.ok("viewer_a", "GET", f"/v1/tasks/{held['id']}")
     assert status["task"]["method"] == "sms.send" and status["task"]["state"] == "approval"
     # the conversation's approver sees what it approves
     shown = plane.call("approver_a", "GET", f"/v1/tasks/{held['id']}")
     assert TO in shown.text and BODY in shown.text
-    preview = [e for e in shown.json()["evidence"] if "preview" in e["body"]][-1]["body"]["preview"]
+    preview = shown.json()["approval_preview"]  # rebuilt from the params, digest-checked
     assert preview["data"]["text"] == BODY and preview["target"] == TO
 
 

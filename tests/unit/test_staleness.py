@@ -13,6 +13,7 @@ from daemon.runtime.executor import target_name, waiting_for
 from daemon.runtime.staleness import decide
 from device.actions.base import Outcome, Status
 from device.evidence import Evidence
+from device.private import redact_text
 from device.snapshot import Snapshot, compare, fields_for, level_for
 
 BODY = "see you at 8"
@@ -46,7 +47,11 @@ def _snap(**kw: Any) -> Snapshot:
         locked=False,
         orientation=0,
         hierarchy_digest="d1",
-        texts={"front_app": COMPOSER["package"], "recipient_shown": True, "compose_text": BODY},
+        texts={
+            "front_app": COMPOSER["package"],
+            "recipient_shown": True,
+            "compose_text": redact_text(BODY),  # snapshots keep the compose text redacted
+        },
     )
     return replace(base, **kw)
 
@@ -66,9 +71,16 @@ def test_another_app_in_front_voids_the_approval() -> None:
 
 
 def test_user_edit_of_the_draft_is_stale() -> None:
-    edited = {**_snap().texts, "compose_text": BODY + " (changed my mind)"}
+    edited = {**_snap().texts, "compose_text": redact_text(BODY + " (changed my mind)")}
     decision, diff = decide(_task(), True, _snap(), _snap(texts=edited, hierarchy_digest="d2"))
     assert decision == "stale" and set(diff) == {"texts", "hierarchy_digest"}
+    assert BODY not in str(diff)  # the diff names the change by the redacted forms
+
+
+def test_a_draft_back_to_the_tasks_own_body_is_no_user_edit() -> None:
+    partial = {**_snap().texts, "compose_text": redact_text(BODY[:3])}
+    decision, _ = decide(_task(), True, _snap(texts=partial), _snap(hierarchy_digest="d2"))
+    assert decision == "void_approval"
 
 
 def test_without_approval_a_change_means_recheck() -> None:

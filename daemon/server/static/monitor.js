@@ -149,8 +149,10 @@ function workflowCard(flow) {
 
 // ---- approvals ----------------------------------------------------------------------
 
-/** The preview an approval shows: the latest outcome evidence of the attempt that asked. */
+/** The preview an approval shows: the one the plane rebuilt from the task's params (evidence
+ * keeps it redacted), else the latest outcome evidence of the attempt that asked. */
 function previewOf(status) {
+  if (status.approval_preview) return status.approval_preview;
   const docs = status.evidence.filter((doc) => doc.body && doc.body.detail && doc.body.detail.preview);
   const last = docs[docs.length - 1];
   return last ? last.body.detail.preview : null;
