@@ -62,6 +62,7 @@ from device.actions.base import Outcome as ActionOutcome
 from device.actions.registry import NON_IDEMPOTENT, REGISTRY
 from device.connection import Device
 from device.errors import DeviceError, DeviceNotFound, DeviceOffline
+from device.evidence import Recorder
 
 log = logging.getLogger("phoned.executor")
 
@@ -400,12 +401,20 @@ def _resume(
     """The stale check of a resuming attempt: (the record if it ended the attempt, whether
     the old approval is void)."""
     clock = settings.clock
+    recorders: list[Recorder] = []
+
+    def track(recorder: Recorder) -> Recorder:
+        recorders.append(recorder)
+        return attempt.track(recorder)
+
     try:
-        check = resume_check(store, device, task, _artifacts(settings, task), clock)
-    except DeviceOffline as exc:
-        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), False
+        check = resume_check(store, device, task, _artifacts(settings, task), clock, track)
+    except (DeviceOffline, StoreUnavailable) as exc:  # the check's reads go in the failure
+        return _fail(store, task, *_failure_of(exc), clock, attempt), False
     if check is None:
         return None, False
+    for recorder in recorders:
+        attempt.kept(recorder)  # in the resume_check document
     decision, diff, check_ref = check
     log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
     if decision == "stale":

@@ -109,15 +109,24 @@ def decide(
 
 
 def resume_check(
-    store: Store, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    artifacts: Any,
+    clock: Callable[[], float],
+    track: Callable[[Recorder], Recorder] = lambda recorder: recorder,
 ) -> tuple[str, dict[str, Any], str] | None:
-    """For a resuming attempt: the decision, the diff and the evidence ref; else None."""
+    """For a resuming attempt: the decision, the diff and the evidence ref; else None.
+
+    ``track`` is handed the check's recorder before it reads the phone (the attempt's
+    ``AttemptEvidence.track``), so a check that fails still leaves its reads as evidence.
+    """
     paused = pause_snapshot_of(store, task)
     if paused is None:
         return None
     old_json = paused["body"].get("snapshot")
     old = Snapshot.from_json(old_json) if old_json else None
-    ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
+    ctx = ActionContext(recorder=track(_recorder(device, task)), artifacts_dir=artifacts)
     new, doc = snapshot_doc(ctx, task, old.level if old else level_for(task.method))
     approved = task.approval_status == "approved"
     decision, diff = decide(task, approved, old, new)
