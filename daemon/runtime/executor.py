@@ -56,7 +56,7 @@ from daemon.runtime.staleness import (
     resume_check,
     sensitive_values,
 )
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
 from device.actions.registry import NON_IDEMPOTENT, REGISTRY
@@ -97,7 +97,7 @@ class StoreJournal:
     transaction, so a stop request or a newer revision refuses it atomically.
     """
 
-    store: Store
+    store: WorkerStore
     ticket: Ticket
     clock: Callable[[], float]
     approval_digest: str | None = None
@@ -140,7 +140,7 @@ def _artifacts(settings: ExecutorSettings, task: TaskRecord) -> Path | None:
 
 
 def _context(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -165,7 +165,11 @@ def _context(
 
 
 def _keep(
-    store: Store, task: TaskRecord, kind: str, body: dict[str, Any], clock: Callable[[], float]
+    store: WorkerStore,
+    task: TaskRecord,
+    kind: str,
+    body: dict[str, Any],
+    clock: Callable[[], float],
 ) -> str:
     return store.put_evidence(task.ticket, kind, body, clock())
 
@@ -186,7 +190,7 @@ def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:
 
 
 def _read_back(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     entry: JournalEntry,
@@ -207,7 +211,7 @@ def _read_back(
 
 
 def _reconcile(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -255,7 +259,7 @@ _ANSWERS = {
 
 
 def _report(
-    store: Store,
+    store: WorkerStore,
     task: TaskRecord,
     outcome: ActionOutcome,
     refs: tuple[str, ...],
@@ -325,7 +329,7 @@ def _preview(task: TaskRecord, outcome: ActionOutcome) -> Preview:
 
 
 def _stop(
-    store: Store, task: TaskRecord, ctx: ActionContext | None, clock: Callable[[], float]
+    store: WorkerStore, task: TaskRecord, ctx: ActionContext | None, clock: Callable[[], float]
 ) -> TaskRecord:
     done = tuple(ctx.started_effects) if ctx else ()
     summary = StopSummary(done=done, not_done=(task.method,) if not done else ())
@@ -333,7 +337,7 @@ def _stop(
 
 
 def execute_task(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -392,7 +396,7 @@ def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
 
 
 def _resume(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -425,7 +429,7 @@ def _resume(
 
 
 def _reconcile_safely(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -439,7 +443,7 @@ def _reconcile_safely(
 
 
 def _fail(
-    store: Store,
+    store: WorkerStore,
     task: TaskRecord,
     reason: FailureReason,
     message: str,

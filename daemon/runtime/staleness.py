@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from daemon.lifecycle.records import TaskRecord
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.actions.base import ActionContext
 from device.actions.registry import REGISTRY, SCREEN_METHODS
 from device.connection import Device
@@ -58,7 +58,7 @@ def snapshot_doc(
 
 
 def keep_pause_snapshot(
-    store: Store, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
+    store: WorkerStore, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
 ) -> str:
     """Snapshot the phone as the task pauses; returns the evidence reference."""
     ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
@@ -66,7 +66,7 @@ def keep_pause_snapshot(
     return store.put_evidence(task.ticket, PAUSE_KIND, doc, clock())
 
 
-def pause_snapshot_of(store: Store, task: TaskRecord) -> dict[str, Any] | None:
+def pause_snapshot_of(store: WorkerStore, task: TaskRecord) -> dict[str, Any] | None:
     """The pause snapshot this attempt is resuming from, or None (not resuming)."""
     pending: dict[str, Any] | None = None
     for doc in store.evidence(task.id):
@@ -109,7 +109,7 @@ def decide(
 
 
 def resume_check(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     artifacts: Any,
