@@ -326,3 +326,21 @@ def test_an_idle_worker_asks_once_per_idle_wait(plane: Plane) -> None:
     transport.send = original  # type: ignore[method-assign]
     assert 3 <= idle <= 5, sent[before:]  # one long-poll per idle_wait, nothing else
     assert all(s.startswith("GET /v1/work") for s in sent[before:])
+
+
+def test_a_registration_the_plane_missed_is_sent_before_the_next_claim(plane: Plane) -> None:
+    server = plane.serve()
+    daemon = plane.store(server, sync_wait=1)
+    server.stop()
+    with pytest.raises(StoreUnavailable):
+        daemon.register_device("d1", SERIAL, ["dnd.get", "dnd.set"], lambda: {})
+    server.start()
+    assert daemon.claim(f"d1/{SERIAL}", SERIAL, time.time()) is None
+    headers = {"Authorization": f"Bearer {plane.tokens['planner']}"}
+    daemons = httpx.get(f"{server.url}/v1/devices", headers=headers).json()["daemons"]
+    assert [d["devices"] for d in daemons] == [{SERIAL: ["dnd.get", "dnd.set"]}]
+    task = {"method": "dnd.set", "params": {"mode": "off"}, "conversation_id": "c1"}
+    answer = httpx.post(
+        f"{server.url}/v1/classify", json={"task": task, "device": SERIAL}, headers=headers
+    )
+    assert answer.json()["classification"]["supported"] is True
