@@ -1,10 +1,10 @@
 """The store contract suites.
 
 ``store``: the whole ``Store`` contract (``test_store_contract.py``) against every factory
-in ``STORE_FACTORIES`` (the SQL stores). ``queue``: the ``WorkerStore`` contract
-(``test_worker_contract.py``) over the same stores and over HTTP (``HttpStore`` against
-``phoned serve``'s app over a real SQLite queue, in this process). A new backend joins by
-adding a factory here, marked as needed (``pytest.param(..., marks=pytest.mark.postgres)``).
+in ``STORE_FACTORIES`` (the SQL stores). ``queue``: the ``WorkerStore`` and ``PlannerStore``
+contracts (``test_worker_contract.py``, ``test_planner_contract.py``) over the same stores
+and over HTTP (``HttpStore`` and ``PlaneClient`` against ``phoned serve``'s app over a real
+SQLite queue, in this process). A new backend joins by adding a factory here, marked as needed (``pytest.param(..., marks=pytest.mark.postgres)``).
 """
 
 from __future__ import annotations
