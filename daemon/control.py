@@ -14,7 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from daemon.lifecycle.contract import WorkflowSpec
 from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
-from daemon.store.protocol import Store
+from daemon.store.protocol import PlannerStore
 from device.actions.registry import APPROVAL_METHODS
 
 T = TypeVar("T")
@@ -67,7 +67,11 @@ class PlanningContext:
 
 
 def planning_context(
-    provider: DeviceContextProvider, store: Store, serial: str, now: float, max_age_s: float = 60.0
+    provider: DeviceContextProvider,
+    store: PlannerStore,
+    serial: str,
+    now: float,
+    max_age_s: float = 60.0,
 ) -> PlanningContext:
     """Assemble the planning context of ``serial`` and flag stale or missing values."""
     ctx = provider.device_context(serial)

@@ -30,7 +30,8 @@ from outage_test import free_port, start_plane, stop_plane  # noqa: E402
 from daemon.lifecycle.contract import validate_task  # noqa: E402
 from daemon.lifecycle.states import TaskState  # noqa: E402
 from daemon.server.auth import Role, make_token  # noqa: E402
-from daemon.store.http_store import HttpStore, close_shared  # noqa: E402
+from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
+from daemon.store.plane_client import PlaneClient  # noqa: E402
 
 SERIAL = "emu-bench"
 
@@ -52,9 +53,10 @@ def main() -> int:
     port = free_port()
     proc = start_plane(work, port)
     url = f"http://127.0.0.1:{port}"
+    planner = PlaneClient(url, tokens["planner"])
+    link = PlaneLink(url, tokens["daemon"], work / "d.db")
     try:
-        planner = HttpStore(url, tokens["planner"], work / "p.db")
-        daemon = HttpStore(url, tokens["daemon"], work / "d.db")  # idle_wait 30 s (default)
+        daemon = HttpStore(link)  # idle_wait 30 s (default)
         sent: list[float] = []
         original = daemon._t.send
 
@@ -112,7 +114,8 @@ def main() -> int:
         )
         return 0
     finally:
-        close_shared()
+        link.close()
+        planner.close()
         stop_plane(proc)
 
 

@@ -32,7 +32,8 @@ from daemon.lifecycle.contract import validate_task  # noqa: E402
 from daemon.lifecycle.records import Outcome, TaskRecord  # noqa: E402
 from daemon.lifecycle.states import TaskState  # noqa: E402
 from daemon.server.auth import Role, make_token  # noqa: E402
-from daemon.store.http_store import HttpStore, close_shared  # noqa: E402
+from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
+from daemon.store.plane_client import PlaneClient  # noqa: E402
 
 SERIAL = "emu-outage"
 
@@ -95,13 +96,15 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = start_plane(work, port)
+    links: list[PlaneLink] = []  # one per daemon process
     try:
-        planner = HttpStore(url, tokens["planner"], work / "planner-outbox.db")
+        planner = PlaneClient(url, tokens["planner"])
         for _ in range(args.tasks):
             spec = validate_task({"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "o",
                                   "device": SERIAL, "completion_target": "dnd.priority"})  # fmt: skip
             planner.submit(spec, time.time())
-        daemon = HttpStore(url, tokens["daemon"], work / "outbox.db", sync_wait=1)
+        links.append(PlaneLink(url, tokens["daemon"], work / "outbox.db"))
+        daemon = HttpStore(links[-1], sync_wait=1)
         half = args.tasks // 2
         done = [run_task(daemon, n) for n in range(half)]
         # claim and open every remaining task's action now, then lose the plane mid-task
@@ -121,18 +124,20 @@ def main() -> int:
             done.append((running.id, _finish(daemon, running, n)))
         queued = daemon.pending_reports()
         print(f"reports spooled while down: {queued}", flush=True)
-        close_shared()  # the daemon restarts while the plane is still down
+        links.pop().close()  # the daemon restarts while the plane is still down
         time.sleep(max(0.0, args.outage - (time.monotonic() - t_down)))
         proc = start_plane(work, port)
         print(f"plane back after {time.monotonic() - t_down:.1f}s", flush=True)
-        daemon = HttpStore(url, tokens["daemon"], work / "outbox.db")
+        links.append(PlaneLink(url, tokens["daemon"], work / "outbox.db"))
+        daemon = HttpStore(links[-1])
         t_back = time.monotonic()
         while daemon.pending_reports() and time.monotonic() - t_back < 30:
             time.sleep(0.05)
         print(
             f"outbox drained {time.monotonic() - t_back:.2f}s after the plane came back", flush=True
         )
-        planner = HttpStore(url, tokens["planner"], work / "planner-outbox.db")
+        planner.close()
+        planner = PlaneClient(url, tokens["planner"])
         failures = 0
         for task_id, ref in done:
             task = planner.get(task_id)
@@ -149,7 +154,8 @@ def main() -> int:
               f"{queued} reports spooled during a {args.outage:g}s outage")  # fmt: skip
         return 1 if failures else 0
     finally:
-        close_shared()
+        for link in links:
+            link.close()
         if proc.poll() is None:
             stop_plane(proc)
 

@@ -28,7 +28,7 @@ import click
 
 if TYPE_CHECKING:
     from daemon.config import Config
-    from daemon.store.protocol import Store
+    from daemon.store.protocol import PlannerStore
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -118,12 +118,13 @@ def load_config(config_file: str | None, **flags: Any) -> Config:
 
 
 @contextlib.contextmanager
-def opened_store(queue: str | None, config_file: str | None) -> Iterator[Store]:
-    """The store the queue URL names (flag, else config), closed on exit."""
-    from daemon.store.open import open_store
+def opened_store(queue: str | None, config_file: str | None) -> Iterator[PlannerStore]:
+    """The store the queue URL names (flag, else config), closed on exit; for an
+    ``http(s)://`` queue the plane's API with ``$PHONED_TOKEN``."""
+    from daemon.store.open import open_planner_store
 
     cfg = load_config(config_file, queue=queue)
-    store = open_store(cfg.queue_url)
+    store = open_planner_store(cfg.queue_url)
     try:
         yield store
     finally:

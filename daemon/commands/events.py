@@ -19,7 +19,7 @@ from daemon.commands.common import common_options, opened_store, user_errors
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import Event
-    from daemon.store.protocol import Store
+    from daemon.store.protocol import PlannerStore
 
 FOLLOW_INTERVAL_S = 0.5
 
@@ -73,7 +73,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-def follow(store: Store, after: int, limit: int, as_json: bool) -> None:
+def follow(store: PlannerStore, after: int, limit: int, as_json: bool) -> None:
     """Print new events as they arrive, polling every ``FOLLOW_INTERVAL_S``, until a
     SIGINT (Ctrl-C) or SIGTERM; the read in progress finishes first, then it returns."""
     cursor = after

@@ -25,7 +25,7 @@ from daemon.commands.common import (
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.lifecycle.records import Event, TaskRecord
-    from daemon.store.protocol import Store
+    from daemon.store.protocol import PlannerStore
 
 STATES = ("queued", "dispatched", "running", "waiting", "approval", "permission",
           "completed", "failed", "stopped")  # fmt: skip
@@ -63,7 +63,7 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
 
 
 def queue_spec(
-    store: Store, raw: Any, cfg: Config, *, workflow_only: bool = False
+    store: PlannerStore, raw: Any, cfg: Config, *, workflow_only: bool = False
 ) -> tuple[list[TaskRecord], bool]:
     """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow).
 
@@ -215,7 +215,7 @@ def tasks(
         click.echo("no tasks")
 
 
-def all_events(store: Store, page: int = 1000) -> list[Event]:
+def all_events(store: PlannerStore, page: int = 1000) -> list[Event]:
     """Every event in the outbox, in cursor order."""
     out: list[Event] = []
     cursor = 0

@@ -18,7 +18,7 @@ from typing import Any
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.runtime.staleness import sensitive_values, stored
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.connection import Device
 from device.evidence import Recorder
 
@@ -64,7 +64,7 @@ class AttemptEvidence:
         return stored(task, {"failure": reason, "evidence": merged.evidence(_NO_TARGET).to_json()})
 
     def keep_failure(
-        self, store: Store, task: TaskRecord, failure: Failure, now: float
+        self, store: WorkerStore, task: TaskRecord, failure: Failure, now: float
     ) -> tuple[str, ...]:
         """Keep the ``failure`` document; its ref, or none when the store refused it (the
         failure is reported all the same)."""

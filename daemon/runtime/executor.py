@@ -57,12 +57,13 @@ from daemon.runtime.staleness import (
     sensitive_values,
     stored,
 )
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
 from device.actions.registry import NON_IDEMPOTENT, REGISTRY
 from device.connection import Device
 from device.errors import DeviceError, DeviceNotFound, DeviceOffline
+from device.evidence import Recorder
 
 log = logging.getLogger("phoned.executor")
 
@@ -97,7 +98,7 @@ class StoreJournal:
     transaction, so a stop request or a newer revision refuses it atomically.
     """
 
-    store: Store
+    store: WorkerStore
     ticket: Ticket
     clock: Callable[[], float]
     approval_digest: str | None = None
@@ -141,7 +142,7 @@ def _artifacts(settings: ExecutorSettings, task: TaskRecord) -> Path | None:
 
 
 def _context(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -166,7 +167,11 @@ def _context(
 
 
 def _keep(
-    store: Store, task: TaskRecord, kind: str, body: dict[str, Any], clock: Callable[[], float]
+    store: WorkerStore,
+    task: TaskRecord,
+    kind: str,
+    body: dict[str, Any],
+    clock: Callable[[], float],
 ) -> str:
     """Keep ``body`` as evidence, numbers and texts redacted (``staleness.stored``)."""
     return store.put_evidence(task.ticket, kind, stored(task, body), clock())
@@ -188,7 +193,7 @@ def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:
 
 
 def _read_back(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     entry: JournalEntry,
@@ -209,7 +214,7 @@ def _read_back(
 
 
 def _reconcile(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -257,7 +262,7 @@ _ANSWERS = {
 
 
 def _report(
-    store: Store,
+    store: WorkerStore,
     task: TaskRecord,
     outcome: ActionOutcome,
     refs: tuple[str, ...],
@@ -327,7 +332,7 @@ def _preview(task: TaskRecord, outcome: ActionOutcome) -> Preview:
 
 
 def _stop(
-    store: Store, task: TaskRecord, ctx: ActionContext | None, clock: Callable[[], float]
+    store: WorkerStore, task: TaskRecord, ctx: ActionContext | None, clock: Callable[[], float]
 ) -> TaskRecord:
     done = tuple(ctx.started_effects) if ctx else ()
     summary = StopSummary(done=done, not_done=(task.method,) if not done else ())
@@ -335,7 +340,7 @@ def _stop(
 
 
 def execute_task(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -394,7 +399,7 @@ def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
 
 
 def _resume(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -403,12 +408,20 @@ def _resume(
     """The stale check of a resuming attempt: (the record if it ended the attempt, whether
     the old approval is void)."""
     clock = settings.clock
+    recorders: list[Recorder] = []
+
+    def track(recorder: Recorder) -> Recorder:
+        recorders.append(recorder)
+        return attempt.track(recorder)
+
     try:
-        check = resume_check(store, device, task, _artifacts(settings, task), clock)
-    except DeviceOffline as exc:
-        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), False
+        check = resume_check(store, device, task, _artifacts(settings, task), clock, track)
+    except (DeviceOffline, StoreUnavailable) as exc:  # the check's reads go in the failure
+        return _fail(store, task, *_failure_of(exc), clock, attempt), False
     if check is None:
         return None, False
+    for recorder in recorders:
+        attempt.kept(recorder)  # in the resume_check document
     decision, diff, check_ref = check
     log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
     if decision == "stale":
@@ -419,7 +432,7 @@ def _resume(
 
 
 def _reconcile_safely(
-    store: Store,
+    store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
@@ -433,7 +446,7 @@ def _reconcile_safely(
 
 
 def _fail(
-    store: Store,
+    store: WorkerStore,
     task: TaskRecord,
     reason: FailureReason,
     message: str,

@@ -17,7 +17,7 @@ from typing import Any
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.actions import ui
 from device.actions.base import ActionContext
 from device.connection import Device
@@ -70,7 +70,7 @@ def condition_met(device: Device, task: TaskRecord) -> bool:
     return check(ctx, task.waiting_for or "")
 
 
-def check_paused(store: Store, device: Device, clock: Callable[[], float]) -> list[str]:
+def check_paused(store: WorkerStore, device: Device, clock: Callable[[], float]) -> list[str]:
     """Requeue every paused task of this device whose condition is met; their ids."""
     resumed = []
     paused = store.list_tasks(

@@ -22,8 +22,8 @@ import click
 from daemon.config import Config
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
-from daemon.store.open import open_store
-from daemon.store.protocol import Store
+from daemon.store.open import WorkerStores, open_planner_store
+from daemon.store.protocol import PlannerStore
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 _EXIT_BY_STATE = {
@@ -69,7 +69,7 @@ def exit_code(task: TaskRecord) -> int:
     return _EXIT_BY_STATE.get(task.state, EXIT_FAILED)
 
 
-def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
+def _submit_file(store: PlannerStore, path: str, serial: str, cfg: Config) -> str:
     """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
     from daemon.commands.inputs import read_document
     from daemon.lifecycle.ingress import parse_ingress
@@ -86,7 +86,7 @@ def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
     return store.submit(spec, time.time()).id
 
 
-def _print_result(store: Store, task: TaskRecord, as_json: bool) -> None:
+def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool) -> None:
     from daemon import render
 
     evidence = store.evidence(task.id)
@@ -113,27 +113,27 @@ def run_once(
     server = AdbServer(cfg.adb_host, cfg.adb_port)
     device = connect(serial, server)
     daemon_id = cfg.stable_daemon_id()
-    store = open_store(cfg.queue_url)
+    stores = WorkerStores(cfg.queue_url, cfg.state_path)
+    planner = open_planner_store(cfg.queue_url)  # the task file's submit, the printed result
     try:
-        store.recover(f"{daemon_id}/", time.time())
-        task_id = _submit_file(store, task_file, device.serial, cfg) if task_file else None
-        worker = worker_for(
-            cfg,
-            lambda: open_store(cfg.queue_url),
-            device,
-            f"{daemon_id}/{device.serial}",
-            once=True,
-        )
+        own = stores()
+        try:
+            own.recover(f"{daemon_id}/", time.time())
+        finally:
+            own.close()
+        task_id = _submit_file(planner, task_file, device.serial, cfg) if task_file else None
+        worker = worker_for(cfg, stores, device, f"{daemon_id}/{device.serial}", once=True)
         _install_once_signals(worker)
         results = worker.run(wait=wait, task_id=task_id)
         if not results:
             click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
             return EXIT_NO_TASK
-        task = store.get(results[0].task.id)
-        _print_result(store, task, as_json)
+        task = planner.get(results[0].task.id)
+        _print_result(planner, task, as_json)
         return exit_code(task)
     finally:
-        store.close()
+        planner.close()
+        stores.close()
 
 
 def _install_once_signals(worker: Any) -> None:
@@ -151,9 +151,8 @@ def run_forever(cfg: Config) -> int:
 
     server = AdbServer(cfg.adb_host, cfg.adb_port)
     server.ensure_running()
-    store = open_store(cfg.queue_url)  # fail early on a bad queue
-    store.close()
-    supervisor = Supervisor(cfg, server, lambda: open_store(cfg.queue_url), cfg.stable_daemon_id())
+    stores = WorkerStores(cfg.queue_url, cfg.state_path)  # fails early on a bad queue
+    supervisor = Supervisor(cfg, server, stores, cfg.stable_daemon_id())
     signals = {"count": 0}
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -168,7 +167,10 @@ def run_forever(cfg: Config) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
-    return supervisor.run()
+    try:
+        return supervisor.run()
+    finally:
+        stores.close()
 
 
 @contextlib.contextmanager

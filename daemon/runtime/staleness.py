@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from daemon.lifecycle.records import TaskRecord
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
 from device.actions.registry import SCREEN_METHODS
@@ -64,7 +64,7 @@ def snapshot_doc(
 
 
 def keep_pause_snapshot(
-    store: Store, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
+    store: WorkerStore, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
 ) -> str:
     """Snapshot the phone as the task pauses; returns the evidence reference."""
     ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
@@ -72,7 +72,7 @@ def keep_pause_snapshot(
     return store.put_evidence(task.ticket, PAUSE_KIND, stored(task, doc), clock())
 
 
-def pause_snapshot_of(store: Store, task: TaskRecord) -> dict[str, Any] | None:
+def pause_snapshot_of(store: WorkerStore, task: TaskRecord) -> dict[str, Any] | None:
     """The pause snapshot this attempt is resuming from, or None (not resuming)."""
     pending: dict[str, Any] | None = None
     for doc in store.evidence(task.id):
@@ -117,15 +117,24 @@ def decide(
 
 
 def resume_check(
-    store: Store, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
+    store: WorkerStore,
+    device: Device,
+    task: TaskRecord,
+    artifacts: Any,
+    clock: Callable[[], float],
+    track: Callable[[Recorder], Recorder] = lambda recorder: recorder,
 ) -> tuple[str, dict[str, Any], str] | None:
-    """For a resuming attempt: the decision, the diff and the evidence ref; else None."""
+    """For a resuming attempt: the decision, the diff and the evidence ref; else None.
+
+    ``track`` is handed the check's recorder before it reads the phone (the attempt's
+    ``AttemptEvidence.track``), so a check that fails still leaves its reads as evidence.
+    """
     paused = pause_snapshot_of(store, task)
     if paused is None:
         return None
     old_json = paused["body"].get("snapshot")
     old = Snapshot.from_json(old_json) if old_json else None
-    ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
+    ctx = ActionContext(recorder=track(_recorder(device, task)), artifacts_dir=artifacts)
     new, doc = snapshot_doc(ctx, task, old.level if old else level_for(task.method))
     approved = task.approval_status == "approved"
     decision, diff = decide(task, approved, old, new)

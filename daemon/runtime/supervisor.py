@@ -4,8 +4,8 @@
 ``runtime_recovery`` and are requeued while attempts remain; their unknown journal entries
 are reconciled by the next attempt before anything is retried), then follows
 ``adb track-devices``: a phone that comes online gets a worker, one that goes away has its
-worker stopped. It sweeps for timeouts every ``sweep_interval`` and keeps systemd informed
-(READY, STATUS, WATCHDOG).
+worker stopped. It sweeps an embedded queue for timeouts every ``sweep_interval`` (a
+control plane sweeps its own) and keeps systemd informed (READY, STATUS, WATCHDOG).
 
 ``stop()`` (first SIGTERM/SIGINT) claims nothing more and gives running tasks
 ``grace_period`` seconds to reach a reported end; ``stop(now=True)`` (a second signal)
@@ -18,7 +18,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from daemon.config import Config
@@ -27,7 +26,7 @@ from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.notify import Notifier
 from daemon.runtime.worker import Worker, worker_for
-from daemon.store.protocol import Store
+from daemon.store.open import WorkerStores
 from daemon.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
@@ -48,13 +47,13 @@ class Supervisor:
         self,
         cfg: Config,
         server: AdbServer,
-        store_factory: Callable[[], Store],
+        stores: WorkerStores,
         daemon_id: str,
         notifier: Notifier | None = None,
     ) -> None:
         self.cfg = cfg
         self.server = server
-        self.store_factory = store_factory
+        self.stores = stores
         self.daemon_id = daemon_id
         self.notifier = notifier or Notifier()
         self.workers: dict[str, _Running] = {}
@@ -93,7 +92,7 @@ class Supervisor:
         return 0
 
     def _recover(self) -> None:
-        store = self.store_factory()
+        store = self.stores()
         try:
             recovered = store.recover(f"{self.daemon_id}/", time.time())
         finally:
@@ -107,7 +106,9 @@ class Supervisor:
             )
 
     def _sweep(self) -> None:
-        store = self.store_factory()
+        if not self.stores.sweeps:  # a control plane sweeps its own queue
+            return
+        store = self.stores.full()
         try:
             for task in sweep(store, time.time()):
                 log.info("sweep: task %s is now %s", task.id, task.state.value)
@@ -154,7 +155,7 @@ class Supervisor:
 
     def _start_worker(self, serial: str) -> None:
         device = Device(serial, self.server)
-        worker = worker_for(self.cfg, self.store_factory, device, f"{self.daemon_id}/{serial}")
+        worker = worker_for(self.cfg, self.stores, device, f"{self.daemon_id}/{serial}")
         thread = threading.Thread(
             target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
         )
@@ -197,7 +198,7 @@ class Supervisor:
         task = worker.current
         if task is None:
             return
-        store = self.store_factory()
+        store = self.stores()
         try:
             with contextlib.suppress(LifecycleError):
                 failure = Failure(

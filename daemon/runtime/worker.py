@@ -21,7 +21,7 @@ from daemon.lifecycle.states import FailureReason
 from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from daemon.runtime.faults import fault_point, paused_point
-from daemon.store.protocol import Store
+from daemon.store.protocol import WorkerStore
 from device.connection import Device
 from device.errors import DeviceError
 
@@ -43,7 +43,7 @@ class WorkerSettings:
 
 def worker_for(
     cfg: Config,
-    store_factory: Callable[[], Store],
+    store_factory: Callable[[], WorkerStore],
     device: Device,
     owner: str,
     *,
@@ -72,7 +72,7 @@ class Worker:
 
     def __init__(
         self,
-        store_factory: Callable[[], Store],
+        store_factory: Callable[[], WorkerStore],
         device: Device,
         owner: str,
         settings: WorkerSettings,
@@ -143,7 +143,7 @@ class Worker:
             wait = min(wait, max(0.0, next_watch - now))
         return wait
 
-    def _watch_paused(self, store: Store, due: float) -> float:
+    def _watch_paused(self, store: WorkerStore, due: float) -> float:
         """Resume paused tasks whose condition is met (every ``pause_check_interval``)."""
         interval = self.settings.pause_check_interval
         if interval is None or time.monotonic() < due:
@@ -173,7 +173,7 @@ class Worker:
         finally:
             store.close()
 
-    def _claim(self, store: Store, task_id: str | None) -> TaskRecord | None:
+    def _claim(self, store: WorkerStore, task_id: str | None) -> TaskRecord | None:
         try:
             return store.claim(
                 self.owner,
@@ -186,7 +186,7 @@ class Worker:
             log.warning("claim failed on %s: %s", self.device.serial, exc)
             return None
 
-    def _run_one(self, store: Store, task: TaskRecord) -> Result:
+    def _run_one(self, store: WorkerStore, task: TaskRecord) -> Result:
         log.info(
             "task %s (%s) attempt %s on %s", task.id, task.method, task.attempt, self.device.serial
         )
@@ -209,7 +209,7 @@ class Worker:
         return result
 
     def _internal_error(
-        self, store: Store, task: TaskRecord, exc: Exception, attempt: AttemptEvidence
+        self, store: WorkerStore, task: TaskRecord, exc: Exception, attempt: AttemptEvidence
     ) -> TaskRecord:
         """Fail the attempt ``action_error``, keeping the commands it ran as evidence."""
         failure = Failure(

@@ -1,10 +1,9 @@
-"""``HttpStore``: the ``Store`` protocol over a remote control plane (``phoned serve``).
+"""``HttpStore``: the ``WorkerStore`` protocol over a remote control plane (``phoned serve``).
 
-``phoned run --queue https://plane:8400`` works unchanged: the worker's verbs become
-calls of the ``/v1`` API with a daemon token. Transport: ``httpx`` (sync) behind one
-method, ``_Transport.send``, with explicit timeouts; transport failures, 5xx and refused
-tokens become ``StoreUnavailable``, and error answers are raised again as the named
-lifecycle error (``daemon.server.wire.error_from``).
+``phoned run --queue https://plane:8400`` serves phones from a plane: each worker verb is a
+call of the ``/v1`` daemon API with a daemon token (``daemon.store.plane_client.Transport``).
+Only the worker's side is here; planners' verbs are the plane's (``PlaneClient``) and the
+plane applies every lifecycle rule and sweeps its own queue.
 
 Reports go through the durable outbox (``daemon.store.outbox``): written first, then
 delivered in order until acknowledged; the plane dedupes by ``report_id``. While the
@@ -19,12 +18,14 @@ fail, pause,                resolved by the plane on delivery)
 request_approval,
 confirm_stopped
 get                         the last known record of the task
-journal_before, admit,      the admission gate needs the plane: retried for up to
-unknown_entries, recover    ``sync_wait`` seconds, then ``StoreUnavailable``
+journal_before, journal,    the admission gate and reconciling need the plane:
+recover                     retried for up to ``sync_wait`` seconds, then
+                            ``StoreUnavailable``
 claim                       refused (``StoreUnavailable``) while reports wait, so the
                             worker claims nothing new until the plane has them all
-heartbeat                   ``StoreUnavailable`` (the lease may run out)
-planner verbs and reads     ``StoreUnavailable`` at once
+register_device             kept and sent again before the next claim
+heartbeat, evidence,        ``StoreUnavailable`` (the lease may run out)
+list_tasks, resume
 ==========================  ====================================================
 
 Idle workers long-poll ``GET /v1/work`` for ``idle_wait`` seconds (default 30): one
@@ -35,18 +36,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.records import (
-    Event,
     Failure,
     JournalEntry,
     Outcome,
@@ -54,84 +51,37 @@ from daemon.lifecycle.records import (
     StopSummary,
     TaskRecord,
     Ticket,
-    WorkflowRecord,
 )
 from daemon.lifecycle.states import TaskState, after_failure
 from daemon.server import wire
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
+from daemon.store.plane_client import Transport, checked
 from daemon.store.protocol import DEFAULT_LEASE_S
 
 log = logging.getLogger("phoned.http_store")
 
-TOKEN_ENV = "PHONED_TOKEN"  # the daemon's (or planner's) bearer token
-TOKEN_FILE_ENV = "PHONED_TOKEN_FILE"  # or a file holding it
-OUTBOX_ENV = "PHONED_OUTBOX"  # outbox file (default: <state dir>/outbox-<host>-<port>.db)
-_DEFINITIVE = {404, 409, 422}  # refusals that redelivery cannot change
+_DEFINITIVE = {404, 409, 413, 422}  # refusals that redelivery cannot change
 
 
-class _Transport:
-    """One method to the plane: ``send``; every failure below it is ``StoreUnavailable``."""
+class PlaneLink:
+    """What one daemon process's ``HttpStore`` views share: the transport, the outbox and
+    its courier, the records and journal entries the plane last answered, and device
+    registrations not acknowledged yet. Its owner (``daemon.store.open.WorkerStores``)
+    closes it; queued reports stay on disk for the next start."""
 
-    def __init__(self, url: str, token: str, timeout: float) -> None:
-        self._timeout = timeout
-        self._client = httpx.Client(
-            base_url=url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=httpx.Timeout(timeout, connect=min(3.0, timeout)),
-        )
-
-    def close(self) -> None:
-        self._client.close()
-
-    def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        content: bytes | None = None,
-        params: dict[str, Any] | None = None,
-        wait: float = 0.0,
-    ) -> Answer:
-        """The plane's answer (any status); ``StoreUnavailable`` when none came."""
-        try:
-            response = self._client.request(
-                method,
-                path,
-                json=json,
-                content=content,
-                params=params,
-                timeout=httpx.Timeout(self._timeout + wait, connect=min(3.0, self._timeout)),
-            )
-        except httpx.HTTPError as exc:
-            raise StoreUnavailable(f"control plane unreachable: {type(exc).__name__}") from exc
-        try:
-            body = response.json() if response.content else None
-        except ValueError:
-            body = {"message": response.text[:200]}
-        return Answer(response.status_code, body)
-
-
-def _checked(answer: Answer) -> Any:
-    """The body of a success; the named error of a refusal; ``StoreUnavailable`` otherwise."""
-    if 200 <= answer.status < 300:
-        return answer.body
-    if answer.status in (401, 403):
-        message = answer.body.get("detail") if isinstance(answer.body, dict) else ""
-        raise StoreUnavailable(f"control plane refused the token (HTTP {answer.status}): {message}")
-    raise wire.error_from(answer.body, answer.status)
-
-
-class _Shared:
-    """What every ``HttpStore`` of one outbox shares in a process: courier and known records."""
-
-    def __init__(self, url: str, token: str, outbox_path: Path, timeout: float) -> None:
-        self.transport = _Transport(url, token, timeout)
+    def __init__(self, url: str, token: str, outbox_path: Path, *, timeout: float = 10.0) -> None:
+        self.transport = Transport(url, token, timeout)
         self.courier = Courier(Outbox(outbox_path), self._deliver)
         self.known: dict[str, TaskRecord] = {}
         self.entries: dict[str, JournalEntry] = {}
-        self.registered: set[str] = set()
+        self.unregistered: dict[str, dict[str, Any]] = {}  # serial -> register document
         self.lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the courier and close the outbox and the connection."""
+        self.courier.close()
+        self.courier.outbox.close()
+        self.transport.close()
 
     def _deliver(self, pending: Pending) -> Answer:
         if pending.file is not None:
@@ -142,7 +92,7 @@ class _Shared:
         if answer.status in _DEFINITIVE or 200 <= answer.status < 300:
             self.remember(answer.body)
             return answer
-        _checked(answer)  # raises StoreUnavailable for 401/403/5xx: keep it for later
+        checked(answer)  # raises StoreUnavailable for 401/403/5xx: keep it for later
         raise StoreUnavailable(f"control plane answered HTTP {answer.status}")
 
     def remember(self, body: Any) -> None:
@@ -158,33 +108,13 @@ class _Shared:
                 self.entries[entry.op_id] = entry
 
 
-_SHARED: dict[tuple[str, str, str], _Shared] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def _shared(url: str, token: str, outbox_path: Path, timeout: float) -> _Shared:
-    key = (url, token, str(outbox_path.resolve()))
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = _Shared(url, token, outbox_path, timeout)
-        return _SHARED[key]
-
-
 class HttpStore:
-    """The ``Store`` protocol over ``phoned serve``; see the module docstring for outages."""
+    """The ``WorkerStore`` protocol over ``phoned serve``: one view of a ``PlaneLink`` per
+    worker thread (its idle state is its own); see the module docstring for outages."""
 
-    def __init__(
-        self,
-        url: str,
-        token: str,
-        outbox_path: Path,
-        *,
-        timeout: float = 10.0,
-        idle_wait: float = 30.0,
-        sync_wait: float = 60.0,
-    ) -> None:
-        self._s = _shared(url, token, outbox_path, timeout)
-        self._t = self._s.transport
+    def __init__(self, link: PlaneLink, *, idle_wait: float = 30.0, sync_wait: float = 60.0):
+        self._s = link
+        self._t = link.transport
         self.idle_wait = idle_wait
         self.sync_wait = sync_wait
         self._cursor: int | None = None  # the plane's event cursor, as last seen
@@ -192,13 +122,13 @@ class HttpStore:
         self._lists: dict[str, tuple[int, list[TaskRecord]]] = {}  # list_tasks by cursor
 
     def close(self) -> None:
-        """Nothing to release: the connection and outbox are shared by the process."""
+        """Nothing to release: the link belongs to its owner."""
 
     # --- plumbing ------------------------------------------------------------------
     def _call(
         self, method: str, path: str, *, json: Any = None, params: Any = None, wait: float = 0.0
     ) -> Any:
-        body = _checked(self._t.send(method, path, json=json, params=params, wait=wait))
+        body = checked(self._t.send(method, path, json=json, params=params, wait=wait))
         self._s.remember(body)
         return body
 
@@ -230,7 +160,7 @@ class HttpStore:
             answer = courier.answer(pending.seq)
         if answer is None:  # delivered by another thread's flush first: read back
             raise StoreUnavailable(f"report {pending.report_id} answer was not kept")
-        return _checked(answer)
+        return checked(answer)
 
     def _predict(self, task_id: str, **changes: Any) -> TaskRecord:
         with self._s.lock:
@@ -254,77 +184,44 @@ class HttpStore:
         )
         return wire.task_from(answer["task"])
 
-    # --- ingress and user verbs ------------------------------------------------------
-    def submit(
+    # --- the device ----------------------------------------------------------------------
+    def register_device(
         self,
-        spec: TaskSpec,
-        now: float,
-        *,
-        rerun_of: str | None = None,
-        successor_of: str | None = None,
-    ) -> TaskRecord:
-        params = {k: v for k, v in (("successor_of", successor_of),) if v}
-        if rerun_of:
-            return self.rerun(rerun_of, now)
-        body = self._call("POST", "/v1/tasks", json=spec.model_dump(mode="json"), params=params)
-        return wire.task_from(body["task"])
+        daemon_id: str,
+        serial: str,
+        methods: list[str],
+        context: Callable[[], dict[str, Any]],
+    ) -> None:
+        """Tell the plane this daemon serves ``serial`` with ``methods``, then its context.
 
-    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
-        body = self._call("POST", "/v1/workflows", json=spec.model_dump(mode="json"))
-        return [wire.task_from(t) for t in body["tasks"]]
+        A registration the plane did not get is sent again before the next claim, so
+        ``/v1/classify`` never answers from a device known without its methods.
+        """
+        doc = {"daemon_id": daemon_id, "devices": [{"serial": serial, "methods": sorted(methods)}]}
+        with self._s.lock:
+            self._s.unregistered[serial] = doc
+        self._send_registrations()
+        self._call("PUT", f"/v1/devices/{serial}/context", json=context())
 
-    def rerun(self, task_id: str, now: float) -> TaskRecord:
-        return wire.task_from(self._call("POST", f"/v1/tasks/{task_id}/rerun")["task"])
+    def _send_registrations(self) -> None:
+        with self._s.lock:
+            waiting = list(self._s.unregistered.items())
+        for serial, doc in waiting:
+            try:
+                self._call("POST", "/v1/daemons/register", json=doc)
+            except StoreUnavailable:
+                raise  # kept: sent again before the next claim
+            except LifecycleError:
+                self._drop_registration(serial, doc)  # refused for good: say it once
+                raise
+            self._drop_registration(serial, doc)
 
-    def _decide(self, verb: str, task_id: str, doc: dict[str, Any]) -> TaskRecord:
-        return wire.task_from(self._call("POST", f"/v1/tasks/{task_id}/{verb}", json=doc)["task"])
+    def _drop_registration(self, serial: str, doc: dict[str, Any]) -> None:
+        with self._s.lock:
+            if self._s.unregistered.get(serial) is doc:
+                del self._s.unregistered[serial]
 
-    def approve(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "revision": revision}
-        return self._decide("approve", task_id, {**doc, "preview_digest": preview_digest})
-
-    def deny(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "revision": revision}
-        return self._decide("deny", task_id, {**doc, "preview_digest": preview_digest})
-
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        return self._decide("resume", task_id, {"conversation_id": conversation_id})
-
-    def amend(
-        self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "params": params}
-        return self._decide("amend", task_id, doc)
-
-    def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        return self._decide("cancel", task_id, {"conversation_id": conversation_id})
-
-    # --- worker ------------------------------------------------------------------------
-    def register(self, daemon_id: str, devices: dict[str, list[str]]) -> None:
-        """Tell the plane this daemon serves ``devices`` (serial -> supported methods)."""
-        doc = {
-            "daemon_id": daemon_id,
-            "devices": [{"serial": s, "methods": sorted(m)} for s, m in devices.items()],
-        }
-        self._call("POST", "/v1/daemons/register", json=doc)
-
-    def report_context(self, serial: str, context: dict[str, Any]) -> None:
-        """Publish a device's planning context (``daemon.device_context.context_json``)."""
-        self._call("PUT", f"/v1/devices/{serial}/context", json=context)
-
-    def _register_owner(self, owner: str, device: str | None) -> None:
-        if owner in self._s.registered or device is None:
-            return
-        try:
-            self.register(owner.rsplit("/", 1)[0], {device: []})
-            self._s.registered.add(owner)
-        except StoreUnavailable as exc:
-            log.debug("register failed: %s", exc)
-
+    # --- claiming and waiting ------------------------------------------------------------
     def claim(
         self,
         owner: str,
@@ -336,7 +233,11 @@ class HttpStore:
         """Claim at once (no wait); refused while reports wait in the outbox."""
         if task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
             return None  # nothing happened since the last empty claim: save the round trip
-        self._register_owner(owner, device)
+        if self._s.unregistered:
+            try:
+                self._send_registrations()
+            except LifecycleError as exc:
+                log.warning("registering the device failed: %s", exc)
         self._s.courier.flush()
         doc = {"owner": owner, "device": device, "wait": 0, "lease_s": lease_s, "task_id": task_id}
         body = self._call("POST", "/v1/claims", json=doc)
@@ -350,7 +251,8 @@ class HttpStore:
         """Long-poll the plane until the queue changes, ``max(timeout, idle_wait)`` or ``stop``.
 
         The wait is at least ``idle_wait`` so an idle worker asks once per ``idle_wait``
-        seconds, not once per poll interval; ``stop`` still ends it at once.
+        seconds, not once per poll interval; ``stop`` still ends it at once (the request
+        runs on a thread of its own, abandoned on ``stop``).
         """
         wait = max(timeout, self.idle_wait if self._cursor is not None else 0.0)
         box: dict[str, Any] = {}
@@ -377,6 +279,7 @@ class HttpStore:
         log.warning("waiting for work failed: %s", box.get("error"))
         stop.wait(max(timeout, 2.0))  # the plane is down: do not spin
 
+    # --- the attempt ---------------------------------------------------------------------
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         doc = {"ticket": wire.ticket_json(ticket), "at": now, "lease_s": lease_s}
         body = self._call("POST", f"/v1/tasks/{ticket.task_id}/heartbeat", json=doc)
@@ -385,12 +288,6 @@ class HttpStore:
     def start(self, ticket: Ticket, now: float) -> TaskRecord:
         return self._task_report(
             ticket, "start", {}, now, state=TaskState.RUNNING, running_since=now
-        )
-
-    def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, "approval_digest": approval_digest}
-        return wire.task_from(
-            self._patient("POST", f"/v1/tasks/{ticket.task_id}/admit", doc)["task"]
         )
 
     def journal_before(
@@ -443,7 +340,11 @@ class HttpStore:
         return str(answer["ref"])
 
     def _upload_artifacts(self, task_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Queue each local artifact file for upload; the document names its plane URL."""
+        """Queue each local artifact file for upload; the document names its plane URL.
+
+        Only files in the task's own artifact folder (``.../<task id>/<name>``, as the
+        executor writes them) are uploaded; any other path is left as text, never read.
+        """
         nested = body.get("evidence")
         inner: dict[str, Any] = nested if isinstance(nested, dict) else body
         artifacts = inner.get("artifacts")
@@ -452,7 +353,8 @@ class HttpStore:
         moved: dict[str, Any] = {}
         for name, value in artifacts.items():
             path = Path(str(value))
-            if isinstance(value, str) and path.is_file():
+            own = path.parent.name == task_id and not path.is_symlink()
+            if isinstance(value, str) and own and path.is_file():
                 url = f"/v1/tasks/{task_id}/artifacts/{path.name}"
                 self._s.courier.queue("PUT", url, {}, file=str(path))
                 moved[name] = url
@@ -488,7 +390,7 @@ class HttpStore:
     ) -> TaskRecord:
         known = self._s.known.get(ticket.task_id)
         state = TaskState.FAILED
-        if known is not None:
+        if known is not None:  # the one retry rule (daemon.lifecycle.states), for the prediction
             state = after_failure(failure.reason, known.attempt, known.max_attempts, known.source)
         doc = {"failure": wire.failure_json(failure), "evidence_refs": list(evidence_refs)}
         return self._task_report(
@@ -531,22 +433,15 @@ class HttpStore:
             ticket, "confirm_stopped", doc, now, state=TaskState.STOPPED, stop_summary=summary
         )
 
-    # --- system --------------------------------------------------------------------------
-    def due_for_sweep(self, now: float) -> list[TaskRecord]:
-        """Nothing: the control plane sweeps its own queue."""
-        return []
-
-    def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
-        raise StoreUnavailable("the control plane sweeps its own queue; daemons do not expire")
-
     def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
         """Deliver every queued report first, then fail what this daemon still held."""
         doc = {"daemon_id": owner_prefix.rstrip("/"), "at": now}
         return [wire.task_from(t) for t in self._patient("POST", "/v1/recover", doc)["tasks"]]
 
-    # --- queries -------------------------------------------------------------------------
-    def _status(self, task_id: str) -> dict[str, Any]:
-        body: dict[str, Any] = self._call("GET", f"/v1/tasks/{task_id}")
+    # --- reads and the pause watch -----------------------------------------------------
+    def _status(self, task_id: str, *, patient: bool = False) -> dict[str, Any]:
+        path = f"/v1/tasks/{task_id}"
+        body: dict[str, Any] = self._patient("GET", path) if patient else self._call("GET", path)
         for entry in body.get("journal") or []:
             self._s.remember({"entry": entry})
         return body
@@ -561,6 +456,13 @@ class HttpStore:
             if known is None:
                 raise
             return known
+
+    def journal(self, task_id: str) -> list[JournalEntry]:
+        """Every entry (the executor reconciles from it): needs the plane, retried."""
+        return [wire.journal_from(e) for e in self._status(task_id, patient=True)["journal"]]
+
+    def evidence(self, task_id: str) -> list[dict[str, Any]]:
+        return list(self._status(task_id)["evidence"])
 
     def list_tasks(
         self,
@@ -588,67 +490,11 @@ class HttpStore:
             self._lists[key] = (self._cursor, tasks)
         return tasks
 
-    def queue_status(
-        self, device: str | None = None, conversation_id: str | None = None
-    ) -> dict[str, int]:
-        wanted = {"device": device, "conversation_id": conversation_id}
-        params = {k: v for k, v in wanted.items() if v} or None
-        return dict(self._call("GET", "/v1/queue", params=params)["queue"])
-
-    def workflow(self, workflow_id: str) -> WorkflowRecord:
-        return wire.workflow_from(self._call("GET", f"/v1/workflows/{workflow_id}")["workflow"])
-
-    def events(self, after: int = 0, limit: int = 100) -> list[Event]:
-        body = self._call("GET", "/v1/events", params={"after": after, "limit": min(limit, 1000)})
-        return [wire.event_from(e) for e in body["events"]]
-
-    def journal(self, task_id: str) -> list[JournalEntry]:
-        return [wire.journal_from(e) for e in self._status(task_id)["journal"]]
-
-    def unknown_entries(self, task_id: str) -> list[JournalEntry]:
-        """Open entries; the plane is needed (retried up to ``sync_wait``)."""
-        body = self._patient("GET", f"/v1/tasks/{task_id}")
-        entries = [wire.journal_from(e) for e in body["journal"]]
-        for entry in entries:
-            self._s.entries[entry.op_id] = entry
-        return [e for e in entries if e.open]
-
-    def evidence(self, task_id: str) -> list[dict[str, Any]]:
-        return list(self._status(task_id)["evidence"])
+    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """The pause watch saw the condition met: the plane requeues the task."""
+        doc = {"conversation_id": conversation_id}
+        return wire.task_from(self._call("POST", f"/v1/tasks/{task_id}/resume", json=doc)["task"])
 
     def pending_reports(self) -> int:
         """Reports written to the outbox and not yet acknowledged."""
         return self._s.courier.outbox.count()
-
-
-def open_http_store(url: str) -> HttpStore:
-    """The store for ``http(s)://`` queue URLs: token and outbox from the environment.
-
-    Token: ``$PHONED_TOKEN`` or the file ``$PHONED_TOKEN_FILE``. Outbox:
-    ``$PHONED_OUTBOX``, else ``outbox.db`` in the configured state directory.
-    """
-    token = os.environ.get(TOKEN_ENV, "")
-    if not token and os.environ.get(TOKEN_FILE_ENV):
-        token = Path(os.environ[TOKEN_FILE_ENV]).read_text(encoding="utf-8").strip()
-    if not token:
-        raise StoreUnavailable(
-            f"an http(s) queue needs a token: set {TOKEN_ENV} or {TOKEN_FILE_ENV}"
-        )
-    outbox = os.environ.get(OUTBOX_ENV)
-    if not outbox:
-        from daemon import config
-
-        outbox = str(config.load(config.default_config_path()).state_path / "outbox.db")
-    wire.warn_plain_http(url, log)  # sec-limits (#12): token in clear off this machine
-    return HttpStore(url, token, Path(outbox))
-
-
-def close_shared() -> None:
-    """Stop every outbox courier of this process (as at exit); queued reports stay on disk."""
-    with _SHARED_LOCK:
-        shared = list(_SHARED.values())
-        _SHARED.clear()
-    for item in shared:
-        item.courier.close()
-        item.courier.outbox.close()
-        item.transport.close()

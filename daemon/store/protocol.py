@@ -1,16 +1,26 @@
-"""The ``Store`` protocol: every verb the daemon, the sweeper and control queries use.
+"""The store protocols: what each side of the queue may ask of it.
 
-Implementations: ``SqliteStore`` (embedded default) and ``PostgresStore`` (fleets), both
-``SqlStore`` over a different database, and ``HttpStore`` (a remote ``phoned serve``). The
-contract suite in ``tests/store_contract`` runs against every implementation. All
-verbs take ``now`` (POSIX seconds) from the caller; none sleeps.
+* ``WorkerStore``: what a daemon's workers and supervisor need to serve a phone: announce
+  the device, claim, heartbeat, report each transition, journal each effect, keep
+  evidence (and the artifacts it names), wait for work, watch and resume their paused
+  tasks, recover after a restart. Implemented by the SQL stores and by ``HttpStore`` (a
+  daemon of a remote ``phoned serve``); ``tests/store_contract/test_worker_contract.py``
+  runs one suite over SQLite, PostgreSQL and HTTP.
+* ``PlannerStore``: what planners, approvers and the ``phoned`` verbs ask: submit, decide,
+  steer, read. Implemented by the SQL stores and by ``PlaneClient`` (the plane's API).
+* ``Store``: both, plus the system's verbs (the admission check, sweeping). Only a queue
+  held directly has them: ``SqliteStore`` (embedded default) and ``PostgresStore``
+  (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
+  against both. ``phoned serve`` puts its API in front of one.
 
-Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
+``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
@@ -30,30 +40,60 @@ from daemon.lifecycle.states import TaskState
 DEFAULT_LEASE_S = 60.0
 
 
-class Store(Protocol):
-    """A durable task queue with guarded transitions and an event outbox."""
+class _Reads(Protocol):
+    """The reads both sides make."""
 
-    # --- ingress -----------------------------------------------------------------
-    def submit(
+    def get(self, task_id: str) -> TaskRecord:
+        """One task, or ``TaskNotFound``."""
+        ...
+
+    def list_tasks(
         self,
-        spec: TaskSpec,
-        now: float,
         *,
-        rerun_of: str | None = None,
-        successor_of: str | None = None,
-    ) -> TaskRecord:
-        """Queue ``spec``; with a known idempotency key return the first task instead."""
+        states: tuple[TaskState, ...] = (),
+        device: str | None = None,
+        conversation_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 100,
+    ) -> list[TaskRecord]:
+        """Tasks matching every given filter, oldest first."""
         ...
 
-    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
-        """Queue every step of ``spec`` in order as one workflow; return the steps."""
+    def journal(self, task_id: str) -> list[JournalEntry]:
+        """Every journal entry of a task, oldest first."""
         ...
 
-    def rerun(self, task_id: str, now: float) -> TaskRecord:
-        """A new task from a terminal one: ``rerun_of`` set, attempt count fresh."""
+    def evidence(self, task_id: str) -> list[dict[str, Any]]:
+        """Every evidence document of a task, oldest first (ref, attempt, kind, body)."""
         ...
 
-    # --- worker ------------------------------------------------------------------
+    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A waiting/permission task's condition is met: requeue to resume the attempt."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+class WorkerStore(_Reads, Protocol):
+    """What a daemon needs of its queue to serve phones (see the module docstring)."""
+
+    def register_device(
+        self,
+        daemon_id: str,
+        serial: str,
+        methods: list[str],
+        context: Callable[[], dict[str, Any]],
+    ) -> None:
+        """This daemon serves ``serial`` with ``methods``; ``context`` reads its planning
+        context (``daemon.device_context.context_json``) for a store that publishes it.
+
+        An embedded queue keeps nothing (its ``phoned context``/``classify --serial`` read
+        the phone); a control plane answers ``/v1/classify`` and ``/v1/devices`` from it.
+        """
+        ...
+
     def claim(
         self,
         owner: str,
@@ -68,16 +108,19 @@ class Store(Protocol):
         """
         ...
 
+    def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
+        """Block until the queue may hold new work, ``timeout`` passed or ``stop`` is set.
+
+        An idle worker calls it between claims; a store that cannot tell just waits.
+        """
+        ...
+
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         """Renew the lease; refused for a stale attempt or a lost lease."""
         ...
 
     def start(self, ticket: Ticket, now: float) -> TaskRecord:
         """dispatched -> running."""
-        ...
-
-    def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
-        """The admission gate before an external action; raises when it may not run."""
         ...
 
     def journal_before(
@@ -95,6 +138,14 @@ class Store(Protocol):
 
     def journal_after(self, op_id: str, outcome: Outcome, detail: str, now: float) -> JournalEntry:
         """Record what the action did (confirmed_success, confirmed_failure or unknown)."""
+        ...
+
+    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+        """Keep one evidence document of the ticket's attempt; returns its reference.
+
+        Artifact files the document names (``artifacts``: name -> local path) stay where a
+        reader of this store finds them: in place for a local queue, uploaded to the plane.
+        """
         ...
 
     def complete(
@@ -132,7 +183,26 @@ class Store(Protocol):
         """A stop was requested and the worker reached a safe point: -> stopped."""
         ...
 
-    # --- user / upstream ----------------------------------------------------------
+    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
+        """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
+        ...
+
+
+class PlannerStore(_Reads, Protocol):
+    """What planners, approvers and the ``phoned`` verbs ask of a queue."""
+
+    def submit(self, spec: TaskSpec, now: float, *, successor_of: str | None = None) -> TaskRecord:
+        """Queue ``spec``; with a known idempotency key return the first task instead."""
+        ...
+
+    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
+        """Queue every step of ``spec`` in order as one workflow; return the steps."""
+        ...
+
+    def rerun(self, task_id: str, now: float) -> TaskRecord:
+        """A new task from a terminal one: ``rerun_of`` set, attempt count fresh."""
+        ...
+
     def approve(
         self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
     ) -> TaskRecord:
@@ -145,10 +215,6 @@ class Store(Protocol):
         """Deny the pending preview: -> stopped / approval_denied."""
         ...
 
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """A waiting/permission task's condition is met: requeue to resume the attempt."""
-        ...
-
     def amend(
         self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
     ) -> TaskRecord:
@@ -157,36 +223,6 @@ class Store(Protocol):
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
-        ...
-
-    # --- system ------------------------------------------------------------------
-    def due_for_sweep(self, now: float) -> list[TaskRecord]:
-        """Tasks whose lease, timeout or TTL may have run out at ``now``."""
-        ...
-
-    def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
-        """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
-        ...
-
-    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
-        """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
-        ...
-
-    # --- queries -------------------------------------------------------------------
-    def get(self, task_id: str) -> TaskRecord:
-        """One task, or ``TaskNotFound``."""
-        ...
-
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-    ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first."""
         ...
 
     def queue_status(
@@ -203,29 +239,22 @@ class Store(Protocol):
         """Outbox events with a cursor greater than ``after``, in order."""
         ...
 
-    def journal(self, task_id: str) -> list[JournalEntry]:
-        """Every journal entry of a task, oldest first."""
+
+class Store(WorkerStore, PlannerStore, Protocol):
+    """A queue held directly: both sides' verbs and the system's."""
+
+    def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
+        """The admission gate before an external action; raises when it may not run."""
         ...
 
     def unknown_entries(self, task_id: str) -> list[JournalEntry]:
         """Journal entries of a task without a confirmed outcome."""
         ...
 
-    def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
-        """Block until the queue may hold new work, ``timeout`` passed or ``stop`` is set.
-
-        An idle worker calls it between claims; a store that cannot tell just waits.
-        """
+    def due_for_sweep(self, now: float) -> list[TaskRecord]:
+        """Tasks whose lease, timeout or TTL may have run out at ``now``."""
         ...
 
-    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
-        """Keep one evidence document of the ticket's attempt; returns its reference."""
-        ...
-
-    def evidence(self, task_id: str) -> list[dict[str, Any]]:
-        """Every evidence document of a task, oldest first (ref, attempt, kind, body)."""
-        ...
-
-    def close(self) -> None:
-        """Release the connection."""
+    def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
+        """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
         ...

@@ -1,4 +1,4 @@
-"""``SqlStore``: every ``Store`` verb over an ``SqlDatabase`` (SQLite or PostgreSQL).
+"""``SqlStore``: every ``Store`` verb (worker, planner and system) over an ``SqlDatabase`` (SQLite or PostgreSQL).
 
 Every verb is one write transaction: read the row, apply the pure rule from
 ``daemon.store.rules`` (which raises the named error), write it guarded by state,
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
@@ -140,6 +141,16 @@ class SqlStore:
         return self.submit(spec, now, rerun_of=task_id)
 
     # --- worker ----------------------------------------------------------------------
+    def register_device(
+        self,
+        daemon_id: str,
+        serial: str,
+        methods: list[str],
+        context: Callable[[], dict[str, Any]],
+    ) -> None:
+        """Nothing to keep: planners of a queue held directly read the phone themselves
+        (``phoned context``, ``phoned classify --serial``); ``context`` is never read."""
+
     def claim(
         self,
         owner: str,

@@ -312,6 +312,16 @@ class Phone:
     abruptly (the fault "phone fell off the bus").
     """
 
+    # The services' models (declared in ``registry.SIM_SERVICES``, typed here).
+    packages: PackageManager
+    notification: NotificationService
+    bluetooth: BluetoothAdapter
+    audio: AudioService
+    sms: SmsProvider
+    battery: Battery
+    wifi: WifiRadio
+    ui: Ui
+
     def __init__(
         self, sdk: int = 34, serial: str = "SIM0001", log_path: Path | None = None
     ) -> None:
@@ -329,27 +339,14 @@ class Phone:
         self.tcp_listeners: dict[int, tuple[str, int]] = {}
         self._drop_listeners: list[Callable[[str], None]] = []
 
-        # Domain models; imported here to keep ``import device.sim.phone`` cheap elsewhere.
-        from device.sim.services.audio import AudioService
-        from device.sim.services.battery import Battery
-        from device.sim.services.bluetooth import BluetoothAdapter
-        from device.sim.services.notification import NotificationService
-        from device.sim.services.packages import PackageManager
-        from device.sim.services.sms import SmsProvider
-        from device.sim.services.wifi import WifiRadio
-        from device.sim.ui.model import Ui
-
         self._init_settings()
-        self.packages: PackageManager = PackageManager(self)
-        self.notification: NotificationService = NotificationService(self)
-        self.bluetooth: BluetoothAdapter = BluetoothAdapter(self)
-        self.audio: AudioService = AudioService(self)
-        self.sms: SmsProvider = SmsProvider(self)
-        self.battery: Battery = Battery(self)
-        self.wifi: WifiRadio = WifiRadio(self)
-        self.ui: Ui = Ui(self)
-        self.settings.add_read_hook(self.notification.settle)
-        self.settings.add_read_hook(self.bluetooth.settle)
+        # The services' models, made in the order of ``registry.SIM_SERVICES`` (their
+        # modules are imported here, keeping ``import device.sim.phone`` cheap elsewhere).
+        from device.sim.registry import SIM_SERVICES
+
+        for part in SIM_SERVICES:
+            if part.attr is not None:
+                setattr(self, part.attr, part.make(self))
 
     def _init_settings(self) -> None:
         g, s, y = (

@@ -74,18 +74,41 @@ Tool = Callable[[ToolIO, list[str]], int]
 TOOLS: dict[str, Tool] = {}
 SERVICES: dict[str, dict[str, Tool]] = {"cmd": {}, "dumpsys": {}, "svc": {}}
 
-# Modules that register tools and services when imported, in load order.
-MODULES = (
-    "device.sim.services.base_tools",
-    "device.sim.services.settings_tool",
-    "device.sim.services.notification",
-    "device.sim.services.bluetooth",
-    "device.sim.services.battery",
-    "device.sim.services.audio",
-    "device.sim.services.packages",
-    "device.sim.services.sms",
-    "device.sim.services.wifi",
-    "device.sim.ui.tools",
+
+@dataclass(frozen=True)
+class SimService:
+    """One part of the simulated phone, declared once, in ``SIM_SERVICES``.
+
+    ``attr``: the ``Phone`` attribute that holds its model (None: tools without state of
+    their own); ``model``: ``"module:Class"``, made as ``Class(phone)`` in table order;
+    ``tools``: the modules whose ``@tool``/``@service`` functions read and change it,
+    imported by ``load_all`` so their decorators fill the tables.
+    """
+
+    attr: str | None
+    model: str | None
+    tools: tuple[str, ...]
+
+    def make(self, phone: Phone) -> object:
+        """A new model of this service for ``phone``."""
+        assert self.model is not None
+        module, _, name = self.model.partition(":")
+        return getattr(importlib.import_module(module), name)(phone)
+
+
+_S = "device.sim.services."
+# Every service of the simulated phone: adding one is its module(s) and one row here
+# (and its typed attribute on ``Phone``, which tests/unit/test_sim_services.py checks).
+SIM_SERVICES: tuple[SimService, ...] = (
+    SimService(None, None, (_S + "base_tools", _S + "settings_tool")),
+    SimService("packages", _S + "packages:PackageManager", (_S + "packages", _S + "packages_dump")),
+    SimService("notification", _S + "notification:NotificationService", (_S + "notification",)),
+    SimService("bluetooth", _S + "bluetooth:BluetoothAdapter", (_S + "bluetooth",)),
+    SimService("audio", _S + "audio:AudioService", (_S + "audio", _S + "audio_cli")),
+    SimService("sms", _S + "sms:SmsProvider", (_S + "sms", _S + "content_tool")),
+    SimService("battery", _S + "battery:Battery", (_S + "battery",)),
+    SimService("wifi", _S + "wifi:WifiRadio", (_S + "wifi",)),
+    SimService("ui", "device.sim.ui.model:Ui", ("device.sim.ui.tools",)),
 )
 
 _loaded = False
@@ -120,8 +143,9 @@ def load_all() -> None:
     with _load_lock:
         if _loaded:
             return
-        for module in MODULES:
-            importlib.import_module(module)
+        for part in SIM_SERVICES:
+            for module in part.tools:
+                importlib.import_module(module)
         _loaded = True
 
 

@@ -1,4 +1,5 @@
-"""``HttpStore`` against a real ``phoned serve`` process (uvicorn on a free loopback port).
+"""``HttpStore`` (the daemon's side) and ``PlaneClient`` (the planner's) against a real
+``phoned serve`` process (uvicorn on a free loopback port).
 
 The daemon's whole attempt through the API; long-poll pickup; an outage of the control
 plane mid-task with the reports spooled and delivered in order after it comes back (and
@@ -26,7 +27,8 @@ from daemon.lifecycle.errors import GuardError, StoreUnavailable
 from daemon.lifecycle.records import Failure, Outcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.auth import Role, make_token
-from daemon.store.http_store import HttpStore, close_shared
+from daemon.store.http_store import HttpStore, PlaneLink
+from daemon.store.plane_client import PlaneClient
 
 SERIAL = "emu-1"
 OUTAGE_S = float(os.environ.get("PHONED_TEST_OUTAGE_S", "3"))
@@ -89,6 +91,8 @@ class Plane:
         self.tokens_path = tmp / "tokens.yaml"
         self.tokens_path.write_text(yaml.safe_dump({"tokens": entries}))
         self.servers: list[Serve] = []
+        self.links: dict[tuple[str, str], PlaneLink] = {}  # one per daemon process and outbox
+        self.clients: list[PlaneClient] = []
 
     def serve(self) -> Serve:
         server = Serve(self.tmp, self.queue, self.tokens_path, f"serve{len(self.servers)}")
@@ -96,8 +100,27 @@ class Plane:
         server.start()
         return server
 
-    def store(self, role: str, server: Serve, outbox: str = "outbox.db", **kw: float) -> HttpStore:
-        return HttpStore(server.url, self.tokens[role], self.tmp / outbox, **kw)
+    def store(self, server: Serve, outbox: str = "outbox.db", **kw: float) -> HttpStore:
+        """A daemon's worker store: a view of the link of (server, outbox)."""
+        key = (server.url, outbox)
+        if key not in self.links:
+            self.links[key] = PlaneLink(server.url, self.tokens["daemon"], self.tmp / outbox)
+        return HttpStore(self.links[key], **kw)
+
+    def client(self, server: Serve) -> PlaneClient:
+        self.clients.append(PlaneClient(server.url, self.tokens["planner"]))
+        return self.clients[-1]
+
+    def close(self) -> None:
+        self.restart_daemons()
+        for client in self.clients:
+            client.close()
+
+    def restart_daemons(self) -> None:
+        """Close every link, as a daemon process ends: queued reports stay on disk."""
+        links, self.links = list(self.links.values()), {}
+        for link in links:
+            link.close()
 
 
 @pytest.fixture
@@ -106,7 +129,7 @@ def plane(tmp_path: Path) -> Iterator[Plane]:
     try:
         yield made
     finally:
-        close_shared()
+        made.close()
         for server in made.servers:
             server.stop()
 
@@ -120,7 +143,7 @@ def dnd_task(**extra: object) -> object:
 
 def test_a_whole_attempt_through_the_control_plane(plane: Plane) -> None:
     server = plane.serve()
-    planner, daemon = plane.store("planner", server), plane.store("daemon", server)
+    planner, daemon = plane.client(server), plane.store(server)
     task = planner.submit(dnd_task(completion_target="dnd.priority"), time.time())  # type: ignore[arg-type]
     claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
     assert claimed is not None and claimed.id == task.id and claimed.state is TaskState.DISPATCHED
@@ -134,7 +157,7 @@ def test_a_whole_attempt_through_the_control_plane(plane: Plane) -> None:
     ref = daemon.put_evidence(running.ticket, "outcome", {"status": "met"}, time.time())
     done = daemon.complete(running.ticket, time.time(), "dnd.priority", (ref,))
     assert done.state is TaskState.COMPLETED and ref in done.evidence_refs
-    assert daemon.unknown_entries(task.id) == []
+    assert [e for e in daemon.journal(task.id) if e.open] == []
     assert [e["ref"] for e in planner.evidence(task.id)] == [ref]
     states = [e.state for e in planner.events(after=0, limit=100) if e.task_id == task.id]
     assert states == ["queued", "dispatched", "running", "completed"]
@@ -143,8 +166,8 @@ def test_a_whole_attempt_through_the_control_plane(plane: Plane) -> None:
 
 def test_long_poll_pickup_is_well_under_a_second(plane: Plane) -> None:
     server = plane.serve()
-    planner = plane.store("planner", server)
-    daemon = plane.store("daemon", server, idle_wait=20)
+    planner = plane.client(server)
+    daemon = plane.store(server, idle_wait=20)
     stop, picked = threading.Event(), threading.Event()
 
     def worker() -> None:
@@ -169,8 +192,8 @@ def test_long_poll_pickup_is_well_under_a_second(plane: Plane) -> None:
 
 def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -> None:
     server = plane.serve()
-    planner = plane.store("planner", server)
-    daemon = plane.store("daemon", server, sync_wait=1)
+    planner = plane.client(server)
+    daemon = plane.store(server, sync_wait=1)
     task = planner.submit(dnd_task(completion_target="dnd.priority"), time.time())  # type: ignore[arg-type]
     claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
     assert claimed is not None
@@ -189,22 +212,22 @@ def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -
     with pytest.raises(StoreUnavailable):
         daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())  # claims nothing while reports wait
     assert daemon.pending_reports() == 3
-    close_shared()  # ... and the daemon restarts while the plane is still down
+    plane.restart_daemons()  # ... and the daemon restarts while the plane is still down
 
     time.sleep(OUTAGE_S)
     server.start()
-    restarted = plane.store("daemon", server)
+    restarted = plane.store(server)
     deadline = time.monotonic() + 15
     while restarted.pending_reports() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert restarted.pending_reports() == 0
-    final = plane.store("planner", server).get(task.id)
+    final = plane.client(server).get(task.id)
     assert final.state is TaskState.COMPLETED and final.observed_target == "dnd.priority"
-    evidence = plane.store("planner", server).evidence(task.id)
+    evidence = plane.client(server).evidence(task.id)
     assert [e["ref"] for e in evidence] == list(final.evidence_refs)  # pending ref resolved
-    journal = plane.store("planner", server).journal(task.id)
+    journal = plane.client(server).journal(task.id)
     assert [j.outcome for j in journal] == [Outcome.CONFIRMED_SUCCESS]
-    events = [e for e in plane.store("planner", server).events(0, 100) if e.task_id == task.id]
+    events = [e for e in plane.client(server).events(0, 100) if e.task_id == task.id]
     assert [e.state for e in events] == ["queued", "dispatched", "running", "completed"]
 
 
@@ -212,7 +235,7 @@ def test_a_stale_report_queued_offline_is_refused_on_delivery_not_lost_silently(
     plane: Plane,
 ) -> None:
     server = plane.serve()
-    planner, daemon = plane.store("planner", server), plane.store("daemon", server)
+    planner, daemon = plane.client(server), plane.store(server)
     planner.submit(dnd_task(max_attempts=1), time.time())  # type: ignore[arg-type]
     claimed = daemon.claim(f"d1/{SERIAL}", SERIAL, time.time())
     assert claimed is not None
@@ -233,7 +256,7 @@ def test_two_replicas_over_postgresql_never_double_claim(tmp_path: Path) -> None
     try:
         _race_through_two_replicas(made)
     finally:
-        close_shared()
+        made.close()
         for server in made.servers:
             server.stop()
 
@@ -241,7 +264,7 @@ def test_two_replicas_over_postgresql_never_double_claim(tmp_path: Path) -> None
 def _race_through_two_replicas(plane: Plane) -> None:
     """24 tasks, two ``serve`` replicas over one queue, four daemons: each claimed once."""
     replicas = [plane.serve(), plane.serve()]
-    planner = plane.store("planner", replicas[0])
+    planner = plane.client(replicas[0])
     count = 24
     for _ in range(count):
         planner.submit(dnd_task(), time.time())  # type: ignore[arg-type]
@@ -249,7 +272,7 @@ def _race_through_two_replicas(plane: Plane) -> None:
     lock = threading.Lock()
 
     def daemon(index: int) -> None:
-        store = plane.store("daemon", replicas[index % 2], outbox=f"outbox{index}.db")
+        store = plane.store(replicas[index % 2], outbox=f"outbox{index}.db")
         idle = 0
         while idle < 3:
             task = store.claim(f"d{index}/{SERIAL}", SERIAL, time.time())
@@ -268,13 +291,13 @@ def _race_through_two_replicas(plane: Plane) -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert len(claimed) == count and len(set(claimed)) == count
-    queue = plane.store("planner", replicas[1]).queue_status()
+    queue = plane.client(replicas[1]).queue_status()
     assert queue["completed"] == count
 
 
 def test_an_idle_worker_asks_once_per_idle_wait(plane: Plane) -> None:
     server = plane.serve()
-    daemon = plane.store("daemon", server, idle_wait=1.0)
+    daemon = plane.store(server, idle_wait=1.0)
     sent: list[str] = []
     transport = daemon._t
     original = transport.send
@@ -303,3 +326,21 @@ def test_an_idle_worker_asks_once_per_idle_wait(plane: Plane) -> None:
     transport.send = original  # type: ignore[method-assign]
     assert 3 <= idle <= 5, sent[before:]  # one long-poll per idle_wait, nothing else
     assert all(s.startswith("GET /v1/work") for s in sent[before:])
+
+
+def test_a_registration_the_plane_missed_is_sent_before_the_next_claim(plane: Plane) -> None:
+    server = plane.serve()
+    daemon = plane.store(server, sync_wait=1)
+    server.stop()
+    with pytest.raises(StoreUnavailable):
+        daemon.register_device("d1", SERIAL, ["dnd.get", "dnd.set"], lambda: {})
+    server.start()
+    assert daemon.claim(f"d1/{SERIAL}", SERIAL, time.time()) is None
+    headers = {"Authorization": f"Bearer {plane.tokens['planner']}"}
+    daemons = httpx.get(f"{server.url}/v1/devices", headers=headers).json()["daemons"]
+    assert [d["devices"] for d in daemons] == [{SERIAL: ["dnd.get", "dnd.set"]}]
+    task = {"method": "dnd.set", "params": {"mode": "off"}, "conversation_id": "c1"}
+    answer = httpx.post(
+        f"{server.url}/v1/classify", json={"task": task, "device": SERIAL}, headers=headers
+    )
+    assert answer.json()["classification"]["supported"] is True

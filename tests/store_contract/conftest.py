@@ -1,7 +1,10 @@
-"""The store contract suite runs against every factory in ``STORE_FACTORIES``.
+"""The store contract suites.
 
-A new backend (PostgreSQL, HTTP) joins by adding a factory here, marked as needed
-(``pytest.param(..., marks=pytest.mark.postgres)``).
+``store``: the whole ``Store`` contract (``test_store_contract.py``) against every factory
+in ``STORE_FACTORIES`` (the SQL stores). ``queue``: the ``WorkerStore`` and ``PlannerStore``
+contracts (``test_worker_contract.py``, ``test_planner_contract.py``) over the same stores
+and over HTTP (``HttpStore`` and ``PlaneClient`` against ``phoned serve``'s app over a real
+SQLite queue, in this process). A new backend joins by adding a factory here, marked as needed (``pytest.param(..., marks=pytest.mark.postgres)``).
 """
 
 from __future__ import annotations
@@ -9,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
+from served_plane import Queue, ServedPlane
 
+from daemon.store.http_store import HttpStore, PlaneLink
+from daemon.store.plane_client import PlaneClient
 from daemon.store.postgres_store import PostgresStore
 from daemon.store.protocol import Store
 from daemon.store.sqlite_store import SqliteStore
@@ -58,3 +65,44 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     instance = STORE_FACTORIES[request.param](tmp_path)
     yield instance
     instance.close()
+
+
+# --- the worker protocol over every store, HTTP included ------------------------------------
+
+
+def _local_artifact(value: str) -> bytes:
+    return Path(value).read_bytes()
+
+
+@pytest.fixture(params=[_param(kind) for kind in [*sorted(STORE_FACTORIES), "http"]])
+def queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Queue]:
+    """A fresh, empty queue of each kind: SQLite, PostgreSQL, and a plane over SQLite."""
+    kind = request.param
+    if kind in _NEEDS_SERVER:
+        request.getfixturevalue(_NEEDS_SERVER[kind][1])
+    if kind != "http":
+        store = STORE_FACTORIES[kind](tmp_path)
+        yield Queue(kind, store, store, store, _local_artifact)
+        store.close()
+        return
+    plane = ServedPlane(tmp_path)
+    link = PlaneLink(plane.url, plane.tokens["daemon"], tmp_path / "outbox.db")
+    planner = PlaneClient(plane.url, plane.tokens["planner"])
+    approver = PlaneClient(plane.url, plane.tokens["approver"])
+
+    def artifact(value: str) -> bytes:
+        answer = httpx.get(
+            plane.url + value, headers={"Authorization": f"Bearer {plane.tokens['planner']}"}
+        )
+        answer.raise_for_status()
+        return answer.content
+
+    try:
+        yield Queue(
+            kind, HttpStore(link, idle_wait=5.0, sync_wait=2.0), planner, approver, artifact
+        )
+    finally:
+        link.close()
+        planner.close()
+        approver.close()
+        plane.stop()

@@ -1,7 +1,7 @@
 """Audio service model: streams, index ranges and per-output-device indexes; ``dumpsys audio``.
 
 The volume command line tools (``cmd media_session volume``, ``media volume``) live in
-``audio_cli.py`` and are registered when this module is imported.
+``audio_cli.py`` (both named in ``registry.SIM_SERVICES``).
 
 Sources (AOSP ``platform_frameworks_base``):
 
@@ -237,7 +237,3 @@ def dumpsys_audio(io: ToolIO, argv: list[str]) -> int:
     with io.phone.lock:
         io.out(dump_audio(io.phone.audio))
     return 0
-
-
-# Registers ``cmd media_session`` and ``media``; imported last to avoid an import cycle.
-from device.sim.services import audio_cli  # noqa: E402, F401

@@ -104,6 +104,7 @@ class BluetoothAdapter:
         self.log: list[EnableLogEntry] = []
         phone.settings.on_put("global", "airplane_mode_on", self._on_airplane_mode)
         phone.settings.on_put("global", "ble_scan_always_enabled", self._on_ble_scan_setting)
+        phone.settings.add_read_hook(self.settle)  # a finished transition lands before any read
 
     @property
     def present(self) -> bool:

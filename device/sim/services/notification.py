@@ -73,6 +73,7 @@ class NotificationService:
         self._zen = int(phone.settings.get("global", "zen_mode") or 0)
         self._revert_at: float | None = None
         phone.settings.on_put("global", "zen_mode", self._on_zen_written)
+        phone.settings.add_read_hook(self.settle)  # a due restore lands before any read
 
     # ---- zen -------------------------------------------------------------------------------
 

@@ -400,7 +400,3 @@ def cmd_role(io: ToolIO, argv: list[str]) -> int:
     sub = argv[1] if len(argv) > 1 else ""
     with io.phone.lock:
         return _role_command(io, sub, _role_args(argv[2:]))
-
-
-# Registers ``dumpsys package``.
-from device.sim.services import packages_dump  # noqa: E402, F401

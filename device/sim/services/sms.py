@@ -1,5 +1,5 @@
 """SMS provider model (``content://sms``). The ``content`` tool that reads it lives in
-``content_tool.py`` and is registered when this module is imported.
+``content_tool.py`` (both named in ``registry.SIM_SERVICES``).
 
 Columns follow the ``sms`` table of AOSP ``packages/providers/TelephonyProvider``
 (``MmsSmsDatabaseHelper``) as listed by ``Telephony.TextBasedSmsColumns``; message types:
@@ -100,7 +100,3 @@ class SmsProvider:
         with self.phone.lock:
             wanted = None if box is None else BOX_TYPES[box]
             return [dict(r) for r in self.rows if wanted is None or r["type"] == wanted]
-
-
-# Registers the ``content`` tool; imported last to avoid an import cycle.
-from device.sim.services import content_tool  # noqa: E402, F401

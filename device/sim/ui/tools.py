@@ -1,7 +1,7 @@
 """Registers the screen's tools: ``am``, ``monkey``, ``input``, ``wm``, ``uiautomator``,
 ``screencap``, ``app_process`` and ``dumpsys window|activity|power|display``.
 
-``registry.MODULES`` names only this module; importing it imports the modules that hold
+``registry.SIM_SERVICES`` names only this module for the screen; importing it imports the modules that hold
 the tools so their decorators run.
 """
 

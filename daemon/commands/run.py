@@ -1,0 +1,75 @@
+"""``phoned run``: the daemon, or ``--once`` (one task, then exit); see ``daemon.runtime.run``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from daemon.commands.common import common_options, load_config, user_errors
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Claim at most one task, run it, print its evidence.")
+@click.option("--serial", default=None, help="Serve only this device.")
+@click.option(
+    "--wait",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    metavar="SECONDS",
+    help="With --once: how long to wait for a task (0 = do not wait).",
+)
+@click.option(
+    "--task",
+    "task_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="With --once: submit this task file first and run it.",
+)
+@click.option(
+    "--sim",
+    "sim_sdk",
+    is_flag=False,
+    flag_value="34",
+    default=None,
+    type=click.Choice(["28", "30", "33", "34", "35"]),
+    help="When no phone is attached, start a simulated one (SDK 34, or --sim=N) and serve it.",
+)
+@click.option("--poll-interval", type=float, default=None, help="Seconds between claims when idle.")
+@click.option("--grace-period", type=float, default=None, help="SIGTERM: time to a safe point.")
+@common_options
+@user_errors
+def run(
+    once: bool,
+    serial: str | None,
+    wait: float,
+    task_file: str | None,
+    sim_sdk: str | None,
+    poll_interval: float | None,
+    grace_period: float | None,
+    queue: str | None,
+    config_file: str | None,
+    as_json: bool,
+) -> None:
+    """Run the daemon: one worker per attached device (or --once: one task, then exit).
+
+    --once exit codes: 0 completed, 1 failed, 2 usage/config error, 3 no task within
+    the wait, 4 paused (waiting/approval/permission), 5 stopped.
+    """
+    cfg = load_config(
+        config_file, queue=queue, poll_interval=poll_interval, grace_period=grace_period
+    )
+    from daemon.runtime.run import run_daemon
+
+    sys.exit(
+        run_daemon(
+            cfg,
+            once=once,
+            serial=serial,
+            wait=wait,
+            task_file=task_file,
+            as_json=as_json,
+            sim_sdk=int(sim_sdk) if sim_sdk else None,
+        )
+    )

@@ -1,0 +1,200 @@
+"""The control plane's ``/v1`` API as a client: the transport, and ``PlaneClient``.
+
+``PlaneClient`` is the ``PlannerStore`` of an ``http(s)://`` queue: each verb is one call
+of the API with the caller's token (planner, approver or viewer); the plane applies the
+lifecycle rules, nothing is predicted or cached here, and while the plane is down every
+verb is ``StoreUnavailable``. The ``phoned`` verbs (``submit``, ``approve``, ``show``, ...)
+use it for ``--queue https://plane:8400``. A daemon's side is ``HttpStore``.
+
+``Transport.send`` is the one method to the plane (``httpx``, sync, explicit timeouts):
+transport failures become ``StoreUnavailable``; ``checked`` turns an answer into its body,
+the named lifecycle error (``daemon.server.wire.error_from``) or, for 5xx and refused
+tokens, ``StoreUnavailable``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.records import Event, JournalEntry, TaskRecord, WorkflowRecord
+from daemon.lifecycle.states import TaskState
+from daemon.server import wire
+from daemon.store.outbox import Answer
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "PHONED_TOKEN"  # the caller's bearer token
+TOKEN_FILE_ENV = "PHONED_TOKEN_FILE"  # or a file holding it
+
+
+def token_from_env() -> str:
+    """The bearer token: ``$PHONED_TOKEN``, else the file ``$PHONED_TOKEN_FILE``."""
+    token = os.environ.get(TOKEN_ENV, "")
+    if not token and os.environ.get(TOKEN_FILE_ENV):
+        token = Path(os.environ[TOKEN_FILE_ENV]).read_text(encoding="utf-8").strip()
+    if not token:
+        raise StoreUnavailable(
+            f"an http(s) queue needs a token: set {TOKEN_ENV} or {TOKEN_FILE_ENV}"
+        )
+    return token
+
+
+class Transport:
+    """One method to the plane: ``send``; every failure below it is ``StoreUnavailable``."""
+
+    def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
+        from daemon.server.wire import warn_plain_http
+
+        warn_plain_http(url, log)  # the token crosses the network in clear
+        self._timeout = timeout
+        self._client = httpx.Client(
+            base_url=url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(timeout, connect=min(3.0, timeout)),
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        content: bytes | None = None,
+        params: dict[str, Any] | None = None,
+        wait: float = 0.0,
+    ) -> Answer:
+        """The plane's answer (any status); ``StoreUnavailable`` when none came."""
+        try:
+            response = self._client.request(
+                method,
+                path,
+                json=json,
+                content=content,
+                params=params,
+                timeout=httpx.Timeout(self._timeout + wait, connect=min(3.0, self._timeout)),
+            )
+        except httpx.HTTPError as exc:
+            raise StoreUnavailable(f"control plane unreachable: {type(exc).__name__}") from exc
+        try:
+            body = response.json() if response.content else None
+        except ValueError:
+            body = {"message": response.text[:200]}
+        return Answer(response.status_code, body)
+
+
+def checked(answer: Answer) -> Any:
+    """The body of a success; the named error of a refusal; ``StoreUnavailable`` otherwise."""
+    if 200 <= answer.status < 300:
+        return answer.body
+    if answer.status in (401, 403):
+        body = answer.body if isinstance(answer.body, dict) else {}
+        message = body.get("detail") or body.get("message") or ""
+        raise StoreUnavailable(f"control plane refused the token (HTTP {answer.status}): {message}")
+    raise wire.error_from(answer.body, answer.status)
+
+
+class PlaneClient:
+    """The ``PlannerStore`` protocol as calls of the plane's API (see the module docstring)."""
+
+    def __init__(self, url: str, token: str, *, timeout: float = 10.0) -> None:
+        self._t = Transport(url, token, timeout)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._t.close()
+
+    def _call(self, method: str, path: str, *, json: Any = None, params: Any = None) -> Any:
+        return checked(self._t.send(method, path, json=json, params=params))
+
+    def _task(self, method: str, path: str, **kw: Any) -> TaskRecord:
+        return wire.task_from(self._call(method, path, **kw)["task"])
+
+    # --- planner and approver verbs ------------------------------------------------------
+    def submit(self, spec: TaskSpec, now: float, *, successor_of: str | None = None) -> TaskRecord:
+        params = {"successor_of": successor_of} if successor_of else None
+        return self._task("POST", "/v1/tasks", json=spec.model_dump(mode="json"), params=params)
+
+    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
+        body = self._call("POST", "/v1/workflows", json=spec.model_dump(mode="json"))
+        return [wire.task_from(t) for t in body["tasks"]]
+
+    def rerun(self, task_id: str, now: float) -> TaskRecord:
+        return self._task("POST", f"/v1/tasks/{task_id}/rerun")
+
+    def approve(
+        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
+    ) -> TaskRecord:
+        doc = {"conversation_id": conversation_id, "revision": revision}
+        return self._task(
+            "POST", f"/v1/tasks/{task_id}/approve", json={**doc, "preview_digest": preview_digest}
+        )
+
+    def deny(
+        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
+    ) -> TaskRecord:
+        doc = {"conversation_id": conversation_id, "revision": revision}
+        return self._task(
+            "POST", f"/v1/tasks/{task_id}/deny", json={**doc, "preview_digest": preview_digest}
+        )
+
+    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        doc = {"conversation_id": conversation_id}
+        return self._task("POST", f"/v1/tasks/{task_id}/resume", json=doc)
+
+    def amend(
+        self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
+    ) -> TaskRecord:
+        doc = {"conversation_id": conversation_id, "params": params}
+        return self._task("POST", f"/v1/tasks/{task_id}/amend", json=doc)
+
+    def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        doc = {"conversation_id": conversation_id}
+        return self._task("POST", f"/v1/tasks/{task_id}/cancel", json=doc)
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, task_id: str) -> TaskRecord:
+        return self._task("GET", f"/v1/tasks/{task_id}")
+
+    def list_tasks(
+        self,
+        *,
+        states: tuple[TaskState, ...] = (),
+        device: str | None = None,
+        conversation_id: str | None = None,
+        workflow_id: str | None = None,
+        limit: int = 100,
+    ) -> list[TaskRecord]:
+        params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
+        extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
+        params.update({k: v for k, v in extra.items() if v is not None})
+        return [wire.task_from(t) for t in self._call("GET", "/v1/tasks", params=params)["tasks"]]
+
+    def queue_status(
+        self, device: str | None = None, conversation_id: str | None = None
+    ) -> dict[str, int]:
+        wanted = {"device": device, "conversation_id": conversation_id}
+        params = {k: v for k, v in wanted.items() if v} or None
+        return dict(self._call("GET", "/v1/queue", params=params)["queue"])
+
+    def workflow(self, workflow_id: str) -> WorkflowRecord:
+        return wire.workflow_from(self._call("GET", f"/v1/workflows/{workflow_id}")["workflow"])
+
+    def events(self, after: int = 0, limit: int = 100) -> list[Event]:
+        body = self._call("GET", "/v1/events", params={"after": after, "limit": min(limit, 1000)})
+        return [wire.event_from(e) for e in body["events"]]
+
+    def journal(self, task_id: str) -> list[JournalEntry]:
+        return [wire.journal_from(e) for e in self._call("GET", f"/v1/tasks/{task_id}")["journal"]]
+
+    def evidence(self, task_id: str) -> list[dict[str, Any]]:
+        return list(self._call("GET", f"/v1/tasks/{task_id}")["evidence"])
