@@ -80,6 +80,21 @@ class Config(_Section):
     def queue_url(self) -> str:
         return self.queue or f"sqlite:///{self.state_path / 'queue.db'}"
 
+    @property
+    def artifacts_path(self) -> Path:
+        """Where a daemon keeps screenshots and dumps (``<dir>/<task id>/<name>``).
+
+        Beside the queue file (``<queue file>.artifacts``) when a SQLite ``queue`` is given
+        and no ``state_dir``, so a queue named with ``--queue`` keeps its evidence with it;
+        else ``<state_dir>/artifacts``.
+        """
+        if self.queue.startswith("sqlite:///") and not self.state_dir:
+            from daemon.store.open import sqlite_path
+
+            queue_file = sqlite_path(self.queue)
+            return queue_file.with_name(queue_file.name + ".artifacts")
+        return self.state_path / "artifacts"
+
     def stable_daemon_id(self) -> str:
         """The configured id, or one created once and kept in the state directory."""
         if self.daemon_id:

@@ -124,7 +124,7 @@ def submit(
     if file is not None and isinstance(raw, dict):
         raw.update({k: v for k, v in extra.items() if v is not None})
     cfg = load_config(config_file, queue=queue)
-    with opened_store(queue, config_file) as store:
+    with opened_store(queue, config_file, create=True) as store:
         queued, many = queue_spec(store, raw, cfg)
     _print_queued(queued, as_json, many)
 
@@ -144,7 +144,7 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
-    with opened_store(queue, config_file) as store:
+    with opened_store(queue, config_file, create=True) as store:
         queued, _ = queue_spec(store, raw, cfg, workflow_only=True)
     _print_queued(queued, as_json, many=True)
 
@@ -191,24 +191,54 @@ def tasks(
     config_file: str | None,
     as_json: bool,
 ) -> None:
-    """List tasks, oldest first, as a table (--json: a list of records)."""
+    """List tasks, newest first, as a table (--json: a list of records).
+
+    When more tasks match than --limit, a last line says how many more there are.
+    """
     from daemon.lifecycle.states import TaskState
     from daemon.render import task_json
 
+    wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
         found = store.list_tasks(
-            states=tuple(TaskState(s) for s in states),
+            states=wanted,
             device=device,
             conversation_id=conversation,
             workflow_id=workflow_id,
-            limit=limit,
+            limit=limit + 1,
+            newest_first=True,
         )
+        more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
+    found = found[:limit]
     if as_json:
         echo_json([task_json(t) for t in found])
     elif found:
         click.echo(format_table([_table_row(t) for t in found]))
     else:
         click.echo("no tasks")
+    if more and not as_json:
+        click.echo(f"... {more} older not shown (--limit {limit}; narrow with --state/--device)")
+
+
+def _more_than_shown(
+    store: Store,
+    found: list[TaskRecord],
+    limit: int,
+    states: tuple[Any, ...],
+    device: str | None,
+    other_filter: str | None,
+) -> str:
+    """How many matching tasks lie beyond ``limit`` ("" when none): exact from the queue's
+    counts when only --state/--device filter, else "more"."""
+    if len(found) <= limit:
+        return ""
+    if other_filter:
+        return "more"
+    counts = store.queue_status(device)
+    total = sum(
+        n for state, n in counts.items() if not states or state in {s.value for s in states}
+    )
+    return str(max(total - limit, 1))
 
 
 def all_events(store: Store, page: int = 1000) -> list[Event]:
@@ -232,12 +262,18 @@ def all_events(store: Store, page: int = 1000) -> list[Event]:
 def show(
     task_id: str, html_file: str | None, queue: str | None, config_file: str | None, as_json: bool
 ) -> None:
-    """A task with its transitions, journal and evidence (text, --json or --html FILE)."""
+    """A task with its transitions, journal and evidence (text, --json or --html FILE).
+
+    A pending approval is shown with its preview (effect, recipient, text, app, screenshot)
+    and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
+    """
     from daemon import render
+    from daemon.approval_view import approval_lines, pending_approval
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
         inputs = (record, store.evidence(task_id), store.journal(task_id), all_events(store))
+    pending = pending_approval(record, inputs[1], queue)
     if html_file is not None:
         try:
             with open(html_file, "w", encoding="utf-8") as out:
@@ -246,9 +282,11 @@ def show(
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)
     elif as_json:
-        echo_json(render.render_json(*inputs))
+        echo_json({**render.render_json(*inputs), "pending_approval": pending})
     else:
         click.echo(render.render_text(*inputs), nl=False)
+        if pending is not None:
+            click.echo("\n".join(approval_lines(pending)))
 
 
 @click.command()

@@ -1,6 +1,6 @@
 """``phoned run``: the daemon, or with ``--once`` a single task and an exit code.
 
-``--once`` exit codes (SPEC §9): 0 completed, 1 failed, 2 usage or configuration error,
+``--once`` exit codes (docs/cli.md): 0 completed, 1 failed, 2 usage or configuration error,
 3 no task within the wait, 4 paused (waiting/approval/permission; the task stays
 resumable), 5 stopped.
 """
@@ -69,8 +69,12 @@ def exit_code(task: TaskRecord) -> int:
     return _EXIT_BY_STATE.get(task.state, EXIT_FAILED)
 
 
-def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
-    """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
+def _submit_file(
+    store: Store, path: str, serial: str, cfg: Config, owner: str
+) -> tuple[str, TaskRecord | None]:
+    """Queue the task in ``path`` (pinned to ``serial`` when it names no device): its id,
+    and the task already leased to ``owner`` when it could be claimed in the same step
+    (so a daemon serving the same queue and phone cannot take it first)."""
     from daemon.commands.inputs import read_document
     from daemon.lifecycle.ingress import parse_ingress
 
@@ -82,8 +86,11 @@ def _submit_file(store: Store, path: str, serial: str, cfg: Config) -> str:
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
     if isinstance(spec, WorkflowSpec):  # --once runs its first step
-        return store.submit_workflow(spec, time.time())[0].id
-    return store.submit(spec, time.time()).id
+        return store.submit_workflow(spec, time.time())[0].id, None
+    if spec.device not in (None, serial):
+        return store.submit(spec, time.time()).id, None
+    task = store.submit_claimed(spec, owner, serial, time.time(), lease_s=cfg.lease_seconds)
+    return task.id, task if task.lease_owner == owner else None
 
 
 def _print_result(store: Store, task: TaskRecord, as_json: bool) -> None:
@@ -115,17 +122,17 @@ def run_once(
     daemon_id = cfg.stable_daemon_id()
     store = open_store(cfg.queue_url)
     try:
-        store.recover(f"{daemon_id}/", time.time())
-        task_id = _submit_file(store, task_file, device.serial, cfg) if task_file else None
-        worker = worker_for(
-            cfg,
-            lambda: open_store(cfg.queue_url),
-            device,
-            f"{daemon_id}/{device.serial}",
-            once=True,
-        )
+        # Its own owner name: a daemon of the same state dir may be serving this queue and
+        # phone right now, and its leases are not this process's to recover.
+        store.recover(f"{daemon_id}/once/", time.time())
+        owner = f"{daemon_id}/once/{device.serial}"
+        task_id, claimed = None, None
+        if task_file:
+            task_id, claimed = _submit_file(store, task_file, device.serial, cfg, owner)
+            click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
+        worker = worker_for(cfg, lambda: open_store(cfg.queue_url), device, owner, once=True)
         _install_once_signals(worker)
-        results = worker.run(wait=wait, task_id=task_id)
+        results = worker.run(wait=wait, task_id=task_id, claimed=claimed)
         if not results:
             click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
             return EXIT_NO_TASK

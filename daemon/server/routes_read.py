@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
+from daemon.approval_view import pending_approval
 from daemon.control import classify_ingress
 from daemon.lifecycle.records import Event
 from daemon.lifecycle.states import TaskState
@@ -31,8 +32,10 @@ def list_tasks(
     conversation_id: str | None = None,
     workflow_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    order: Literal["oldest", "newest"] = "oldest",
 ) -> dict[str, Any]:
-    """Tasks matching every given filter, oldest first (a daemon: ``device`` it serves)."""
+    """Tasks matching every given filter, oldest first (``order=newest``: newest first; a
+    daemon: ``device`` it serves)."""
     if principal.role is Role.DAEMON:
         check_serves(principal, device)
     elif not principal.may(Right.READ):
@@ -43,6 +46,7 @@ def list_tasks(
         conversation_id=conversation_id,
         workflow_id=workflow_id,
         limit=limit,
+        newest_first=order == "newest",
     )
     return {"tasks": [plain(t) for t in tasks]}
 
@@ -58,9 +62,11 @@ def task_status(
     task = store.get(task_id)
     check_reads(principal, task)
     events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
+    evidence = store.evidence(task_id)
     return {
         "task": plain(task),
-        "evidence": store.evidence(task_id),
+        "pending_approval": pending_approval(task, evidence),
+        "evidence": evidence,
         "journal": [plain(j) for j in store.journal(task_id)],
         "events": [plain(e) for e in events],
     }

@@ -346,6 +346,14 @@ class HttpStore:
         self._empty_at = None
         return wire.task_from(body["task"])
 
+    def submit_claimed(
+        self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> TaskRecord:
+        """Submit, then claim that task by id (two requests: another worker of the plane
+        may claim it in between; then this returns the task as submitted)."""
+        task = self.submit(spec, now)
+        return self.claim(owner, device, now, lease_s, task_id=task.id) or task
+
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Long-poll the plane until the queue changes, ``max(timeout, idle_wait)`` or ``stop``.
 
@@ -570,6 +578,7 @@ class HttpStore:
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
         """Tasks matching the filters; repeated while the queue did not change, from cache.
 
@@ -577,6 +586,8 @@ class HttpStore:
         can only change with an event, so it costs no request until the cursor moves.
         """
         params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
+        if newest_first:
+            params["order"] = "newest"
         extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
         params.update({k: v for k, v in extra.items() if v is not None})
         key = repr(sorted(params.items()))

@@ -68,6 +68,13 @@ class Store(Protocol):
         """
         ...
 
+    def submit_claimed(
+        self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> TaskRecord:
+        """Queue ``spec`` and lease it to ``owner`` on ``device`` at once (``run --once
+        --task``), so no other worker on the queue can claim it first."""
+        ...
+
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         """Renew the lease; refused for a stale attempt or a lost lease."""
         ...
@@ -185,8 +192,9 @@ class Store(Protocol):
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first."""
+        """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
         ...
 
     def queue_status(self, device: str | None = None) -> dict[str, int]:
