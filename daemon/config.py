@@ -38,6 +38,7 @@ class Timeouts(_Section):
     running: float = Field(default=600.0, gt=0)  # active running, excluding paused time
     approval: float = Field(default=900.0, gt=0)  # approval TTL
     permission: float = Field(default=600.0, gt=0)  # permission-recovery TTL
+    queued: float = Field(default=3600.0, ge=0)  # time a task may wait unclaimed; 0 = no limit
 
 
 class Config(_Section):
@@ -121,6 +122,7 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
         run_s=cfg.timeouts.running,
         approval_ttl_s=cfg.timeouts.approval,
         permission_ttl_s=cfg.timeouts.permission,
+        queued_s=cfg.timeouts.queued or None,
     )
 
     def fill(item: Any) -> Any:

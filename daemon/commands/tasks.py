@@ -127,6 +127,7 @@ def submit(
     with opened_store(queue, config_file, create=True) as store:
         queued, many = queue_spec(store, raw, cfg)
     _print_queued(queued, as_json, many)
+    warn_unknown_devices(queued, cfg)
 
 
 @click.group()
@@ -147,6 +148,43 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
     with opened_store(queue, config_file, create=True) as store:
         queued, _ = queue_spec(store, raw, cfg, workflow_only=True)
     _print_queued(queued, as_json, many=True)
+    warn_unknown_devices(queued, cfg)
+
+
+def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
+    """Say on stderr when a task names a phone this host's adb server does not list ready.
+
+    Such a task is still queued (a daemon on another host of a shared queue may serve the
+    phone, or it may be plugged in later); the warning says it waits, and for how long at
+    most. A control-plane queue is not checked here (its daemons are on other hosts).
+    """
+    wanted = sorted({t.device for t in queued if t.device and not t.terminal})
+    if not wanted or cfg.queue_url.startswith(("http://", "https://")):
+        return
+    from daemon.commands.context import adb_server
+    from device.connection import list_devices
+    from device.errors import DeviceError
+
+    server = adb_server(cfg)
+    where = f"{server.host}:{server.port}"
+    try:
+        attached = list_devices(server) if server.is_running() else None
+    except DeviceError:
+        attached = None
+    for serial in wanted:
+        task = next(t for t in queued if t.device == serial)
+        limit = (task.spec.get("timeouts") or {}).get("queued_s")
+        waits = f"fails after timeouts.queued ({limit:g} s)" if limit else "waits with no limit"
+        if attached is not None and attached.get(serial) == "device":
+            continue
+        seen = "no adb server answers" if attached is None else (
+            f"the adb server lists it as {attached[serial]}" if serial in attached
+            else "the adb server does not list it")  # fmt: skip
+        click.echo(
+            f"phoned: warning: device {serial} is not attached to this host ({seen} at "
+            f"{where}); the task stays queued until a daemon serving it claims it, and {waits}",
+            err=True,
+        )
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:

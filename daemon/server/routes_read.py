@@ -66,6 +66,7 @@ def task_status(
     return {
         "task": plain(task),
         "pending_approval": pending_approval(task, evidence),
+        "may_decide": principal.may(Right.DECIDE),  # the monitor shows Approve/Deny by it
         "evidence": evidence,
         "journal": [plain(j) for j in store.journal(task_id)],
         "events": [plain(e) for e in events],

@@ -483,6 +483,15 @@ class SqlStore:
             if row["state_version"] != state_version:
                 raise GuardError(f"task {task_id} changed since the sweep read it")
             rules.check_not_terminal(row)
+            if row["state"] == TaskState.QUEUED.value:  # never claimed: nothing to retry
+                after = rules.move(
+                    row,
+                    TaskState.FAILED,
+                    now,
+                    failure_reason=failure.reason.value,
+                    failure_message=failure.message,
+                )
+                return self._write(row, after, now)
             if row["state"] == TaskState.APPROVAL.value:
                 row_for_fail = dict(row, approval_status="expired")
             else:

@@ -170,3 +170,27 @@ def test_artifacts_go_beside_the_queue_given(
     assert shots and shots[0].read_bytes().startswith(b"\x89PNG")
     assert not (home / ".local" / "state" / "phoned" / "artifacts").exists()
     assert os.path.isfile(queue)
+
+
+def test_submit_warns_about_a_phone_not_attached_and_the_queue_limit_fails_it(
+    daemon: Daemon, env: dict[str, str], sim_factory: Any
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    limited = {**env, "PHONED_TIMEOUTS_QUEUED": "2"}
+    absent = phoned(limited, "submit", "--method", "dnd.get", "--conversation", "c",
+                    "--device", "emulator-5999")  # fmt: skip
+    assert absent.returncode == 0, absent.stderr
+    warning = absent.stderr.strip()
+    assert warning.startswith("phoned: warning: device emulator-5999 is not attached to this host")
+    assert "the adb server does not list it" in warning and "timeouts.queued (2 s)" in warning
+    here = phoned(limited, "submit", "--method", "dnd.get", "--conversation", "c",
+                  "--device", sim.serial)  # fmt: skip
+    assert here.returncode == 0 and here.stderr == ""
+    assert daemon.state(here.stdout.strip(), TaskState.COMPLETED)
+    failed = daemon.state(absent.stdout.strip(), TaskState.FAILED, timeout=30)
+    assert failed.failure is not None and failed.failure.reason.value == "timeout"
+    assert failed.failure.message.startswith("not claimed within 2 s: no daemon serving device")
+    assert failed.attempt == 0  # never claimed, never retried
+    shown = phoned(env, "tasks", "--state", "failed").stdout
+    assert absent.stdout.strip() in shown and "timeout" in shown

@@ -58,3 +58,20 @@ def test_list_tasks_newest_first(store: Store) -> None:
     assert [t.id for t in store.list_tasks(limit=2, newest_first=True)] == ids[::-1][:2]
     queued = store.list_tasks(states=(TaskState.QUEUED,), limit=10, newest_first=True)
     assert [t.id for t in queued] == ids[::-1]
+
+
+def test_the_sweeper_fails_a_task_left_queued_past_its_limit(store: Store) -> None:
+    from daemon.sweeper import sweep
+
+    now = time.time()
+    limited = spec(1, device="emu-9").model_copy(
+        update={"timeouts": spec(1).timeouts.model_copy(update={"queued_s": 60.0})}
+    )
+    late = store.submit(limited, now)
+    unlimited = store.submit(spec(2, device="emu-9"), now)
+    assert sweep(store, now + 59) == []
+    (swept,) = sweep(store, now + 61)
+    assert swept.id == late.id and swept.state is TaskState.FAILED and swept.attempt == 0
+    assert swept.failure is not None and swept.failure.reason.value == "timeout"
+    assert "not claimed within 60 s: no daemon serving device emu-9" in swept.failure.message
+    assert store.get(unlimited.id).state is TaskState.QUEUED
