@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,41 @@ def test_submit_warns_about_a_phone_not_attached_and_the_queue_limit_fails_it(
     assert failed.attempt == 0  # never claimed, never retried
     shown = phoned(env, "tasks", "--state", "failed").stdout
     assert absent.stdout.strip() in shown and "timeout" in shown
+
+
+def test_every_read_names_its_target_in_one_readable_word_path(
+    daemon: Daemon, sim_factory: Any
+) -> None:
+    sim_factory(sdk=34)
+    daemon.start()
+    messages = "com.google.android.apps.messaging"
+    reads = {
+        "volume.get": ({"stream": "music"}, r"volume\.music\.\d+"),
+        "bluetooth.get": ({}, r"bluetooth\.(on|off)"),
+        "wifi.get": ({}, r"wifi\.(on|off)"),
+        "dnd.get": ({}, r"dnd\.(off|priority|alarms|total_silence)"),
+        "permission.check": (
+            {"package": messages, "permission": "android.permission.POST_NOTIFICATIONS"},
+            r"permission\.(granted|missing)",
+        ),
+        "screen.snapshot": ({}, r"screen\.snapshot"),
+    }
+    ids = {m: daemon.submit({"method": m, "params": p}) for m, (p, _) in reads.items()}
+    for method, task_id in ids.items():
+        target = daemon.state(task_id, TaskState.COMPLETED).observed_target
+        assert target is not None and re.fullmatch(reads[method][1], target), (method, target)
+
+
+def test_an_unplugged_phone_is_logged_as_left_once(
+    daemon: Daemon, sim_factory: Any, adb_server: Any
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    daemon.state(daemon.submit({"method": "dnd.get", "params": {}}), TaskState.COMPLETED)
+    sim.stop()  # the phone goes away (offline), then at once adb forgets it (two snapshots
+    adb_server.adb("disconnect", sim.serial)  # within one reaping round of the supervisor)
+    assert adb_server.wait_state(sim.serial, {None}) is None
+    time.sleep(1.5)
+    left = [line for line in daemon.log.read_text().splitlines()
+            if f"device {sim.serial} left" in line]  # fmt: skip
+    assert len(left) == 1, left
