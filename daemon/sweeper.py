@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
+from daemon.lifecycle.errors import GuardError, TaskTerminal
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
 from daemon.store.protocol import Store
@@ -82,11 +82,10 @@ def queued_verdict(task: TaskRecord, now: float) -> Failure | None:
 def sweep(store: Store, now: float) -> list[TaskRecord]:
     """Expire every overdue task at ``now``; return the tasks as written (requeued or ended)."""
     changed: list[TaskRecord] = []
+    if getattr(store, "plane_sweeps", False):  # a daemon's view of a control plane
+        return changed
     candidates = [(t, sweep_verdict(t, now)) for t in store.due_for_sweep(now)]
-    try:
-        queued = store.list_tasks(states=(TaskState.QUEUED,), limit=1000)  # oldest first
-    except LifecycleError:  # a daemon's view of a control plane: the plane sweeps its queue
-        queued = []
+    queued = store.list_tasks(states=(TaskState.QUEUED,), limit=1000)  # oldest first
     overdue = [(t, queued_verdict(t, now)) for t in queued]
     for task, failure in [*candidates, *overdue]:
         if failure is None:

@@ -173,6 +173,8 @@ def _shared(url: str, token: str, outbox_path: Path, timeout: float) -> _Shared:
 class HttpStore:
     """The ``Store`` protocol over ``phoned serve``; see the module docstring for outages."""
 
+    plane_sweeps = True  # the plane sweeps its own queue: a daemon's sweep asks it nothing
+
     def __init__(
         self,
         url: str,
