@@ -67,7 +67,12 @@ function setStatus(message, kind) {
 
 // ---- the API ------------------------------------------------------------------------
 
-class AuthError extends Error {}
+class AuthError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
 
 function token() {
   return sessionStorage.getItem(TOKEN_KEY);
@@ -82,7 +87,8 @@ async function api(path, raw) {
     referrerPolicy: "no-referrer",
   });
   if (answer.status === 401 || answer.status === 403) {
-    throw new AuthError(answer.status === 401 ? "the token was refused" : "this token may not read");
+    throw new AuthError(answer.status === 401 ? "the token was refused" : "this token may not read",
+      answer.status);
   }
   if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
   return raw ? answer : answer.json();
@@ -299,7 +305,14 @@ async function artifactNode(taskId, name, value) {
     return el("p", { class: "artifact muted" }, `${name}: ${value} (not on this server)`);
   }
   if (!monitor.blobs.has(value)) {
-    const blob = await (await api(value, true)).blob();
+    let answer;
+    try {
+      answer = await api(value, true);
+    } catch (error) { // a token that reads tasks but not screenshots keeps its session
+      if (!(error instanceof AuthError) || error.status !== 403) throw error;
+      return el("p", { class: "artifact muted" }, `${name}: not shown to this token`);
+    }
+    const blob = await answer.blob();
     monitor.blobs.set(value, IMAGE_TYPES.has(blob.type) ? URL.createObjectURL(blob) : null);
   }
   const url = monitor.blobs.get(value);
