@@ -38,6 +38,7 @@ class Timeouts(_Section):
     running: float = Field(default=600.0, gt=0)  # active running, excluding paused time
     approval: float = Field(default=900.0, gt=0)  # approval TTL
     permission: float = Field(default=600.0, gt=0)  # permission-recovery TTL
+    queued: float = Field(default=3600.0, ge=0)  # time a task may wait unclaimed; 0 = no limit
 
 
 class Config(_Section):
@@ -80,6 +81,21 @@ class Config(_Section):
     def queue_url(self) -> str:
         return self.queue or f"sqlite:///{self.state_path / 'queue.db'}"
 
+    @property
+    def artifacts_path(self) -> Path:
+        """Where a daemon keeps screenshots and dumps (``<dir>/<task id>/<name>``).
+
+        Beside the queue file (``<queue file>.artifacts``) when a SQLite ``queue`` is given
+        and no ``state_dir``, so a queue named with ``--queue`` keeps its evidence with it;
+        else ``<state_dir>/artifacts``.
+        """
+        if self.queue.startswith("sqlite:///") and not self.state_dir:
+            from daemon.store.open import sqlite_path
+
+            queue_file = sqlite_path(self.queue)
+            return queue_file.with_name(queue_file.name + ".artifacts")
+        return self.state_path / "artifacts"
+
     def stable_daemon_id(self) -> str:
         """The configured id, or one created once and kept in the state directory."""
         if self.daemon_id:
@@ -107,6 +123,7 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
         run_s=cfg.timeouts.running,
         approval_ttl_s=cfg.timeouts.approval,
         permission_ttl_s=cfg.timeouts.permission,
+        queued_s=cfg.timeouts.queued or None,
     )
 
     def fill(item: Any) -> Any:

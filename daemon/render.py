@@ -156,8 +156,12 @@ def render_json(
     evidence: Sequence[dict[str, Any]],
     journal: Sequence[JournalEntry],
     events: Sequence[Event],
+    queue: str | None = None,
 ) -> dict[str, Any]:
-    """The whole report as one stable JSON document."""
+    """The whole report as one stable JSON document (``queue``: the ``--queue`` the
+    printed approve/deny commands carry)."""
+    from daemon.approval_view import pending_approval
+
     return {
         "report_version": REPORT_VERSION,
         "task": task_json(record),
@@ -165,6 +169,7 @@ def render_json(
         "journal": [journal_json(j) for j in journal],
         "evidence": [evidence_view(d) for d in evidence],
         "approval_preview": approval_preview(record, evidence),
+        "pending_approval": pending_approval(record, evidence, queue),
     }
 
 
@@ -217,18 +222,6 @@ def _header(record: TaskRecord) -> list[str]:
             f"  approval: {record.approval_status} revision {record.approval_revision} "
             f"digest {record.approval_digest or '-'}"
         )
-    return lines
-
-
-def _preview_lines(preview: dict[str, Any] | None) -> list[str]:
-    """The pending approval's preview, in clear (``approval_preview``)."""
-    if preview is None:
-        return []
-    lines = [f"  preview: {preview.get('effect')} -> {preview.get('target')}"]
-    for key, value in sorted(_mapping(preview.get("data")).items()):
-        lines += _multiline(f"    {key}: ", value if isinstance(value, str) else _value(value),
-                            "      ")  # fmt: skip
-    lines.append(f"    snapshot: {preview.get('snapshot_digest')}")
     return lines
 
 
@@ -340,6 +333,7 @@ def render_text(
     evidence: Sequence[dict[str, Any]],
     journal: Sequence[JournalEntry],
     events: Sequence[Event],
+    queue: str | None = None,
 ) -> str:
     """The report for a terminal: header, transitions, journal, then each evidence document.
 
@@ -348,8 +342,11 @@ def render_text(
     inside a field never starts a report line of its own (multi-line messages and notes are
     continued, indented, under their field).
     """
+    from daemon.approval_view import approval_lines, pending_approval
+
     lines = _header(record)
-    lines += _preview_lines(approval_preview(record, evidence))
+    pending = pending_approval(record, evidence, queue)
+    lines += approval_lines(pending) if pending is not None else []
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:

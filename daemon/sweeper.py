@@ -1,4 +1,5 @@
-"""The sweeper: ends tasks whose lease, timeout or TTL ran out (run every 30 s).
+"""The sweeper: ends tasks whose lease, timeout or TTL ran out (run every 30 s), and fails
+tasks that waited queued past their ``timeouts.queued_s`` (nobody serves their phone).
 
 ``sweep_verdict`` is the pure rule; ``sweep`` applies it through the store, each
 expiry guarded by the state version it read, so a worker reporting at the same moment
@@ -59,11 +60,32 @@ def sweep_verdict(task: TaskRecord, now: float) -> Failure | None:
     return rule(task, now) if rule else None
 
 
+def queued_verdict(task: TaskRecord, now: float) -> Failure | None:
+    """The failure of a task that waited queued past its ``timeouts.queued_s``, else None.
+
+    Only a task that could have been claimed counts: a workflow step after the first waits
+    for its earlier steps, not for a worker. The clock starts when it was last queued.
+    """
+    limit = (task.spec.get("timeouts") or {}).get("queued_s")
+    if task.state is not TaskState.QUEUED or not limit or task.step_index not in (None, 0):
+        return None
+    if now - task.updated_at <= limit:
+        return None
+    where = f"device {task.device}" if task.device else "any device"
+    return Failure(
+        FailureReason.TIMEOUT,
+        f"not claimed within {limit:g} s: no daemon serving {where} took it "
+        "(is the phone attached and a daemon running on this queue?)",
+    )
+
+
 def sweep(store: Store, now: float) -> list[TaskRecord]:
     """Expire every overdue task at ``now``; return the tasks as written (requeued or ended)."""
     changed: list[TaskRecord] = []
-    for task in store.due_for_sweep(now):
-        failure = sweep_verdict(task, now)
+    candidates = [(t, sweep_verdict(t, now)) for t in store.due_for_sweep(now)]
+    queued = store.list_tasks(states=(TaskState.QUEUED,), limit=1000)  # oldest first
+    overdue = [(t, queued_verdict(t, now)) for t in queued]
+    for task, failure in [*candidates, *overdue]:
         if failure is None:
             continue
         try:

@@ -118,13 +118,19 @@ def load_config(config_file: str | None, **flags: Any) -> Config:
 
 
 @contextlib.contextmanager
-def opened_store(queue: str | None, config_file: str | None) -> Iterator[PlannerStore]:
+def opened_store(
+    queue: str | None, config_file: str | None, *, create: bool = False
+) -> Iterator[PlannerStore]:
     """The store the queue URL names (flag, else config), closed on exit; for an
-    ``http(s)://`` queue the plane's API with ``$PHONED_TOKEN``."""
+    ``http(s)://`` queue the plane's API with ``$PHONED_TOKEN``.
+
+    Only verbs that queue work pass ``create=True``: a read or a decision on a mistyped
+    SQLite path says that no queue is there instead of creating folders and an empty one.
+    """
     from daemon.store.open import open_planner_store
 
     cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url)
+    store = open_planner_store(cfg.queue_url, create=create)
     try:
         yield store
     finally:

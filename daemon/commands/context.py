@@ -80,7 +80,7 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
     cfg = load_config(config_file, queue=queue)
     server = adb_server(cfg)
     serial = connect(serial, server).serial
-    with opened_store(queue, config_file) as store:
+    with opened_store(queue, config_file, create=True) as store:
         planning = planning_context(AdbContextProvider(server), store, serial, now())
     if as_json:
         echo_json(

@@ -115,4 +115,21 @@ def cancel(
     """Stop TASK: at once if nothing runs, else request a stop the worker confirms."""
     with opened_store(queue, config_file) as store:
         task = store.cancel(task_id, conversation, now())
-    print_task_state(task, as_json)
+    if as_json:
+        print_task_state(task, as_json)
+    else:
+        click.echo(cancel_sentence(task))
+
+
+def cancel_sentence(task: TaskRecord) -> str:
+    """What a cancel did, in words: stopped at once, or a stop the daemon will confirm."""
+    if task.terminal:
+        why = task.failure.message if task.failure is not None else task.state.value
+        return (
+            f"{task.id} stopped at once (revision {task.revision}, {why}): nothing more will run."
+        )
+    return (
+        f"{task.id} stop requested (revision {task.revision}): it is {task.state.value}; the daemon "
+        f"stops it at its next safe point and reports what was and was not done "
+        f"(phoned show {task.id}). A cancel does not undo an effect already made."
+    )

@@ -125,9 +125,10 @@ def submit(
     if file is not None and isinstance(raw, dict):
         raw.update({k: v for k, v in extra.items() if v is not None})
     cfg = load_config(config_file, queue=queue)
-    with opened_store(queue, config_file) as store:
+    with opened_store(queue, config_file, create=True) as store:
         queued, many = queue_spec(store, raw, cfg)
     _print_queued(queued, as_json, many)
+    warn_unknown_devices(queued, cfg)
 
 
 @click.group()
@@ -145,9 +146,46 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
-    with opened_store(queue, config_file) as store:
+    with opened_store(queue, config_file, create=True) as store:
         queued, _ = queue_spec(store, raw, cfg, workflow_only=True)
     _print_queued(queued, as_json, many=True)
+    warn_unknown_devices(queued, cfg)
+
+
+def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
+    """Say on stderr when a task names a phone this host's adb server does not list ready.
+
+    Such a task is still queued (a daemon on another host of a shared queue may serve the
+    phone, or it may be plugged in later); the warning says it waits, and for how long at
+    most. A control-plane queue is not checked here (its daemons are on other hosts).
+    """
+    wanted = sorted({t.device for t in queued if t.device and not t.terminal})
+    if not wanted or cfg.queue_url.startswith(("http://", "https://")):
+        return
+    from daemon.commands.context import adb_server
+    from device.connection import list_devices
+    from device.errors import DeviceError
+
+    server = adb_server(cfg)
+    where = f"{server.host}:{server.port}"
+    try:
+        attached = list_devices(server) if server.is_running() else None
+    except DeviceError:
+        attached = None
+    for serial in wanted:
+        task = next(t for t in queued if t.device == serial)
+        limit = (task.spec.get("timeouts") or {}).get("queued_s")
+        waits = f"fails after timeouts.queued ({limit:g} s)" if limit else "waits with no limit"
+        if attached is not None and attached.get(serial) == "device":
+            continue
+        seen = "no adb server answers" if attached is None else (
+            f"the adb server lists it as {attached[serial]}" if serial in attached
+            else "the adb server does not list it")  # fmt: skip
+        click.echo(
+            f"phoned: warning: device {serial} is not attached to this host ({seen} at "
+            f"{where}); the task stays queued until a daemon serving it claims it, and {waits}",
+            err=True,
+        )
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
@@ -195,24 +233,54 @@ def tasks(
     config_file: str | None,
     as_json: bool,
 ) -> None:
-    """List tasks, oldest first, as a table (--json: a list of records)."""
+    """List tasks, newest first, as a table (--json: a list of records).
+
+    When more tasks match than --limit, a last line says how many more there are.
+    """
     from daemon.lifecycle.states import TaskState
     from daemon.render import task_json
 
+    wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
         found = store.list_tasks(
-            states=tuple(TaskState(s) for s in states),
+            states=wanted,
             device=device,
             conversation_id=conversation,
             workflow_id=workflow_id,
-            limit=limit,
+            limit=limit + 1,
+            newest_first=True,
         )
+        more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
+    found = found[:limit]
     if as_json:
         echo_json([task_json(t) for t in found])
     elif found:
         click.echo(format_table([_table_row(t) for t in found]))
     else:
         click.echo("no tasks")
+    if more and not as_json:
+        click.echo(f"... {more} older not shown (--limit {limit}; narrow with --state/--device)")
+
+
+def _more_than_shown(
+    store: PlannerStore,
+    found: list[TaskRecord],
+    limit: int,
+    states: tuple[Any, ...],
+    device: str | None,
+    other_filter: str | None,
+) -> str:
+    """How many matching tasks lie beyond ``limit`` ("" when none): exact from the queue's
+    counts when only --state/--device filter, else "more"."""
+    if len(found) <= limit:
+        return ""
+    if other_filter:
+        return "more"
+    counts = store.queue_status(device)
+    total = sum(
+        n for state, n in counts.items() if not states or state in {s.value for s in states}
+    )
+    return str(max(total - limit, 1))
 
 
 def all_events(store: PlannerStore, page: int = 1000) -> list[Event]:
@@ -236,7 +304,11 @@ def all_events(store: PlannerStore, page: int = 1000) -> list[Event]:
 def show(
     task_id: str, html_file: str | None, queue: str | None, config_file: str | None, as_json: bool
 ) -> None:
-    """A task with its transitions, journal and evidence (text, --json or --html FILE)."""
+    """A task with its transitions, journal and evidence (text, --json or --html FILE).
+
+    A pending approval is shown with its preview (effect, recipient, text, app, screenshot)
+    and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
+    """
     from daemon import render
 
     with opened_store(queue, config_file) as store:
@@ -255,9 +327,9 @@ def show(
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)
     elif as_json:
-        echo_json(render.render_json(*inputs))
+        echo_json(render.render_json(*inputs, queue=queue))
     else:
-        click.echo(render.render_text(*inputs), nl=False)
+        click.echo(render.render_text(*inputs, queue=queue), nl=False)
 
 
 @click.command()

@@ -29,6 +29,9 @@ class Timeouts(BaseModel):
     run_s: float = Field(default=600.0, gt=0)
     approval_ttl_s: float = Field(default=900.0, gt=0)
     permission_ttl_s: float = Field(default=600.0, gt=0)
+    # How long a task may wait queued (no worker claimed it, e.g. its phone is not attached)
+    # before the sweeper fails it; None: no limit. Hosts fill it from ``timeouts.queued``.
+    queued_s: float | None = Field(default=None, gt=0)
 
 
 class TaskSpec(BaseModel):

@@ -1,6 +1,6 @@
 """``phoned run``: the daemon, or with ``--once`` a single task and an exit code.
 
-``--once`` exit codes (SPEC §9): 0 completed, 1 failed, 2 usage or configuration error,
+``--once`` exit codes (docs/cli.md): 0 completed, 1 failed, 2 usage or configuration error,
 3 no task within the wait, 4 paused (waiting/approval/permission; the task stays
 resumable), 5 stopped.
 """
@@ -23,7 +23,7 @@ from daemon.config import Config
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.open import WorkerStores, open_planner_store
-from daemon.store.protocol import PlannerStore
+from daemon.store.protocol import PlannerStore, WorkerStore
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 _EXIT_BY_STATE = {
@@ -69,8 +69,12 @@ def exit_code(task: TaskRecord) -> int:
     return _EXIT_BY_STATE.get(task.state, EXIT_FAILED)
 
 
-def _submit_file(store: PlannerStore, path: str, serial: str, cfg: Config) -> str:
-    """Queue the task in ``path`` (pinned to ``serial`` when it names no device)."""
+def _submit_file(
+    planner: PlannerStore, worker: WorkerStore, path: str, serial: str, cfg: Config, owner: str
+) -> tuple[str, TaskRecord | None]:
+    """Queue the task in ``path`` (pinned to ``serial`` when it names no device): its id,
+    and the task already leased to ``owner`` when it could be claimed in the same step
+    (so a daemon serving the same queue and phone cannot take it first)."""
     from daemon.commands.inputs import read_document
     from daemon.lifecycle.ingress import parse_ingress
 
@@ -79,11 +83,20 @@ def _submit_file(store: PlannerStore, path: str, serial: str, cfg: Config) -> st
         raw = {**raw, "device": serial}
     from daemon.config import with_default_timeouts
     from daemon.lifecycle.contract import WorkflowSpec
+    from daemon.store.sql_store import SqlStore
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
+    now = time.time()
     if isinstance(spec, WorkflowSpec):  # --once runs its first step
-        return store.submit_workflow(spec, time.time())[0].id
-    return store.submit(spec, time.time()).id
+        return planner.submit_workflow(spec, now)[0].id, None
+    if spec.device not in (None, serial):
+        return planner.submit(spec, now).id, None
+    if isinstance(planner, SqlStore):  # queued and leased in one transaction
+        task = planner.submit_claimed(spec, owner, serial, now, lease_s=cfg.lease_seconds)
+    else:  # a control plane: submit, then claim that task by id
+        task = planner.submit(spec, now)
+        task = worker.claim(owner, serial, now, cfg.lease_seconds, task_id=task.id) or task
+    return task.id, task if task.lease_owner == owner else None
 
 
 def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool) -> None:
@@ -116,15 +129,21 @@ def run_once(
     stores = WorkerStores(cfg.queue_url, cfg.state_path)
     planner = open_planner_store(cfg.queue_url)  # the task file's submit, the printed result
     try:
+        # Its own owner name: a daemon of the same state dir may be serving this queue and
+        # phone right now, and its leases are not this process's to recover.
+        owner = f"{daemon_id}/once/{device.serial}"
+        task_id, claimed = None, None
         own = stores()
         try:
-            own.recover(f"{daemon_id}/", time.time())
+            own.recover(f"{daemon_id}/once/", time.time())
+            if task_file:
+                task_id, claimed = _submit_file(planner, own, task_file, device.serial, cfg, owner)
+                click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
         finally:
             own.close()
-        task_id = _submit_file(planner, task_file, device.serial, cfg) if task_file else None
-        worker = worker_for(cfg, stores, device, f"{daemon_id}/{device.serial}", once=True)
+        worker = worker_for(cfg, stores, device, owner, once=True)
         _install_once_signals(worker)
-        results = worker.run(wait=wait, task_id=task_id)
+        results = worker.run(wait=wait, task_id=task_id, claimed=claimed)
         if not results:
             click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
             return EXIT_NO_TASK

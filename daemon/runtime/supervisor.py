@@ -145,6 +145,8 @@ class Supervisor:
                 if self._wanted(serial, state) and serial not in self.workers:
                     self._start_worker(serial)
             for serial, running in list(self.workers.items()):
+                if running.worker.stopping:  # told once already (offline, then gone)
+                    continue
                 if not self._wanted(serial, snapshot.get(serial, "")):
                     log.info(
                         "device %s left (%s): stopping its worker",

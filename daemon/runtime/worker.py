@@ -62,7 +62,7 @@ def worker_for(
     executor = ExecutorSettings(
         settle_timeout=cfg.settle_timeout,
         ci_grant=cfg.ci_grant_permissions,
-        artifacts_dir=cfg.state_path / "artifacts",
+        artifacts_dir=cfg.artifacts_path,
     )
     return Worker(store_factory, device, owner, settings, executor, limit=1 if once else None)
 
@@ -103,11 +103,16 @@ class Worker:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def run(self, wait: float | None = None, task_id: str | None = None) -> list[Result]:
+    def run(
+        self,
+        wait: float | None = None,
+        task_id: str | None = None,
+        claimed: TaskRecord | None = None,
+    ) -> list[Result]:
         """Claim and run tasks until stopped or ``limit`` tasks ran.
 
         ``wait`` bounds the time spent without a task (None: forever); ``task_id`` claims
-        only that task.
+        only that task; ``claimed`` is a task already leased to this worker, run first.
         """
         store = self.store_factory()
         deadline = None if wait is None else time.monotonic() + wait
@@ -115,7 +120,7 @@ class Worker:
         self._warm_up()
         try:
             while not self._stop.is_set():
-                task = self._claim(store, task_id)
+                task, claimed = claimed or self._claim(store, task_id), None
                 if task is None:
                     if deadline is not None and time.monotonic() >= deadline:
                         break

@@ -8,12 +8,13 @@ numbers and bodies redacted; artifacts go to operators and the conversation's ap
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
+from daemon.approval_view import pending_approval
 from daemon.control import classify_ingress
 from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
@@ -46,9 +47,10 @@ def list_tasks(
     conversation_id: str | None = None,
     workflow_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    order: Literal["oldest", "newest"] = "oldest",
 ) -> dict[str, Any]:
-    """Tasks matching every given filter, oldest first (a daemon: ``device`` it serves;
-    a bound token: its conversations only)."""
+    """Tasks matching every given filter, oldest first (``order=newest``: newest first; a
+    daemon: ``device`` it serves; a bound token: its conversations only)."""
     if principal.role is Role.DAEMON:
         check_serves(principal, device)
     elif not principal.may(Right.READ):
@@ -60,6 +62,7 @@ def list_tasks(
         conversations = [conversation_id] if principal.sees(conversation_id) else []
     else:
         conversations = list(sorted(principal.conversations))
+    newest = order == "newest"
     tasks: list[TaskRecord] = []
     for conversation in conversations:
         tasks.extend(
@@ -69,10 +72,11 @@ def list_tasks(
                 conversation_id=conversation,
                 workflow_id=workflow_id,
                 limit=limit,
+                newest_first=newest,
             )
         )
     if len(conversations) > 1:
-        tasks = sorted(tasks, key=lambda t: t.created_at)[:limit]
+        tasks = sorted(tasks, key=lambda t: t.created_at, reverse=newest)[:limit]
     return {"tasks": [redacted(principal, t, plain(t)) for t in tasks]}
 
 
@@ -91,6 +95,9 @@ def task_status(
     doc = {
         "task": plain(task),
         "approval_preview": approval_preview(task, evidence),  # in clear, from the params
+        "pending_approval": pending_approval(task, evidence),
+        # the monitor shows Approve/Deny by it
+        "may_decide": principal.may(Right.DECIDE) and principal.sees(task.conversation_id),
         "evidence": evidence,
         "journal": [plain(j) for j in store.journal(task_id)],
         "events": [plain(e) for e in events],

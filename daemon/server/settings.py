@@ -40,5 +40,7 @@ class ServerSettings:
         state directory (replicas over PostgreSQL then dedupe per replica).
         """
         if self.queue_url.startswith("sqlite:///"):
-            return Path(self.queue_url[len("sqlite:///") - 1 :] + ".reports.db")
+            from daemon.store.open import sqlite_path
+
+            return Path(f"{sqlite_path(self.queue_url)}.reports.db")
         return self.state_dir / "reports.db"

@@ -472,6 +472,7 @@ class HttpStore:
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
         """Tasks matching the filters; repeated while the queue did not change, from cache.
 
@@ -479,6 +480,8 @@ class HttpStore:
         can only change with an event, so it costs no request until the cursor moves.
         """
         params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
+        if newest_first:
+            params["order"] = "newest"
         extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
         params.update({k: v for k, v in extra.items() if v is not None})
         key = repr(sorted(params.items()))

@@ -2,6 +2,9 @@
 ``postgresql://user@host:port/db`` (fleets; see docs/postgres.md) or ``http(s)://`` (a
 control plane, ``phoned serve``; see docs/control-plane.md).
 
+SQLite URLs follow the usual form: ``sqlite:///queue.db`` is relative to the working
+directory, ``sqlite:////var/lib/phoned/queue.db`` (a fourth slash) is absolute.
+
 * ``open_store``: the whole queue, held directly (SQL URLs only): ``phoned serve``, tests;
 * ``open_planner_store``: what the ``phoned`` verbs use: the SQL store, or ``PlaneClient``;
 * ``WorkerStores``: how a daemon opens its queue: one ``WorkerStore`` per thread (the SQL
@@ -17,6 +20,8 @@ from daemon.store.protocol import PlannerStore, Store, WorkerStore
 
 OUTBOX_ENV = "PHONED_OUTBOX"  # a daemon's outbox file (default: <state dir>/outbox.db)
 
+SQLITE_PREFIX = "sqlite:///"
+
 
 class QueueUrlError(ValueError):
     """The queue URL names no store this build can open."""
@@ -26,15 +31,39 @@ def _is_plane(url: str) -> bool:
     return url.startswith(("http://", "https://"))
 
 
-def open_store(url: str) -> Store:
-    """The SQL store behind ``url``; raise ``QueueUrlError`` with what is wrong."""
-    if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///") - 1 :])
+class QueueMissing(QueueUrlError):
+    """A reading verb named a SQLite queue that does not exist (nothing is created)."""
+
+
+def sqlite_path(url: str) -> Path:
+    """The file a ``sqlite:///`` URL names, absolute (a relative one is under the cwd)."""
+    rest = url[len(SQLITE_PREFIX) :]
+    if not rest:
+        raise QueueUrlError(f"queue URL {url!r} names no file")
+    return Path(os.path.abspath(rest))  # "/abs" stays absolute, "rel" joins the cwd
+
+
+def open_store(url: str, *, create: bool = True) -> Store:
+    """The store behind ``url``; raise ``QueueUrlError`` with what is wrong.
+
+    With ``create=False`` a SQLite queue that does not exist yet is not created (neither
+    its folder nor the file): ``QueueMissing`` says so instead.
+    """
+    if url.startswith(SQLITE_PREFIX):
+        path = sqlite_path(url)
+        if not create and not path.exists():
+            raise QueueMissing(f"no queue at {path} (nothing was submitted there; check --queue)")
         from daemon.store.sqlite_store import SqliteStore
         from device.private_files import private_dir
 
-        private_dir(path.parent, own=False)  # a folder made here is 0700
-
+        try:
+            private_dir(path.parent, own=False)  # a folder made here is 0700
+        except OSError as exc:
+            raise QueueUrlError(
+                f"cannot open queue {path}: cannot create {path.parent}: {exc.strerror}"
+            ) from exc
+        if not os.access(path.parent, os.W_OK | os.X_OK):
+            raise QueueUrlError(f"cannot open queue {path}: {path.parent} is not writable")
         return SqliteStore(str(path))
     if url.startswith(("postgresql://", "postgres://")):
         from daemon.store.postgres_store import PostgresStore
@@ -45,13 +74,16 @@ def open_store(url: str) -> Store:
     raise QueueUrlError("queue URL must start with sqlite:///, postgresql:// or http(s)://")
 
 
-def open_planner_store(url: str) -> PlannerStore:
-    """The planner's side of ``url``: the SQL store, or the plane's API with ``$PHONED_TOKEN``."""
+def open_planner_store(url: str, *, create: bool = True) -> PlannerStore:
+    """The planner's side of ``url``: the SQL store, or the plane's API with ``$PHONED_TOKEN``.
+
+    ``create=False``: a SQLite queue that does not exist is ``QueueMissing``, not created.
+    """
     if _is_plane(url):
         from daemon.store.plane_client import PlaneClient, token_from_env
 
         return PlaneClient(url, token_from_env())
-    return open_store(url)
+    return open_store(url, create=create)
 
 
 class WorkerStores:

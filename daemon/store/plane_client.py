@@ -173,8 +173,11 @@ class PlaneClient:
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
         params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
+        if newest_first:
+            params["order"] = "newest"
         extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
         params.update({k: v for k, v in extra.items() if v is not None})
         return [wire.task_from(t) for t in self._call("GET", "/v1/tasks", params=params)["tasks"]]

@@ -55,8 +55,9 @@ class _Reads(Protocol):
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first."""
+        """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
         ...
 
     def journal(self, task_id: str) -> list[JournalEntry]:
@@ -257,4 +258,11 @@ class Store(WorkerStore, PlannerStore, Protocol):
 
     def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
         """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
+        ...
+
+    def submit_claimed(
+        self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> TaskRecord:
+        """Queue ``spec`` and lease it to ``owner`` on ``device`` at once (``run --once
+        --task``), so no other worker on the queue can claim it first."""
         ...

@@ -167,21 +167,47 @@ class SqlStore:
             row = self.db.one("claim_candidate", device=device, task_id=task_id)
             if row is None:
                 return None
-            after = rules.move(
-                row,
-                TaskState.DISPATCHED,
-                now,
-                attempt=row["attempt"] if row["resume"] else row["attempt"] + 1,
-                resume=0,
-                lease_owner=owner,
-                lease_until=now + lease_s,
-                dispatched_at=now,
-                device=row["device"] or device,
-            )
-            if row["step_index"] is not None and device is not None:
-                self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=device)
-                row = self._row(row["id"])
-            return self._write(row, after, now)
+            return self._lease(row, owner, device, now, lease_s)
+
+    def submit_claimed(
+        self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
+    ) -> TaskRecord:
+        """Queue ``spec`` and lease it to ``owner`` in one transaction: no other worker
+        sees it queued. An idempotency key naming an existing task returns that task."""
+        with self.db.transaction():
+            if spec.idempotency_key is not None:
+                first = self.db.one(
+                    "task_by_idempotency",
+                    conversation_id=spec.conversation_id,
+                    idempotency_key=spec.idempotency_key,
+                )
+                if first is not None:
+                    return task_record(first)
+            row = new_task_row(spec, now)
+            self.db.run("insert_task", **row)
+            stored = self._row(row["id"])
+            self.db.run("insert_event", **task_event_row(stored))
+            return self._lease(stored, owner, device, now, lease_s)
+
+    def _lease(
+        self, row: Row, owner: str, device: str | None, now: float, lease_s: float
+    ) -> TaskRecord:
+        """queued -> dispatched to ``owner`` (inside the caller's transaction)."""
+        after = rules.move(
+            row,
+            TaskState.DISPATCHED,
+            now,
+            attempt=row["attempt"] if row["resume"] else row["attempt"] + 1,
+            resume=0,
+            lease_owner=owner,
+            lease_until=now + lease_s,
+            dispatched_at=now,
+            device=row["device"] or device,
+        )
+        if row["step_index"] is not None and device is not None:
+            self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=device)
+            row = self._row(row["id"])
+        return self._write(row, after, now)
 
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         """Renew the lease; refused for a stale attempt or a lost lease."""
@@ -468,6 +494,15 @@ class SqlStore:
             if row["state_version"] != state_version:
                 raise GuardError(f"task {task_id} changed since the sweep read it")
             rules.check_not_terminal(row)
+            if row["state"] == TaskState.QUEUED.value:  # never claimed: nothing to retry
+                after = rules.move(
+                    row,
+                    TaskState.FAILED,
+                    now,
+                    failure_reason=failure.reason.value,
+                    failure_message=failure.message,
+                )
+                return self._write(row, after, now)
             if row["state"] == TaskState.APPROVAL.value:
                 row_for_fail = dict(row, approval_status="expired")
             else:
@@ -495,10 +530,11 @@ class SqlStore:
         conversation_id: str | None = None,
         workflow_id: str | None = None,
         limit: int = 100,
+        newest_first: bool = False,
     ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first."""
+        """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
         rows = self.db.all(
-            "list_tasks",
+            "list_tasks_newest" if newest_first else "list_tasks",
             states=json.dumps([s.value for s in states]) if states else None,
             device=device,
             conversation_id=conversation_id,

@@ -128,8 +128,9 @@ def reconcile(ctx: ActionContext, params: VolumeSet, hint: dict[str, Any]) -> st
 
 
 def name_target(params: dict[str, Any], observed: Any) -> str:
-    """``volume.<stream>.<level>``."""
-    return f"volume.{params.get('stream', 'music')}.{observed}"
+    """``volume.<stream>.<level>`` (a ``volume.get`` reading names its ``level``)."""
+    level = observed.get("level") if isinstance(observed, dict) else observed
+    return f"volume.{params.get('stream', 'music')}.{level}"
 
 
 def _has_audio(capabilities: Capabilities) -> bool:

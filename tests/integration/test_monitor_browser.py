@@ -61,6 +61,7 @@ class Stack:
     serial: str
     tokens: dict[str, str]
     logs: list[Path]
+    sim: Any = None
 
     def client(self, role: str) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.tokens[role]}"}
@@ -98,7 +99,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 def write_tokens(path: Path, serial: str) -> dict[str, str]:
     tokens, entries = {}, []
-    for role, devices in (("planner", ()), ("viewer", ()), ("daemon", (serial,))):
+    for role, devices in (
+        ("planner", ()), ("viewer", ()), ("approver", ()), ("daemon", (serial,))
+    ):  # fmt: skip
         token, entry = make_token(Role(role), devices, name=f"monitor-{role}")
         tokens[role] = token
         entries.extend(yaml.safe_load(entry))
@@ -152,7 +155,7 @@ def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
                       "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db")}  # fmt: skip
         procs.append(spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
                             "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
-        yield Stack(url, sim.serial, tokens, logs)
+        yield Stack(url, sim.serial, tokens, logs, sim)
     finally:
         for proc in reversed(procs):
             stop(proc)
@@ -329,3 +332,91 @@ def test_the_monitor_shows_live_tasks_workflow_approval_and_screenshot(
         30,
     )
     page.screenshot(tmp_path / "monitor-live.png")
+
+
+def submit_sms(stack: Stack, body: str) -> str:
+    """An ``sms.send`` on the stack's phone, once it waits in approval."""
+    sms = {"conversation_id": "conv-sms", "device": stack.serial, "method": "sms.send",
+           "params": {"to": "+15551234567", "body": body}}  # fmt: skip
+    with stack.client("planner") as planner:
+        answer = planner.post("/v1/tasks", json=sms)
+        assert answer.status_code == 201, answer.text
+    task_id: str = answer.json()["task"]["id"]
+    stack.wait_state(task_id, ("approval",))
+    return task_id
+
+
+def pending_of(stack: Stack, task_id: str) -> dict[str, Any]:
+    with stack.client("viewer") as viewer:
+        status = viewer.get(f"/v1/tasks/{task_id}").json()
+    assert status["may_decide"] is False  # a viewer token
+    pending: dict[str, Any] = status["pending_approval"]
+    return pending
+
+
+def card_ready(task_id: str, buttons: bool) -> str:
+    card = f"#approval-list [data-task-id={json.dumps(task_id)}]"
+    shot = f"document.querySelector('{card} .preview-shot img.screenshot')"
+    return (
+        f"!!document.querySelector('{card}') && !!{shot} && {shot}.complete"
+        f" && {shot}.naturalWidth > 0"
+        f" && document.querySelectorAll('{card} button').length === {2 if buttons else 0}"
+    )
+
+
+def test_an_approver_decides_in_the_monitor_and_approvals_are_found_by_state(
+    stack: Stack, chromium: Chromium, tmp_path: Path
+) -> None:
+    from daemon.lifecycle.ingress import parse_ingress
+    from daemon.store.sqlite_store import SqliteStore
+
+    # 1,100 older tasks for a phone nobody serves, straight into the plane's queue file:
+    # the approval comes after them, beyond any "oldest 1000" the page could load
+    store = SqliteStore(str(tmp_path / "queue.db"))
+    older = parse_ingress({"conversation_id": "conv-old", "device": "absent-phone",
+                           "method": "dnd.get", "params": {}})  # fmt: skip
+    for _ in range(1100):
+        store.submit(older, time.time())  # type: ignore[arg-type]
+    store.close()
+    first = submit_sms(stack, HOSTILE)
+    pending = pending_of(stack, first)
+    assert pending["text"] == HOSTILE and pending["recipient"] == "+15551234567"
+    assert pending["screenshot"] == f"/v1/tasks/{first}/artifacts/snapshot_screenshot.png"
+    assert pending["approve_command"].startswith(f"phoned approve {first} --revision 1 --digest ")
+
+    # a viewer sees the preview and its screenshot, and no buttons
+    viewer = chromium.page()
+    sign_in(viewer, f"{stack.url}/monitor", stack.tokens["viewer"])
+    viewer.wait_for(card_ready(first, buttons=False), timeout=60)
+    rows = texts(viewer, "#task-table tbody tr td:first-child")
+    assert len(rows) == 1000 and rows[0] == first  # newest first: the approval leads
+    assert "the newest 1000" in texts(viewer, "#task-count")[0]
+
+    # an approver sees Approve / Deny; the decision quotes what the card shows
+    approver = chromium.page()
+    sign_in(approver, f"{stack.url}/monitor", stack.tokens["approver"])
+    approver.wait_for(card_ready(first, buttons=True), timeout=60)
+    card = f"#approval-list [data-task-id={json.dumps(first)}]"
+    assert texts(approver, f"{card} .digest")[-1] == pending["digest"]
+    assert texts(approver, f"{card} .revision") == [str(pending["revision"])]
+    assert (
+        approver.evaluate(f"document.querySelector('{card} .preview-text').textContent") == HOSTILE
+    )
+    approver.screenshot(tmp_path / "monitor-approver.png")
+    approver.evaluate(f"document.querySelector('{card} button.approve').click(), true")
+    done = stack.wait_state(first, TERMINAL)
+    assert done["state"] == "completed", done
+    sent = [m["body"] for m in stack.sim.phone.sms.messages("sent")]
+    assert sent == [HOSTILE]
+    approver.wait_for(f"!document.querySelector('{card}')", timeout=30)
+
+    # deny: the task ends stopped / approval_denied and nothing is sent
+    second = submit_sms(stack, "do not send this")
+    card = f"#approval-list [data-task-id={json.dumps(second)}]"
+    approver.wait_for(card_ready(second, buttons=True), timeout=60)
+    approver.evaluate(f"document.querySelector('{card} button.deny').click(), true")
+    denied = stack.wait_state(second, TERMINAL)
+    assert (denied["state"], denied["failure"]["reason"]) == ("stopped", "approval_denied")
+    assert [m["body"] for m in stack.sim.phone.sms.messages("sent")] == [HOSTILE]
+    assert approver.evaluate("document.body.dataset.pwned === undefined")
+    assert viewer.evaluate("document.body.dataset.pwned === undefined")

@@ -95,7 +95,7 @@ def test_sms_send_keeps_number_and_body_out_of_evidence_and_files_private(
     assert (preview["target"], preview["data"]["text"]) == (TO, BODY)
     assert preview["digest"] == task.approval_digest and preview["revision"] == task.revision
     shown = phoned(env, "show", task_id).stdout
-    assert f"  preview: sms.send -> {TO}\n" in shown and f"    text: {BODY}\n" in shown
+    assert f"  recipient   {TO}\n" in shown and f"  text        {BODY!r}\n" in shown
     # while the evidence keeps the preview redacted
     [stored] = [d["body"]["detail"]["preview"] for d in daemon.evidence(task_id, "outcome")]
     assert stored["target"] == redact_number(TO) == "<number •••4321>"

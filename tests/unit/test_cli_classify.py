@@ -34,7 +34,7 @@ def test_classify_an_approval_method_from_stdin(queue: str) -> None:
     assert result.exit_code == 0, result.output
     assert "accepted: yes" in result.stdout and "methods: sms.send" in result.stdout
     assert "needs approval: yes" in result.stdout and "not checked" in result.stdout
-    assert phoned(queue, "tasks").stdout.strip() == "no tasks"
+    assert "no queue at" in phoned(queue, "tasks").output  # classify queued nothing
 
 
 def test_classify_json_for_a_seed004_workflow(queue: str, tmp_path: Path) -> None:

@@ -53,7 +53,10 @@ def test_events_json_lines_carry_the_dedupe_key(queue: str) -> None:
     assert docs[1]["requires_decision"] is True and docs[0]["requires_decision"] is False
 
 
-def test_events_on_an_empty_queue_print_nothing(queue: str) -> None:
+def test_events_on_an_empty_queue_print_nothing(queue: str, tmp_path: Path) -> None:
+    from daemon.store.sqlite_store import SqliteStore
+
+    SqliteStore(str(tmp_path / "queue.db")).close()  # an existing queue with no events
     result = phoned(queue, "events")
     assert (result.exit_code, result.stdout) == (0, "")
 

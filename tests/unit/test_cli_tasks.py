@@ -37,7 +37,7 @@ def all_tasks(queue: str) -> list[dict[str, Any]]:
     result = phoned(queue, "tasks", "--json")
     assert result.exit_code == 0, result.output
     docs: list[dict[str, Any]] = json.loads(result.stdout)
-    return docs
+    return docs[::-1]  # `phoned tasks` lists newest first; these tests read submission order
 
 
 def assert_one_line_error(result: Result, code: int, *needles: str) -> None:
@@ -275,6 +275,7 @@ def test_show_html_writes_a_file(queue: str, tmp_path: Path) -> None:
 
 
 def test_show_unknown_task_is_one_line_exit_1(queue: str) -> None:
+    phoned(queue, "submit", "--method", "dnd.get", "--conversation", "c")  # the queue exists
     assert_one_line_error(phoned(queue, "show", "nope"), 1, "nope")
 
 

@@ -4,6 +4,9 @@
 // as markup), so a hostile SMS body or task id renders as text. The token lives in
 // sessionStorage only and is sent only in the Authorization header of same-origin requests;
 // it is never shown or logged. Screenshots are fetched with the token as blobs and shown through blob: URLs.
+// Pending approvals are asked for by state (/v1/tasks?state=approval), never picked out of a
+// limited list; a token that may decide (approver) gets Approve / Deny buttons whose request
+// quotes the revision and preview digest shown on the card.
 "use strict";
 
 const TOKEN_KEY = "phoned.monitor.token";
@@ -11,6 +14,7 @@ const WAIT_S = 25; // long-poll on /v1/events
 const RETRY_MS = 2000; // after a failed request
 const ARTIFACT_PATH = /^\/v1\/tasks\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/artifacts\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})$/;
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const LIST_LIMIT = 1000; // tasks in the table: the newest ones
 const STATE_ORDER = ["queued", "dispatched", "running", "waiting", "approval", "permission",
   "completed", "failed", "stopped"];
 
@@ -63,7 +67,12 @@ function setStatus(message, kind) {
 
 // ---- the API ------------------------------------------------------------------------
 
-class AuthError extends Error {}
+class AuthError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
 
 function token() {
   return sessionStorage.getItem(TOKEN_KEY);
@@ -78,10 +87,30 @@ async function api(path, raw) {
     referrerPolicy: "no-referrer",
   });
   if (answer.status === 401 || answer.status === 403) {
-    throw new AuthError(answer.status === 401 ? "the token was refused" : "this token may not read");
+    throw new AuthError(answer.status === 401 ? "the token was refused" : "this token may not read",
+      answer.status);
   }
   if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
   return raw ? answer : answer.json();
+}
+
+/** POST a JSON body to a same-origin /v1 path; {ok, status, body} (a refusal is not thrown). */
+async function post(path, body) {
+  const answer = await fetch(path, {
+    method: "POST",
+    headers: { Authorization: "Bearer " + token(), "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+    cache: "no-store",
+    credentials: "omit",
+    referrerPolicy: "no-referrer",
+  });
+  let doc = null;
+  try {
+    doc = await answer.json();
+  } catch (error) {
+    doc = null;
+  }
+  return { ok: answer.ok, status: answer.status, body: doc };
 }
 
 // ---- tables -------------------------------------------------------------------------
@@ -113,7 +142,7 @@ function renderByDevice(tasks) {
 
 function renderTasks(tasks) {
   const selected = selectedTask();
-  const rows = [...tasks].sort((a, b) => b.updated_at - a.updated_at).map((task) => {
+  const rows = tasks.map((task) => { // newest first, as the API listed them
     const link = el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id);
     return el("tr", { "data-task-id": task.id, class: task.id === selected ? "selected" : "" },
       el("td", {}, link), el("td", {}, task.method), el("td", {}, task.device || ""),
@@ -122,6 +151,8 @@ function renderTasks(tasks) {
       el("td", {}, when(task.updated_at)));
   });
   $("task-table").tBodies[0].replaceChildren(...rows);
+  $("task-count").textContent = tasks.length >= LIST_LIMIT
+    ? `the newest ${LIST_LIMIT}; older tasks are not listed` : `${tasks.length} tasks`;
 }
 
 // ---- workflows ----------------------------------------------------------------------
@@ -158,20 +189,28 @@ function previewOf(status) {
   return last ? last.body.detail.preview : null;
 }
 
-async function renderApprovals(tasks) {
-  const pending = tasks.filter((t) => t.state === "approval");
-  const statuses = await Promise.all(pending.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
-  $("no-approvals").hidden = statuses.length > 0;
-  $("approval-list").replaceChildren(...statuses.map(approvalCard));
+/** Every task waiting for approval, asked for by state (however many other tasks there are). */
+async function renderApprovals() {
+  const list = await api(`/v1/tasks?state=approval&limit=${LIST_LIMIT}&order=newest`);
+  const statuses = await Promise.all(list.tasks.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
+  const pending = statuses.filter((s) => s.task.state === "approval");
+  const cards = await Promise.all(pending.map(approvalCard));
+  $("no-approvals").hidden = cards.length > 0;
+  $("approval-list").replaceChildren(...cards);
 }
 
-function approvalCard(status) {
+async function approvalCard(status) {
   const task = status.task;
   const preview = previewOf(status) || {};
   const data = preview.data || {};
+  const pending = status.pending_approval || {};
+  const revision = pending.revision ?? task.approval_revision ?? task.revision;
+  const digest = pending.digest ?? task.approval_digest;
   const field = (name, value, cls) =>
     el("tr", {}, el("th", {}, name), el("td", { class: cls || "" }, text(value)));
-  return el("div", { class: "card approval", "data-task-id": task.id },
+  const shot = pending.screenshot
+    ? await artifactNode(task.id, "preview screenshot", text(pending.screenshot)) : null;
+  const card = el("div", { class: "card approval", "data-task-id": task.id },
     el("h3", {}, el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id), " ", task.method),
     el("table", {},
       field("effect", preview.effect, "preview-effect"),
@@ -179,10 +218,42 @@ function approvalCard(status) {
       field("text", data.text, "preview-text"),
       field("app", data.app, "preview-app"),
       field("snapshot digest", preview.snapshot_digest, "preview-snapshot digest"),
-      field("approval digest", task.approval_digest, "digest"),
+      field("approval digest", digest, "digest"),
       field("conversation", task.conversation_id),
-      field("revision", task.revision),
-      field("decide before", when(task.approval_deadline))));
+      field("revision", revision, "revision"),
+      field("decide before", when(task.approval_deadline))),
+    el("div", { class: "preview-shot" }, shot));
+  if (status.may_decide) card.append(decisionButtons(task, revision, digest));
+  return card;
+}
+
+/** Approve / Deny for a token that may decide; the request quotes what the card shows. */
+function decisionButtons(task, revision, digest) {
+  const outcome = el("p", { class: "decision-outcome", role: "status" });
+  const decide = async (verb, buttons) => {
+    for (const b of buttons) b.disabled = true;
+    outcome.textContent = verb === "approve" ? "approving…" : "denying…";
+    const answer = await post(`/v1/tasks/${encodeURIComponent(task.id)}/${verb}`,
+      { conversation_id: task.conversation_id, revision, preview_digest: digest });
+    if (answer.ok) {
+      const after = answer.body && answer.body.task;
+      outcome.textContent = `${verb === "approve" ? "approved" : "denied"}: the task is now ` +
+        text(after ? after.state : "?");
+    } else {
+      const why = answer.body && (answer.body.message || answer.body.error || answer.body.detail);
+      outcome.textContent = `refused (HTTP ${answer.status}): ${text(why)}`;
+      for (const b of buttons) b.disabled = false;
+    }
+    outcome.dataset.kind = answer.ok ? "ok" : "error";
+    refresh();
+  };
+  const approve = el("button", { type: "button", class: "approve" }, "Approve");
+  const deny = el("button", { type: "button", class: "deny" }, "Deny");
+  approve.addEventListener("click", () => decide("approve", [approve, deny]));
+  deny.addEventListener("click", () => decide("deny", [approve, deny]));
+  return el("div", { class: "decision" },
+    el("p", { class: "muted" }, `Deciding revision ${text(revision)}, preview digest ${text(digest)}.`),
+    approve, " ", deny, outcome);
 }
 
 // ---- the selected task ----------------------------------------------------------------
@@ -236,7 +307,14 @@ async function artifactNode(taskId, name, value) {
     return el("p", { class: "artifact muted" }, `${name}: ${value} (not on this server)`);
   }
   if (!monitor.blobs.has(value)) {
-    const blob = await (await api(value, true)).blob();
+    let answer;
+    try {
+      answer = await api(value, true);
+    } catch (error) { // a token that reads tasks but not screenshots keeps its session
+      if (!(error instanceof AuthError) || error.status !== 403) throw error;
+      return el("p", { class: "artifact muted" }, `${name}: not shown to this token`);
+    }
+    const blob = await answer.blob();
     monitor.blobs.set(value, IMAGE_TYPES.has(blob.type) ? URL.createObjectURL(blob) : null);
   }
   const url = monitor.blobs.get(value);
@@ -249,11 +327,12 @@ async function artifactNode(taskId, name, value) {
 // ---- refresh and the live loop --------------------------------------------------------
 
 async function refreshOnce() {
-  const [queue, list] = await Promise.all([api("/v1/queue"), api("/v1/tasks?limit=1000")]);
+  const [queue, list] = await Promise.all(
+    [api("/v1/queue"), api(`/v1/tasks?limit=${LIST_LIMIT}&order=newest`)]);
   renderByState(queue.queue);
   renderByDevice(list.tasks);
   renderTasks(list.tasks);
-  await Promise.all([renderWorkflows(list.tasks), renderApprovals(list.tasks), renderDetail()]);
+  await Promise.all([renderWorkflows(list.tasks), renderApprovals(), renderDetail()]);
   monitor.rendered += 1;
   document.body.dataset.rendered = String(monitor.rendered);
 }

@@ -138,6 +138,15 @@ WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
 ORDER BY created_at, rowid
 LIMIT :limit;
 
+-- name: list_tasks_newest
+SELECT * FROM tasks
+WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
+    AND (:device IS NULL OR device = :device)
+    AND (:conversation_id IS NULL OR conversation_id = :conversation_id)
+    AND (:workflow_id IS NULL OR workflow_id = :workflow_id)
+ORDER BY created_at DESC, rowid DESC
+LIMIT :limit;
+
 -- name: insert_evidence
 INSERT INTO evidence (ref, task_id, attempt, revision, kind, body, created_at)
 VALUES (:ref, :task_id, :attempt, :revision, :kind, :body, :now);

@@ -156,6 +156,16 @@ WHERE (%(states)s::jsonb IS NULL
 ORDER BY created_at, seq
 LIMIT %(limit)s;
 
+-- name: list_tasks_newest
+SELECT * FROM tasks
+WHERE (%(states)s::jsonb IS NULL
+        OR state IN (SELECT jsonb_array_elements_text(%(states)s::jsonb)))
+    AND (%(device)s::text IS NULL OR device = %(device)s::text)
+    AND (%(conversation_id)s::text IS NULL OR conversation_id = %(conversation_id)s::text)
+    AND (%(workflow_id)s::text IS NULL OR workflow_id = %(workflow_id)s::text)
+ORDER BY created_at DESC, seq DESC
+LIMIT %(limit)s;
+
 -- name: insert_evidence
 INSERT INTO evidence (ref, task_id, attempt, revision, kind, body, created_at)
 VALUES (%(ref)s, %(task_id)s, %(attempt)s, %(revision)s, %(kind)s, %(body)s, %(now)s);
