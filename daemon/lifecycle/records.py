@@ -102,6 +102,7 @@ class TaskRecord:
     lease_owner: str | None = None
     lease_until: float | None = None
     stop_requested: bool = False
+    pause_requested: bool = False
     stop_summary: StopSummary | None = None
     waiting_for: str | None = None
     approval_digest: str | None = None
@@ -129,6 +130,22 @@ class TaskRecord:
     def ticket(self) -> Ticket:
         """The guard a worker uses for this claim."""
         return Ticket(self.id, self.lease_owner or "", self.attempt, self.revision)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One revision of a task (seed 003): what it asked, when and by which conversation.
+
+    ``checkpoint`` is written when the next revision supersedes this one: the effects
+    already done, the operations still pending, what remains and the budget left.
+    """
+
+    task_id: str
+    revision: int
+    params: dict[str, Any]
+    conversation_id: str
+    created_at: float
+    checkpoint: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

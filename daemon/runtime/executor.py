@@ -23,9 +23,13 @@ unknown             failed / device_offline (retryable; the unknown
 ==================  ==============================================
 
 Device errors before any effect end the attempt ``device_offline`` (retryable); any other
-error ends it ``action_error``. A stop request or a newer revision seen at the admission
-gate stops the attempt before its effect: ``stopped`` with what was and was not done, or a
-re-plan on the current revision.
+error ends it ``action_error``. A stop request, a person's pause or a newer revision seen at
+the admission gate stops the attempt before its effect: ``stopped`` with what was and was
+not done, ``waiting`` for the user, or a re-plan on the current revision. A newer revision
+that arrives after the effect was admitted rejects that effect's report
+(``RevisionSuperseded``); the attempt keeps the old result as evidence and re-plans from the
+phone's current state on the current revision (seed 003), without waiting for its lease to
+run out.
 """
 
 from __future__ import annotations
@@ -37,7 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import GuardError, StoreUnavailable, TargetNotObserved
+from daemon.lifecycle.errors import (
+    GuardError,
+    RevisionSuperseded,
+    StopRequested,
+    StoreUnavailable,
+    TargetNotObserved,
+)
 from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
@@ -364,6 +374,8 @@ def execute_task(
             current = store.get(task.id)
             if current.stop_requested:
                 return Result(_stop(store, task, ctx, clock))
+            if current.pause_requested:
+                return Result(_hold(store, device, current, ctx, clock))
             task = current  # a newer revision: re-plan from the device's current state
             continue
         except (DeviceError, StoreUnavailable, ValueError) as exc:
@@ -375,9 +387,57 @@ def execute_task(
         if outcome.status in _PAUSES:
             refs += (keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock),)
         fault_point("before_report")
-        return Result(_report(store, task, outcome, refs, clock), outcome, ref)
+        try:
+            return Result(_report(store, task, outcome, refs, clock), outcome, ref)
+        except StopRequested:  # cancelled after the effect was admitted: confirm the stop
+            return Result(_stop(store, task, ctx, clock), outcome, ref)
+        except RevisionSuperseded:  # amended after the effect was admitted
+            task = _replan_after_late_result(store, task, ref, clock)
+            void_approval = True  # an approval of the old revision never covers the new one
     message = "amended too often while running"
     return Result(_fail(store, task, FailureReason.ACTION_ERROR, message, clock, attempt))
+
+
+def _replan_after_late_result(
+    store: Store, task: TaskRecord, rejected: str, clock: Callable[[], float]
+) -> TaskRecord:
+    """The current record after the store rejected revision ``task.revision``'s result.
+
+    The late result stays as evidence of the old revision (``rejected``), with a ``replan``
+    note naming both revisions; the attempt goes on from the phone's current state.
+    """
+    current = store.get(task.id)
+    note = {
+        "from_revision": task.revision,
+        "to_revision": current.revision,
+        "rejected_outcome": rejected,
+        "why": "amended after the effect was admitted: the old revision's result is rejected "
+        "and the current revision re-plans from the phone's current state",
+    }
+    _keep(store, task, "replan", note, clock)
+    log.info(
+        "task %s: revision %s superseded by %s after its effect; re-planning",
+        task.id,
+        task.revision,
+        current.revision,
+    )
+    return current
+
+
+def _hold(
+    store: Store,
+    device: Device,
+    task: TaskRecord,
+    ctx: ActionContext,
+    clock: Callable[[], float],
+) -> TaskRecord:
+    """A person's pause reached its safe point: keep a snapshot and wait for the user."""
+    from daemon.store.rules import USER_HOLD
+
+    ref = keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock)
+    return store.pause(
+        task.ticket, TaskState.WAITING, clock(), waiting_for=USER_HOLD, evidence_refs=(ref,)
+    )
 
 
 def _failure_of(exc: Exception) -> tuple[FailureReason, str]:

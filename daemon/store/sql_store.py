@@ -18,8 +18,11 @@ from daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
     GuardError,
+    IdempotencyConflict,
     IllegalTransition,
     InvalidTask,
+    RerunOfActiveTask,
+    StopRequested,
     TargetNotObserved,
     TaskNotFound,
     UnreconciledOutcome,
@@ -30,6 +33,7 @@ from daemon.lifecycle.records import (
     JournalEntry,
     Outcome,
     Preview,
+    Revision,
     StopSummary,
     TaskRecord,
     Ticket,
@@ -43,6 +47,7 @@ from daemon.store.rows import (
     event_record,
     journal_record,
     new_task_row,
+    revision_record,
     summary_json,
     task_event_row,
     task_record,
@@ -103,11 +108,13 @@ class SqlStore:
                     idempotency_key=spec.idempotency_key,
                 )
                 if first is not None:
+                    check_same_task(first, spec)
                     return task_record(first)
             if successor_of is not None:
                 rules.check_conversation(self._row(successor_of), spec.conversation_id)
             row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
             self.db.run("insert_task", **row)
+            insert_first_revision(self.db, row, now)
             stored = self._row(row["id"])
             self.db.run("insert_event", **task_event_row(stored))
             return task_record(stored)
@@ -131,8 +138,9 @@ class SqlStore:
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
         old = self.get(task_id)
         if not old.terminal:
-            raise IllegalTransition(
-                f"task {task_id} is {old.state.value}; rerun needs a terminal task"
+            raise RerunOfActiveTask(
+                f"task {task_id} is {old.state.value}: a rerun would run it twice at once; "
+                f"cancel it first (phoned cancel {task_id}), then rerun it once it is stopped"
             )
         spec = TaskSpec.model_validate(old.spec).model_copy(
             update={"params": old.params, "idempotency_key": None, "workflow_id": None}
@@ -257,11 +265,19 @@ class SqlStore:
         with self.db.transaction():
             row = self._row(ticket.task_id)
             rules.check_lease(row, ticket, now)
+            if row["stop_requested"]:
+                raise StopRequested(f"task {row['id']}: a stop was requested; confirm it instead")
+            if self._open_entries(row["id"]):
+                raise UnreconciledOutcome(f"task {row['id']}: an action outcome is still unknown")
             target = row["completion_target"]
             if target is not None and observed_target != target:
                 raise TargetNotObserved(f"task {row['id']}: {target!r} not observed")
-            if self._open_entries(row["id"]):
-                raise UnreconciledOutcome(f"task {row['id']}: an action outcome is still unknown")
+            if not observed_target:
+                raise TargetNotObserved(f"task {row['id']}: completion names no observed target")
+            if not evidence_refs:
+                raise TargetNotObserved(
+                    f"task {row['id']}: completion without the evidence of {observed_target!r}"
+                )
             after = rules.move(
                 row,
                 TaskState.COMPLETED,
@@ -299,6 +315,7 @@ class SqlStore:
                 row,
                 state,
                 now,
+                resume=1 if waiting_for == rules.USER_HOLD else row["resume"],
                 waiting_for=waiting_for,
                 permission_deadline=deadline,
                 evidence_refs=rules.add_refs(row, list(evidence_refs)),
@@ -390,6 +407,10 @@ class SqlStore:
             if row["state"] not in (TaskState.WAITING.value, TaskState.PERMISSION.value):
                 rules.check_not_terminal(row)
                 raise IllegalTransition(f"task {task_id} is {row['state']}: nothing to resume")
+            if row["waiting_for"] == rules.USER_HOLD:
+                raise IllegalTransition(
+                    f"task {task_id} was paused by a person: only user_resume resumes it"
+                )
             after = rules.move(
                 row,
                 TaskState.QUEUED,
@@ -412,15 +433,84 @@ class SqlStore:
             checked, errors = check_params(row["method"], params, "")
             if errors:
                 raise InvalidTask(errors)
+            self._new_revision(row, checked, conversation_id, now)
             changes: dict[str, Any] = {
                 "params": canonical_json(checked),
                 "revision": row["revision"] + 1,
             }
+            # an explicit user change is a decision candidate (seed 004 §2)
             if row["state"] == TaskState.APPROVAL.value:
                 # the pending preview showed the old params: void it and re-plan
                 changes.update(approval_status="void", approval_digest=None, resume=1)
-                return self._write(row, rules.move(row, TaskState.QUEUED, now, **changes), now)
-            return self._write(row, rules.bump(row, now, **changes), now, decision=False)
+                after = rules.move(row, TaskState.QUEUED, now, **changes)
+                return self._write(row, after, now, decision=True)
+            return self._write(row, rules.bump(row, now, **changes), now, decision=True)
+
+    def _new_revision(
+        self, row: Row, params: dict[str, Any], conversation_id: str, now: float
+    ) -> None:
+        """Record revision +1 and the checkpoint of the revision it supersedes."""
+        journal = [journal_record(r) for r in self.db.all("journal_of_task", task_id=row["id"])]
+        point = rules.checkpoint(row, journal, params, now)
+        self.db.run(
+            "checkpoint_revision",
+            task_id=row["id"],
+            revision=row["revision"],
+            checkpoint=canonical_json(point),
+        )
+        self.db.run(
+            "insert_revision",
+            task_id=row["id"],
+            revision=row["revision"] + 1,
+            params=canonical_json(params),
+            conversation_id=conversation_id,
+            now=now,
+        )
+
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A person pauses the task: a queued one waits at once (``waiting_for: user``);
+        any other gets ``pause_requested`` and pauses at its next safe point (the admission
+        gate refuses every new effect until ``user_resume``)."""
+        with self.db.transaction():
+            row = self._row(task_id)
+            rules.check_conversation(row, conversation_id)
+            rules.check_not_terminal(row)
+            if row["pause_requested"]:
+                return task_record(row)
+            if row["state"] == TaskState.QUEUED.value:
+                after = rules.move(
+                    row,
+                    TaskState.WAITING,
+                    now,
+                    pause_requested=1,
+                    waiting_for=rules.USER_HOLD,
+                    dispatched_at=None,
+                )
+                return self._write(row, after, now, decision=False)
+            return self._write(row, rules.bump(row, now, pause_requested=1), now, decision=False)
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """Undo a person's pause: a task waiting for the user is requeued (a paused attempt
+        continues on its next claim); a pause not reached yet is withdrawn."""
+        with self.db.transaction():
+            row = self._row(task_id)
+            rules.check_conversation(row, conversation_id)
+            rules.check_not_terminal(row)
+            if not row["pause_requested"]:
+                raise IllegalTransition(f"task {task_id} is {row['state']}: no pause to resume")
+            if row["waiting_for"] != rules.USER_HOLD:
+                return self._write(
+                    row, rules.bump(row, now, pause_requested=0), now, decision=False
+                )
+            after = rules.move(
+                row, TaskState.QUEUED, now, pause_requested=0, waiting_for=None, dispatched_at=None
+            )
+            return self._write(row, after, now, decision=False)
+
+    def revisions(self, task_id: str) -> list[Revision]:
+        """Every revision of a task, oldest first, each with its checkpoint once superseded."""
+        self._row(task_id)
+        return [revision_record(r) for r in self.db.all("revisions_of_task", task_id=task_id)]
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
@@ -462,7 +552,9 @@ class SqlStore:
             else:
                 row_for_fail = row
             after = rules.fail(row_for_fail, failure, now)
-            return self._write(row, after, now)
+            # a timeout is a decision candidate even when it is requeued (seed 004 §2)
+            decision = True if failure.reason is FailureReason.TIMEOUT else None
+            return self._write(row, after, now, decision=decision)
 
     def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
@@ -556,3 +648,30 @@ class SqlStore:
             }
             for r in self.db.all("evidence_of_task", task_id=task_id)
         ]
+
+
+def insert_first_revision(db: SqlDatabase, row: Row, now: float) -> None:
+    """Record revision 1 of a freshly inserted task row."""
+    db.run(
+        "insert_revision",
+        task_id=row["id"],
+        revision=1,
+        params=row["params"],
+        conversation_id=row["conversation_id"],
+        now=now,
+    )
+
+
+_SAME_TASK = ("method", "params", "device", "workflow_id", "step_id", "completion_target")
+
+
+def check_same_task(first: Row, spec: TaskSpec) -> None:
+    """Refuse an idempotency key reused for a different task (``IdempotencyConflict``)."""
+    submitted = json.loads(first["spec"])
+    wanted = spec.model_dump(mode="json")
+    differ = [name for name in _SAME_TASK if submitted.get(name) != wanted.get(name)]
+    if differ:
+        raise IdempotencyConflict(
+            f"idempotency_key {spec.idempotency_key!r} already names task {first['id']} with "
+            f"different {', '.join(differ)}; use a new key for a different task"
+        )

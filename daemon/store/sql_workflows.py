@@ -43,6 +43,14 @@ def insert_workflow(db: SqlDatabase, spec: WorkflowSpec, now: float) -> list[str
         # steps are created in the same instant: order them by index for the claim
         row["created_at"] = now + index * 1e-6
         db.run("insert_task", **row)
+        db.run(
+            "insert_revision",
+            task_id=row["id"],
+            revision=1,
+            params=row["params"],
+            conversation_id=row["conversation_id"],
+            now=now,
+        )
         db.run("insert_event", **task_event_row(db_row(db, row["id"])))
         ids.append(row["id"])
     return ids

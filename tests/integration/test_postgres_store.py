@@ -48,7 +48,7 @@ while time.time() < float(sys.argv[3]):
 claimed = []
 while (task := store.claim(owner, None, time.time(), lease_s=600)) is not None:
     running = store.start(task.ticket, time.time())
-    store.complete(running.ticket, time.time())
+    store.complete(running.ticket, time.time(), "dnd.priority", ("ev:1",))
     claimed.append(task.id)
 store.close()
 print(json.dumps(claimed))
@@ -162,14 +162,15 @@ def test_processes_migrating_at_once_apply_each_migration_once(url: str) -> None
 
 
 def test_migrate_applies_pending_ones_in_order_once(url: str) -> None:
-    extra = Migration(2, "probe", "CREATE TABLE probe (n integer); INSERT INTO probe VALUES (2);")
+    known = bundled()
+    extra = Migration(len(known) + 1, "probe", "CREATE TABLE probe (n integer);")
     with psycopg.connect(url) as conn:
-        assert migrate(conn, bundled()) == [1]
-        assert migrate(conn, [*bundled(), extra]) == [2]
-        assert migrate(conn, [*bundled(), extra]) == []
-        assert conn.execute("SELECT count(*) FROM probe").fetchone() == (1,)
+        assert migrate(conn, known) == [m.version for m in known]
+        assert migrate(conn, [*known, extra]) == [extra.version]
+        assert migrate(conn, [*known, extra]) == []
+        assert conn.execute("SELECT count(*) FROM probe").fetchone() == (0,)
         with pytest.raises(StoreUnavailable, match="newer"):
-            migrate(conn, bundled())  # this "build" does not know migration 2
+            migrate(conn, known)  # this "build" does not know the probe migration
 
 
 def test_schema_transition_table_is_the_lifecycle_table(open_store) -> None:
@@ -223,7 +224,7 @@ def test_amend_and_complete_racing_never_both_win(open_store, round_: int) -> No
     def act(i: int, s: PostgresStore) -> TaskRecord:
         if i == round_ % 2:
             return s.amend(task.id, "c", {"mode": "alarms"}, T0 + 3)
-        return s.complete(task.ticket, T0 + 3)
+        return s.complete(task.ticket, T0 + 3, "dnd.priority", ("ev:1",))
 
     results = _race(2, open_store, act)
     final = store.get(task.id)

@@ -22,7 +22,7 @@ from daemon.store import rules
 
 # The expected table, written out independently of the module (SPEC §3).
 ALLOWED = {
-    ("queued", "dispatched"), ("queued", "stopped"),
+    ("queued", "dispatched"), ("queued", "waiting"), ("queued", "stopped"),
     ("dispatched", "running"), ("dispatched", "queued"), ("dispatched", "failed"),
     ("dispatched", "stopped"),
     ("running", "waiting"), ("running", "approval"), ("running", "permission"),
