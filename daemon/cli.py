@@ -14,7 +14,7 @@ import sys
 import click
 
 from daemon.commands import context as context_commands
-from daemon.commands import decisions, events, tasks
+from daemon.commands import decisions, events, lifecycle, tasks
 from daemon.commands import serve as serve_command
 from daemon.commands.common import EXIT_USAGE, common_options, fail, load_config, user_errors
 
@@ -153,6 +153,10 @@ for _command in (
     decisions.deny,
     decisions.amend,
     decisions.cancel,
+    lifecycle.pause,
+    lifecycle.resume,
+    lifecycle.revisions,
+    lifecycle.wait,
     events.events,
     context_commands.context,
     context_commands.classify,

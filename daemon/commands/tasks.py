@@ -234,10 +234,12 @@ def show(
 ) -> None:
     """A task with its transitions, journal and evidence (text, --json or --html FILE)."""
     from daemon import render
+    from daemon.commands.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
         inputs = (record, store.evidence(task_id), store.journal(task_id), all_events(store))
+        kept = store.revisions(task_id)
     if html_file is not None:
         try:
             with open(html_file, "w", encoding="utf-8") as out:
@@ -246,9 +248,10 @@ def show(
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)
     elif as_json:
-        echo_json(render.render_json(*inputs))
+        echo_json({**render.render_json(*inputs), "revisions": [revision_json(r) for r in kept]})
     else:
         click.echo(render.render_text(*inputs), nl=False)
+        click.echo("\n".join(revision_lines(kept)))
 
 
 @click.command()

@@ -30,11 +30,11 @@ class Failure:
 
     reason: FailureReason
     message: str = ""
+    # derived from ``reason``; a field so that every JSON form of a task carries it
+    retryable: bool = field(init=False, default=False)
 
-    @property
-    def retryable(self) -> bool:
-        """True for reasons the queue may requeue automatically."""
-        return self.reason.retryable
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retryable", self.reason.retryable)
 
 
 @dataclass(frozen=True)

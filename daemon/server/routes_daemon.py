@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.errors import FieldError, InvalidTask, LifecycleError
 from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, Ticket
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.artifacts import artifact_path, artifact_ref
@@ -273,8 +273,10 @@ def fail(task_id: str, body: FailBody, plane: PlaneDep, p: Daemon) -> JSONRespon
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
     try:
         failure = Failure(FailureReason(body.failure.reason), body.failure.message)
-    except ValueError as exc:
-        raise HTTPException(422, f"unknown failure reason {body.failure.reason!r}") from exc
+    except ValueError:
+        known = ", ".join(r.value for r in FailureReason)
+        message = f"unknown failure reason {body.failure.reason!r}; one of {known}"
+        raise InvalidTask([FieldError(field="failure.reason", message=message)]) from None
 
     def apply() -> dict[str, Any]:
         refs = _refs(plane, body.evidence_refs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+from fastapi import APIRouter, Body, HTTPException, Query
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import FieldError, InvalidTask
@@ -41,16 +41,25 @@ def submit_task(
     plane: PlaneDep,
     _: Planner,
     successor_of: str | None = None,
+    wait: Annotated[float, Query(ge=0, le=3600)] = 0.0,
 ) -> dict[str, Any]:
     """Validate and queue one task (422 naming every refused field; nothing is queued).
 
-    ``successor_of`` names the terminal task this one follows up.
+    ``successor_of`` names the terminal task this one follows up. With ``wait`` > 0 and
+    ``wait_policy: completed`` the answer waits for the task's end, at most ``wait`` s
+    (and the plane's ``max_wait``); ``terminal`` says whether it ended. ``wait_policy:
+    accepted`` always answers at admission.
     """
     spec = _parsed(raw, TaskSpec)
     assert isinstance(spec, TaskSpec)
     record = plane.store().submit(spec, time.time(), successor_of=successor_of)
     plane.wakeup.poke()
-    return {"task": plain(record)}
+    if spec.wait_policy == "completed" and wait > 0:
+        from daemon.server.routes_control import wait_for_end
+
+        record, ended = wait_for_end(plane, record.id, wait)
+        return {"task": plain(record), "terminal": ended}
+    return {"task": plain(record), "terminal": record.terminal}
 
 
 @router.post("/workflows", status_code=201, summary="Submit a workflow")

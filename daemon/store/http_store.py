@@ -51,6 +51,7 @@ from daemon.lifecycle.records import (
     JournalEntry,
     Outcome,
     Preview,
+    Revision,
     StopSummary,
     TaskRecord,
     Ticket,
@@ -302,6 +303,16 @@ class HttpStore:
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         return self._decide("cancel", task_id, {"conversation_id": conversation_id})
+
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        return self._decide("user-pause", task_id, {"conversation_id": conversation_id})
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        return self._decide("user-resume", task_id, {"conversation_id": conversation_id})
+
+    def revisions(self, task_id: str) -> list[Revision]:
+        body = self._call("GET", f"/v1/tasks/{task_id}/revisions")
+        return [Revision(**r) for r in body["revisions"]]
 
     # --- worker ------------------------------------------------------------------------
     def register(self, daemon_id: str, devices: dict[str, list[str]]) -> None:

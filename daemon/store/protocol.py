@@ -20,6 +20,7 @@ from daemon.lifecycle.records import (
     JournalEntry,
     Outcome,
     Preview,
+    Revision,
     StopSummary,
     TaskRecord,
     Ticket,
@@ -159,6 +160,15 @@ class Store(Protocol):
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
         ...
 
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A person pauses: a queued task waits for the user at once, any other at its next
+        safe point (``pause_requested``: the admission gate refuses new effects)."""
+        ...
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """Undo a person's pause: requeue a task waiting for the user, or withdraw the request."""
+        ...
+
     # --- system ------------------------------------------------------------------
     def due_for_sweep(self, now: float) -> list[TaskRecord]:
         """Tasks whose lease, timeout or TTL may have run out at ``now``."""
@@ -199,6 +209,10 @@ class Store(Protocol):
 
     def events(self, after: int = 0, limit: int = 100) -> list[Event]:
         """Outbox events with a cursor greater than ``after``, in order."""
+        ...
+
+    def revisions(self, task_id: str) -> list[Revision]:
+        """Every revision of a task, oldest first, each with its checkpoint once superseded."""
         ...
 
     def journal(self, task_id: str) -> list[JournalEntry]:
