@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
+from daemon.lifecycle.waiting import WaitingFor
 from device.digest import digest
 
 
@@ -125,6 +126,11 @@ class TaskRecord:
     def terminal(self) -> bool:
         """True once the task can never change again."""
         return self.state in TERMINAL
+
+    @property
+    def waiting(self) -> WaitingFor | None:
+        """What a paused task waits for, typed (``waiting_for`` is its stored text)."""
+        return WaitingFor.parse(self.waiting_for) if self.waiting_for else None
 
     @property
     def ticket(self) -> Ticket:

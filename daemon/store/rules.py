@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from daemon.lifecycle import waiting
 from daemon.lifecycle.errors import (
     ConversationMismatch,
     IllegalTransition,
@@ -154,7 +155,7 @@ def add_refs(row: Row, refs: list[str]) -> str:
     return json.dumps(current)
 
 
-USER_HOLD = "user"  # ``waiting_for`` of a task a person paused
+USER_HOLD = waiting.USER_HOLD.text  # ``waiting_for`` of a task a person paused
 
 
 def checkpoint(row: Row, journal: list[JournalEntry], params: dict[str, Any], now: float) -> Row:
