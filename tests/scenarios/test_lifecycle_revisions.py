@@ -168,3 +168,22 @@ def test_a_user_pause_holds_the_task_before_its_effect_and_resume_continues_it(
     assert _dnd_sets(sim) == [("cmd", "notification", "set_dnd", "priority")]
     kinds = [d["kind"] for d in daemon.evidence(done.id)]
     assert kinds[0] == "pause_snapshot" and "resume_check" in kinds
+
+
+def test_an_automatic_timeout_requeue_is_a_decision_candidate(daemon: Daemon, sim_factory) -> None:
+    """Seed 004 §2: TIMEOUT is a decision candidate even when the queue retries it itself."""
+    from device.sim import scenarios
+
+    sim: Simulator = sim_factory(sdk=34)
+    scenarios.apply(sim.phone, "slow:700")  # every command takes 0.7 s; the run bound is 1 s
+    daemon.start()
+    task_id = daemon.submit(
+        {"method": "dnd.set", "params": {"mode": "priority"}, "timeouts": {"run_s": 1}}
+    )
+    daemon.wait_for(task_id, lambda t: t.attempt == 2 or t.terminal, timeout=40)
+    events = _with_store(daemon, lambda s: s.events(after=0, limit=1000))
+    requeued = [e for e in events if e.task_id == task_id and e.reason == "timeout"]
+    assert requeued and requeued[0].state == "queued" and requeued[0].attempt == 1
+    assert requeued[0].requires_decision is True
+    started = [e for e in events if e.task_id == task_id and e.state == "running"]
+    assert started and started[0].requires_decision is False  # plain progress
