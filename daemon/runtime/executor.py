@@ -450,7 +450,11 @@ def _pause_details(
         return None, ()
     from daemon.runtime.paused import dialog_wait
 
-    wait, body = dialog_wait(device, wait.package)
+    try:
+        wait, body = dialog_wait(device, wait.package)
+    except DeviceError as exc:  # paused all the same; the resumed attempt reads the app again
+        log.info("task %s: grants of %s unread at the pause: %s", task.id, wait.package, exc)
+        return None, ()
     body["waiting_for"] = wait.text
     return wait, (_keep(store, task, PERMISSION_WAIT, body, clock),)
 

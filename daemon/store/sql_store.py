@@ -17,6 +17,7 @@ from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
 from daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
+    FieldError,
     GuardError,
     IdempotencyConflict,
     IllegalTransition,
@@ -112,6 +113,9 @@ class SqlStore:
                     return task_record(first)
             if successor_of is not None:
                 rules.check_conversation(self._row(successor_of), spec.conversation_id)
+            if spec.workflow_id is not None:
+                users = self.db.all("tasks_of_workflow", workflow_id=spec.workflow_id)
+                check_correlation(users, spec)
             row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
             self.db.run("insert_task", **row)
             insert_first_revision(self.db, row, now)
@@ -675,3 +679,20 @@ def check_same_task(first: Row, spec: TaskSpec) -> None:
             f"idempotency_key {spec.idempotency_key!r} already names task {first['id']} with "
             f"different {', '.join(differ)}; use a new key for a different task"
         )
+
+
+def check_correlation(users: list[Row], spec: TaskSpec) -> None:
+    """Refuse correlation ids another task already carries (seed 004 §4: events are deduped
+    by workflow, step and state version, so two tasks must never share a workflow step),
+    and a workflow id of another conversation."""
+    others = sorted({u["conversation_id"] for u in users} - {spec.conversation_id})
+    if others:
+        message = "already used by another conversation; correlation ids are never shared"
+        raise InvalidTask([FieldError(field="workflow_id", message=message)])
+    taken = [u["id"] for u in users if u["step_id"] is not None and u["step_id"] == spec.step_id]
+    if taken:
+        message = (
+            f"workflow {spec.workflow_id} already has step {spec.step_id!r} (task {taken[0]}); "
+            "give the new task its own step_id"
+        )
+        raise InvalidTask([FieldError(field="step_id", message=message)])

@@ -152,3 +152,17 @@ def test_an_idempotency_key_reused_for_another_task_is_a_named_conflict(cli: Cli
     assert same == first
     assert other.returncode == 1 and "idempotency_key" in other.stderr and first in other.stderr
     assert len(cli.tasks()) == 1
+
+
+def test_a_workflow_step_of_another_conversation_is_refused_at_submit(cli: Cli) -> None:
+    """#13 item 3: seed-004 correlation ids (cloud_workflow_id + cloud_step_id) of an existing
+    task are never reused by another conversation's task; nothing is queued."""
+    first = {"taskMethod": "dnd.set", "conversation_id": CONV, "params": {"mode": "off"},
+             "cloud_workflow_id": "wf_voice_001", "cloud_step_id": "step_1"}  # fmt: skip
+    cli.ok("submit", "-", stdin=json.dumps(first))
+    intruder = {**first, "conversation_id": "conv-other", "cloud_step_id": "step_2"}
+    refused = cli("submit", "-", stdin=json.dumps(intruder))
+    assert refused.returncode == 2 and "workflow_id" in refused.stderr
+    again = cli("submit", "-", stdin=json.dumps({**first, "params": {"mode": "alarms"}}))
+    assert again.returncode == 2 and "step_id" in again.stderr
+    assert len(cli.tasks()) == 1

@@ -8,6 +8,7 @@ from contract_specs import spec
 
 from daemon.lifecycle.errors import (
     IllegalTransition,
+    InvalidTask,
     PauseRequested,
     RerunOfActiveTask,
     StopRequested,
@@ -105,3 +106,18 @@ def test_rerun_of_an_active_task_is_refused_naming_cancel(store: Store) -> None:
     with pytest.raises(RerunOfActiveTask, match=f"phoned cancel {task.id}"):
         store.rerun(task.id, T0 + 3)
     assert store.queue_status()["queued"] == 0
+
+
+def test_correlation_ids_are_never_shared_across_tasks_or_conversations(store: Store) -> None:
+    """#13 item 3: events are deduped by (workflow, step, state_version): two tasks must never
+    carry the same workflow step, and a workflow id belongs to one conversation."""
+    first = store.submit(spec(workflow_id="wf-1", step_id="s1"), T0)
+    with pytest.raises(InvalidTask) as other_conversation:
+        store.submit(spec(conversation="conv-z", workflow_id="wf-1", step_id="s2"), T0 + 1)
+    assert other_conversation.value.errors[0]["field"] == "workflow_id"
+    with pytest.raises(InvalidTask) as same_step:
+        store.submit(spec(workflow_id="wf-1", step_id="s1"), T0 + 2)
+    assert same_step.value.errors[0]["field"] == "step_id"
+    assert first.id in same_step.value.errors[0]["message"]
+    assert store.submit(spec(workflow_id="wf-1", step_id="s2"), T0 + 3).workflow_id == "wf-1"
+    assert store.queue_status()["queued"] == 2

@@ -158,3 +158,9 @@ WHERE task_id = :task_id AND revision = :revision;
 
 -- name: revisions_of_task
 SELECT * FROM task_revisions WHERE task_id = :task_id ORDER BY revision;
+
+-- name: tasks_of_workflow
+-- Who already uses a workflow id (correlation ids are never shared across conversations).
+SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = :workflow_id
+UNION ALL
+SELECT id, conversation_id, NULL FROM workflows WHERE id = :workflow_id;

@@ -64,6 +64,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS tasks_idempotency
 CREATE INDEX IF NOT EXISTS tasks_claim ON tasks (state, device, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS tasks_workflow_step
     ON tasks (workflow_id, step_index) WHERE step_index IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_workflow ON tasks (workflow_id) WHERE workflow_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS workflows (
     id               TEXT PRIMARY KEY,

@@ -175,3 +175,9 @@ WHERE task_id = %(task_id)s AND revision = %(revision)s;
 
 -- name: revisions_of_task
 SELECT * FROM task_revisions WHERE task_id = %(task_id)s ORDER BY revision;
+
+-- name: tasks_of_workflow
+-- Who already uses a workflow id (correlation ids are never shared across conversations).
+SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = %(workflow_id)s
+UNION ALL
+SELECT id, conversation_id, NULL FROM workflows WHERE id = %(workflow_id)s;
