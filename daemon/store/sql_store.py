@@ -17,9 +17,7 @@ from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
 from daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
-    FieldError,
     GuardError,
-    IdempotencyConflict,
     IllegalTransition,
     InvalidTask,
     RerunOfActiveTask,
@@ -55,6 +53,12 @@ from daemon.store.rows import (
     workflow_record,
 )
 from daemon.store.sql_database import SqlDatabase, write_task
+from daemon.store.sql_revisions import (
+    check_correlation,
+    check_same_task,
+    insert_first_revision,
+    new_revision,
+)
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
 from device.digest import canonical_json
 
@@ -437,7 +441,7 @@ class SqlStore:
             checked, errors = check_params(row["method"], params, "")
             if errors:
                 raise InvalidTask(errors)
-            self._new_revision(row, checked, conversation_id, now)
+            new_revision(self.db, row, checked, conversation_id, now)
             changes: dict[str, Any] = {
                 "params": canonical_json(checked),
                 "revision": row["revision"] + 1,
@@ -449,27 +453,6 @@ class SqlStore:
                 after = rules.move(row, TaskState.QUEUED, now, **changes)
                 return self._write(row, after, now, decision=True)
             return self._write(row, rules.bump(row, now, **changes), now, decision=True)
-
-    def _new_revision(
-        self, row: Row, params: dict[str, Any], conversation_id: str, now: float
-    ) -> None:
-        """Record revision +1 and the checkpoint of the revision it supersedes."""
-        journal = [journal_record(r) for r in self.db.all("journal_of_task", task_id=row["id"])]
-        point = rules.checkpoint(row, journal, params, now)
-        self.db.run(
-            "checkpoint_revision",
-            task_id=row["id"],
-            revision=row["revision"],
-            checkpoint=canonical_json(point),
-        )
-        self.db.run(
-            "insert_revision",
-            task_id=row["id"],
-            revision=row["revision"] + 1,
-            params=canonical_json(params),
-            conversation_id=conversation_id,
-            now=now,
-        )
 
     def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """A person pauses the task: a queued one waits at once (``waiting_for: user``);
@@ -652,47 +635,3 @@ class SqlStore:
             }
             for r in self.db.all("evidence_of_task", task_id=task_id)
         ]
-
-
-def insert_first_revision(db: SqlDatabase, row: Row, now: float) -> None:
-    """Record revision 1 of a freshly inserted task row."""
-    db.run(
-        "insert_revision",
-        task_id=row["id"],
-        revision=1,
-        params=row["params"],
-        conversation_id=row["conversation_id"],
-        now=now,
-    )
-
-
-_SAME_TASK = ("method", "params", "device", "workflow_id", "step_id", "completion_target")
-
-
-def check_same_task(first: Row, spec: TaskSpec) -> None:
-    """Refuse an idempotency key reused for a different task (``IdempotencyConflict``)."""
-    submitted = json.loads(first["spec"])
-    wanted = spec.model_dump(mode="json")
-    differ = [name for name in _SAME_TASK if submitted.get(name) != wanted.get(name)]
-    if differ:
-        raise IdempotencyConflict(
-            f"idempotency_key {spec.idempotency_key!r} already names task {first['id']} with "
-            f"different {', '.join(differ)}; use a new key for a different task"
-        )
-
-
-def check_correlation(users: list[Row], spec: TaskSpec) -> None:
-    """Refuse correlation ids another task already carries (seed 004 §4: events are deduped
-    by workflow, step and state version, so two tasks must never share a workflow step),
-    and a workflow id of another conversation."""
-    others = sorted({u["conversation_id"] for u in users} - {spec.conversation_id})
-    if others:
-        message = "already used by another conversation; correlation ids are never shared"
-        raise InvalidTask([FieldError(field="workflow_id", message=message)])
-    taken = [u["id"] for u in users if u["step_id"] is not None and u["step_id"] == spec.step_id]
-    if taken:
-        message = (
-            f"workflow {spec.workflow_id} already has step {spec.step_id!r} (task {taken[0]}); "
-            "give the new task its own step_id"
-        )
-        raise InvalidTask([FieldError(field="step_id", message=message)])
