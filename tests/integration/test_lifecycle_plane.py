@@ -339,3 +339,30 @@ def test_an_amend_after_the_admitted_effect_replans_through_the_plane(stack: Sta
         (1, "confirmed_success"),
         (2, "confirmed_success"),
     ]
+
+
+def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
+    """The daemon on ``http://`` meets the pause at its admission gate (409
+    ``PauseRequested``), keeps a snapshot and waits for the user; only the person resumes."""
+    task_ids: list[str] = []
+    paused: list[int] = []
+
+    def pause_at_the_first_read(line: str) -> None:
+        if "zen_mode" in line and task_ids and not paused:
+            answer = stack.call("planner", "POST", f"/v1/tasks/{task_ids[0]}/user-pause",
+                                json={"conversation_id": CONV})  # fmt: skip
+            paused.append(answer.status_code)
+
+    stack.hooks.append(pause_at_the_first_read)
+    task_ids.append(stack.submit(device=stack.serial)["id"])
+    held = stack.wait_state(task_ids[0], ("waiting",))
+    assert paused == [200] and held["waiting_for"] == "user" and held["pause_requested"]
+    sets = [a for a in stack.phone.log.argvs() if a[:3] == ("cmd", "notification", "set_dnd")]
+    assert sets == []  # no effect after the safe point
+    time.sleep(2)  # the daemon's pause watcher never resumes a person's pause
+    assert stack.task(task_ids[0])["state"] == "waiting"
+    resumed = stack.call("planner", "POST", f"/v1/tasks/{task_ids[0]}/user-resume",
+                         json={"conversation_id": CONV})  # fmt: skip
+    assert resumed.status_code == 200, resumed.text
+    done = stack.wait_state(task_ids[0], TERMINAL)
+    assert (done["state"], done["attempt"]) == ("completed", 1)
