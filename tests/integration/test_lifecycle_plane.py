@@ -366,3 +366,25 @@ def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
     assert resumed.status_code == 200, resumed.text
     done = stack.wait_state(task_ids[0], TERMINAL)
     assert (done["state"], done["attempt"]) == ("completed", 1)
+
+
+def test_the_http_store_speaks_the_new_verbs(stack: Stack) -> None:
+    """``phoned pause|resume|revisions|show --queue http://...`` go through ``HttpStore``."""
+    from daemon.store.http_store import HttpStore, close_shared
+
+    task = stack.submit(device=IDLE)
+    store = HttpStore(stack.url, stack.tokens["planner"], stack.logs[0].parent / "cli-outbox.db")
+    try:
+        held = store.user_pause(task["id"], CONV, time.time())
+        store.amend(task["id"], CONV, {"mode": "alarms"}, time.time())
+        back = store.user_resume(task["id"], CONV, time.time())
+        revisions = store.revisions(task["id"])
+    finally:
+        store.close()
+        close_shared()
+    assert (held.state.value, held.pause_requested, back.state.value) == ("waiting", True, "queued")
+    assert [(r.revision, r.params) for r in revisions] == [
+        (1, {"mode": "priority"}),
+        (2, {"mode": "alarms"}),
+    ]
+    assert revisions[0].checkpoint is not None and revisions[1].checkpoint is None
