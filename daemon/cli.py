@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from daemon.commands import context as context_commands
-from daemon.commands import decisions, doctor, events, run, sim, tasks
+from daemon.commands import decisions, doctor, events, lifecycle, run, sim, tasks
 from daemon.commands import serve as serve_command
 from daemon.commands.common import EXIT_USAGE, fail
 
@@ -38,6 +38,10 @@ for _command in (
     decisions.deny,
     decisions.amend,
     decisions.cancel,
+    lifecycle.pause,
+    lifecycle.resume,
+    lifecycle.revisions,
+    lifecycle.wait,
     events.events,
     context_commands.context,
     context_commands.classify,

@@ -39,7 +39,9 @@ def _worker(path: str, owner: str, cycle: bool, start_at: float, counts: mp.Queu
     n = 0
     while (task := store.claim(owner, None, time.time(), lease_s=600)) is not None:
         if cycle:
-            store.complete(store.start(task.ticket, time.time()).ticket, time.time())
+            store.complete(
+                store.start(task.ticket, time.time()).ticket, time.time(), "dnd.priority", ("ev:b",)
+            )
         n += 1
     store.close()
     counts.put(n)

@@ -79,7 +79,7 @@ def main() -> int:
                     continue
                 claimed_at[task.id] = time.monotonic()
                 running = daemon.start(task.ticket, time.time())
-                daemon.complete(running.ticket, time.time())
+                daemon.complete(running.ticket, time.time(), "dnd.priority", ("ev:bench",))
 
         thread = threading.Thread(target=worker, daemon=True)
         thread.start()

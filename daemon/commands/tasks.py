@@ -310,10 +310,12 @@ def show(
     and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
     """
     from daemon import render
+    from daemon.commands.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
         inputs = (record, store.evidence(task_id), store.journal(task_id), all_events(store))
+        kept = store.revisions(task_id)
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
@@ -327,9 +329,11 @@ def show(
             fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
         click.echo(html_file)
     elif as_json:
-        echo_json(render.render_json(*inputs, queue=queue))
+        echo_json({**render.render_json(*inputs, queue=queue),
+                   "revisions": [revision_json(r) for r in kept]})  # fmt: skip
     else:
         click.echo(render.render_text(*inputs, queue=queue), nl=False)
+        click.echo("\n".join(revision_lines(kept)))
 
 
 @click.command()

@@ -121,6 +121,48 @@ def check_params(method: str, params: Any, prefix: str) -> tuple[dict[str, Any],
     return checked.model_dump(exclude_none=True), []
 
 
+# observed values a method's target namer is probed with: a namer whose names follow
+# the free-form ones names an open family (``dnd.<mode>``), else a closed set
+_PROBES: tuple[Any, ...] = (True, False, None, {"granted": True}, {"granted": False})
+_FREE = ("probe-a", "probe-b")
+
+
+def reportable_targets(method: str, params: dict[str, Any]) -> tuple[str, frozenset[str]]:
+    """What ``method`` can report as observed: (its domain, the closed set of names, or an
+    empty set when any ``<domain>.<value>`` name may be observed)."""
+    from device.actions.registry import method as declared
+
+    namer = declared(method).target
+    domain = method.split(".", 1)[0]
+    free = {namer(params, value) for value in _FREE}
+    if len(free) > 1:
+        return domain, frozenset()
+    return domain, frozenset({namer(params, value) for value in _PROBES} | free)
+
+
+def check_completion_target(
+    method: str, params: dict[str, Any], target: str | None, field: str
+) -> list[FieldError]:
+    """Refuse a completion target ``method`` can never report (``movement.arrived`` on
+    ``dnd.set``): the task could only fail after its effect ran."""
+    if target is None or method not in METHOD_PARAMS:
+        return []
+    domain, names = reportable_targets(method, params)
+    if names and target not in names:
+        one_of = ", ".join(sorted(names))
+        return [
+            FieldError(field=field, message=f"{method} never reports {target!r}; one of {one_of}")
+        ]
+    if not target.startswith(f"{domain}.") or target == f"{domain}.":
+        return [
+            FieldError(
+                field=field,
+                message=f"{method} never reports {target!r}; its targets are {domain}.<value>",
+            )
+        ]
+    return []
+
+
 def validate_task(raw: dict[str, Any]) -> TaskSpec:
     """Return the checked spec of a canonical task, or raise ``InvalidTask``."""
     try:
@@ -128,6 +170,11 @@ def validate_task(raw: dict[str, Any]) -> TaskSpec:
     except ValidationError as exc:
         raise InvalidTask(_errors(exc)) from None
     params, errors = check_params(spec.method, spec.params, "")
+    if errors:
+        raise InvalidTask(errors)
+    errors = check_completion_target(
+        spec.method, params, spec.completion_target, "completion_target"
+    )
     if errors:
         raise InvalidTask(errors)
     return spec.model_copy(update={"params": params})
@@ -144,6 +191,11 @@ def validate_workflow(raw: dict[str, Any]) -> WorkflowSpec:
     for index, step in enumerate(spec.steps):
         params, step_errors = check_params(step.method, step.params, f"steps.{index}")
         errors.extend(step_errors)
+        if not step_errors:
+            field = f"steps.{index}.completion_target"
+            errors.extend(
+                check_completion_target(step.method, params, step.completion_target, field)
+            )
         steps.append(step.model_copy(update={"params": params}))
     if errors:
         raise InvalidTask(errors)

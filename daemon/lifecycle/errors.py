@@ -11,12 +11,15 @@
     │   ├── StaleAttempt            report from an earlier attempt
     │   ├── RevisionSuperseded      report/action for a revision that was amended
     │   ├── StopRequested           admission refused: a stop was requested
+    │   ├── PauseRequested          admission refused: a person asked to pause
     │   ├── UnreconciledOutcome     admission refused: journal has open/unknown entries
-    │   └── TargetNotObserved       completion without the completion target observed
+    │   ├── TargetNotObserved       completion without the completion target observed
+    │   └── RerunOfActiveTask       rerun of a task that has not ended: cancel it first
     ├── ConversationMismatch        a request from another conversation than the task's
     ├── ApprovalMismatch            approval does not match task/revision/preview digest
     │   └── ApprovalExpired         the approval window has closed
     ├── TaskTerminal                a terminal task cannot be amended: submit a successor
+    ├── IdempotencyConflict         an idempotency key reused with a different task
     └── StoreUnavailable            the backing database failed (translated at the boundary)
 
 Callers decide retries by class, never by message text.
@@ -75,12 +78,20 @@ class StopRequested(GuardError):
     """A stop was requested: no new external action may start."""
 
 
+class PauseRequested(GuardError):
+    """A person asked to pause: no new external action may start."""
+
+
 class UnreconciledOutcome(GuardError):
     """An earlier external action has an open or unknown outcome: reconcile first."""
 
 
 class TargetNotObserved(GuardError):
     """A completion was reported without observing the task's completion target."""
+
+
+class RerunOfActiveTask(GuardError):
+    """A rerun names a task that has not ended; it would run twice at once."""
 
 
 class ConversationMismatch(LifecycleError):
@@ -105,6 +116,10 @@ class TaskTerminal(LifecycleError):
             f"task {task_id} is {state} and cannot be changed; "
             f"submit a new task with successor_of={task_id!r}"
         )
+
+
+class IdempotencyConflict(LifecycleError):
+    """An idempotency key already names a task with other method, params or device."""
 
 
 class StoreUnavailable(LifecycleError):

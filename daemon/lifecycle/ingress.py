@@ -55,11 +55,37 @@ def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
     if not isinstance(raw, dict):
         raise InvalidTask([FieldError(field="(root)", message="expected a JSON object")])
     _refuse_nul(raw)
-    if is_seed004(raw):
-        raw = _from_seed004(raw)
-    if "steps" in raw:
-        return validate_workflow(raw)
-    return validate_task(raw)
+    if not is_seed004(raw):
+        return validate_workflow(raw) if "steps" in raw else validate_task(raw)
+    canonical = _from_seed004(raw)
+    try:
+        return validate_workflow(canonical) if "steps" in canonical else validate_task(canonical)
+    except InvalidTask as exc:  # name the fields as the caller submitted them
+        raise InvalidTask([_as_submitted(e, raw) for e in exc.errors]) from None
+
+
+_ENVELOPE_BACK = {canonical: seed for seed, canonical in _ENVELOPE.items()}
+_STEP_BACK = {canonical: seed for seed, canonical in _STEP.items()}
+
+
+def _as_submitted(error: FieldError, raw: dict[str, Any]) -> FieldError:
+    """``error`` with its canonical field path renamed to the seed-004 name ``raw`` used."""
+    parts = error["field"].split(".")
+    if parts[0] == "steps" and "subTasks" in raw:
+        parts[0] = "subTasks"
+        subtasks = raw["subTasks"]
+        if len(parts) > 2 and parts[1].isdigit() and int(parts[1]) < len(subtasks):
+            sub = subtasks[int(parts[1])]
+            sub = sub if isinstance(sub, dict) else {}
+            if parts[2] == "params" and "params" not in sub:
+                del parts[2]  # the step's params were flattened beside taskMethod
+            else:
+                seed = _STEP_BACK.get(parts[2], parts[2])
+                parts[2] = seed if seed in sub else parts[2]
+    else:
+        seed = _ENVELOPE_BACK.get(parts[0], parts[0])
+        parts[0] = seed if seed in raw else parts[0]
+    return FieldError(field=".".join(parts), message=error["message"])
 
 
 def _refuse_nul(raw: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
+from daemon.lifecycle.waiting import WaitingFor
 from device.digest import digest
 
 
@@ -30,11 +31,11 @@ class Failure:
 
     reason: FailureReason
     message: str = ""
+    # derived from ``reason``; a field so that every JSON form of a task carries it
+    retryable: bool = field(init=False, default=False)
 
-    @property
-    def retryable(self) -> bool:
-        """True for reasons the queue may requeue automatically."""
-        return self.reason.retryable
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retryable", self.reason.retryable)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class TaskRecord:
     lease_owner: str | None = None
     lease_until: float | None = None
     stop_requested: bool = False
+    pause_requested: bool = False
     stop_summary: StopSummary | None = None
     waiting_for: str | None = None
     approval_digest: str | None = None
@@ -126,9 +128,30 @@ class TaskRecord:
         return self.state in TERMINAL
 
     @property
+    def waiting(self) -> WaitingFor | None:
+        """What a paused task waits for, typed (``waiting_for`` is its stored text)."""
+        return WaitingFor.parse(self.waiting_for) if self.waiting_for else None
+
+    @property
     def ticket(self) -> Ticket:
         """The guard a worker uses for this claim."""
         return Ticket(self.id, self.lease_owner or "", self.attempt, self.revision)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One revision of a task (seed 003): what it asked, when and by which conversation.
+
+    ``checkpoint`` is written when the next revision supersedes this one: the effects
+    already done, the operations still pending, what remains and the budget left.
+    """
+
+    task_id: str
+    revision: int
+    params: dict[str, Any]
+    conversation_id: str
+    created_at: float
+    checkpoint: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,9 @@ _W, _A, _P = TaskState.WAITING, TaskState.APPROVAL, TaskState.PERMISSION
 _C, _F, _S = TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED
 
 TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
-    # claim; cancel or workflow halt; nobody claimed it within its queued time limit
-    _Q: frozenset({_D, _S, _F}),
+    # claim; a person pauses it before it ran; cancel or workflow halt; nobody claimed it
+    # within its queued time limit
+    _Q: frozenset({_D, _W, _S, _F}),
     # start; retryable requeue; final failure; stop confirmed
     _D: frozenset({_R, _Q, _F, _S}),
     # pause in one of three ways; finish; retryable requeue

@@ -23,9 +23,13 @@ unknown             failed / device_offline (retryable; the unknown
 ==================  ==============================================
 
 Device errors before any effect end the attempt ``device_offline`` (retryable); any other
-error ends it ``action_error``. A stop request or a newer revision seen at the admission
-gate stops the attempt before its effect: ``stopped`` with what was and was not done, or a
-re-plan on the current revision.
+error ends it ``action_error``. A stop request, a person's pause or a newer revision seen at
+the admission gate stops the attempt before its effect: ``stopped`` with what was and was
+not done, ``waiting`` for the user, or a re-plan on the current revision. A newer revision
+that arrives after the effect was admitted rejects that effect's report
+(``RevisionSuperseded``); the attempt keeps the old result as evidence and re-plans from the
+phone's current state on the current revision (seed 003), without waiting for its lease to
+run out.
 """
 
 from __future__ import annotations
@@ -37,7 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import GuardError, StoreUnavailable, TargetNotObserved
+from daemon.lifecycle.errors import (
+    GuardError,
+    RevisionSuperseded,
+    StopRequested,
+    StoreUnavailable,
+    TargetNotObserved,
+)
 from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
@@ -48,6 +58,7 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.runtime.faults import PreReadRecorder, fault_point
 from daemon.runtime.staleness import (
@@ -267,8 +278,10 @@ def _report(
     outcome: ActionOutcome,
     refs: tuple[str, ...],
     clock: Callable[[], float],
+    waiting: WaitingFor | None = None,
 ) -> TaskRecord:
-    """Map an action outcome to the task's next state."""
+    """Map an action outcome to the task's next state (``waiting``: what a pause waits for,
+    when the attempt already read more than the outcome says)."""
     ticket, now = task.ticket, clock()
     status = outcome.status
     if status is Status.MET:
@@ -288,7 +301,8 @@ def _report(
         return store.request_approval(ticket, _preview(task, outcome), now)
     if status in _PAUSED_STATE:
         state = _PAUSED_STATE[status]
-        return store.pause(ticket, state, now, waiting_for=waiting_for(outcome), evidence_refs=refs)
+        text = (waiting or waiting_for(outcome)).text
+        return store.pause(ticket, state, now, waiting_for=text, evidence_refs=refs)
     raise AssertionError(f"unmapped outcome {status}")  # pragma: no cover - Status is closed
 
 
@@ -303,20 +317,22 @@ def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     return declared(method).target(params, observed)
 
 
-def waiting_for(outcome: ActionOutcome) -> str:
-    """What a paused task waits for, in the form the pause watcher checks.
-
-    ``unlock`` (or another condition word), ``permission-dialog`` (a runtime-permission
-    dialog over the app), ``permission:PACKAGE:PERMISSION`` (a grant to observe).
-    """
+def waiting_for(outcome: ActionOutcome) -> WaitingFor:
+    """What a paused task waits for, as the pause watcher checks it: a condition (``unlock``),
+    a runtime-permission dialog over the app, or a grant to observe."""
     detail = outcome.detail
     if outcome.status is Status.WAITING:
-        return str(detail.get("condition") or "condition")
+        return WaitingFor(WaitKind.CONDITION, condition=str(detail.get("condition") or "condition"))
     if detail.get("dialog"):
-        return "permission-dialog"
+        app = detail.get("app")
+        return WaitingFor(WaitKind.PERMISSION_DIALOG, package=str(app) if app else None)
     if detail.get("package") and detail.get("permission"):
-        return f"permission:{detail['package']}:{detail['permission']}"
-    return "permission"
+        return WaitingFor(
+            WaitKind.PERMISSION,
+            package=str(detail["package"]),
+            permission=str(detail["permission"]),
+        )
+    return WaitingFor(WaitKind.CONDITION, condition="permission")
 
 
 def _preview(task: TaskRecord, outcome: ActionOutcome) -> Preview:
@@ -372,6 +388,8 @@ def execute_task(
             current = store.get(task.id)
             if current.stop_requested:
                 return Result(_stop(store, task, ctx, clock))
+            if current.pause_requested:
+                return Result(_hold(store, device, current, ctx, clock))
             task = current  # a newer revision: re-plan from the device's current state
             continue
         except (DeviceError, StoreUnavailable, ValueError) as exc:
@@ -380,12 +398,116 @@ def execute_task(
         ref = _keep(store, task, "outcome", outcome.to_json(), clock)
         attempt.kept(ctx.recorder)
         refs: tuple[str, ...] = (ref,)
+        waiting = None
         if outcome.status in _PAUSES:
-            refs += (keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock),)
+            waiting, wait_refs = _pause_details(store, device, task, outcome, clock)
+            refs += (*wait_refs, keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock))
         fault_point("before_report")
-        return Result(_report(store, task, outcome, refs, clock), outcome, ref)
+        try:
+            return Result(_report(store, task, outcome, refs, clock, waiting), outcome, ref)
+        except StopRequested:  # cancelled after the effect was admitted: confirm the stop
+            return Result(_stop(store, task, ctx, clock), outcome, ref)
+        except RevisionSuperseded:  # amended after the effect was admitted
+            task = _replan_after_late_result(store, task, ref, clock)
+            void_approval = True  # an approval of the old revision never covers the new one
     message = "amended too often while running"
     return Result(_fail(store, task, FailureReason.ACTION_ERROR, message, clock, attempt))
+
+
+def _replan_after_late_result(
+    store: WorkerStore, task: TaskRecord, rejected: str, clock: Callable[[], float]
+) -> TaskRecord:
+    """The current record after the store rejected revision ``task.revision``'s result.
+
+    The late result stays as evidence of the old revision (``rejected``), with a ``replan``
+    note naming both revisions; the attempt goes on from the phone's current state.
+    """
+    current = store.get(task.id)
+    note = {
+        "from_revision": task.revision,
+        "to_revision": current.revision,
+        "rejected_outcome": rejected,
+        "why": "amended after the effect was admitted: the old revision's result is rejected "
+        "and the current revision re-plans from the phone's current state",
+    }
+    _keep(store, task, "replan", note, clock)
+    log.info(
+        "task %s: revision %s superseded by %s after its effect; re-planning",
+        task.id,
+        task.revision,
+        current.revision,
+    )
+    return current
+
+
+PERMISSION_WAIT = "permission_wait"  # evidence: the grants an app lacked under its dialog
+PERMISSION_RECHECK = "permission_recheck"  # evidence: the fresh check after the dialog
+
+
+def _pause_details(
+    store: WorkerStore,
+    device: Device,
+    task: TaskRecord,
+    outcome: ActionOutcome,
+    clock: Callable[[], float],
+) -> tuple[WaitingFor | None, tuple[str, ...]]:
+    """For a pause on a runtime-permission dialog: what the task waits for, with the
+    grants the app lacks now (kept as ``permission_wait`` evidence); else (None, ())."""
+    wait = waiting_for(outcome)
+    if wait.kind is not WaitKind.PERMISSION_DIALOG or not wait.package:
+        return None, ()
+    from daemon.runtime.paused import dialog_wait
+
+    try:
+        wait, body = dialog_wait(device, wait.package)
+    except DeviceError as exc:  # paused all the same; the resumed attempt reads the app again
+        log.info("task %s: grants of %s unread at the pause: %s", task.id, wait.package, exc)
+        return None, ()
+    body["waiting_for"] = wait.text
+    return wait, (_keep(store, task, PERMISSION_WAIT, body, clock),)
+
+
+def _recheck_grants(
+    store: WorkerStore, device: Device, task: TaskRecord, clock: Callable[[], float]
+) -> TaskRecord | None:
+    """A task resuming from a permission dialog observes the grants it lacked; a dialog
+    answered with Deny (the dialog is gone, the grant is not) fails ``permission_denied``."""
+    from daemon.runtime.paused import grant_recheck
+
+    docs = [
+        d
+        for d in store.evidence(task.id)
+        if d["attempt"] == task.attempt and d["kind"] in (PERMISSION_WAIT, PERMISSION_RECHECK)
+    ]
+    if not docs or docs[-1]["kind"] != PERMISSION_WAIT:
+        return None
+    waiting = WaitingFor.parse(docs[-1]["body"]["waiting_for"])
+    denied, body = grant_recheck(device, waiting)
+    ref = _keep(store, task, PERMISSION_RECHECK, body, clock)
+    if not denied:
+        return None
+    message = (
+        f"the permission dialog over {waiting.package} was answered without granting "
+        f"{', '.join(denied)}"
+    )
+    failure = Failure(FailureReason.PERMISSION_DENIED, message)
+    return store.fail(task.ticket, failure, clock(), evidence_refs=(ref,))
+
+
+def _hold(
+    store: WorkerStore,
+    device: Device,
+    task: TaskRecord,
+    ctx: ActionContext,
+    clock: Callable[[], float],
+) -> TaskRecord:
+    """A person's pause reached its safe point: keep a snapshot and wait for the user."""
+    from daemon.store.rules import USER_HOLD
+
+    ref = keep_pause_snapshot(store, device, task, ctx.artifacts_dir, clock)
+    return store.pause(
+        task.ticket, TaskState.WAITING, clock(), waiting_for=USER_HOLD, evidence_refs=(ref,)
+    )
 
 
 def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
@@ -428,7 +550,11 @@ def _resume(
         message = f"changed while paused: {describe(diff)}; the old plan does not continue"
         failure = Failure(FailureReason.STALE_STATE, message)
         return store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)), False
-    return None, decision == "void_approval"
+    try:
+        denied = _recheck_grants(store, device, task, clock)
+    except DeviceOffline as exc:
+        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), False
+    return denied, decision == "void_approval"
 
 
 def _reconcile_safely(

@@ -1,11 +1,13 @@
 """The pause watcher: a device's worker, while idle, checks whether a paused task may resume.
 
-A task in ``waiting`` or ``permission`` names what it waits for (``waiting_for``, written by
-the executor): ``unlock``, ``permission-dialog`` (a runtime-permission dialog over the
-app: the person answers it, the daemon never taps Allow) or ``permission:PACKAGE:WHAT``
-(a grant to observe). When a read shows the condition met, the task is requeued; its next
-claim compares a fresh snapshot with the one kept at the pause before anything continues.
-Nothing here changes the phone. The permission TTL is the sweeper's.
+A task in ``waiting`` or ``permission`` names what it waits for (``TaskRecord.waiting``, a
+``WaitingFor`` the executor built): ``unlock``, a runtime-permission dialog over the app
+(the person answers it, the daemon never taps Allow), a grant to observe, or a person's
+pause (never resumed from here). When a read shows the condition met, the task is
+requeued; its next claim compares a fresh snapshot with the one kept at the pause before
+anything continues, and a task that waited on a dialog first checks that the grants it
+lacked are now observed (``grant_recheck``): a dialog answered with Deny ends the task
+``permission_denied``. Nothing here changes the phone. The permission TTL is the sweeper's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from daemon.store.protocol import WorkerStore
 from device.actions import ui
 from device.actions.base import ActionContext
@@ -27,22 +30,22 @@ from device.evidence import Recorder
 log = logging.getLogger("phoned.paused")
 
 
-def _unlocked(ctx: ActionContext, _: str) -> bool:
+def _unlocked(ctx: ActionContext, _: WaitingFor) -> bool:
     return ui.keyguard_showing(ctx, "read") is False and ui.screen_on(ctx, "read") is True
 
 
-def _dialog_gone(ctx: ActionContext, _: str) -> bool:
+def _dialog_gone(ctx: ActionContext, _: WaitingFor) -> bool:
     from device import ui_hierarchy
 
     screen = ui.dump(ctx, "read")
     return ui_hierarchy.find_permission_dialog(screen.xml) is None
 
 
-def _granted(ctx: ActionContext, waiting_for: str) -> bool:
+def _granted(ctx: ActionContext, waiting: WaitingFor) -> bool:
     from device.actions import execute
 
-    _, package, what = waiting_for.split(":", 2)
-    params: dict[str, Any] = {"package": package}
+    what = waiting.permission or ""
+    params: dict[str, Any] = {"package": waiting.package}
     if what.startswith("access:"):
         params["special"] = what.split(":", 1)[1]
     else:
@@ -51,23 +54,64 @@ def _granted(ctx: ActionContext, waiting_for: str) -> bool:
     return isinstance(value, dict) and value.get("granted") is True
 
 
-def _check_for(waiting_for: str) -> Callable[[ActionContext, str], bool] | None:
-    if waiting_for == "unlock":
-        return _unlocked
-    if waiting_for == "permission-dialog":
-        return _dialog_gone
-    if waiting_for.startswith("permission:") and waiting_for.count(":") >= 2:
-        return _granted
-    return None
+_CHECKS: dict[WaitKind, Callable[[ActionContext, WaitingFor], bool]] = {
+    WaitKind.PERMISSION_DIALOG: _dialog_gone,
+    WaitKind.PERMISSION: _granted,
+}
+
+
+def _check_for(waiting: WaitingFor) -> Callable[[ActionContext, WaitingFor], bool] | None:
+    """The read that says the wait is over; None: nothing the daemon may observe ends it
+    (an unknown condition, or a person's pause: only they resume it)."""
+    if waiting.kind is WaitKind.CONDITION:
+        return _unlocked if waiting.condition == "unlock" else None
+    if waiting.kind is WaitKind.PERMISSION and not (waiting.package and waiting.permission):
+        return None
+    return _CHECKS.get(waiting.kind)
 
 
 def condition_met(device: Device, task: TaskRecord) -> bool:
     """Whether what ``task`` waits for is observed on the phone now (reads only)."""
-    check = _check_for(task.waiting_for or "")
-    if check is None:
+    waiting = task.waiting
+    check = _check_for(waiting) if waiting is not None else None
+    if waiting is None or check is None:
         return False
     ctx = ActionContext(recorder=Recorder(device, "pause-watch"))
-    return check(ctx, task.waiting_for or "")
+    return check(ctx, waiting)
+
+
+def runtime_grants(recorder: Recorder, package: str, phase: str) -> dict[str, bool]:
+    """``package``'s runtime permissions and whether each is granted now (``dumpsys
+    package``); empty when the package is not installed."""
+    from device import commands, parsers
+
+    argv = commands.dumpsys_package(package)
+    text = recorder.read(argv).stdout
+    if not parsers.package_listed(text, package):
+        return {}
+    runtime = parsers.parse_package_permissions(text)["runtime"]
+    recorder.observe(f"{package} runtime permissions", runtime, phase, argv)
+    return runtime
+
+
+def dialog_wait(device: Device, app: str) -> tuple[WaitingFor, dict[str, Any]]:
+    """What a task paused on a permission dialog over ``app`` waits for: the dialog answered,
+    then the grants ``app`` lacked when it showed (``missing``); with the reading's evidence."""
+    recorder = Recorder(device, "permission-dialog")
+    grants = runtime_grants(recorder, app, "before")
+    missing = tuple(sorted(p for p, granted in grants.items() if not granted))
+    waiting = WaitingFor(WaitKind.PERMISSION_DIALOG, package=app, missing=missing)
+    return waiting, recorder.evidence({"app": app, "missing": list(missing)}).to_json()
+
+
+def grant_recheck(device: Device, waiting: WaitingFor) -> tuple[list[str], dict[str, Any]]:
+    """The fresh check of a task resuming from a permission dialog: the grants that were
+    missing and are still not observed (empty: every grant observed), with its evidence."""
+    recorder = Recorder(device, "permission-recheck")
+    grants = runtime_grants(recorder, waiting.package or "", "after")
+    denied = [p for p in waiting.missing if grants.get(p) is not True]
+    body = {"app": waiting.package, "missing": list(waiting.missing), "still_denied": denied}
+    return denied, recorder.evidence(body).to_json()
 
 
 def check_paused(store: WorkerStore, device: Device, clock: Callable[[], float]) -> list[str]:

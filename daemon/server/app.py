@@ -23,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import LifecycleError
-from daemon.server import monitor, routes_daemon, routes_planner, routes_read
+from daemon.server import monitor, routes_control, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
 from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
@@ -81,7 +81,7 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.state.plane = plane
     app.add_exception_handler(LifecycleError, _lifecycle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    for module in (routes_planner, routes_read, routes_daemon, monitor):
+    for module in (routes_planner, routes_read, routes_daemon, routes_control, monitor):
         app.include_router(module.router)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
     app.add_middleware(

@@ -20,7 +20,9 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import (
+    FieldError,
     GuardError,
+    InvalidTask,
     LeaseLost,
     LifecycleError,
     StaleAttempt,
@@ -349,8 +351,10 @@ def fail(task_id: str, body: FailBody, plane: PlaneDep, p: Daemon) -> JSONRespon
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
     try:
         failure = Failure(FailureReason(body.failure.reason), body.failure.message)
-    except ValueError as exc:
-        raise HTTPException(422, f"unknown failure reason {body.failure.reason!r}") from exc
+    except ValueError:
+        known = ", ".join(r.value for r in FailureReason)
+        message = f"unknown failure reason {body.failure.reason!r}; one of {known}"
+        raise InvalidTask([FieldError(field="failure.reason", message=message)]) from None
 
     def apply() -> dict[str, Any]:
         refs = _refs(plane, p, body.evidence_refs)

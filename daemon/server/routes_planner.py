@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+import anyio
+from fastapi import APIRouter, Body, HTTPException, Query
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
@@ -56,24 +57,37 @@ def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
 
 
 @router.post("/tasks", status_code=201, summary="Submit a task")
-def submit_task(
+async def submit_task(
     raw: Annotated[dict[str, Any], Body(description=_INGRESS_DOC)],
     plane: PlaneDep,
     principal: Planner,
     successor_of: str | None = None,
+    wait: Annotated[float, Query(ge=0, le=3600)] = 0.0,
 ) -> dict[str, Any]:
     """Validate and queue one task (422 naming every refused field; nothing is queued).
 
-    ``successor_of`` names the terminal task this one follows up.
+    ``successor_of`` names the terminal task this one follows up. With ``wait`` > 0 and
+    ``wait_policy: completed`` the answer waits for the task's end, at most ``wait`` s
+    (and the plane's ``max_wait``); ``terminal`` says whether it ended. ``wait_policy:
+    accepted`` always answers at admission.
     """
     spec = _parsed(raw, TaskSpec)
     assert isinstance(spec, TaskSpec)
     check_submits(principal, spec.conversation_id)
     if successor_of is not None:
-        _task(plane, principal, successor_of)
-    record = plane.store().submit(spec, time.time(), successor_of=successor_of)
+        await anyio.to_thread.run_sync(_task, plane, principal, successor_of)
+    record = await anyio.to_thread.run_sync(
+        lambda: plane.store().submit(spec, time.time(), successor_of=successor_of)
+    )
     plane.wakeup.poke()
-    return {"task": plain(record)}
+    if spec.wait_policy == "completed" and wait > 0:
+        from daemon.server.routes_control import wait_for_end
+
+        # the wait holds no worker thread (one of the token's long-polls)
+        record, ended = await wait_for_end(plane, principal, record.id, wait)
+    else:
+        ended = record.terminal
+    return {"task": plain(record), "terminal": ended}
 
 
 @router.post("/workflows", status_code=201, summary="Submit a workflow")

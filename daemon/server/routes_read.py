@@ -55,28 +55,16 @@ def list_tasks(
         check_serves(principal, device)
     elif not principal.may(Right.READ):
         raise HTTPException(403, f"role {principal.role.value} may not read")
-    store = plane.store()
-    if principal.role is Role.DAEMON or not principal.bound:
-        conversations: list[str | None] = [conversation_id]
-    elif conversation_id is not None:
-        conversations = [conversation_id] if principal.sees(conversation_id) else []
-    else:
-        conversations = list(sorted(principal.conversations))
-    newest = order == "newest"
-    tasks: list[TaskRecord] = []
-    for conversation in conversations:
-        tasks.extend(
-            store.list_tasks(
-                states=tuple(state),
-                device=device,
-                conversation_id=conversation,
-                workflow_id=workflow_id,
-                limit=limit,
-                newest_first=newest,
-            )
-        )
-    if len(conversations) > 1:
-        tasks = sorted(tasks, key=lambda t: t.created_at, reverse=newest)[:limit]
+    tasks = scoped_tasks(
+        plane.store(),
+        principal,
+        states=tuple(state),
+        device=device,
+        conversation_id=conversation_id,
+        workflow_id=workflow_id,
+        limit=limit,
+        newest_first=order == "newest",
+    )
     return {"tasks": [redacted(principal, t, plain(t)) for t in tasks]}
 
 
@@ -204,10 +192,46 @@ def queue(
     conversation_id: str | None = None,
 ) -> dict[str, Any]:
     """Queue status (every state present, zero included); a bound token counts its own."""
-    return {"queue": _counts(plane.store(), principal, device, conversation_id)}
+    return {"queue": counts_for(plane.store(), principal, device, conversation_id)}
 
 
-def _counts(
+def scoped_tasks(
+    store: Store,
+    principal: Principal,
+    *,
+    states: tuple[TaskState, ...],
+    device: str | None,
+    conversation_id: str | None,
+    workflow_id: str | None,
+    limit: int,
+    newest_first: bool = False,
+) -> list[TaskRecord]:
+    """The tasks matching the filters that ``principal`` may see (a bound token: its
+    conversations only; another conversation named in ``conversation_id``: none)."""
+    if principal.role is Role.DAEMON or not principal.bound:
+        conversations: list[str | None] = [conversation_id]
+    elif conversation_id is not None:
+        conversations = [conversation_id] if principal.sees(conversation_id) else []
+    else:
+        conversations = list(sorted(principal.conversations))
+    tasks: list[TaskRecord] = []
+    for conversation in conversations:
+        tasks.extend(
+            store.list_tasks(
+                states=states,
+                device=device,
+                conversation_id=conversation,
+                workflow_id=workflow_id,
+                limit=limit,
+                newest_first=newest_first,
+            )
+        )
+    if len(conversations) > 1:
+        tasks = sorted(tasks, key=lambda t: t.created_at, reverse=newest_first)[:limit]
+    return tasks
+
+
+def counts_for(
     store: Store, principal: Principal, device: str | None, conversation_id: str | None
 ) -> dict[str, int]:
     """Tasks per state the principal may count (a bound token: its conversations only)."""
@@ -239,7 +263,7 @@ def device_context(serial: str, plane: PlaneDep, principal: Reader) -> dict[str,
         reported = plane.registry.contexts.get(serial)
     if reported is None:
         raise HTTPException(404, f"no daemon reported a context for {serial}")
-    queue = _counts(plane.store(), principal, serial, None)
+    queue = counts_for(plane.store(), principal, serial, None)
     return {**reported, "queue": queue, "at": time.time()}
 
 

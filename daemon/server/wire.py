@@ -37,6 +37,7 @@ ERROR_STATUS: dict[type[lifecycle_errors.LifecycleError], int] = {
     lifecycle_errors.ConversationMismatch: 409,
     lifecycle_errors.ApprovalMismatch: 409,
     lifecycle_errors.TaskTerminal: 409,
+    lifecycle_errors.IdempotencyConflict: 409,
     lifecycle_errors.StoreUnavailable: 503,
 }
 

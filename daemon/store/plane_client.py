@@ -23,7 +23,7 @@ import httpx
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import Event, JournalEntry, TaskRecord, WorkflowRecord
+from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, WorkflowRecord
 from daemon.lifecycle.states import TaskState
 from daemon.server import wire
 from daemon.store.outbox import Answer
@@ -161,7 +161,19 @@ class PlaneClient:
         doc = {"conversation_id": conversation_id}
         return self._task("POST", f"/v1/tasks/{task_id}/cancel", json=doc)
 
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        doc = {"conversation_id": conversation_id}
+        return self._task("POST", f"/v1/tasks/{task_id}/user-pause", json=doc)
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        doc = {"conversation_id": conversation_id}
+        return self._task("POST", f"/v1/tasks/{task_id}/user-resume", json=doc)
+
     # --- reads -----------------------------------------------------------------------------
+    def revisions(self, task_id: str) -> list[Revision]:
+        body = self._call("GET", f"/v1/tasks/{task_id}/revisions")
+        return [Revision(**r) for r in body["revisions"]]
+
     def get(self, task_id: str) -> TaskRecord:
         return self._task("GET", f"/v1/tasks/{task_id}")
 

@@ -30,6 +30,7 @@ from daemon.lifecycle.records import (
     JournalEntry,
     Outcome,
     Preview,
+    Revision,
     StopSummary,
     TaskRecord,
     Ticket,
@@ -224,6 +225,19 @@ class PlannerStore(_Reads, Protocol):
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
+        ...
+
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A person pauses: a queued task waits for the user at once, any other at its next
+        safe point (``pause_requested``: the admission gate refuses new effects)."""
+        ...
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """Undo a person's pause: requeue a task waiting for the user, or withdraw the request."""
+        ...
+
+    def revisions(self, task_id: str) -> list[Revision]:
+        """Every revision of a task, oldest first, each with its checkpoint once superseded."""
         ...
 
     def queue_status(

@@ -15,6 +15,7 @@ from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
     Outcome,
+    Revision,
     StopSummary,
     TaskRecord,
     WorkflowRecord,
@@ -132,6 +133,7 @@ def task_record(row: Row) -> TaskRecord:
         state=TaskState(row["state"]),
         failure=_failure(row),
         stop_requested=bool(row["stop_requested"]),
+        pause_requested=bool(row.get("pause_requested", 0)),
         stop_summary=_summary(row["stop_summary"]),
         evidence_refs=tuple(json.loads(row["evidence_refs"])),
         spec=json.loads(row["spec"]),
@@ -234,4 +236,16 @@ def workflow_record(row: Row) -> WorkflowRecord:
         halted_reason=row["halted_reason"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+    )
+
+
+def revision_record(row: Row) -> Revision:
+    """The record of a task_revisions row."""
+    return Revision(
+        task_id=row["task_id"],
+        revision=row["revision"],
+        params=json.loads(row["params"]),
+        conversation_id=row["conversation_id"],
+        created_at=row["created_at"],
+        checkpoint=json.loads(row["checkpoint"]) if row["checkpoint"] else None,
     )

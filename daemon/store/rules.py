@@ -10,17 +10,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from daemon.lifecycle import waiting
 from daemon.lifecycle.errors import (
     ConversationMismatch,
     IllegalTransition,
     LeaseLost,
+    PauseRequested,
     RevisionSuperseded,
     StaleAttempt,
     StopRequested,
     TaskNotFound,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Failure, Ticket
+from daemon.lifecycle.records import Failure, JournalEntry, Outcome, Ticket
 from daemon.lifecycle.states import (
     LEASED,
     TERMINAL,
@@ -77,6 +79,8 @@ def check_admission(row: Row, ticket: Ticket, now: float) -> None:
         raise IllegalTransition(f"task {row['id']} is {row['state']}, not running")
     if row["stop_requested"]:
         raise StopRequested(f"task {row['id']}: stop requested; action not admitted")
+    if row.get("pause_requested"):
+        raise PauseRequested(f"task {row['id']}: pause requested; action not admitted")
 
 
 def move(row: Row, to: TaskState, now: float, **changes: Any) -> Row:
@@ -149,3 +153,41 @@ def add_refs(row: Row, refs: list[str]) -> str:
     current: list[str] = json.loads(row["evidence_refs"])
     current.extend(r for r in refs if r not in current)
     return json.dumps(current)
+
+
+USER_HOLD = waiting.USER_HOLD.text  # ``waiting_for`` of a task a person paused
+
+
+def checkpoint(row: Row, journal: list[JournalEntry], params: dict[str, Any], now: float) -> Row:
+    """The checkpoint of revision ``row["revision"]`` as revision +1 (``params``) replaces it
+    (seed 003 step 5): effects already done, operations still pending, what remains and the
+    budget left. Kept with the old revision; a done effect is never undone automatically.
+    """
+    mine = [e for e in journal if e.revision <= row["revision"]]
+    running = row["running_since"] is not None
+    active = row["active_s"] + (max(0.0, now - row["running_since"]) if running else 0.0)
+    return {
+        "superseded_by": row["revision"] + 1,
+        "state": row["state"],
+        "attempt": row["attempt"],
+        "done": [_entry(e) for e in mine if e.outcome is Outcome.CONFIRMED_SUCCESS],
+        "not_done": [_entry(e) for e in mine if e.outcome is Outcome.CONFIRMED_FAILURE],
+        "pending_ops": [_entry(e) for e in mine if e.open],
+        "remaining": {"method": row["method"], "params": params},
+        "budget": {
+            "retries_left": max(0, row["max_attempts"] - max(row["attempt"], 1)),
+            "run_s_left": round(max(0.0, row["run_timeout_s"] - active), 3),
+        },
+        "at": now,
+    }
+
+
+def _entry(entry: JournalEntry) -> dict[str, Any]:
+    return {
+        "op_id": entry.op_id,
+        "action": entry.action,
+        "target": entry.target,
+        "revision": entry.revision,
+        "attempt": entry.attempt,
+        "outcome": entry.outcome.value if entry.outcome else None,
+    }

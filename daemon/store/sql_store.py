@@ -21,6 +21,8 @@ from daemon.lifecycle.errors import (
     GuardError,
     IllegalTransition,
     InvalidTask,
+    RerunOfActiveTask,
+    StopRequested,
     TargetNotObserved,
     TaskNotFound,
     UnreconciledOutcome,
@@ -31,6 +33,7 @@ from daemon.lifecycle.records import (
     JournalEntry,
     Outcome,
     Preview,
+    Revision,
     StopSummary,
     TaskRecord,
     Ticket,
@@ -44,12 +47,19 @@ from daemon.store.rows import (
     event_record,
     journal_record,
     new_task_row,
+    revision_record,
     summary_json,
     task_event_row,
     task_record,
     workflow_record,
 )
 from daemon.store.sql_database import SqlDatabase, write_task
+from daemon.store.sql_revisions import (
+    check_correlation,
+    check_same_task,
+    insert_first_revision,
+    new_revision,
+)
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
 from device.digest import canonical_json
 
@@ -104,11 +114,16 @@ class SqlStore:
                     idempotency_key=spec.idempotency_key,
                 )
                 if first is not None:
+                    check_same_task(first, spec)
                     return task_record(first)
             if successor_of is not None:
                 rules.check_conversation(self._row(successor_of), spec.conversation_id)
+            if spec.workflow_id is not None:
+                users = self.db.all("tasks_of_workflow", workflow_id=spec.workflow_id)
+                check_correlation(users, spec)
             row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
             self.db.run("insert_task", **row)
+            insert_first_revision(self.db, row, now)
             stored = self._row(row["id"])
             self.db.run("insert_event", **task_event_row(stored))
             return task_record(stored)
@@ -132,8 +147,9 @@ class SqlStore:
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
         old = self.get(task_id)
         if not old.terminal:
-            raise IllegalTransition(
-                f"task {task_id} is {old.state.value}; rerun needs a terminal task"
+            raise RerunOfActiveTask(
+                f"task {task_id} is {old.state.value}: a rerun would run it twice at once; "
+                f"cancel it first (phoned cancel {task_id}), then rerun it once it is stopped"
             )
         spec = TaskSpec.model_validate(old.spec).model_copy(
             update={"params": old.params, "idempotency_key": None, "workflow_id": None}
@@ -294,11 +310,19 @@ class SqlStore:
         with self.db.transaction():
             row = self._row(ticket.task_id)
             rules.check_lease(row, ticket, now)
+            if row["stop_requested"]:
+                raise StopRequested(f"task {row['id']}: a stop was requested; confirm it instead")
+            if self._open_entries(row["id"]):
+                raise UnreconciledOutcome(f"task {row['id']}: an action outcome is still unknown")
             target = row["completion_target"]
             if target is not None and observed_target != target:
                 raise TargetNotObserved(f"task {row['id']}: {target!r} not observed")
-            if self._open_entries(row["id"]):
-                raise UnreconciledOutcome(f"task {row['id']}: an action outcome is still unknown")
+            if not observed_target:
+                raise TargetNotObserved(f"task {row['id']}: completion names no observed target")
+            if not evidence_refs:
+                raise TargetNotObserved(
+                    f"task {row['id']}: completion without the evidence of {observed_target!r}"
+                )
             after = rules.move(
                 row,
                 TaskState.COMPLETED,
@@ -336,6 +360,7 @@ class SqlStore:
                 row,
                 state,
                 now,
+                resume=1 if waiting_for == rules.USER_HOLD else row["resume"],
                 waiting_for=waiting_for,
                 permission_deadline=deadline,
                 evidence_refs=rules.add_refs(row, list(evidence_refs)),
@@ -427,6 +452,10 @@ class SqlStore:
             if row["state"] not in (TaskState.WAITING.value, TaskState.PERMISSION.value):
                 rules.check_not_terminal(row)
                 raise IllegalTransition(f"task {task_id} is {row['state']}: nothing to resume")
+            if row["waiting_for"] == rules.USER_HOLD:
+                raise IllegalTransition(
+                    f"task {task_id} was paused by a person: only user_resume resumes it"
+                )
             after = rules.move(
                 row,
                 TaskState.QUEUED,
@@ -449,15 +478,63 @@ class SqlStore:
             checked, errors = check_params(row["method"], params, "")
             if errors:
                 raise InvalidTask(errors)
+            new_revision(self.db, row, checked, conversation_id, now)
             changes: dict[str, Any] = {
                 "params": canonical_json(checked),
                 "revision": row["revision"] + 1,
             }
+            # an explicit user change is a decision candidate (seed 004 §2)
             if row["state"] == TaskState.APPROVAL.value:
                 # the pending preview showed the old params: void it and re-plan
                 changes.update(approval_status="void", approval_digest=None, resume=1)
-                return self._write(row, rules.move(row, TaskState.QUEUED, now, **changes), now)
-            return self._write(row, rules.bump(row, now, **changes), now, decision=False)
+                after = rules.move(row, TaskState.QUEUED, now, **changes)
+                return self._write(row, after, now, decision=True)
+            return self._write(row, rules.bump(row, now, **changes), now, decision=True)
+
+    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """A person pauses the task: a queued one waits at once (``waiting_for: user``);
+        any other gets ``pause_requested`` and pauses at its next safe point (the admission
+        gate refuses every new effect until ``user_resume``)."""
+        with self.db.transaction():
+            row = self._row(task_id)
+            rules.check_conversation(row, conversation_id)
+            rules.check_not_terminal(row)
+            if row["pause_requested"]:
+                return task_record(row)
+            if row["state"] == TaskState.QUEUED.value:
+                after = rules.move(
+                    row,
+                    TaskState.WAITING,
+                    now,
+                    pause_requested=1,
+                    waiting_for=rules.USER_HOLD,
+                    dispatched_at=None,
+                )
+                return self._write(row, after, now, decision=False)
+            return self._write(row, rules.bump(row, now, pause_requested=1), now, decision=False)
+
+    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
+        """Undo a person's pause: a task waiting for the user is requeued (a paused attempt
+        continues on its next claim); a pause not reached yet is withdrawn."""
+        with self.db.transaction():
+            row = self._row(task_id)
+            rules.check_conversation(row, conversation_id)
+            rules.check_not_terminal(row)
+            if not row["pause_requested"]:
+                raise IllegalTransition(f"task {task_id} is {row['state']}: no pause to resume")
+            if row["waiting_for"] != rules.USER_HOLD:
+                return self._write(
+                    row, rules.bump(row, now, pause_requested=0), now, decision=False
+                )
+            after = rules.move(
+                row, TaskState.QUEUED, now, pause_requested=0, waiting_for=None, dispatched_at=None
+            )
+            return self._write(row, after, now, decision=False)
+
+    def revisions(self, task_id: str) -> list[Revision]:
+        """Every revision of a task, oldest first, each with its checkpoint once superseded."""
+        self._row(task_id)
+        return [revision_record(r) for r in self.db.all("revisions_of_task", task_id=task_id)]
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
@@ -508,7 +585,9 @@ class SqlStore:
             else:
                 row_for_fail = row
             after = rules.fail(row_for_fail, failure, now)
-            return self._write(row, after, now)
+            # a timeout is a decision candidate even when it is requeued (seed 004 §2)
+            decision = True if failure.reason is FailureReason.TIMEOUT else None
+            return self._write(row, after, now, decision=decision)
 
     def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased by owners starting with the prefix."""

@@ -16,6 +16,7 @@ from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
 from daemon.store import rules
 from daemon.store.rows import Row, new_task_row, summary_json, task_event_row
 from daemon.store.sql_database import SqlDatabase, announce_workflow, write_task
+from daemon.store.sql_revisions import insert_first_revision
 
 _ENDED_BADLY = {TaskState.FAILED.value, TaskState.STOPPED.value}
 
@@ -43,6 +44,7 @@ def insert_workflow(db: SqlDatabase, spec: WorkflowSpec, now: float) -> list[str
         # steps are created in the same instant: order them by index for the claim
         row["created_at"] = now + index * 1e-6
         db.run("insert_task", **row)
+        insert_first_revision(db, row, now)
         db.run("insert_event", **task_event_row(db_row(db, row["id"])))
         ids.append(row["id"])
     return ids

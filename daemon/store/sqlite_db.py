@@ -18,7 +18,7 @@ from daemon.store.rows import Row
 from daemon.store.sqlfile import queries, script
 from device.private_files import tighten_sqlite
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -66,6 +66,20 @@ class Database:
                 )
             elif int(row[0]) > SCHEMA_VERSION:
                 raise StoreUnavailable(f"queue schema {row[0]} is newer than {SCHEMA_VERSION}")
+            elif int(row[0]) < 2:
+                self._to_version_2()
+
+    def _to_version_2(self) -> None:
+        """Version 1 -> 2: the pause request column and one revision row per task (the
+        schema script already created ``task_revisions``); PostgreSQL's 0003 does the same."""
+        self._conn.execute(
+            "ALTER TABLE tasks ADD COLUMN pause_requested INTEGER NOT NULL DEFAULT 0"
+        )
+        self._conn.execute(
+            "INSERT INTO task_revisions (task_id, revision, params, conversation_id, created_at)"
+            " SELECT id, revision, params, conversation_id, updated_at FROM tasks"
+        )
+        self._conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
 
     def close(self) -> None:
         """Close the connection; the object is unusable afterwards."""

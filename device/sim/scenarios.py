@@ -131,6 +131,24 @@ def _permission_dialog(phone: Phone, value: str) -> None:
             "permission-dialog needs a package, e.g. permission-dialog:com.example.notes"
         )
     phone.faults.permission_dialog_packages.add(value)
+    asks = phone.ui.permission_requests.get(value) or _asked_permission(phone, value)
+    if asks is None:
+        return
+    phone.ui.permission_requests[value] = asks
+    if value in phone.packages.packages:
+        # the dialog asks because the person once revoked it; Allow grants it back, never a
+        # SecurityException for a permission the app does not request (issue #13)
+        phone.packages.revoke(value, asks)
+
+
+def _asked_permission(phone: Phone, package: str) -> str | None:
+    """The runtime permission opening ``package`` asks for: Camera when it requests it (the
+    simulator's default dialog), else its first runtime permission (Messages: SMS)."""
+    runtime = phone.packages.runtime_permissions(package)
+    if not runtime:
+        return None
+    camera = "android.permission.CAMERA"
+    return camera if camera in runtime else next(iter(runtime))
 
 
 SCENARIOS: dict[str, Callable[[Phone, str], None]] = {

@@ -48,7 +48,7 @@ while time.time() < float(sys.argv[3]):
 claimed = []
 while (task := store.claim(owner, None, time.time(), lease_s=600)) is not None:
     running = store.start(task.ticket, time.time())
-    store.complete(running.ticket, time.time())
+    store.complete(running.ticket, time.time(), "dnd.priority", ("ev:1",))
     claimed.append(task.id)
 store.close()
 print(json.dumps(claimed))
@@ -224,7 +224,7 @@ def test_amend_and_complete_racing_never_both_win(open_store, round_: int) -> No
     def act(i: int, s: PostgresStore) -> TaskRecord:
         if i == round_ % 2:
             return s.amend(task.id, "c", {"mode": "alarms"}, T0 + 3)
-        return s.complete(task.ticket, T0 + 3)
+        return s.complete(task.ticket, T0 + 3, "dnd.priority", ("ev:1",))
 
     results = _race(2, open_store, act)
     final = store.get(task.id)

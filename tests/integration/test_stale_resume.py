@@ -116,7 +116,7 @@ def test_permission_dialog_during_draft_then_granted_resumes(daemon: Daemon, sim
     daemon.start()
     task_id = daemon.submit({"method": "sms.draft", "params": {"to": TO, "body": BODY}})
     paused = daemon.state(task_id, TaskState.PERMISSION)
-    assert paused.waiting_for == "permission-dialog"
+    assert paused.waiting_for == f"permission-dialog:{MESSAGING}:android.permission.READ_CONTACTS"
     (outcome,) = daemon.evidence(task_id, "outcome")
     assert outcome["body"]["detail"]["dialog"]["buttons"]  # the dialog is in evidence
     time.sleep(1.5)

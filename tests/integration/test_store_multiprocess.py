@@ -28,7 +28,7 @@ while True:
     if task is None:
         break
     running = store.start(task.ticket, time.time())
-    store.complete(running.ticket, time.time())
+    store.complete(running.ticket, time.time(), "dnd.priority", ("ev:1",))
     claimed.append(task.id)
 store.close()
 print(json.dumps(claimed))

@@ -50,7 +50,7 @@ def test_two_conversations_interleaved_on_one_device(store: SqliteStore) -> None
     # state: approval does not block conversation B
     b1 = store.claim("d/w0", SERIAL, T0 + 6)
     assert b1 is not None and b1.id == bt
-    store.complete(store.start(b1.ticket, T0 + 7).ticket, T0 + 8)
+    store.complete(store.start(b1.ticket, T0 + 7).ticket, T0 + 8, "bluetooth.on", ("ev:1",))
     b2 = store.claim("d/w0", SERIAL, T0 + 9)
     assert b2 is not None and b2.id == dnd
     b2 = store.start(b2.ticket, T0 + 10)

@@ -61,7 +61,7 @@ def _submit(store: SqliteStore) -> list[str]:
 def _finish_step(store: SqliteStore, at: float, expect: str) -> None:
     task = store.claim("d/w0", SERIAL, at)
     assert task is not None and task.step_id == expect
-    store.complete(store.start(task.ticket, at).ticket, at, task.completion_target)
+    store.complete(store.start(task.ticket, at).ticket, at, task.completion_target, ("ev:1",))
 
 
 def test_item2_repeated_steps_and_fields_are_kept(store: SqliteStore) -> None:

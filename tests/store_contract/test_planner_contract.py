@@ -18,8 +18,9 @@ from daemon.lifecycle.contract import validate_workflow
 from daemon.lifecycle.errors import (
     ApprovalMismatch,
     ConversationMismatch,
-    IllegalTransition,
+    IdempotencyConflict,
     InvalidTask,
+    RerunOfActiveTask,
     TaskNotFound,
     TaskTerminal,
 )
@@ -38,14 +39,17 @@ def _completed(queue: Queue) -> str:
     claimed = queue.worker.claim(OWNER, "SERIAL1", now())
     assert claimed is not None and claimed.id == task.id
     running = queue.worker.start(claimed.ticket, now())
-    queue.worker.complete(running.ticket, now())
+    ref = queue.worker.put_evidence(running.ticket, "outcome", {"status": "met"}, now())
+    queue.worker.complete(running.ticket, now(), "dnd.priority", (ref,))
     return task.id
 
 
 def test_submit_with_an_idempotency_key_returns_the_first_task(queue: Queue) -> None:
     first = queue.planner.submit(spec(idempotency_key="k1"), now())
-    again = queue.planner.submit(spec(idempotency_key="k1", params={"mode": "off"}), now())
+    again = queue.planner.submit(spec(idempotency_key="k1"), now())
     assert again.id == first.id and again.params == {"mode": "priority"}
+    with pytest.raises(IdempotencyConflict):  # the same key for different params is refused
+        queue.planner.submit(spec(idempotency_key="k1", params={"mode": "off"}), now())
     assert queue.planner.get(first.id) == first
     assert queue.planner.queue_status()["queued"] == 1
 
@@ -86,8 +90,8 @@ def test_rerun_and_successor_of_a_terminal_task(queue: Queue) -> None:
     assert successor.successor_of == done
     with pytest.raises(TaskTerminal, match=f"successor_of='{done}'"):
         queue.planner.amend(done, "conv-a", {"mode": "off"}, now())
-    with pytest.raises(IllegalTransition):
-        queue.planner.rerun(rerun.id, now())  # not terminal yet
+    with pytest.raises(RerunOfActiveTask):
+        queue.planner.rerun(rerun.id, now())  # not terminal yet: cancel first
 
 
 def test_amend_and_cancel_check_the_conversation_and_the_params(queue: Queue) -> None:

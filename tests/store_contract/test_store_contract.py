@@ -9,6 +9,7 @@ from daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
     ConversationMismatch,
+    IdempotencyConflict,
     IllegalTransition,
     InvalidTask,
     LeaseLost,
@@ -57,9 +58,12 @@ def test_submit_queues_with_version_one_and_announces_it(store: Store) -> None:
 
 def test_idempotency_key_returns_the_first_task_per_conversation(store: Store) -> None:
     first = store.submit(spec(idempotency_key="k1"), T0)
-    again = store.submit(spec(idempotency_key="k1", params={"mode": "off"}), T0 + 5)
+    again = store.submit(spec(idempotency_key="k1"), T0 + 5)
     other_conv = store.submit(spec(conversation="conv-b", idempotency_key="k1"), T0 + 6)
     assert again.id == first.id and again.params == {"mode": "priority"}
+    # the same key for a different task is a named conflict, not the first task (#13 item 9)
+    with pytest.raises(IdempotencyConflict, match=r"k1.*params"):
+        store.submit(spec(idempotency_key="k1", params={"mode": "off"}), T0 + 7)
     assert other_conv.id != first.id
     assert store.queue_status()["queued"] == 2
 
@@ -116,7 +120,7 @@ def test_complete_needs_the_completion_target_observed(store: Store) -> None:
 
 def test_terminal_task_refuses_every_change_and_points_to_successor(store: Store) -> None:
     task = _running(store)
-    store.complete(task.ticket, T0 + 3)
+    store.complete(task.ticket, T0 + 3, "dnd.priority", ("ev:1",))
     with pytest.raises(TaskTerminal, match=f"successor_of='{task.id}'"):
         store.amend(task.id, "conv-a", {"mode": "off"}, T0 + 4)
     with pytest.raises(TaskTerminal):
@@ -283,12 +287,12 @@ def test_journal_before_is_the_admission_gate(store: Store) -> None:
     assert store.unknown_entries(task.id) == []
     with pytest.raises(IllegalTransition):
         store.journal_after("op-1", Outcome.UNKNOWN, "late", T0 + 6)
-    assert store.complete(task.ticket, T0 + 7).state is TaskState.COMPLETED
+    assert store.complete(task.ticket, T0 + 7, "sms.sent", ("ev:1",)).state is TaskState.COMPLETED
 
 
 def test_events_are_read_by_cursor_with_unique_keys(store: Store) -> None:
     task = _running(store)
-    store.complete(task.ticket, T0 + 3)
+    store.complete(task.ticket, T0 + 3, "dnd.priority", ("ev:1",))
     first = store.events(after=0, limit=2)
     rest = store.events(after=first[-1].cursor)
     keys = [e.key for e in first + rest]

@@ -214,7 +214,7 @@ def test_workflow_submit_refuses_a_single_task(queue: str, tmp_path: Path) -> No
     assert_one_line_error(phoned(queue, "workflow", "submit", str(path)), 2, "steps")
     bad = {**SEED004_WORKFLOW, "subTasks": [{"taskMethod": "dnd.set", "mode": "loud"}]}
     path.write_text(json.dumps(bad))
-    assert_one_line_error(phoned(queue, "workflow", "submit", str(path)), 2, "steps.0.params.mode")
+    assert_one_line_error(phoned(queue, "workflow", "submit", str(path)), 2, "subTasks.0.mode")
     assert all_tasks(queue) == []
 
 

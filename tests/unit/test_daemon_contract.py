@@ -127,7 +127,7 @@ def test_seed004_workflow_keeps_order_and_repeated_methods() -> None:
 
 def test_seed004_errors_name_the_subtask_field() -> None:
     bad = {**SEED004_WORKFLOW, "subTasks": [{"taskMethod": "dnd.set", "mode": "loud"}]}
-    assert _fields(bad) == ["steps.0.params.mode"]
+    assert _fields(bad) == ["subTasks.0.mode"]  # the field as submitted (#13 item 9)
     mirror = {**SEED004_WORKFLOW, "taskQueue": "state"}
     assert "taskQueue" in _fields(mirror)
     payload = {**SEED004_WORKFLOW, "payload": {"subTasks": []}}

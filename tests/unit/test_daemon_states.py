@@ -22,7 +22,8 @@ from daemon.store import rules
 
 # The expected table, written out independently of the module (SPEC §3).
 ALLOWED = {
-    ("queued", "dispatched"), ("queued", "stopped"), ("queued", "failed"),  # queued limit
+    ("queued", "dispatched"), ("queued", "waiting"), ("queued", "stopped"),
+    ("queued", "failed"),  # queued limit
     ("dispatched", "running"), ("dispatched", "queued"), ("dispatched", "failed"),
     ("dispatched", "stopped"),
     ("running", "waiting"), ("running", "approval"), ("running", "permission"),

@@ -114,7 +114,7 @@ def report_inputs(tmp_path: Path) -> Inputs:
             store.put_evidence(ticket, "outcome", dnd_evidence(), time.time()),
             store.put_evidence(ticket, "snapshot", snapshot_evidence(shot), time.time()),
         )
-        store.complete(ticket, time.time(), evidence_refs=refs)
+        store.complete(ticket, time.time(), "dnd.priority", evidence_refs=refs)
         return (store.get(task.id), store.evidence(task.id), store.journal(task.id),
                 store.events())  # fmt: skip
     finally:

@@ -152,9 +152,12 @@ def completed_dnd(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
     got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
     t = ticket(got)
     plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
-    done: dict[str, Any] = plane.ok(
-        "daemon", "POST", f"/v1/tasks/{got['id']}/complete", json={"ticket": t}
-    )["task"]
+    kept = {"ticket": t, "kind": "outcome", "body": {"status": "met"}}
+    ref = plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=kept)["ref"]
+    body = {"ticket": t, "observed_target": "dnd.priority", "evidence_refs": [ref]}
+    done: dict[str, Any] = plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/complete", json=body)[
+        "task"
+    ]
     assert done["state"] == "completed"
     return done
 

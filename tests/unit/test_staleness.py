@@ -134,7 +134,7 @@ def _outcome(status: Status, **detail: Any) -> Outcome:
     ],
 )
 def test_waiting_for_names_what_the_watcher_checks(outcome: Outcome, expected: str) -> None:
-    assert waiting_for(outcome) == expected
+    assert waiting_for(outcome).text == expected
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(worker=st.sampled_from(WORKERS))
     def complete(self, worker: str) -> None:
-        self._report(worker, "complete", self._tick())
+        self._report(worker, "complete", self._tick(), "dnd.priority", ("ev:1",))
 
     @rule(worker=st.sampled_from(WORKERS), reason=st.sampled_from(REASONS))
     def fail(self, worker: str, reason: FailureReason) -> None:

@@ -19,7 +19,8 @@ UPDATE tasks SET
     revision = :revision, attempt = :attempt, resume = :resume,
     failure_reason = :failure_reason, failure_message = :failure_message,
     lease_owner = :lease_owner, lease_until = :lease_until,
-    stop_requested = :stop_requested, stop_summary = :stop_summary,
+    stop_requested = :stop_requested, pause_requested = :pause_requested,
+    stop_summary = :stop_summary,
     waiting_for = :waiting_for, approval_digest = :approval_digest,
     approval_status = :approval_status, approval_revision = :approval_revision,
     approval_deadline = :approval_deadline, permission_deadline = :permission_deadline,
@@ -156,3 +157,20 @@ SELECT * FROM evidence WHERE task_id = :task_id ORDER BY created_at, rowid;
 
 -- name: evidence_by_ref
 SELECT * FROM evidence WHERE ref = :ref;
+
+-- name: insert_revision
+INSERT INTO task_revisions (task_id, revision, params, conversation_id, created_at)
+VALUES (:task_id, :revision, :params, :conversation_id, :now);
+
+-- name: checkpoint_revision
+UPDATE task_revisions SET checkpoint = :checkpoint
+WHERE task_id = :task_id AND revision = :revision;
+
+-- name: revisions_of_task
+SELECT * FROM task_revisions WHERE task_id = :task_id ORDER BY revision;
+
+-- name: tasks_of_workflow
+-- Who already uses a workflow id (correlation ids are never shared across conversations).
+SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = :workflow_id
+UNION ALL
+SELECT id, conversation_id, NULL FROM workflows WHERE id = :workflow_id;

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     lease_owner         TEXT,
     lease_until         REAL,
     stop_requested      INTEGER NOT NULL DEFAULT 0,
+    pause_requested     INTEGER NOT NULL DEFAULT 0,  -- a person asked to pause (seed 003)
     stop_summary        TEXT,
     waiting_for         TEXT,
     approval_digest     TEXT,
@@ -63,6 +64,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS tasks_idempotency
 CREATE INDEX IF NOT EXISTS tasks_claim ON tasks (state, device, created_at);
 CREATE UNIQUE INDEX IF NOT EXISTS tasks_workflow_step
     ON tasks (workflow_id, step_index) WHERE step_index IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_workflow ON tasks (workflow_id) WHERE workflow_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS workflows (
     id               TEXT PRIMARY KEY,
@@ -129,3 +131,16 @@ CREATE TABLE IF NOT EXISTS evidence (
 );
 
 CREATE INDEX IF NOT EXISTS evidence_task ON evidence (task_id, created_at);
+
+-- Every revision of a task, in order (seed 003): its params, when and by which
+-- conversation; ``checkpoint`` (JSON: done, pending ops, remaining, budget) is written
+-- when the next revision supersedes it.
+CREATE TABLE IF NOT EXISTS task_revisions (
+    task_id          TEXT NOT NULL REFERENCES tasks (id),
+    revision         INTEGER NOT NULL,
+    params           TEXT NOT NULL,
+    conversation_id  TEXT NOT NULL,
+    created_at       REAL NOT NULL,
+    checkpoint       TEXT,
+    PRIMARY KEY (task_id, revision)
+);

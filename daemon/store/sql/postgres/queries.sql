@@ -23,6 +23,7 @@ UPDATE tasks SET
     resume = %(resume)s, failure_reason = %(failure_reason)s,
     failure_message = %(failure_message)s, lease_owner = %(lease_owner)s,
     lease_until = %(lease_until)s, stop_requested = %(stop_requested)s,
+    pause_requested = %(pause_requested)s,
     stop_summary = %(stop_summary)s, waiting_for = %(waiting_for)s,
     approval_digest = %(approval_digest)s, approval_status = %(approval_status)s,
     approval_revision = %(approval_revision)s, approval_deadline = %(approval_deadline)s,
@@ -175,3 +176,20 @@ SELECT * FROM evidence WHERE task_id = %(task_id)s ORDER BY created_at, seq;
 
 -- name: evidence_by_ref
 SELECT * FROM evidence WHERE ref = %(ref)s;
+
+-- name: insert_revision
+INSERT INTO task_revisions (task_id, revision, params, conversation_id, created_at)
+VALUES (%(task_id)s, %(revision)s, %(params)s, %(conversation_id)s, %(now)s);
+
+-- name: checkpoint_revision
+UPDATE task_revisions SET checkpoint = %(checkpoint)s
+WHERE task_id = %(task_id)s AND revision = %(revision)s;
+
+-- name: revisions_of_task
+SELECT * FROM task_revisions WHERE task_id = %(task_id)s ORDER BY revision;
+
+-- name: tasks_of_workflow
+-- Who already uses a workflow id (correlation ids are never shared across conversations).
+SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = %(workflow_id)s
+UNION ALL
+SELECT id, conversation_id, NULL FROM workflows WHERE id = %(workflow_id)s;

@@ -1,0 +1,390 @@
+"""Issue #13 over the control plane: a real ``phoned serve`` over a SQLite queue, a real
+``phoned run --queue http://...`` serving a simulated phone behind the private adb server,
+and a second daemon token for a phone nobody serves (the test plays that daemon by hand).
+
+Seed 004's control methods answered directly (never queued), ``wait_policy``, the release
+gate of ``POST /tasks/{id}/complete``, a person's pause and resume, revisions in the API,
+``failure.retryable`` on records, the documented 422 shape, idempotency conflicts, a stale
+device context flagged, and an amend after the admitted effect through the plane.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from daemon.server.auth import Role, make_token
+from device.sim.phone import Phone
+from device.sim.stream_services import default_shell_factory
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+IDLE = "emu-idle"  # a phone no daemon serves: its tasks stay where the test puts them
+CONV = "conv-13"
+TERMINAL = ("completed", "failed", "stopped")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(args, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class _BeforeLine:
+    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
+
+    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
+        self.shell = default_shell_factory(phone)
+        self.hook = hook
+
+    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
+        self.hook(line)
+        result: int = self.shell.run(line, *args, **kwargs)
+        return result
+
+
+@dataclass
+class Stack:
+    url: str
+    serial: str
+    tokens: dict[str, str]
+    logs: list[Path]
+    hooks: list[Callable[[str], None]]
+    phone: Phone
+
+    def client(self, role: str) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def call(self, role: str, method: str, path: str, **kw: Any) -> httpx.Response:
+        with self.client(role) as client:
+            return client.request(method, path, **kw)
+
+    def submit(self, **task: Any) -> dict[str, Any]:
+        doc = {"conversation_id": CONV, "method": "dnd.set", "params": {"mode": "priority"}}
+        answer = self.call("planner", "POST", "/v1/tasks", json={**doc, **task})
+        assert answer.status_code == 201, answer.text
+        return dict(answer.json()["task"])
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        return dict(self.call("viewer", "GET", f"/v1/tasks/{task_id}").json()["task"])
+
+    def wait_state(self, task_id: str, states: tuple[str, ...], timeout: float = 40) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            task = self.task(task_id)
+            if task["state"] in states:
+                return task
+            time.sleep(0.2)
+        tails = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in self.logs)
+        raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{tails}")
+
+    def queue(self) -> dict[str, int]:
+        return dict(self.call("viewer", "GET", "/v1/queue").json()["queue"])
+
+    def cursor(self) -> int:
+        answer = self.call("viewer", "GET", "/v1/events", params={"after": 0, "limit": 1000})
+        return int(answer.json()["cursor"])
+
+
+def _tokens(path: Path, serial: str) -> dict[str, str]:
+    tokens, entries = {}, []
+    roles = (("planner", ()), ("viewer", ()), ("daemon", (serial,)), ("idle-daemon", (IDLE,)))
+    for name, devices in roles:
+        role = Role.DAEMON if name.endswith("daemon") else Role(name)
+        token, entry = make_token(role, devices, name=f"lifecycle-{name}")
+        tokens[name] = token
+        entries.extend(yaml.safe_load(entry))
+    path.write_text(yaml.safe_dump({"tokens": entries}))
+    return tokens
+
+
+@pytest.fixture
+def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
+    hooks: list[Callable[[str], None]] = []
+
+    def hook(line: str) -> None:
+        for each in list(hooks):
+            each(line)
+
+    sim = sim_factory(sdk=34, shell_factory=lambda phone: _BeforeLine(phone, hook))
+    tokens = _tokens(tmp_path / "tokens.yaml", sim.serial)
+    url = f"http://127.0.0.1:{_free_port()}"
+    env = {**adb_server.env, "PHONED_SWEEP_INTERVAL": "30"}
+    logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
+    procs = []
+    try:
+        procs.append(_spawn([sys.executable, "-m", "daemon.commands.serve",
+                             "--queue", f"sqlite:///{tmp_path / 'queue.db'}", "--host",
+                             "127.0.0.1", "--port", url.rsplit(":", 1)[1],
+                             "--tokens", str(tmp_path / "tokens.yaml"),
+                             "--state-dir", str(tmp_path / "serve")], env, logs[0]))  # fmt: skip
+        made = Stack(url, sim.serial, tokens, logs, hooks, sim.phone)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        daemon_env = {**env, "PHONED_TOKEN": tokens["daemon"], "PHONED_CONFIG": "/dev/null",
+                      "PHONED_STATE_DIR": str(tmp_path / "daemon"), "PHONED_DAEMON_ID": "lc-d1",
+                      "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db"),
+                      "PHONED_SETTLE_TIMEOUT": "3", "PHONED_GRACE_PERIOD": "1"}  # fmt: skip
+        procs.append(_spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
+                             "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the daemon registered its phone and context
+            daemons = made.call("viewer", "GET", "/v1/devices").json()["daemons"]
+            if any(sim.serial in d["devices"] for d in daemons):
+                break
+            time.sleep(0.2)
+        yield made
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+
+
+def _control(stack: Stack, method: str, **fields: Any) -> httpx.Response:
+    envelope = {"method": method, "source": "CLOUD", "queue": "state", "taskQueue": "state",
+                "forceTaskManager": True, "contract_version": "a2a-task-orchestration-v1"}  # fmt: skip
+    return stack.call("viewer", "POST", "/v1/control", json={**envelope, **fields})
+
+
+def test_seed_004_control_methods_are_answered_directly_and_never_queued(stack: Stack) -> None:
+    waiting = stack.submit(device=IDLE)
+    before = (stack.queue(), stack.cursor())
+    answers = {
+        "getDevicePlanningContext": _control(
+            stack, "getDevicePlanningContext", device=stack.serial
+        ),
+        "getTaskManagerStatus": _control(stack, "getTaskManagerStatus"),
+        "getQueueStatus": _control(stack, "getQueueStatus", device=IDLE),
+        "listTasks": _control(stack, "listTasks", conversation_id=CONV),
+        "getTaskStatus": _control(stack, "getTaskStatus", taskId=waiting["id"]),
+        "classifyTaskIngress": _control(
+            stack,
+            "classifyTaskIngress",
+            task={"taskMethod": "dnd.set", "conversation_id": CONV, "params": {"mode": "off"}},
+        ),
+    }
+    for method, answer in answers.items():
+        assert answer.status_code == 200, (method, answer.text)
+        assert answer.json()["method"] == method and answer.json()["queued"] is False
+    assert (stack.queue(), stack.cursor()) == before  # nothing queued, no transition at all
+    docs = {m: a.json() for m, a in answers.items()}
+    context = docs["getDevicePlanningContext"]
+    assert context["device"]["dnd_mode"]["value"] == "off" and context["stale"] == []
+    assert [d["daemon_id"] for d in docs["getTaskManagerStatus"]["daemons"]] == ["lc-d1"]
+    assert docs["getQueueStatus"]["queue"]["queued"] == 1
+    assert [t["id"] for t in docs["listTasks"]["tasks"]] == [waiting["id"]]
+    assert docs["getTaskStatus"]["revisions"][0]["params"] == {"mode": "priority"}
+    classified = docs["classifyTaskIngress"]["classification"]
+    # (support per device over the plane is #13 item 2, helper "structure")
+    assert (classified["accepted"], classified["methods"]) == (True, ["dnd.set"])
+    refused = _control(stack, "submitTask", taskMethod="dnd.set")
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "method"
+    # a context value older than the bound is flagged stale, never passed off as current
+    old = dict(context["device"], dnd_mode={"value": "off", "observed_at": time.time() - 600,
+                                             "source": "settings get global zen_mode"})  # fmt: skip
+    put = stack.call("daemon", "PUT", f"/v1/devices/{stack.serial}/context", json=old)
+    assert put.status_code == 200, put.text
+    again = _control(stack, "getDevicePlanningContext", device=stack.serial).json()
+    assert again["stale"] == ["dnd_mode"]
+
+
+def test_wait_policy_completed_waits_for_the_end_and_accepted_answers_at_admission(
+    stack: Stack,
+) -> None:
+    doc = {"conversation_id": CONV, "method": "dnd.set", "params": {"mode": "alarms"},
+           "device": stack.serial}  # fmt: skip
+    with stack.client("planner") as planner:
+        done = planner.post("/v1/tasks", params={"wait": 30},
+                            json={**doc, "wait_policy": "completed"}).json()  # fmt: skip
+        accepted = planner.post("/v1/tasks", params={"wait": 30},
+                                json={**doc, "wait_policy": "accepted", "device": IDLE}).json()  # fmt: skip
+    assert done["terminal"] is True and done["task"]["state"] == "completed"
+    assert done["task"]["observed_target"] == "dnd.alarms"
+    assert accepted["terminal"] is False and accepted["task"]["state"] == "queued"
+    bounded = stack.call("viewer", "GET", f"/v1/tasks/{accepted['task']['id']}/outcome",
+                         params={"wait": 0.5}).json()  # fmt: skip
+    assert bounded["terminal"] is False and bounded["task"]["state"] == "queued"
+
+
+def _claimed(stack: Stack, task_id: str) -> dict[str, Any]:
+    """Claim and start ``task_id`` as the idle phone's daemon; its report ticket."""
+    with stack.client("idle-daemon") as daemon:
+        claim = daemon.post("/v1/claims", json={"owner": f"hand/{IDLE}", "device": IDLE,
+                                                "task_id": task_id}).json()["task"]  # fmt: skip
+        ticket = {"owner": claim["lease_owner"], "attempt": claim["attempt"], "revision": 1}
+        started = daemon.post(f"/v1/tasks/{task_id}/start", json={"ticket": ticket})
+        assert started.status_code == 200, started.text
+    return ticket
+
+
+def test_an_ack_never_completes_a_task(stack: Stack) -> None:
+    """Seed 004 §10: completion needs the observed target and the evidence that shows it;
+    a bare ACK is refused, and so is any completion after a cancel."""
+    task = stack.submit(device=IDLE)
+    ticket = _claimed(stack, task["id"])
+    path = f"/v1/tasks/{task['id']}/complete"
+    with stack.client("idle-daemon") as daemon:
+        bare = daemon.post(path, json={"ticket": ticket})
+        no_evidence = daemon.post(path, json={"ticket": ticket, "observed_target": "dnd.priority"})
+        ref = daemon.post(f"/v1/tasks/{task['id']}/evidence",
+                          json={"ticket": ticket, "kind": "outcome", "body": {"ok": 1}}).json()["ref"]  # fmt: skip
+        cancel = stack.call("planner", "POST", f"/v1/tasks/{task['id']}/cancel",
+                            json={"conversation_id": CONV})  # fmt: skip
+        after_cancel = daemon.post(path, json={"ticket": ticket, "observed_target": "dnd.priority",
+                                               "evidence_refs": [ref]})  # fmt: skip
+        unknown = daemon.post(f"/v1/tasks/{task['id']}/fail",
+                              json={"ticket": ticket, "failure": {"reason": "gremlins"}})  # fmt: skip
+    assert (bare.status_code, bare.json()["error"]) == (409, "TargetNotObserved")
+    assert (no_evidence.status_code, no_evidence.json()["error"]) == (409, "TargetNotObserved")
+    assert cancel.json()["task"]["stop_requested"] is True
+    assert (after_cancel.status_code, after_cancel.json()["error"]) == (409, "StopRequested")
+    assert stack.task(task["id"])["state"] == "running"
+    # the documented error shape, naming the field, for an unknown failure reason
+    assert unknown.status_code == 422
+    body = unknown.json()
+    assert body["error"] == "InvalidTask" and body["errors"][0]["field"] == "failure.reason"
+
+
+def test_a_person_pauses_and_resumes_revisions_are_listed_and_keys_conflict(
+    stack: Stack,
+) -> None:
+    task = stack.submit(device=IDLE, idempotency_key="k-13")
+    path = f"/v1/tasks/{task['id']}"
+    paused = stack.call("planner", "POST", f"{path}/user-pause", json={"conversation_id": CONV})
+    assert paused.json()["task"]["state"] == "waiting"
+    assert paused.json()["task"]["waiting_for"] == "user"
+    amended = stack.call("planner", "POST", f"{path}/amend",
+                         json={"conversation_id": CONV, "params": {"mode": "off"}})  # fmt: skip
+    assert amended.json()["task"]["revision"] == 2
+    resumed = stack.call("planner", "POST", f"{path}/user-resume", json={"conversation_id": CONV})
+    assert resumed.json()["task"]["state"] == "queued"
+    revisions = stack.call("viewer", "GET", f"{path}/revisions").json()["revisions"]
+    assert [(r["revision"], r["params"], r["conversation_id"]) for r in revisions] == [
+        (1, {"mode": "priority"}, CONV),
+        (2, {"mode": "off"}, CONV),
+    ]
+    assert revisions[0]["checkpoint"]["remaining"]["params"] == {"mode": "off"}
+    conflict = stack.call("planner", "POST", "/v1/tasks", json={
+        "conversation_id": CONV, "method": "dnd.set", "params": {"mode": "alarms"},
+        "device": IDLE, "idempotency_key": "k-13"})  # fmt: skip
+    assert conflict.status_code == 409 and conflict.json()["error"] == "IdempotencyConflict"
+    assert "params" in conflict.json()["message"]
+
+
+def test_failure_records_say_whether_they_are_retryable(stack: Stack) -> None:
+    task = stack.submit(device=IDLE)
+    ticket = _claimed(stack, task["id"])
+    with stack.client("idle-daemon") as daemon:
+        failed = daemon.post(f"/v1/tasks/{task['id']}/fail",
+                             json={"ticket": ticket, "failure": {"reason": "device_offline"}})  # fmt: skip
+    assert failed.json()["task"]["failure"] == {
+        "reason": "device_offline", "message": "", "retryable": True,
+    }  # fmt: skip
+    assert stack.task(task["id"])["failure"]["retryable"] is True
+
+
+def test_an_amend_after_the_admitted_effect_replans_through_the_plane(stack: Stack) -> None:
+    """#13 item 1 with the daemon on ``http://``: the late report is refused (409
+    ``RevisionSuperseded``) and the same attempt runs revision 2 at once."""
+    task_ids: list[str] = []
+    amended: list[int] = []
+
+    def amend_at_the_effect(line: str) -> None:
+        if "set_dnd priority" in line and task_ids and not amended:
+            answer = stack.call("planner", "POST", f"/v1/tasks/{task_ids[0]}/amend",
+                                json={"conversation_id": CONV, "params": {"mode": "alarms"}})  # fmt: skip
+            amended.append(answer.status_code)
+
+    stack.hooks.append(amend_at_the_effect)
+    task_ids.append(stack.submit(device=stack.serial)["id"])
+    done = stack.wait_state(task_ids[0], TERMINAL, timeout=30)  # far below the 60 s lease
+    assert amended == [200]
+    assert (done["state"], done["revision"], done["attempt"]) == ("completed", 2, 1)
+    assert done["observed_target"] == "dnd.alarms" and stack.phone.notification.zen_mode == 3
+    status = stack.call("viewer", "GET", f"/v1/tasks/{task_ids[0]}").json()
+    kinds = [(d["revision"], d["kind"]) for d in status["evidence"]]
+    assert kinds == [(1, "outcome"), (1, "replan"), (2, "outcome")]
+    assert [(j["revision"], j["outcome"]) for j in status["journal"]] == [
+        (1, "confirmed_success"),
+        (2, "confirmed_success"),
+    ]
+
+
+def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
+    """The daemon on ``http://`` meets the pause at its admission gate (409
+    ``PauseRequested``), keeps a snapshot and waits for the user; only the person resumes."""
+    task_ids: list[str] = []
+    paused: list[int] = []
+
+    def pause_at_the_first_read(line: str) -> None:
+        if "zen_mode" in line and task_ids and not paused:
+            answer = stack.call("planner", "POST", f"/v1/tasks/{task_ids[0]}/user-pause",
+                                json={"conversation_id": CONV})  # fmt: skip
+            paused.append(answer.status_code)
+
+    stack.hooks.append(pause_at_the_first_read)
+    task_ids.append(stack.submit(device=stack.serial)["id"])
+    held = stack.wait_state(task_ids[0], ("waiting",))
+    assert paused == [200] and held["waiting_for"] == "user" and held["pause_requested"]
+    sets = [a for a in stack.phone.log.argvs() if a[:3] == ("cmd", "notification", "set_dnd")]
+    assert sets == []  # no effect after the safe point
+    time.sleep(2)  # the daemon's pause watcher never resumes a person's pause
+    assert stack.task(task_ids[0])["state"] == "waiting"
+    resumed = stack.call("planner", "POST", f"/v1/tasks/{task_ids[0]}/user-resume",
+                         json={"conversation_id": CONV})  # fmt: skip
+    assert resumed.status_code == 200, resumed.text
+    done = stack.wait_state(task_ids[0], TERMINAL)
+    assert (done["state"], done["attempt"]) == ("completed", 1)
+
+
+def test_the_http_store_speaks_the_new_verbs(stack: Stack) -> None:
+    """``phoned pause|resume|revisions|show --queue http://...`` go through ``HttpStore``."""
+    from daemon.store.http_store import HttpStore, close_shared
+
+    task = stack.submit(device=IDLE)
+    store = HttpStore(stack.url, stack.tokens["planner"], stack.logs[0].parent / "cli-outbox.db")
+    try:
+        held = store.user_pause(task["id"], CONV, time.time())
+        store.amend(task["id"], CONV, {"mode": "alarms"}, time.time())
+        back = store.user_resume(task["id"], CONV, time.time())
+        revisions = store.revisions(task["id"])
+    finally:
+        store.close()
+        close_shared()
+    assert (held.state.value, held.pause_requested, back.state.value) == ("waiting", True, "queued")
+    assert [(r.revision, r.params) for r in revisions] == [
+        (1, {"mode": "priority"}),
+        (2, {"mode": "alarms"}),
+    ]
+    assert revisions[0].checkpoint is not None and revisions[1].checkpoint is None
