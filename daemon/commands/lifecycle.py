@@ -65,12 +65,19 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 
 
 def revision_lines(revisions: list[Revision]) -> list[str]:
-    """The revisions section of ``phoned show``: one line per revision, its checkpoint below."""
+    """The revisions section of ``phoned show``: one line per revision, its checkpoint below.
+
+    Each line is escaped for the terminal (``daemon.terminal``), and numbers and message
+    texts are shown in their redacted form (``device.private``): the header of ``show`` is
+    the one place a task's params appear in clear; ``--json`` keeps every revision whole.
+    """
     from daemon.render import iso
+    from daemon.terminal import terminal_text
+    from device.private import scrub
 
     lines = ["revisions:"]
     for r in revisions:
-        params = " ".join(f"{k}={v}" for k, v in sorted(r.params.items()))
+        params = " ".join(f"{k}={v}" for k, v in sorted(scrub(r.params).items()))
         lines.append(f"  rev {r.revision}  {iso(r.created_at)}  by {r.conversation_id}  {params}")
         point = r.checkpoint
         if point:
@@ -81,7 +88,7 @@ def revision_lines(revisions: list[Revision]) -> list[str]:
                 f"    checkpoint -> rev {point['superseded_by']}: done {done}; pending {pending}; "
                 f"retries left {budget['retries_left']}, run time left {budget['run_s_left']} s"
             )
-    return lines
+    return [terminal_text(line) for line in lines]
 
 
 @click.command()

@@ -368,12 +368,12 @@ def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
     assert (done["state"], done["attempt"]) == ("completed", 1)
 
 
-def test_the_http_store_speaks_the_new_verbs(stack: Stack) -> None:
-    """``phoned pause|resume|revisions|show --queue http://...`` go through ``HttpStore``."""
-    from daemon.store.http_store import HttpStore, close_shared
+def test_the_plane_client_speaks_the_new_verbs(stack: Stack) -> None:
+    """``phoned pause|resume|revisions|show --queue http://...`` go through ``PlaneClient``."""
+    from daemon.store.plane_client import PlaneClient
 
     task = stack.submit(device=IDLE)
-    store = HttpStore(stack.url, stack.tokens["planner"], stack.logs[0].parent / "cli-outbox.db")
+    store = PlaneClient(stack.url, stack.tokens["planner"])
     try:
         held = store.user_pause(task["id"], CONV, time.time())
         store.amend(task["id"], CONV, {"mode": "alarms"}, time.time())
@@ -381,7 +381,6 @@ def test_the_http_store_speaks_the_new_verbs(stack: Stack) -> None:
         revisions = store.revisions(task["id"])
     finally:
         store.close()
-        close_shared()
     assert (held.state.value, held.pause_requested, back.state.value) == ("waiting", True, "queued")
     assert [(r.revision, r.params) for r in revisions] == [
         (1, {"mode": "priority"}),
