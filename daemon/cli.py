@@ -14,7 +14,8 @@ import sys
 import click
 
 from daemon.commands import context as context_commands
-from daemon.commands import decisions, events, tasks
+from daemon.commands import decisions, events, methods, tasks
+from daemon.commands import mcp as mcp_command
 from daemon.commands import serve as serve_command
 from daemon.commands.common import EXIT_USAGE, common_options, fail, load_config, user_errors
 
@@ -157,6 +158,8 @@ for _command in (
     context_commands.context,
     context_commands.classify,
     serve_command.serve,
+    methods.methods,
+    mcp_command.mcp,
 ):
     main.add_command(_command)
 

@@ -75,7 +75,22 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation_error)
     for module in (routes_planner, routes_read, routes_daemon, monitor):
         app.include_router(module.router)
+    _publish_method_params(app)
     return app
+
+
+def _publish_method_params(app: FastAPI) -> None:
+    """Put every task method's params schema in the document (``params.<method>``)."""
+    from daemon.mcp.catalogue import openapi_schemas
+
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        doc = build()  # FastAPI's cached document; adding the same schemas again is a no-op
+        doc.setdefault("components", {}).setdefault("schemas", {}).update(openapi_schemas())
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:
