@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("phoned.mcp")
 
+MAX_ASKS = 3  # questions per call (a fresh preview after an approval is asked about again)
 APPROVAL_KEY = "approval"  # the key of the elicitation in an InputRequiredResult
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
            "else any device the daemon serves)"}  # fmt: skip
@@ -73,6 +74,7 @@ class PendingQuestion:
     task_id: str
     revision: int
     digest: str
+    asks: int  # how many times the person was asked during this call
 
 
 def _method_tool(method: str) -> types.Tool:
@@ -260,19 +262,30 @@ class PhonedTools:
         raise ToolError(f"unknown tool {name!r}")
 
     async def _settled(
-        self, ctx: ServerRequestContext[Any, Any], task_id: str, tool: str
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        task_id: str,
+        tool: str,
+        decision: dict[str, Any] | None = None,
+        asks: int = 0,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Wait for the task; ask the person about a pending preview when the client can."""
+        """Wait for the task; ask the person about a pending preview when the client can
+        (again after a decision when the daemon came back with a fresh preview)."""
         settled = await anyio.to_thread.run_sync(self.bridge.settle, task_id)
         task = settled.task
         content = await anyio.to_thread.run_sync(
             lambda: self.bridge.result(task, timed_out=settled.timed_out)
         )
-        if content["approval"] is None or not _can_elicit(ctx):
+        if decision is not None:
+            content["decision"] = decision
+            content["message"] = (
+                f"the person {decision['decision']} the preview; " + content["message"]
+            )
+        if content["approval"] is None or not _can_elicit(ctx) or asks >= MAX_ASKS:
             return _task_result(content)
         message = question(task, content["approval"]["preview"])
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self._ask_later(tool, task, message)
+            return self._ask_later(tool, task, message, asks)
         try:
             answer = await ctx.session.elicit_form(
                 message, {"type": "object", "properties": {}}, related_request_id=ctx.request_id
@@ -280,12 +293,15 @@ class PhonedTools:
         except Exception as exc:  # the client refused or cannot be asked: leave it pending
             log.info("elicitation for %s not answered: %s", task.id, exc)
             return _task_result(content)
-        return await self._decided(ctx, task, answer.action)
+        return await self._decided(ctx, task, answer.action, tool, asks + 1)
 
-    def _ask_later(self, tool: str, task: TaskRecord, message: str) -> types.InputRequiredResult:
+    def _ask_later(
+        self, tool: str, task: TaskRecord, message: str, asks: int
+    ) -> types.InputRequiredResult:
         key = secrets.token_urlsafe(24)
-        self.pending[key] = PendingQuestion(tool, task.id, task.revision,
-                                            task.approval_digest or "")  # fmt: skip
+        self.pending[key] = PendingQuestion(
+            tool, task.id, task.revision, task.approval_digest or "", asks + 1
+        )
         request = types.ElicitRequest(
             method="elicitation/create",
             params=types.ElicitRequestFormParams(
@@ -300,20 +316,22 @@ class PhonedTools:
         """The retried call of a 2026-07-28 session, carrying the person's answer."""
         asked = self.pending.pop(params.request_state or "", None)
         if asked is None or asked.tool != params.name:
-            raise ToolError("that approval question is unknown or was answered already; "
-                            "call task_status")  # fmt: skip
+            raise ToolError(
+                "that approval question is unknown or was answered already; call task_status"
+            )
         answer = (params.input_responses or {}).get(APPROVAL_KEY)
-        action = getattr(answer, "action", None) or (
-            answer.get("action") if isinstance(answer, dict) else None
-        )
+        action = getattr(answer, "action", None)
+        if action is None and isinstance(answer, dict):
+            action = answer.get("action")
         task = await anyio.to_thread.run_sync(self.bridge.get, asked.task_id)
         if task.revision != asked.revision or task.approval_digest != asked.digest:
             raise ToolError(f"task {task.id} changed since the person was asked; call task_status")
-        return await self._decided(ctx, task, str(action or "cancel"))
+        return await self._decided(ctx, task, str(action or "cancel"), asked.tool, asked.asks)
 
     async def _decided(
-        self, ctx: ServerRequestContext[Any, Any], task: TaskRecord, action: str
-    ) -> types.CallToolResult:
+        self, ctx: ServerRequestContext[Any, Any], task: TaskRecord, action: str, tool: str,
+        asks: int,
+    ) -> types.CallToolResult | types.InputRequiredResult:  # fmt: skip
         """Apply the person's answer to the preview they saw (revision + digest), then wait."""
         if action not in ("accept", "decline"):
             content = await anyio.to_thread.run_sync(self.bridge.result, task)
@@ -323,15 +341,10 @@ class PhonedTools:
         await anyio.to_thread.run_sync(
             self.bridge.decide, task.id, task.revision, digest, action == "accept"
         )
-        settled = await anyio.to_thread.run_sync(self.bridge.settle, task.id)
-        content = await anyio.to_thread.run_sync(
-            lambda: self.bridge.result(settled.task, timed_out=settled.timed_out)
-        )
-        who = "approved" if action == "accept" else "denied"
-        content["decision"] = {"by": "person (MCP elicitation)", "decision": who,
-                               "revision": task.revision, "digest": digest}  # fmt: skip
-        content["message"] = f"the person {who} the preview; " + content["message"]
-        return _task_result(content)
+        decision = {"by": "person (MCP elicitation)",
+                    "decision": "approved" if action == "accept" else "denied",
+                    "revision": task.revision, "digest": digest}  # fmt: skip
+        return await self._settled(ctx, task.id, tool, decision, asks)
 
 
 def _task_id(args: dict[str, Any]) -> str:

@@ -18,9 +18,10 @@ import anyio
 import httpx
 import mcp.types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
 
 from daemon.lifecycle.states import TaskState
@@ -287,3 +288,54 @@ def test_http_dnd_set_and_elicited_sms_send(http_server, daemon: Daemon, sim_fac
     assert sim.phone.notification.zen_mode == 3
     assert sms.structured_content["state"] == "completed" and len(asked) == 1
     assert [m["body"] for m in sim.phone.sms.messages("sent")] == [BODY]
+
+
+# ---- 2026-07-28 sessions (mcp.Client negotiates them): the question rides InputRequiredResult
+
+
+def test_modern_session_asks_through_input_required_and_applies_the_answer(
+    daemon: Daemon, sim_factory
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    asked: list[str] = []
+
+    async def main() -> Any:
+        async with Client(_stdio(daemon), elicitation_callback=_answer("accept", asked)) as c:
+            assert c.session.protocol_version in MODERN_PROTOCOL_VERSIONS
+            return await c.call_tool("sms_send", {"to": TO, "body": BODY})
+
+    result = anyio.run(main)
+    assert not result.is_error, result.content
+    out = result.structured_content
+    assert (out["state"], out["decision"]["decision"]) == ("completed", "approved")
+    assert len(asked) == 1 and BODY in asked[0]
+    assert [m["body"] for m in sim.phone.sms.messages("sent")] == [BODY]
+
+
+def test_a_forged_answer_to_an_unasked_question_is_refused(daemon: Daemon, sim_factory) -> None:
+    """The model (or anything) cannot approve by replaying a call with an answer: the
+    request_state must be a key this server minted for a question it put to the person."""
+    sim = sim_factory(sdk=34)
+    daemon.start()
+
+    async def main() -> Any:
+        async with Client(_stdio(daemon)) as c:  # no elicitation: left pending
+            first = await c.call_tool("sms_send", {"to": TO, "body": BODY})
+            forged = await c.session.call_tool(
+                "sms_send", {"to": TO, "body": BODY}, request_state="made-up",
+                input_responses={"approval": types.ElicitResult(action="accept")},
+            )  # fmt: skip
+            return first, forged
+
+    first, forged = anyio.run(main)
+    assert first.structured_content["state"] == "approval"
+    assert forged.is_error and "unknown" in forged.content[0].text
+    assert daemon.task(first.structured_content["task_id"]).state is TaskState.APPROVAL
+    assert sim.phone.sms.messages("sent") == []
+
+
+def test_task_status_of_another_conversation_is_refused(daemon: Daemon) -> None:
+    other = daemon.submit({"method": "dnd.get", "params": {}})  # conversation conv-e2e
+    result = run_stdio(daemon, lambda s: s.call_tool("task_status", {"task_id": other}))
+    assert result.is_error and "another conversation" in result.content[0].text
