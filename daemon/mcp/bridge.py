@@ -8,6 +8,7 @@ preview digest the person was shown, exactly as ``phoned approve``/``deny`` do.
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from dataclasses import dataclass
@@ -238,7 +239,9 @@ def _message(out: dict[str, Any], timed_out: bool) -> str:
     """One line for the model: what happened and what to do next."""
     task, state = out["task_id"], out["state"]
     if state == "completed":
-        return f"task {task} completed: observed {out['observed_target']}"
+        value = out["value"]
+        shown = f"; value {json.dumps(value, ensure_ascii=False, default=str)}" if value else ""
+        return f"task {task} completed: observed {out['observed_target']}{shown}"[:500]
     if out["failure"] is not None:
         failure = out["failure"]
         return f"task {task} {state}: {failure['reason']}: {failure['message']}".rstrip(": ")

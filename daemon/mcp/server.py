@@ -248,12 +248,12 @@ class PhonedTools:
         if name in self.methods:
             task = await anyio.to_thread.run_sync(self.bridge.submit, self.methods[name], args)
             return await self._settled(ctx, task.id, name)
-        if name == "task_status":
+        if name == "task_status":  # the call succeeds whatever state the task is in
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
-            return _task_result(await anyio.to_thread.run_sync(self.bridge.result, task))
+            return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
         if name == "task_cancel":
             task = await anyio.to_thread.run_sync(self.bridge.cancel, _task_id(args))
-            return _task_result(await anyio.to_thread.run_sync(self.bridge.result, task))
+            return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
         if name == "device_context":
             found = await anyio.to_thread.run_sync(self.bridge.context, args.get("device"))
             return _result(found)

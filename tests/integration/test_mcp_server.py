@@ -275,18 +275,26 @@ def test_http_dnd_set_and_elicited_sms_send(http_server, daemon: Daemon, sim_fac
     sim = sim_factory(sdk=34)
     daemon.start()
     asked: list[str] = []
+    answers = iter(["accept", "decline"])
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action=next(answers))  # type: ignore[arg-type]
 
     async def body(s: ClientSession) -> Any:
         listed = await s.list_tools()
         dnd = await s.call_tool("dnd_set", {"mode": "alarms", "device": sim.serial})
-        sms = await s.call_tool("sms_send", {"to": TO, "body": BODY})
-        return listed, dnd, sms
+        sent = await s.call_tool("sms_send", {"to": TO, "body": BODY})
+        denied = await s.call_tool("sms_send", {"to": TO, "body": "not this one"})
+        return listed, dnd, sent, denied
 
-    listed, dnd, sms = run_http(url, planner, body, _answer("accept", asked))
+    listed, dnd, sent, denied = run_http(url, planner, body, elicit)
     assert "sms_send" in {t.name for t in listed.tools}
     assert dnd.structured_content["observed_target"] == "dnd.alarms"
     assert sim.phone.notification.zen_mode == 3
-    assert sms.structured_content["state"] == "completed" and len(asked) == 1
+    assert sent.structured_content["state"] == "completed"
+    assert denied.is_error and denied.structured_content["failure"]["reason"] == "approval_denied"
+    assert len(asked) == 2 and "not this one" in asked[1]
     assert [m["body"] for m in sim.phone.sms.messages("sent")] == [BODY]
 
 
@@ -339,3 +347,43 @@ def test_task_status_of_another_conversation_is_refused(daemon: Daemon) -> None:
     other = daemon.submit({"method": "dnd.get", "params": {}})  # conversation conv-e2e
     result = run_stdio(daemon, lambda s: s.call_tool("task_status", {"task_id": other}))
     assert result.is_error and "another conversation" in result.content[0].text
+
+
+def test_reads_context_queue_and_cancel(daemon: Daemon, sim_factory) -> None:
+    sim = sim_factory(sdk=34)
+    sim.phone.notification.set_zen(2)  # the person chose total silence on the phone
+
+    async def body(s: ClientSession) -> Any:
+        context = await s.call_tool("device_context", {"device": sim.serial})
+        queued = await s.call_tool("dnd_get", {})  # no daemon yet: still queued after the wait
+        cancelled = await s.call_tool(
+            "task_cancel", {"task_id": queued.structured_content["task_id"]}
+        )
+        queue = await s.call_tool("queue_status", {})
+        return context, queued, cancelled, queue
+
+    params = _stdio(daemon)
+    params.args[params.args.index("--wait") + 1] = "1"
+
+    async def main() -> Any:
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(stdio_client(params))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            return await body(session)
+
+    context, queued, cancelled, queue = anyio.run(main)
+    assert not context.is_error, context.content
+    device = context.structured_content["device"]
+    assert device["dnd_mode"]["value"] == "total_silence"  # the phone's own setting
+    assert "dnd.set" in device["supported_methods"]["value"]
+    assert queued.structured_content["state"] == "queued"
+    assert "still queued" in queued.structured_content["message"]
+    assert not cancelled.is_error and cancelled.structured_content["state"] == "stopped"
+    listed = queue.structured_content
+    assert listed["counts"]["stopped"] == 1
+    assert listed["tasks"][0]["task_id"] == queued.structured_content["task_id"]
+    daemon.start()
+    read = run_stdio(daemon, lambda s: s.call_tool("dnd_get", {"device": sim.serial}))
+    assert read.structured_content["state"] == "completed"
+    assert "total_silence" in read.structured_content["message"]
