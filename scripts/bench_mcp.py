@@ -6,9 +6,10 @@ and a daemon (``phoned run``) over a fresh SQLite queue. Then, ``--runs`` times,
 client (the SDK's ``ClientSession`` over ``stdio_client``) spawns a fresh ``phoned mcp``,
 initializes, lists the tools and calls ``dnd_set``; the call counts once its result says
 ``completed`` and the phone itself (``adb shell settings get global zen_mode``) shows the
-mode. Prints the median and every run; ``--tools`` prints the tool list as the client saw it.
+mode. Prints the median and every run; ``--tools`` prints the tool list as the client saw it
+(``--tools-json FILE``: the whole ``tools/list`` result).
 
-    .venv/bin/python scripts/bench_mcp.py [--runs 5] [--tools]
+    .venv/bin/python scripts/bench_mcp.py [--runs 5] [--tools] [--tools-json FILE]
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tools", action="store_true", help="print the tool list as seen")
+    parser.add_argument("--tools-json", metavar="FILE", help="write the tools/list result here")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="phoned-bench-mcp-"))
     adb_port, sim_port = free_port(), free_port()
@@ -123,7 +125,9 @@ def main() -> int:
                 for name in tool.input_schema["properties"]
             )
             print(f"{tool.name:<20} ({params_})  {flags}")
-        print(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in runs[0]["tools"]][:1], indent=1))
+    if args.tools_json:
+        tools = [t.model_dump(by_alias=True, exclude_none=True) for t in runs[0]["tools"]]
+        Path(args.tools_json).write_text(json.dumps(tools, indent=1) + "\n")
     return 0
 
 
