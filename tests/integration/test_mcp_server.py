@@ -387,3 +387,31 @@ def test_reads_context_queue_and_cancel(daemon: Daemon, sim_factory) -> None:
     read = run_stdio(daemon, lambda s: s.call_tool("dnd_get", {"device": sim.serial}))
     assert read.structured_content["state"] == "completed"
     assert "total_silence" in read.structured_content["message"]
+
+
+def test_the_readme_client_configuration_starts_a_working_server(daemon: Daemon) -> None:
+    """The stdio snippet of the README, as an MCP client would run it: with no --queue it
+    serves the daemon's default queue (the state directory's queue.db)."""
+    import json
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("phoned mcp`") :]
+    snippet = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
+    server = snippet["mcpServers"]["phoned"]
+    assert server["command"].endswith("/.venv/bin/phoned") and server["args"][0] == "mcp"
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "phoned"), args=server["args"],
+        env=daemon.env, cwd=str(REPO),
+    )  # fmt: skip
+    task_id = daemon.submit({"method": "dnd.get", "params": {}, "conversation_id": "x"})
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return await s.list_tools(), await s.call_tool("queue_status", {})
+
+    listed, queue = anyio.run(main)
+    assert "dnd_set" in {t.name for t in listed.tools}
+    assert queue.structured_content["counts"]["queued"] == 1  # the daemon's queue, not another
+    assert daemon.task(task_id).state is TaskState.QUEUED
