@@ -77,6 +77,9 @@ class PendingQuestion:
     asks: int  # how many times the person was asked during this call
 
 
+MAX_PENDING = 1000  # questions kept for a retry; the oldest is forgotten first
+
+
 def _method_tool(method: str) -> types.Tool:
     entry = catalogue.entry(method)
     schema = dict(entry["params"])
@@ -91,6 +94,8 @@ def _method_tool(method: str) -> types.Tool:
             "with `phoned approve`; call task_status for the outcome."
         )
     read_only = entry["read_only"]
+    # destructive: an effect that cannot be repeated or taken back (sms.send); a read: n/a
+    destructive = None if read_only else (entry["needs_approval"] or not entry["idempotent"])
     return types.Tool(
         name=entry["tool"],
         title=method,
@@ -100,9 +105,7 @@ def _method_tool(method: str) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=method,
             read_only_hint=read_only,
-            destructive_hint=None
-            if read_only
-            else (entry["needs_approval"] or not entry["idempotent"]),
+            destructive_hint=destructive,
             idempotent_hint=entry["idempotent"],
             open_world_hint=entry["needs_approval"],
         ),
@@ -299,6 +302,8 @@ class PhonedTools:
         self, tool: str, task: TaskRecord, message: str, asks: int
     ) -> types.InputRequiredResult:
         key = secrets.token_urlsafe(24)
+        while len(self.pending) >= MAX_PENDING:  # dicts keep insertion order: oldest first
+            self.pending.pop(next(iter(self.pending)))
         self.pending[key] = PendingQuestion(
             tool, task.id, task.revision, task.approval_digest or "", asks + 1
         )
