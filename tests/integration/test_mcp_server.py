@@ -82,6 +82,15 @@ def _answer(action: str, asked: list[str]) -> Elicit:
     return elicit
 
 
+def _send_taps(daemon: Daemon, task_id: str) -> list[Any]:
+    """The journaled taps on send of a task (the one effect of sms.send)."""
+    store = daemon.store()
+    try:
+        return [j for j in store.journal(task_id) if j.action == "sms.send"]
+    finally:
+        store.close()
+
+
 # ---- stdio ------------------------------------------------------------------------------
 
 
@@ -155,6 +164,7 @@ def test_sms_send_pauses_for_approval_with_nothing_sent(daemon: Daemon, sim_fact
     assert f"--digest {approval['digest']}" in approval["approve_command"]
     assert "you cannot approve" in out["message"]
     assert sim.phone.sms.messages("sent") == []
+    assert _send_taps(daemon, out["task_id"]) == []  # the send button was never tapped
     assert later.structured_content["state"] == "approval"
     # the person approves with the printed command; the status call shows the outcome
     argv = approval["approve_command"].split()[1:]
@@ -185,6 +195,7 @@ def test_elicitation_accept_approves_that_preview(daemon: Daemon, sim_factory) -
     assert [m["body"] for m in sim.phone.sms.messages("sent")] == [BODY]
     record = daemon.task(out["task_id"])
     assert record.approval_status == "approved" and record.revision == out["decision"]["revision"]
+    assert len(_send_taps(daemon, out["task_id"])) == 1  # exactly one tap, after the approval
 
 
 def test_elicitation_decline_denies_and_nothing_is_sent(daemon: Daemon, sim_factory) -> None:
@@ -200,6 +211,7 @@ def test_elicitation_decline_denies_and_nothing_is_sent(daemon: Daemon, sim_fact
     out = result.structured_content
     assert (out["state"], out["failure"]["reason"]) == ("stopped", "approval_denied")
     assert sim.phone.sms.messages("sent") == []
+    assert _send_taps(daemon, out["task_id"]) == []
 
 
 # ---- streamable HTTP --------------------------------------------------------------------
