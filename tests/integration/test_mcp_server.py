@@ -427,3 +427,28 @@ def test_the_readme_client_configuration_starts_a_working_server(daemon: Daemon)
     assert "dnd_set" in {t.name for t in listed.tools}
     assert queue.structured_content["counts"]["queued"] == 1  # the daemon's queue, not another
     assert daemon.task(task_id).state is TaskState.QUEUED
+
+
+def test_http_modern_session_with_a_planner_token(http_server, daemon: Daemon, sim_factory) -> None:
+    """``mcp.Client`` over streamable HTTP negotiates 2026-07-28: the approval question
+    rides an InputRequiredResult; the answer comes back with the retried call."""
+    url, planner, _ = http_server
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    asked: list[str] = []
+
+    async def main() -> Any:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {planner}"})
+        async with client:
+            transport = streamable_http_client(url, http_client=client)
+            async with Client(transport, elicitation_callback=_answer("decline", asked)) as c:
+                assert c.session.protocol_version in MODERN_PROTOCOL_VERSIONS
+                dnd = await c.call_tool("dnd_set", {"mode": "total_silence"})
+                sms = await c.call_tool("sms_send", {"to": TO, "body": BODY})
+                return dnd, sms
+
+    dnd, sms = anyio.run(main)
+    assert dnd.structured_content["observed_target"] == "dnd.total_silence"
+    assert sim.phone.notification.zen_mode == 2
+    assert sms.is_error and sms.structured_content["failure"]["reason"] == "approval_denied"
+    assert len(asked) == 1 and sim.phone.sms.messages("sent") == []
