@@ -34,7 +34,8 @@ class Settled:
     timed_out: bool
 
 
-def _known_errors() -> tuple[type[Exception], ...]:
+def known_errors() -> tuple[type[Exception], ...]:
+    """The errors a call may meet that are the caller's to read (not bugs)."""
     from daemon.commands.common import InputError
     from daemon.config import ConfigError
     from daemon.lifecycle.errors import LifecycleError
@@ -256,6 +257,3 @@ def _message(out: dict[str, Any], timed_out: bool) -> str:
     if timed_out:
         return f"task {task} is still {state} after the wait; call task_status later"
     return f"task {task} is {state}"
-
-
-KNOWN_ERRORS = _known_errors

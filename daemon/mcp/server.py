@@ -31,7 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from daemon.mcp import catalogue
-from daemon.mcp.bridge import KNOWN_ERRORS, Bridge, ToolError, error_text
+from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -236,7 +236,7 @@ class PhonedTools:
             return await self._call(ctx, params)
         except ToolError as exc:
             return _error(str(exc))
-        except KNOWN_ERRORS() as exc:
+        except known_errors() as exc:
             return _error(error_text(exc))
         except Exception as exc:  # a bug: logged with its trace, the model gets one line
             log.exception("tool %s failed", params.name)
