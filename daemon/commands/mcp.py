@@ -29,6 +29,10 @@ def _host_port(text: str) -> tuple[str, int]:
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")  # fmt: skip
 @click.option("--tokens", default=None, type=click.Path(dir_okay=False),
               help="With --http: the tokens file (as `phoned serve`); planner tokens may call.")  # fmt: skip
+@click.option("--elicit-approvals/--no-elicit-approvals", "elicit", default=None,
+              help="Let the person at the MCP client approve or deny a preview through "
+              "elicitation (default: yes over stdio; no over --http, where the caller holds "
+              "only a planner token).")  # fmt: skip
 @click.option(
     "--queue",
     default=None,
@@ -49,6 +53,7 @@ def mcp(
     wait: float,
     http: str | None,
     tokens: str | None,
+    elicit: bool | None,
     queue: str | None,
     config_file: str | None,
 ) -> None:
@@ -80,7 +85,8 @@ def mcp(
     cfg = load_config(config_file, queue=queue)
     store = open_store(cfg.queue_url)
     try:
-        server = build_server(Bridge(store, cfg, conversation, device=device, wait=wait))
+        bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
+        server = build_server(bridge, elicit=address is None if elicit is None else elicit)
         if address is None or book is None:
             serve_stdio(server)
         else:

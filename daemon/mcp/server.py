@@ -108,8 +108,9 @@ def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 class PhonedTools:
     """The tool handlers over one ``Bridge``."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Bridge, *, elicit: bool = True) -> None:
         self.bridge = bridge
+        self.elicit = elicit  # may the person at the client decide a preview?
         self.tools = tools()
         self.methods = {catalogue.tool_name(m): m for m in _method_names()}
         self.pending: dict[str, PendingQuestion] = {}
@@ -174,7 +175,8 @@ class PhonedTools:
             content["message"] = (
                 f"the person {decision['decision']} the preview; " + content["message"]
             )
-        if content["approval"] is None or not _can_elicit(ctx) or asks >= MAX_ASKS:
+        ask = self.elicit and _can_elicit(ctx) and asks < MAX_ASKS
+        if content["approval"] is None or not ask:
             return _task_result(content)
         message = question(task, content["approval"]["preview"])
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -255,11 +257,12 @@ def _method_names() -> list[str]:
     return list(REGISTRY)
 
 
-def build_server(bridge: Bridge) -> Server[Any]:
-    """The low-level MCP server with phoned's tools."""
+def build_server(bridge: Bridge, *, elicit: bool = True) -> Server[Any]:
+    """The low-level MCP server with phoned's tools; ``elicit``: the person at the client
+    may approve or deny a preview through elicitation (else only ``phoned approve``)."""
     from importlib.metadata import version
 
-    handlers = PhonedTools(bridge)
+    handlers = PhonedTools(bridge, elicit=elicit)
     return Server(
         "phoned",
         version=version("phoned"),

@@ -225,9 +225,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(daemon: Daemon, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """``phoned mcp --http`` with a planner and a viewer token: (url, planner, viewer)."""
+@pytest.fixture(params=["--elicit-approvals"])
+def http_server(
+    request: pytest.FixtureRequest, daemon: Daemon, tmp_path: Path
+) -> Iterator[tuple[str, str, str]]:
+    """``phoned mcp --http`` with a planner and a viewer token: (url, planner, viewer).
+
+    Elicited decisions are on (``--elicit-approvals``) unless a test parametrizes the
+    fixture with ``""`` (the HTTP default: off)."""
     planner, planner_entry = make_token(Role.PLANNER, name="agent")
     viewer, viewer_entry = make_token(Role.VIEWER, name="watcher")
     tokens = tmp_path / "tokens.yaml"
@@ -236,7 +241,8 @@ def http_server(daemon: Daemon, tmp_path: Path) -> Iterator[tuple[str, str, str]
     log = (tmp_path / "mcp-http.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-         "--conversation", "conv-mcp", "--http", f"127.0.0.1:{port}", "--tokens", str(tokens)],
+         "--conversation", "conv-mcp", "--http", f"127.0.0.1:{port}", "--tokens", str(tokens),
+         *([request.param] if request.param else [])],
         env=daemon.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/mcp"
@@ -280,6 +286,27 @@ def test_http_needs_a_planner_token(http_server) -> None:
     )
     refused = httpx.post(url, json=ping, headers={"Authorization": f"Bearer {viewer}"}, timeout=5)
     assert refused.status_code == 403 and "planner" in refused.json()["message"]
+
+
+@pytest.mark.parametrize("http_server", [""], indirect=True)
+def test_http_does_not_let_a_planner_token_decide_by_default(
+    http_server, daemon: Daemon, sim_factory
+) -> None:
+    """Over HTTP the caller holds only a planner token; an elicitation-capable client is
+    not asked unless the operator said so (--elicit-approvals): the preview waits for an
+    approver (``phoned approve``, the plane's API, the monitor)."""
+    url, planner, _ = http_server
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    asked: list[str] = []
+    result = run_http(
+        url, planner, lambda s: s.call_tool("sms_send", {"to": TO, "body": BODY}),
+        _answer("accept", asked),
+    )  # fmt: skip
+    out = result.structured_content
+    assert out["state"] == "approval" and asked == []
+    assert daemon.task(out["task_id"]).state is TaskState.APPROVAL
+    assert sim.phone.sms.messages("sent") == []
 
 
 def test_http_dnd_set_and_elicited_sms_send(http_server, daemon: Daemon, sim_factory) -> None:
