@@ -31,8 +31,8 @@ def _host_port(text: str) -> tuple[str, int]:
               help="With --http: the tokens file (as `phoned serve`); planner tokens may call.")  # fmt: skip
 @click.option("--elicit-approvals/--no-elicit-approvals", "elicit", default=None,
               help="Let the person at the MCP client approve or deny a preview through "
-              "elicitation (default: yes over stdio; no over --http, where the caller holds "
-              "only a planner token).")  # fmt: skip
+              "elicitation (default: yes over stdio on a database queue; no over --http or "
+              "on an http(s) queue, where the caller holds only a planner token).")  # fmt: skip
 @click.option(
     "--queue",
     default=None,
@@ -86,7 +86,9 @@ def mcp(
     store = open_store(cfg.queue_url)
     try:
         bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
-        server = build_server(bridge, elicit=address is None if elicit is None else elicit)
+        if elicit is None:  # a caller with only a planner token does not decide by default
+            elicit = address is None and not cfg.queue_url.startswith(("http://", "https://"))
+        server = build_server(bridge, elicit=elicit)
         if address is None or book is None:
             serve_stdio(server)
         else:

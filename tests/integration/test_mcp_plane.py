@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp.types as types
 import pytest
 import yaml
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -86,8 +87,17 @@ def test_mcp_over_the_control_plane(plane, sim_factory) -> None:
         env=dict(env, PHONED_TOKEN=tokens["planner"]), cwd=str(REPO),
     )  # fmt: skip
 
+    asked: list[str] = []
+
+    async def elicit(context: Any, question: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(question.message)
+        return types.ElicitResult(action="accept")
+
     async def main() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicit) as s,
+        ):
             await s.initialize()
             dnd = await s.call_tool("dnd_set", {"mode": "alarms"})
             sms = await s.call_tool("sms_send", {"to": "+15551234567", "body": "hi"})
@@ -101,3 +111,4 @@ def test_mcp_over_the_control_plane(plane, sim_factory) -> None:
     assert sms.structured_content["state"] == "approval"
     assert f"--queue {url}" in approval["approve_command"]
     assert sim.phone.sms.messages("sent") == []
+    assert asked == []  # a planner token on the plane does not decide: nobody was asked
