@@ -12,7 +12,8 @@ from __future__ import annotations
 import click
 
 from daemon.commands import context as context_commands
-from daemon.commands import decisions, doctor, events, lifecycle, run, sim, tasks
+from daemon.commands import decisions, doctor, events, lifecycle, methods, run, sim, tasks
+from daemon.commands import mcp as mcp_command
 from daemon.commands import serve as serve_command
 from daemon.commands.common import EXIT_USAGE, fail
 
@@ -46,6 +47,8 @@ for _command in (
     context_commands.context,
     context_commands.classify,
     serve_command.serve,
+    methods.methods,
+    mcp_command.mcp,
 ):
     main.add_command(_command)
 

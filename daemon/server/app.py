@@ -87,7 +87,22 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.add_middleware(
         RequestLimits, limits=limits, known_token=lambda t: tokens.lookup(t) is not None
     )
+    _publish_method_params(app)
     return app
+
+
+def _publish_method_params(app: FastAPI) -> None:
+    """Put every task method's params schema in the document (``params.<method>``)."""
+    from daemon.mcp.catalogue import openapi_schemas
+
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        doc = build()  # FastAPI's cached document; adding the same schemas again is a no-op
+        doc.setdefault("components", {}).setdefault("schemas", {}).update(openapi_schemas())
+        return doc
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:

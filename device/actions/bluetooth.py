@@ -259,6 +259,13 @@ DECLARED = (
     Method(
         "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
         needs=_has_manager,
+        summary="Turn Bluetooth on or off, verified by reading the adapter state back.",
+        reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
+        changes="the Bluetooth adapter (on/off)",
     ),
-    Method("bluetooth.get", NoParams, get, name_target, needs=_has_manager),
+    Method(
+        "bluetooth.get", NoParams, get, name_target, needs=_has_manager,
+        summary="Read whether Bluetooth is on.",
+        reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
+    ),
 )  # fmt: skip

@@ -99,6 +99,11 @@ DECLARED = (
     Method(
         "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
         needs=lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
+        summary="Set the Do Not Disturb mode, verified by reading it back.",
+        reads="global setting zen_mode", changes="the Do Not Disturb mode (zen_mode)",
     ),
-    Method("dnd.get", NoParams, get, name_target),
+    Method(
+        "dnd.get", NoParams, get, name_target,
+        summary="Read the Do Not Disturb mode.", reads="global setting zen_mode",
+    ),
 )  # fmt: skip

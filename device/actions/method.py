@@ -39,6 +39,10 @@ class Method(Generic[P]):
     idempotent: bool = True  # False: once it happened, only verified, never repeated
     screen: bool = False  # depends on the screen: full snapshots, draft-edit staleness
     sensitive: tuple[str, ...] = ()  # params whose values never reach evidence or logs
+    # the catalogue (`phoned methods`, MCP tools, docs/methods.md): one line each
+    summary: str = ""  # what the method does
+    reads: str = ""  # what it reads on the phone (its read-back)
+    changes: str = ""  # what it changes on the phone; "" for a read
 
     def __post_init__(self) -> None:
         unknown = set(self.sensitive) - set(self.params.model_fields)

@@ -42,27 +42,46 @@ class NoParams(_Params):
 
 
 class DndSet(_Params):
-    mode: Literal["off", "priority", "alarms", "total_silence"]
+    """The Do Not Disturb mode to set."""
+
+    mode: Literal["off", "priority", "alarms", "total_silence"] = Field(
+        description="off; priority (priority interruptions only); alarms (alarms only); "
+        "total_silence (nothing)",
+        examples=["priority"],
+    )
 
 
 class BluetoothSet(_Params):
-    enabled: StrictBool
+    """Turn Bluetooth on or off."""
+
+    enabled: StrictBool = Field(description="true: on, false: off", examples=[True])
 
 
 class WifiSet(_Params):
-    enabled: StrictBool
+    """Turn Wi-Fi on or off."""
+
+    enabled: StrictBool = Field(description="true: on, false: off", examples=[False])
+
+
+_STREAM = "audio stream: music, ring, alarm, notification, voice_call or system"
 
 
 class VolumeGet(_Params):
-    stream: Stream
+    """The audio stream to read."""
+
+    stream: Stream = Field(description=_STREAM, examples=["ring"])
 
 
 class VolumeSet(_Params):
     """Exactly one of ``level`` (device steps) or ``percent`` (0..100)."""
 
-    stream: Stream
-    level: StrictInt | None = Field(default=None, ge=0)
-    percent: StrictInt | None = Field(default=None, ge=0, le=100)
+    stream: Stream = Field(description=_STREAM, examples=["alarm"])
+    level: StrictInt | None = Field(
+        default=None, ge=0, description="volume in the device's own steps (0..its maximum)"
+    )
+    percent: StrictInt | None = Field(
+        default=None, ge=0, le=100, description="volume in percent of the maximum", examples=[50]
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> VolumeSet:
@@ -74,8 +93,13 @@ class VolumeSet(_Params):
 class Sms(_Params):
     """Recipient as E.164 (+4915112345678) or local digits; body 1..10000 chars."""
 
-    to: str
-    body: str = Field(min_length=1, max_length=MAX_BODY)
+    to: str = Field(
+        description="recipient: E.164 (+4915112345678) or local digits (2..15)",
+        examples=["+15551234567"],
+    )
+    body: str = Field(
+        min_length=1, max_length=MAX_BODY, description="message text", examples=["See you at 8"]
+    )
 
     @field_validator("to")
     @classmethod
@@ -96,10 +120,25 @@ class Sms(_Params):
 class Permission(_Params):
     """A runtime permission (package + permission) or a special access."""
 
-    package: str = Field(pattern=rf"^{PACKAGE.pattern}$")
-    permission: str | None = Field(default=None, pattern=rf"^{PERMISSION.pattern}$")
-    special: Literal["notification_listener", "dnd_access"] | None = None
-    component: str | None = Field(default=None, pattern=rf"^{COMPONENT.pattern}$")
+    package: str = Field(
+        pattern=rf"^{PACKAGE.pattern}$",
+        description="Android package name",
+        examples=["com.example.notes"],
+    )
+    permission: str | None = Field(
+        default=None,
+        pattern=rf"^{PERMISSION.pattern}$",
+        description="a runtime permission (give this or special)",
+        examples=["android.permission.CAMERA"],
+    )
+    special: Literal["notification_listener", "dnd_access"] | None = Field(
+        default=None, description="a special access (give this or permission)"
+    )
+    component: str | None = Field(
+        default=None,
+        pattern=rf"^{COMPONENT.pattern}$",
+        description="the listener service (pkg/.Cls), only for special notification_listener",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Permission:

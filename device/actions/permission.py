@@ -182,6 +182,23 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 
 DECLARED = (
-    Method("permission.check", Permission, check, name_target),
-    Method("permission.request", Permission, request, name_target, reconcile=reconcile),
+    Method(
+        "permission.check",
+        Permission,
+        check,
+        name_target,
+        summary="Check whether an app holds a runtime permission or a special access.",
+        reads="dumpsys package (runtime grants) or the secure settings of listeners / DND access",
+    ),
+    Method(
+        "permission.request",
+        Permission,
+        request,
+        name_target,
+        reconcile=reconcile,
+        summary="Ask for a permission or special access: pauses until the person grants it "
+        "on the phone, then verifies the grant.",
+        reads="the same grant state as permission.check",
+        changes="opens the settings screen where the person grants it",
+    ),
 )

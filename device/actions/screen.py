@@ -38,4 +38,10 @@ def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
     return got(ctx, {**snap.to_json(), "screenshot": snap.artifacts.get("snapshot_screenshot")})
 
 
-DECLARED = (Method("screen.snapshot", NoParams, snapshot, fixed("screen.snapshot")),)
+DECLARED = (
+    Method(
+        "screen.snapshot", NoParams, snapshot, fixed("screen.snapshot"),
+        summary="Take a snapshot of the screen: windows, foreground app, UI hierarchy, screenshot.",
+        reads="window list, UI hierarchy and a screenshot",
+    ),
+)  # fmt: skip

@@ -204,5 +204,7 @@ DECLARED = (
     Method(
         "sms.draft", Sms, draft, fixed("sms.drafted"), reconcile=reconcile, screen=True,
         sensitive=("to", "body"),
+        summary="Open a draft SMS to a recipient in the default SMS app (nothing is sent).",
+        reads="the screen (UI hierarchy) of the SMS app", changes="the SMS app's draft",
     ),
 )  # fmt: skip

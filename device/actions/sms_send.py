@@ -335,5 +335,9 @@ DECLARED = (
     Method(
         "sms.send", Sms, send, fixed("sms.sent"), reconcile=reconcile, approval=True,
         idempotent=False, screen=True, sensitive=("to", "body"),
+        summary="Send an SMS: drafts it, pauses for a person's approval of the preview, "
+        "then taps send once and checks the sent box.",
+        reads="the screen of the SMS app, the sent messages",
+        changes="sends a message to the recipient (cannot be undone)",
     ),
 )  # fmt: skip

@@ -138,6 +138,24 @@ def _has_audio(capabilities: Capabilities) -> bool:
 
 
 DECLARED = (
-    Method("volume.set", VolumeSet, set_level, name_target, reconcile=reconcile, needs=_has_audio),
-    Method("volume.get", VolumeGet, get, name_target, needs=_has_audio),
+    Method(
+        "volume.set",
+        VolumeSet,
+        set_level,
+        name_target,
+        reconcile=reconcile,
+        needs=_has_audio,
+        summary="Set one audio stream's volume (device steps or percent), verified by read-back.",
+        reads="the stream's volume and range (dumpsys audio)",
+        changes="one stream's volume",
+    ),
+    Method(
+        "volume.get",
+        VolumeGet,
+        get,
+        name_target,
+        needs=_has_audio,
+        summary="Read one audio stream's volume and its range.",
+        reads="the stream's volume and range (dumpsys audio)",
+    ),
 )

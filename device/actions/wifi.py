@@ -83,6 +83,24 @@ def _has_wifi(capabilities: Capabilities) -> bool:
 
 
 DECLARED = (
-    Method("wifi.set", WifiSet, set_enabled, name_target, reconcile=reconcile, needs=_has_wifi),
-    Method("wifi.get", NoParams, get, name_target, needs=_has_wifi),
+    Method(
+        "wifi.set",
+        WifiSet,
+        set_enabled,
+        name_target,
+        reconcile=reconcile,
+        needs=_has_wifi,
+        summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",
+        reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
+        changes="Wi-Fi (on/off)",
+    ),
+    Method(
+        "wifi.get",
+        NoParams,
+        get,
+        name_target,
+        needs=_has_wifi,
+        summary="Read whether Wi-Fi is on.",
+        reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
+    ),
 )

@@ -1,0 +1,97 @@
+"""``phoned mcp``: the task methods as tools of an MCP server (``daemon/mcp/``), over stdio
+(default) or streamable HTTP (``--http HOST:PORT --tokens FILE``).
+
+The MCP SDK is imported only when the verb runs, so ``phoned --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import click
+
+from daemon.commands.common import EXIT_USAGE, fail, load_config, user_errors
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8401", EXIT_USAGE)
+    return host.strip("[]"), int(port)
+
+
+@click.command("mcp")
+@click.option("--conversation", default="mcp", show_default=True,
+              help="Conversation that owns every task this server queues.")  # fmt: skip
+@click.option("--device", default=None, metavar="SERIAL",
+              help="Default device of the tools (a call's `device` overrides it).")  # fmt: skip
+@click.option("--wait", default=30.0, show_default=True, type=click.FloatRange(0, 3600),
+              metavar="SECONDS", help="How long a call waits for its task to end or pause.")  # fmt: skip
+@click.option("--http", "http", default=None, metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")  # fmt: skip
+@click.option("--tokens", default=None, type=click.Path(dir_okay=False),
+              help="With --http: the tokens file (as `phoned serve`); planner tokens may call.")  # fmt: skip
+@click.option("--elicit-approvals/--no-elicit-approvals", "elicit", default=None,
+              help="Let the person at the MCP client approve or deny a preview through "
+              "elicitation (default: yes over stdio on a database queue; no over --http or "
+              "on an http(s) queue, where the caller holds only a planner token).")  # fmt: skip
+@click.option(
+    "--queue",
+    default=None,
+    metavar="URL",
+    help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Config file (default: $PHONED_CONFIG, ./config/phoned.yaml, /etc/phoned/phoned.yaml).",
+)
+@user_errors
+def mcp(
+    conversation: str,
+    device: str | None,
+    wait: float,
+    http: str | None,
+    tokens: str | None,
+    elicit: bool | None,
+    queue: str | None,
+    config_file: str | None,
+) -> None:
+    """Serve the task methods as MCP tools (stdio, or --http HOST:PORT with --tokens).
+
+    Each method is one tool (dnd.set -> dnd_set) whose call queues a task in
+    --conversation, waits up to --wait for it to end or pause, and returns its state and
+    evidence. Approval-gated effects (sms_send) wait for a person: asked through MCP
+    elicitation when the client supports it, else `phoned approve`.
+    """
+    from pathlib import Path
+
+    from daemon.mcp.bridge import Bridge
+    from daemon.mcp.server import build_server
+    from daemon.mcp.transports import serve_http, serve_stdio
+    from daemon.store.open import open_planner_store
+
+    if http is not None and tokens is None:
+        fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
+    address = _host_port(http) if http is not None else None
+    book = None
+    if address is not None and tokens is not None:
+        from daemon.server.auth import TokenBook, TokensFileError
+
+        try:
+            book = TokenBook.load(Path(tokens))
+        except TokensFileError as exc:
+            fail(str(exc), EXIT_USAGE)
+    cfg = load_config(config_file, queue=queue)
+    store = open_planner_store(cfg.queue_url)
+    try:
+        bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
+        if elicit is None:  # a caller with only a planner token does not decide by default
+            elicit = address is None and not cfg.queue_url.startswith(("http://", "https://"))
+        server = build_server(bridge, elicit=elicit)
+        if address is None or book is None:
+            serve_stdio(server)
+        else:
+            serve_http(server, book, conversation, address[0], address[1], cfg.log_level)
+    finally:
+        store.close()

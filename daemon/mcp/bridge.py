@@ -1,0 +1,258 @@
+"""What an MCP tool call does to the queue, without MCP: submit through ingress, wait for a
+task to end or pause, decide a pending preview, read status, context and queue.
+
+Everything here is synchronous (the stores are); ``daemon.mcp.server`` runs it in worker
+threads. The decisions are the store's own ``approve``/``deny``, quoting the revision and
+preview digest the person was shown, exactly as ``phoned approve``/``deny`` do.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.config import Config
+    from daemon.lifecycle.records import TaskRecord
+    from daemon.store.protocol import PlannerStore
+
+POLL_S = 0.1
+
+
+class ToolError(Exception):
+    """A tool call that cannot be carried out; the message is what the model is told."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A task as the call leaves it, and whether the wait ran out first."""
+
+    task: TaskRecord
+    timed_out: bool
+
+
+def known_errors() -> tuple[type[Exception], ...]:
+    """The errors a call may meet that are the caller's to read (not bugs)."""
+    from daemon.commands.common import InputError
+    from daemon.config import ConfigError
+    from daemon.lifecycle.errors import LifecycleError
+    from device.errors import DeviceError
+
+    return (LifecycleError, DeviceError, ConfigError, InputError)
+
+
+def error_text(exc: Exception) -> str:
+    """One line naming what is wrong (an invalid task names every refused field)."""
+    hint = getattr(exc, "HINT", "")
+    message = str(exc) or type(exc).__name__
+    return f"{message}: {hint}" if hint and hint not in message else message
+
+
+class Bridge:
+    """The queue as the MCP tools see it: one conversation, an optional default device."""
+
+    def __init__(
+        self,
+        store: PlannerStore,
+        cfg: Config,
+        conversation: str,
+        *,
+        device: str | None = None,
+        wait: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.cfg = cfg
+        self.conversation = conversation
+        self.device = device
+        self.wait = wait
+        self.queue_url = cfg.queue_url
+
+    # --- tasks ----------------------------------------------------------------------
+    def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:
+        """Queue ``method`` with ``arguments`` (params plus optional ``device``) through
+        the ingress ``phoned submit`` uses; ``InvalidTask`` names each refused field."""
+        from daemon.commands.tasks import queue_spec
+
+        params = dict(arguments)
+        device = params.pop("device", None) or self.device
+        raw: dict[str, Any] = {
+            "method": method,
+            "params": params,
+            "conversation_id": self.conversation,
+        }
+        if device is not None:
+            raw["device"] = device
+        queued, _ = queue_spec(self.store, raw, self.cfg)
+        return queued[0]
+
+    def get(self, task_id: str) -> TaskRecord:
+        return self.store.get(task_id)
+
+    def own(self, task_id: str) -> TaskRecord:
+        """The task, refused when it belongs to another conversation."""
+        task = self.store.get(task_id)
+        if task.conversation_id != self.conversation:
+            raise ToolError(f"task {task_id} belongs to another conversation")
+        return task
+
+    def settle(self, task_id: str, timeout: float | None = None) -> Settled:
+        """Wait (at most ``timeout``, default the server's ``--wait``) until the task ends
+        or pauses (waiting, approval, permission)."""
+        from daemon.lifecycle.states import PAUSED
+
+        deadline = time.monotonic() + (self.wait if timeout is None else timeout)
+        task = self.store.get(task_id)
+        while not (task.terminal or task.state in PAUSED):
+            if time.monotonic() >= deadline:
+                return Settled(task, timed_out=True)
+            time.sleep(POLL_S)
+            task = self.store.get(task_id)
+        return Settled(task, timed_out=False)
+
+    def decide(self, task_id: str, revision: int, digest: str, approve: bool) -> TaskRecord:
+        """Approve or deny the preview shown at ``revision`` with ``digest`` (the store
+        refuses it when the task, its revision or its preview has changed since)."""
+        verb = self.store.approve if approve else self.store.deny
+        return verb(task_id, self.conversation, revision, digest, time.time())
+
+    def cancel(self, task_id: str) -> TaskRecord:
+        self.own(task_id)
+        return self.store.cancel(task_id, self.conversation, time.time())
+
+    # --- reading ------------------------------------------------------------------
+    def preview(self, task_id: str) -> dict[str, Any] | None:
+        """The pending approval's preview (effect, target, data) in clear: rebuilt from the
+        task's params and bound to its approval digest (``daemon.render.approval_preview``;
+        evidence keeps it redacted)."""
+        from daemon.render import approval_preview
+
+        shown = approval_preview(self.store.get(task_id), self.store.evidence(task_id))
+        if shown is None:
+            return None
+        return {k: v for k, v in shown.items() if k not in ("digest", "revision")}
+
+    def result(self, task: TaskRecord, *, timed_out: bool = False) -> dict[str, Any]:
+        """The structured content of a task: state, target, evidence summary, approval."""
+        from daemon.render import evidence_view
+
+        views = [evidence_view(d) for d in self.store.evidence(task.id)]
+        latest = views[-1] if views else None
+        out: dict[str, Any] = {
+            "task_id": task.id,
+            "method": task.method,
+            "device": task.device,
+            "conversation": task.conversation_id,
+            "state": task.state.value,
+            "terminal": task.terminal,
+            "revision": task.revision,
+            "attempt": task.attempt,
+            "observed_target": task.observed_target,
+            "value": latest["value"] if latest else None,
+            "waiting_for": task.waiting_for,
+            "failure": None,
+            "approval": None,
+            "evidence": [_evidence_summary(v) for v in views],
+        }
+        if task.failure is not None:
+            out["failure"] = {"reason": task.failure.reason.value, "message": task.failure.message}
+        if task.state.value == "approval" and task.approval_digest:
+            out["approval"] = self._approval(task)
+        out["message"] = _message(out, timed_out)
+        return out
+
+    def _approval(self, task: TaskRecord) -> dict[str, Any]:
+        from daemon.approval_view import decision_command
+
+        digest = task.approval_digest or ""
+        return {
+            "status": "pending",
+            "revision": task.revision,
+            "digest": digest,
+            "preview": self.preview(task.id),
+            "deadline": task.approval_deadline,
+            "approve_command": decision_command("approve", task, self.queue_url),
+            "deny_command": decision_command("deny", task, self.queue_url),
+        }
+
+    def queue(self, device: str | None = None, limit: int = 20) -> dict[str, Any]:
+        """Tasks per state and this conversation's latest tasks, newest first."""
+        counts = self.store.queue_status(device)
+        tasks = self.store.list_tasks(
+            device=device, conversation_id=self.conversation, limit=100_000
+        )
+        latest = sorted(tasks, key=lambda t: t.created_at, reverse=True)[:limit]
+        return {
+            "conversation": self.conversation,
+            "counts": counts,
+            "tasks": [
+                {"task_id": t.id, "method": t.method, "state": t.state.value,
+                 "device": t.device, "revision": t.revision}
+                for t in latest
+            ],
+        }  # fmt: skip
+
+    def context(self, device: str | None) -> dict[str, Any]:
+        """The device planning context read now through the configured adb server."""
+        from daemon.commands.context import adb_server
+        from daemon.control import planning_context
+        from daemon.device_context import AdbContextProvider, context_json
+        from device.connection import connect
+
+        server = adb_server(self.cfg)
+        serial = connect(device or self.device, server).serial
+        planning = planning_context(AdbContextProvider(server), self.store, serial, time.time())
+        return {
+            "device": context_json(planning.device),
+            "queue": planning.queue,
+            "stale": list(planning.stale),
+            "missing": list(planning.missing),
+            "at": planning.at,
+        }
+
+
+def _evidence_summary(view: dict[str, Any]) -> dict[str, Any]:
+    from daemon.render import argv_text
+
+    return {
+        "kind": view["kind"],
+        "attempt": view["attempt"],
+        "status": view["status"],
+        "message": view["message"],
+        "target": view["target"],
+        "read_backs": [
+            {"name": o.get("name"), "value": o.get("value"), "phase": o.get("phase"),
+             "command": argv_text(o.get("command") or [])}
+            for o in view["observations"]
+        ],
+        "commands": [
+            {"argv": argv_text(c.get("argv") or []), "exit_code": c.get("exit_code"),
+             "duration_ms": c.get("duration_ms")}
+            for c in view["commands"]
+        ],
+        "artifacts": view["artifacts"],
+    }  # fmt: skip
+
+
+def _message(out: dict[str, Any], timed_out: bool) -> str:
+    """One line for the model: what happened and what to do next."""
+    task, state = out["task_id"], out["state"]
+    if state == "completed":
+        value = out["value"]
+        shown = f"; value {json.dumps(value, ensure_ascii=False, default=str)}" if value else ""
+        return f"task {task} completed: observed {out['observed_target']}{shown}"[:500]
+    if out["failure"] is not None:
+        failure = out["failure"]
+        return f"task {task} {state}: {failure['reason']}: {failure['message']}".rstrip(": ")
+    if state == "approval":
+        return (
+            f"task {task} is waiting for a person's approval of its preview; you cannot approve "
+            f"it. The person approves in this client when asked, or with: "
+            f"{out['approval']['approve_command']}. Call task_status later for the outcome."
+        )
+    if state in ("waiting", "permission"):
+        return f"task {task} paused ({state}: {out['waiting_for']}); call task_status later"
+    if timed_out:
+        return f"task {task} is still {state} after the wait; call task_status later"
+    return f"task {task} is {state}"

@@ -1,0 +1,123 @@
+"""The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
+params model's JSON Schema plus ``device``; annotations from the registry) and
+``task_status``, ``task_cancel``, ``device_context``, ``queue_status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp.types as types
+
+from daemon.mcp import catalogue
+
+_DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
+           "else any device the daemon serves)"}  # fmt: skip
+_TASK_ID = {"type": "string", "description": "the task id a method tool returned"}
+
+TASK_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "task_id": {"type": "string"},
+        "method": {"type": "string"},
+        "state": {"type": "string", "enum": ["queued", "dispatched", "running", "waiting",
+                  "approval", "permission", "completed", "failed", "stopped"]},
+        "terminal": {"type": "boolean"},
+        "revision": {"type": "integer"},
+        "observed_target": {"type": ["string", "null"]},
+        "value": {},
+        "failure": {"type": ["object", "null"]},
+        "approval": {"type": ["object", "null"]},
+        "evidence": {"type": "array"},
+        "message": {"type": "string"},
+    },
+    "required": ["task_id", "method", "state", "terminal", "message"],
+}  # fmt: skip
+
+
+def method_tool(method: str) -> types.Tool:
+    entry = catalogue.entry(method)
+    schema = dict(entry["params"])
+    schema["properties"] = {**schema["properties"], "device": _DEVICE}
+    lines = [entry["summary"], f"Reads: {entry['reads']}."]
+    if entry["changes"]:
+        lines.append(f"Changes: {entry['changes']}.")
+    if entry["needs_approval"]:
+        lines.append(
+            "Needs a person's approval: the call returns 'approval pending' with the preview; "
+            "you cannot approve it yourself. The person is asked in the client, or approves "
+            "with `phoned approve`; call task_status for the outcome."
+        )
+    read_only = entry["read_only"]
+    # destructive: an effect that cannot be repeated or taken back (sms.send); a read: n/a
+    destructive = None if read_only else (entry["needs_approval"] or not entry["idempotent"])
+    return types.Tool(
+        name=entry["tool"],
+        title=method,
+        description=" ".join(lines),
+        input_schema=schema,
+        output_schema=TASK_OUTPUT,
+        annotations=types.ToolAnnotations(
+            title=method,
+            read_only_hint=read_only,
+            destructive_hint=destructive,
+            idempotent_hint=entry["idempotent"],
+            open_world_hint=entry["needs_approval"],
+        ),
+    )
+
+
+def _plain_tool(
+    name: str, description: str, properties: dict[str, Any], required: list[str], *,
+    read_only: bool, output: dict[str, Any] | None = None,
+) -> types.Tool:  # fmt: skip
+    return types.Tool(
+        name=name,
+        title=name.replace("_", " "),
+        description=description,
+        input_schema={
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        },
+        output_schema=output,
+        annotations=types.ToolAnnotations(
+            read_only_hint=read_only,
+            destructive_hint=None if read_only else False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+
+
+def tools() -> list[types.Tool]:
+    """Every tool, methods first (registry order)."""
+    from device.actions.registry import REGISTRY
+
+    return [
+        *(method_tool(m) for m in REGISTRY),
+        _plain_tool(
+            "task_status",
+            "A task of this conversation now: state, observed target, evidence summary, and a "
+            "pending approval's preview. Shows the outcome after a person decided.",
+            {"task_id": _TASK_ID}, ["task_id"], read_only=True, output=TASK_OUTPUT,
+        ),
+        _plain_tool(
+            "task_cancel",
+            "Stop a task of this conversation: at once when nothing runs, else at the next safe "
+            "point (a stop is not proof that an effect was undone).",
+            {"task_id": _TASK_ID}, ["task_id"], read_only=False, output=TASK_OUTPUT,
+        ),
+        _plain_tool(
+            "device_context",
+            "The device planning context read now: model, SDK, battery, screen, lock, "
+            "foreground app, DND, Bluetooth, volumes, default SMS app, supported methods, "
+            "queue; each value with the command that read it and when.",
+            {"device": _DEVICE}, [], read_only=True,
+        ),
+        _plain_tool(
+            "queue_status",
+            "Tasks per state in the queue and this conversation's latest tasks (newest first).",
+            {"device": _DEVICE}, [], read_only=True,
+        ),
+    ]  # fmt: skip

@@ -1,0 +1,71 @@
+"""Every file in ``examples/`` runs: submitted with the real ``phoned submit`` / ``phoned
+workflow submit`` to a real daemon serving a simulated phone, and carried to ``completed``
+(an approval-gated one approved with ``phoned approve`` quoting its digest, a permission
+request granted on the phone by the person)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from phoned_process import REPO, Daemon
+
+from daemon.commands.inputs import read_document
+from daemon.lifecycle.states import TaskState
+from device.actions.registry import REGISTRY
+
+pytestmark = pytest.mark.integration
+
+EXAMPLES = REPO / "examples"
+TASKS = sorted(p.name for p in EXAMPLES.glob("*.yaml") if p.name != "workflow.yaml")
+
+
+def _phoned(daemon: Daemon, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
+        env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_there_is_an_example_for_every_method() -> None:
+    assert {read_document(str(EXAMPLES / name))["method"] for name in TASKS} == set(REGISTRY)
+    assert sorted(f"{m}.yaml" for m in REGISTRY) == TASKS
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) -> None:
+    sim = sim_factory(sdk=34)
+    sim.phone.bluetooth.TURN_ON_S = 0.2
+    daemon.start()
+    task_id = _phoned(daemon, "submit", str(EXAMPLES / name)).strip()
+    task = daemon.state(task_id, TaskState.COMPLETED, TaskState.APPROVAL, TaskState.PERMISSION,
+                        TaskState.FAILED, TaskState.STOPPED, timeout=60)  # fmt: skip
+    if task.state is TaskState.APPROVAL:  # sms.send: the person approves the preview shown
+        assert task.approval_digest is not None
+        _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
+                "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
+    elif task.state is TaskState.PERMISSION:  # permission.request: granted on the phone
+        params = task.params
+        sim.phone.packages.grant(params["package"], params["permission"])
+    done = daemon.state(
+        task_id, TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED, timeout=60
+    )
+    assert done.state is TaskState.COMPLETED, (done.failure, daemon.log.read_text()[-2000:])
+    assert daemon.evidence(task_id)
+
+
+def test_example_workflow_runs_every_step_in_order(daemon: Daemon, sim_factory) -> None:
+    sim = sim_factory(sdk=34)
+    sim.phone.bluetooth.TURN_ON_S = 0.2
+    daemon.start()
+    ids = _phoned(daemon, "workflow", "submit", str(EXAMPLES / "workflow.yaml")).split()
+    steps = read_document(str(EXAMPLES / "workflow.yaml"))["steps"]
+    assert len(ids) == len(steps)
+    done = [daemon.state(i, TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED, timeout=60)
+            for i in ids]  # fmt: skip
+    assert [t.state for t in done] == [TaskState.COMPLETED] * len(steps)
+    assert [t.method for t in done] == [s["method"] for s in steps]
+    assert sim.phone.notification.zen_mode == 1
