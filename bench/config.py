@@ -36,5 +36,5 @@ SHORT = Config(
     claim_tasks=300,
     claim_cycle=False,
     pg_tasks=200,
-    pg_claimers=(4,),
+    pg_claimers=(1, 4),
 )
