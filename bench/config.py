@@ -15,6 +15,7 @@ class Config:
     method_runs: int = 20  # calls per method and implementation
     latency_runs: int = 50  # dnd.set tasks submitted to the daemon
     idle_s: float = 60.0  # idle CPU/RSS window
+    idle_phones: tuple[int, ...] = (1, 2, 5, 10)  # simulated phones per idle measurement
     snapshot_runs: int = 30
     ui_runs: int = 10  # calls per method and UI path, with the simulated UI cost model on
     claim_tasks: int = 2000
@@ -31,10 +32,11 @@ SHORT = Config(
     method_runs=3,
     latency_runs=10,
     idle_s=5.0,
+    idle_phones=(1, 2),
     snapshot_runs=5,
     ui_runs=1,
     claim_tasks=300,
     claim_cycle=False,
     pg_tasks=200,
-    pg_claimers=(4,),
+    pg_claimers=(1, 4),
 )

@@ -30,7 +30,7 @@ from bench import plot, report  # noqa: E402
 from bench.config import FULL, SHORT, Config  # noqa: E402
 from bench.sections import Section, unavailable  # noqa: E402
 
-SECTIONS = ("shell", "methods", "daemon", "claims", "snapshot", "ui_path")
+SECTIONS = ("shell", "methods", "overhead", "daemon", "claims", "snapshot", "ui_path")
 
 
 def _runner(name: str) -> Callable[[Config], Section]:

@@ -7,18 +7,27 @@ Usage: .venv/bin/python scripts/bench_claims_pg.py [--tasks N] [--claimers 1,4,5
 Starts a throwaway PostgreSQL (tests/postgres_server.py; durable: fsync and
 synchronous_commit on, unless --fast) or uses --url. For each claimer count it fills a
 fresh schema with N tasks, then that many processes (one connection each, as that many
-daemons would hold) loop ``claim`` until the queue is empty. Each claim is one
-transaction: SELECT ... FOR UPDATE SKIP LOCKED, guarded UPDATE, event insert, commit.
+daemons would hold) loop ``claim`` until the queue is empty. ``PostgresStore.claim`` is one
+statement (``claim_one`` in daemon/store/sql/postgres/queries.sql) in autocommit.
+
+``--bare`` also runs the floor on the same server in the same run, for the ratio issue #16
+asks for: one ``UPDATE tasks ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1)
+RETURNING id`` per claim in autocommit, no event, no workflow rule. The CPU column is the
+claimer processes' own user+system time as a share of the machine's cores over the run,
+so a run bound by the claimers (not the server) shows it.
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,32 +48,79 @@ def _fill(url: str, tasks: int) -> None:
     store.close()
 
 
-def _claimer(url: str, owner: str, start_at: float, out: mp.Queue) -> None:
-    """Claim until the queue is empty; report (latencies, first start, last end)."""
+BARE_CLAIM = b"""
+UPDATE tasks SET state = 'dispatched', state_version = state_version + 1,
+    attempt = attempt + 1, lease_owner = %s, lease_until = %s, dispatched_at = %s,
+    updated_at = %s
+WHERE id = (SELECT id FROM tasks WHERE state = 'queued' ORDER BY created_at, seq
+            LIMIT 1 FOR UPDATE SKIP LOCKED)
+RETURNING id
+"""
+
+
+def _bare_claim_loop(url: str, owner: str) -> Callable[[], bool]:
+    import psycopg
+
+    conn = psycopg.connect(url, autocommit=True)
+
+    def claim() -> bool:
+        now = time.time()
+        got = conn.execute(BARE_CLAIM, (owner, now + 600, now, now)).fetchone() is not None
+        if not got:
+            conn.close()
+        return got
+
+    return claim
+
+
+def _phoned_claim_loop(url: str, owner: str) -> Callable[[], bool]:
     store = PostgresStore(url)
+
+    def claim() -> bool:
+        got = store.claim(owner, None, time.time(), lease_s=600) is not None
+        if not got:
+            store.close()
+        return got
+
+    return claim
+
+
+def _claimer(url: str, owner: str, start_at: float, bare: bool, out: mp.Queue) -> None:
+    """Claim until the queue is empty; report (latencies, first start, last end, CPU s)."""
+    claim = (_bare_claim_loop if bare else _phoned_claim_loop)(url, owner)
     while time.time() < start_at:
         time.sleep(0.001)
     latencies: list[float] = []
+    cpu0 = time.process_time()
     first = time.perf_counter()
     while True:
         t0 = time.perf_counter()
-        task = store.claim(owner, None, time.time(), lease_s=600)
-        if task is None:
+        if not claim():
             break
         latencies.append(time.perf_counter() - t0)
     end = time.perf_counter()
-    store.close()
-    out.put((latencies, first, end))
+    out.put((latencies, first, end, time.process_time() - cpu0))
 
 
-def run(url: str, tasks: int, claimers: int) -> tuple[float, float, float, int]:
-    """(claims/s, p50 ms, p99 ms, claimers that got work) for one configuration."""
+@dataclass(frozen=True)
+class ClaimRun:
+    """One configuration's figures."""
+
+    per_second: float
+    p50_ms: float
+    p99_ms: float
+    busy: int  # claimers that got work
+    claimer_cpu: float  # claimers' CPU time / (wall x cores), 0..1
+
+
+def run(url: str, tasks: int, claimers: int, *, bare: bool = False) -> ClaimRun:
+    """Fill ``url`` with ``tasks`` tasks, then claim them all with ``claimers`` processes."""
     _fill(url, tasks)
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
     start_at = time.time() + 3.0 + claimers * 0.05  # every process connected by then
     procs = [
-        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, out))
+        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, bare, out))
         for i in range(claimers)
     ]
     for p in procs:
@@ -72,12 +128,13 @@ def run(url: str, tasks: int, claimers: int) -> tuple[float, float, float, int]:
     reports = [out.get(timeout=600) for _ in procs]
     for p in procs:
         p.join()
-    samples = sorted(lat for lats, _, _ in reports for lat in lats)
+    samples = sorted(lat for lats, *_ in reports for lat in lats)
     assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
-    wall = max(end for _, _, end in reports) - min(first for _, first, _ in reports)
+    wall = max(r[2] for r in reports) - min(r[1] for r in reports)
     p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-    busy = sum(1 for lats, _, _ in reports if lats)
-    return tasks / wall, statistics.median(samples) * 1e3, p99 * 1e3, busy
+    busy = sum(1 for r in reports if r[0])
+    cpu = sum(r[3] for r in reports) / (wall * (os.cpu_count() or 1))
+    return ClaimRun(tasks / wall, statistics.median(samples) * 1e3, p99 * 1e3, busy, cpu)
 
 
 def _schema_url(server: PostgresServer | None, url: str | None) -> str:
@@ -100,15 +157,19 @@ def main() -> None:
     parser.add_argument("--claimers", default="1,4,50")
     parser.add_argument("--url", help="an existing server instead of a throwaway one")
     parser.add_argument("--fast", action="store_true", help="throwaway server with fsync off")
+    parser.add_argument("--bare", action="store_true", help="also run the one-UPDATE floor")
     args = parser.parse_args()
     server = None if args.url else PostgresServer.start(durable=not args.fast)
     try:
         mode = "given server" if args.url else ("fsync off" if args.fast else "fsync on")
         print(f"PostgreSQL claims, {args.tasks} tasks per run, {mode}, {mp.cpu_count()} CPUs")
-        print(f"{'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'busy':>5}")
+        print(f"{'claim':>7} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+              f"{'busy':>5} {'cpu':>5}")  # fmt: skip
         for claimers in (int(c) for c in args.claimers.split(",")):
-            rate, p50, p99, busy = run(_schema_url(server, args.url), args.tasks, claimers)
-            print(f"{claimers:>8} {rate:>10.0f} {p50:>8.2f} {p99:>8.2f} {busy:>5}")
+            for bare in (False, True) if args.bare else (False,):
+                r = run(_schema_url(server, args.url), args.tasks, claimers, bare=bare)
+                print(f"{'bare' if bare else 'phoned':>7} {claimers:>8} {r.per_second:>10.0f} "
+                      f"{r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.busy:>5} {r.claimer_cpu:>5.0%}")  # fmt: skip
     finally:
         if server is not None:
             server.stop()

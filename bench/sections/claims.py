@@ -55,16 +55,19 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
     server = PostgresServer.start(durable=True)
     try:
         for claimers in cfg.pg_claimers:
-            rate, p50, p99, busy = run(_schema_url(server, None), cfg.pg_tasks, claimers)
-            rows.append(
-                row(
-                    f"PostgreSQL (fsync on), {claimers} claimers",
-                    value=f"{rate:.0f} /s",
-                    note=f"claim p50 {p50:.2f} ms, p99 {p99:.2f} ms; {busy} got work",
-                )
-            )
-            data.append({"claimers": claimers, "per_second": round(rate, 1), "p50_ms": round(p50, 3),
-                         "p99_ms": round(p99, 3), "busy": busy, "tasks": cfg.pg_tasks})  # fmt: skip
+            # phoned's claim and the bare one-UPDATE floor, same server, same run (issue #16)
+            mine = run(_schema_url(server, None), cfg.pg_tasks, claimers)
+            floor = run(_schema_url(server, None), cfg.pg_tasks, claimers, bare=True)
+            for label, r in (("PostgresStore.claim", mine), ("bare UPDATE (floor)", floor)):
+                note = (f"claim p50 {r.p50_ms:.2f} ms, p99 {r.p99_ms:.2f} ms; {r.busy} got work; "
+                        f"claimers' CPU {r.claimer_cpu:.0%} of the machine")  # fmt: skip
+                if r is mine:
+                    note += f"; {floor.per_second / mine.per_second:.2f}x slower than the floor"
+                rows.append(row(f"PostgreSQL (fsync on), {claimers} claimers, {label}",
+                                value=f"{r.per_second:.0f} /s", note=note))  # fmt: skip
+            data.append({"claimers": claimers, "tasks": cfg.pg_tasks,
+                         "phoned": vars(mine), "floor": vars(floor),
+                         "floor_over_phoned": round(floor.per_second / mine.per_second, 3)})  # fmt: skip
     finally:
         server.stop()
     return rows, data

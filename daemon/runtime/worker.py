@@ -232,9 +232,13 @@ class Worker:
         done = threading.Event()
 
         def beat() -> None:
-            store = self.store_factory()
+            # The store is opened at the first beat, not at the start: most tasks end
+            # before it, and opening one (connect, schema check in a write transaction)
+            # would contend with the task's own first report.
+            store: Store | None = None
             try:
                 while not done.wait(self.settings.heartbeat_interval):
+                    store = store or self.store_factory()
                     try:
                         store.heartbeat(
                             task.ticket, self.executor.clock(), self.settings.lease_seconds
@@ -244,7 +248,8 @@ class Worker:
                     except LifecycleError as exc:
                         log.warning("heartbeat for %s failed: %s", task.id, exc)
             finally:
-                store.close()
+                if store is not None:
+                    store.close()
 
         thread = threading.Thread(target=beat, name=f"heartbeat-{task.id}", daemon=True)
         thread.start()

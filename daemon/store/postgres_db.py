@@ -169,6 +169,24 @@ class PostgresDatabase:
         with self.transaction():
             return self._run(name, params).fetchone()
 
+    def one_statement(self, name: str, /, **params: Any) -> Row | None:
+        """Run named query ``name`` as its own transaction in one round trip; its first row.
+
+        Outside ``transaction()`` only: the statement runs in autocommit, so the server
+        commits it without the BEGIN and COMMIT round trips a ``transaction()`` costs. For
+        statements that are whole verbs by themselves (``claim_one``).
+        """
+        with self._lock:
+            if self._depth:
+                raise RuntimeError(f"{name}: one_statement inside a transaction")
+            self._ensure_connected()
+            self._conn.autocommit = True
+            try:
+                return self._run(name, params).fetchone()
+            finally:
+                if not self._conn.broken:
+                    self._conn.autocommit = False
+
     def all(self, name: str, /, **params: Any) -> list[Row]:
         """Every row of named query ``name``, as dicts."""
         with self.transaction():

@@ -5,8 +5,9 @@ the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
 
-* ``claim`` picks its row with ``FOR UPDATE SKIP LOCKED``: concurrent claimers never
-  wait on each other and never take the same task;
+* ``claim`` is one statement in one round trip (``claim_one``: pick with ``FOR UPDATE
+  SKIP LOCKED``, move, pin the workflow, announce): concurrent claimers never wait on
+  each other and never take the same task, and the schema's trigger still checks the move;
 * every other verb reads the task ``FOR UPDATE``, so concurrent writers of one task
   queue up and each rule check sees the previous writer's row (a second
   ``journal_before`` sees the first one's open entry: ``UnreconciledOutcome``);
@@ -23,9 +24,11 @@ from typing import TypeVar
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.states import TaskState, requires_decision
 from daemon.store import rules
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
-from daemon.store.rows import Row
+from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.rows import Row, task_record
 from daemon.store.sql_store import SqlStore
 
 _T = TypeVar("_T")
@@ -52,6 +55,30 @@ class PostgresStore(SqlStore):
         """The task row; locked to the end of the transaction when read inside one."""
         name = "task_for_update" if self.pg.in_transaction else "task_by_id"
         return rules.require(self.pg.one(name, id=task_id), task_id)
+
+    def claim(
+        self,
+        owner: str,
+        device: str | None,
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+        task_id: str | None = None,
+    ) -> TaskRecord | None:
+        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
+
+        One statement (``claim_one``); the same row, lease and event as ``SqlStore.claim``,
+        which the store contract suite checks on both stores.
+        """
+        row = self.pg.one_statement(
+            "claim_one",
+            owner=owner,
+            device=device,
+            task_id=task_id,
+            now=now,
+            lease_until=now + lease_s,
+            requires_decision=int(requires_decision(TaskState.DISPATCHED)),
+        )
+        return None if row is None else task_record(row)
 
     def submit(
         self,

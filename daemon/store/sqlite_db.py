@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +20,8 @@ from device.private_files import tighten_sqlite
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
+# statements that can leave a task row in state 'queued' (PostgreSQL's tasks_notify_work)
+_QUEUEING = frozenset({"insert_task", "write_task"})
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -44,6 +46,8 @@ class Database:
     def __init__(self, path: str) -> None:
         self.path = path
         self._lock = threading.RLock()
+        self.on_queued: Callable[[], object] | None = None  # called after a commit that queued
+        self._queued = False
         try:
             self._conn = _connect(path)
             if path != ":memory:":
@@ -97,12 +101,17 @@ class Database:
             try:
                 yield
             except BaseException:
+                self._queued = False
                 self._conn.execute("ROLLBACK")
                 raise
             try:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
+                self._queued = False
                 raise StoreUnavailable(f"commit failed: {exc}") from exc
+            queued, self._queued = self._queued, False
+        if queued and self.on_queued is not None:
+            self.on_queued()
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
@@ -122,6 +131,8 @@ class Database:
 
     def run(self, name: str, /, **params: Any) -> int:
         """Execute named statement ``name``; return the number of rows changed."""
+        if name in _QUEUEING and params.get("state") == "queued":
+            self._queued = True
         return self._run(name, params).rowcount
 
     def _run(self, name: str, params: dict[str, Any]) -> sqlite3.Cursor:

@@ -1,17 +1,23 @@
 """``SqliteStore``: the embedded task queue on one SQLite file (``sqlite:///path``).
 
 The verbs are ``SqlStore``'s; each is one ``BEGIN IMMEDIATE`` transaction, and several
-processes may share the file (WAL + busy timeout). Idle workers watch
-``PRAGMA data_version`` instead of claiming in a loop.
+processes may share the file (WAL + busy timeout). Idle workers sleep on a wake-up socket
+beside the file (``daemon/store/wake.py``) that every commit queueing a task pokes, and
+watch ``PRAGMA data_version`` as the slow fallback, instead of claiming in a loop.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 
+from daemon.lifecycle.records import TaskRecord
+from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.sql_store import SqlStore
 from daemon.store.sqlite_db import Database
+from daemon.store.wake import Listener, WakeChannel, wait_for_commit
+
+# the fallback: how often an idle worker reads PRAGMA data_version (and notices stop)
+FALLBACK_POLL_S = 0.25
 
 
 class SqliteStore(SqlStore):
@@ -20,15 +26,48 @@ class SqliteStore(SqlStore):
     def __init__(self, path: str) -> None:
         self.sqlite = Database(path)
         super().__init__(self.sqlite)
+        self.wake = WakeChannel(path)
+        self.sqlite.on_queued = self.wake.poke
+        self._listener: Listener | None = None
+        self._listening = False
+        self._seen: int | None = None  # data_version before the last claim
+
+    def claim(
+        self,
+        owner: str,
+        device: str | None,
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+        task_id: str | None = None,
+    ) -> TaskRecord | None:
+        """``SqlStore.claim``, after arming the wake-up: a worker binds its socket and notes
+        ``data_version`` before it looks, so a task queued after an empty claim wakes it."""
+        if not self._listening:
+            self._listening = True
+            self._listener = self.wake.listener()
+        self._seen = self.sqlite.data_version()
+        return super().claim(owner, device, now, lease_s, task_id)
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        super().close()
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
-        """Return when another process committed to the queue, ``timeout`` passed or ``stop``.
+        """Return when a task was queued, ``timeout`` passed or ``stop`` was set.
 
-        Watches ``PRAGMA data_version`` every 50 ms: no lock, no write, so idle workers
-        notice a new task within ~50 ms without claiming in a loop.
+        Woken at once by a local commit's poke (to a worker that claimed before); any other
+        commit to the file since the last claim (another host, a writer that does not
+        poke) is noticed by ``PRAGMA data_version`` within ``FALLBACK_POLL_S``: no lock,
+        no write, no claiming in a loop.
         """
-        deadline = time.monotonic() + timeout
-        seen = self.sqlite.data_version()
-        while not stop.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
-            if self.sqlite.data_version() != seen or time.monotonic() >= deadline:
-                return
+        seen = self._seen if self._seen is not None else self.sqlite.data_version()
+        self._seen = None
+        wait_for_commit(
+            self._listener,
+            lambda: self.sqlite.data_version() != seen,
+            timeout,
+            stop,
+            FALLBACK_POLL_S,
+        )

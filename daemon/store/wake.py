@@ -1,0 +1,139 @@
+"""Local wake-ups for the SQLite queue: Unix datagram sockets beside the queue file.
+
+An idle worker binds one socket in ``<queue>.wake/`` and sleeps in ``select``; a process
+that commits a task into ``queued`` (``phoned submit``, amend, approve, cancel, rerun, a
+daemon's requeue) sends one byte to every socket there after its commit. The worker wakes
+within the kernel's scheduling latency instead of at its next ``PRAGMA data_version``
+poll, which stays as the slow fallback (another host on a network file system, a writer
+that does not poke, a socket path too long for ``sun_path``).
+
+It is the SQLite counterpart of PostgreSQL's ``LISTEN phoned_work`` (``tasks_notify_work``
+in ``sql/postgres/0001_initial.sql``): it fires on the same rows, a task row written in
+state ``queued``. The folder is 0700 and each socket 0600: only the queue's owner may
+wake its workers. A socket whose process died is unlinked by the next poke that finds
+no one listening on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import select
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# sockaddr_un.sun_path is 108 bytes on Linux, including the terminating NUL
+_SUN_PATH_MAX = 107
+
+
+class WakeChannel:
+    """The wake-up folder of one queue file."""
+
+    def __init__(self, queue_path: str) -> None:
+        self.folder = Path(f"{queue_path}.wake")
+
+    def listener(self) -> Listener | None:
+        """A bound socket to wait on, or None when the folder cannot hold one (poll only)."""
+        path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.sock"
+        if len(os.fsencode(path)) > _SUN_PATH_MAX:
+            log.info("wake-up socket path too long (%s); polling the queue only", path)
+            return None
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            self.folder.mkdir(mode=0o700, exist_ok=True)
+            old = os.umask(0o077)
+            try:
+                sock.bind(os.fspath(path))
+            finally:
+                os.umask(old)
+        except OSError as exc:
+            sock.close()
+            log.info("no wake-up socket in %s (%s); polling the queue only", self.folder, exc)
+            return None
+        sock.setblocking(False)
+        return Listener(sock, path)
+
+    def poke(self) -> int:
+        """Wake every listener; return how many were reached. Never raises."""
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:
+            return 0
+        reached = 0
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.setblocking(False)
+            for entry in entries:
+                if not entry.name.endswith(".sock"):
+                    continue
+                try:
+                    sock.sendto(b"w", entry.path)
+                    reached += 1
+                except BlockingIOError:
+                    reached += 1  # its buffer is full of wake-ups already
+                except OSError as exc:
+                    if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)  # its process is gone
+        return reached
+
+
+class Listener:
+    """One worker's bound wake-up socket."""
+
+    def __init__(self, sock: socket.socket, path: Path) -> None:
+        self._sock = sock
+        self.path = path
+
+    def wait(self, timeout: float, stop: threading.Event) -> bool:
+        """Sleep up to ``timeout``; True when poked. Drains queued wake-ups."""
+        if stop.is_set():
+            return False
+        readable, _, _ = select.select([self._sock], [], [], max(0.0, timeout))
+        if not readable:
+            return False
+        self._drain()
+        return True
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self._sock.recv(64)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        self._sock.close()
+
+
+def wait_for_commit(
+    listener: Listener | None,
+    changed: Callable[[], bool],
+    timeout: float,
+    stop: threading.Event,
+    poll_s: float,
+) -> None:
+    """Return when poked, when ``changed()`` says another commit happened, after ``timeout``
+    or once ``stop`` is set; ``changed`` is checked every ``poll_s`` (the fallback)."""
+    deadline = time.monotonic() + timeout
+    while not stop.is_set():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        step = min(poll_s, remaining)
+        if listener is not None:
+            if listener.wait(step, stop):
+                return
+        elif stop.wait(step):
+            return
+        if changed():
+            return

@@ -1,0 +1,90 @@
+"""Local wake-ups on the SQLite queue (daemon/store/wake.py): real files, real sockets."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from daemon.lifecycle.contract import validate_task
+from daemon.store import sqlite_store
+from daemon.store.sqlite_store import SqliteStore
+from daemon.store.wake import WakeChannel
+
+SPEC = {"method": "dnd.get", "conversation_id": "c1"}
+
+
+def _waiting(store: SqliteStore, stop: threading.Event) -> threading.Thread:
+    assert store.claim("host/w0", None, 1.0) is None  # arms the wake-up
+    thread = threading.Thread(target=store.wait_for_work, args=(60.0, stop), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_submit_in_another_store_wakes_an_idle_worker_by_its_poke(tmp_path, monkeypatch):
+    # the fallback poll is pushed out of reach: only the poke can end the wait
+    monkeypatch.setattr(sqlite_store, "FALLBACK_POLL_S", 120.0)
+    path = str(tmp_path / "q.db")
+    worker, planner = SqliteStore(path), SqliteStore(path)
+    stop = threading.Event()
+    thread = _waiting(worker, stop)
+    try:
+        assert thread.is_alive()
+        planner.submit(validate_task(SPEC), 1.0)
+        thread.join(10)
+        assert not thread.is_alive(), "the idle worker slept through the submit"
+    finally:
+        stop.set()
+        worker.close()
+        planner.close()
+
+
+def test_only_a_commit_that_queues_a_task_pokes(tmp_path):
+    path = str(tmp_path / "q.db")
+    store = SqliteStore(path)
+    listener = WakeChannel(path).listener()
+    assert listener is not None
+    never = threading.Event()
+    try:
+        store.submit(validate_task(SPEC), 1.0)
+        assert listener.wait(5, never) is True
+        store.claim("host/w0", None, 2.0)  # queued -> dispatched: no one to wake
+        assert listener.wait(0.2, never) is False
+    finally:
+        listener.close()
+        store.close()
+
+
+def test_sockets_are_private_and_a_dead_listeners_socket_is_removed(tmp_path):
+    channel = WakeChannel(str(tmp_path / "q.db"))
+    listener = channel.listener()
+    assert listener is not None
+    assert channel.folder.stat().st_mode & 0o777 == 0o700
+    assert listener.path.stat().st_mode & 0o077 == 0
+    listener._sock.close()  # the process died without cleaning up
+    assert channel.poke() == 0
+    assert not listener.path.exists()
+
+
+def test_a_path_too_long_for_a_socket_falls_back_to_polling(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    path = str(deep / "q.db")
+    assert WakeChannel(path).listener() is None
+    worker, planner = SqliteStore(path), SqliteStore(path)
+    stop = threading.Event()
+    assert worker.claim("host/w0", None, 1.0) is None
+    thread = threading.Thread(target=worker.wait_for_work, args=(60.0, stop), daemon=True)
+    thread.start()
+    try:
+        planner.submit(validate_task(SPEC), 1.0)
+        thread.join(10)
+        assert not thread.is_alive(), "data_version did not wake the worker"
+    finally:
+        stop.set()
+        worker.close()
+        planner.close()
+
+
+def test_a_folder_that_cannot_be_made_means_polling_not_a_crash(tmp_path):
+    Path(f"{tmp_path / 'q.db'}.wake").write_text("a file where the folder would be")
+    assert WakeChannel(str(tmp_path / "q.db")).listener() is None
