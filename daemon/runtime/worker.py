@@ -235,7 +235,7 @@ class Worker:
             # The store is opened at the first beat, not at the start: most tasks end
             # before it, and opening one (connect, schema check in a write transaction)
             # would contend with the task's own first report.
-            store: Store | None = None
+            store: WorkerStore | None = None
             try:
                 while not done.wait(self.settings.heartbeat_interval):
                     store = store or self.store_factory()

@@ -107,26 +107,40 @@ class SqlStore:
     ) -> TaskRecord:
         """Queue ``spec``; with a known idempotency key return the first task instead."""
         with self.db.transaction():
-            if spec.idempotency_key is not None:
-                first = self.db.one(
-                    "task_by_idempotency",
-                    conversation_id=spec.conversation_id,
-                    idempotency_key=spec.idempotency_key,
-                )
-                if first is not None:
-                    check_same_task(first, spec)
-                    return task_record(first)
-            if successor_of is not None:
-                rules.check_conversation(self._row(successor_of), spec.conversation_id)
-            if spec.workflow_id is not None:
-                users = self.db.all("tasks_of_workflow", workflow_id=spec.workflow_id)
-                check_correlation(users, spec)
-            row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
-            self.db.run("insert_task", **row)
-            insert_first_revision(self.db, row, now)
-            stored = self._row(row["id"])
-            self.db.run("insert_event", **task_event_row(stored))
-            return task_record(stored)
+            row, _ = self._queue(spec, now, rerun_of=rerun_of, successor_of=successor_of)
+            return task_record(row)
+
+    def _queue(
+        self,
+        spec: TaskSpec,
+        now: float,
+        *,
+        rerun_of: str | None = None,
+        successor_of: str | None = None,
+    ) -> tuple[Row, bool]:
+        """Insert ``spec`` (inside the caller's transaction): its row and True, or the first
+        task of its idempotency key and False. Every submit path runs these checks and
+        records revision 1."""
+        if spec.idempotency_key is not None:
+            first = self.db.one(
+                "task_by_idempotency",
+                conversation_id=spec.conversation_id,
+                idempotency_key=spec.idempotency_key,
+            )
+            if first is not None:
+                check_same_task(first, spec)
+                return first, False
+        if successor_of is not None:
+            rules.check_conversation(self._row(successor_of), spec.conversation_id)
+        if spec.workflow_id is not None:
+            users = self.db.all("tasks_of_workflow", workflow_id=spec.workflow_id)
+            check_correlation(users, spec)
+        row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
+        self.db.run("insert_task", **row)
+        insert_first_revision(self.db, row, now)
+        stored = self._row(row["id"])
+        self.db.run("insert_event", **task_event_row(stored))
+        return stored, True
 
     def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
         """Queue every step of ``spec`` in order as one workflow; return the steps."""
@@ -191,19 +205,8 @@ class SqlStore:
         """Queue ``spec`` and lease it to ``owner`` in one transaction: no other worker
         sees it queued. An idempotency key naming an existing task returns that task."""
         with self.db.transaction():
-            if spec.idempotency_key is not None:
-                first = self.db.one(
-                    "task_by_idempotency",
-                    conversation_id=spec.conversation_id,
-                    idempotency_key=spec.idempotency_key,
-                )
-                if first is not None:
-                    return task_record(first)
-            row = new_task_row(spec, now)
-            self.db.run("insert_task", **row)
-            stored = self._row(row["id"])
-            self.db.run("insert_event", **task_event_row(stored))
-            return self._lease(stored, owner, device, now, lease_s)
+            row, new = self._queue(spec, now)
+            return self._lease(row, owner, device, now, lease_s) if new else task_record(row)
 
     def _lease(
         self, row: Row, owner: str, device: str | None, now: float, lease_s: float
