@@ -1,6 +1,6 @@
 """The ``phoned`` command line: this module only assembles the click group.
 
-The verbs live in ``daemon.commands`` (one module per group; each imports only ``click``
+The verbs live in ``daemon.verbs`` (one module per group; each imports only ``click``
 at module level, so ``phoned --help`` starts instantly). Exit codes: 0 success, 1 failure,
 2 usage or configuration error (click's own usage errors are 2 as well); ``run --once``
 adds 3 (no task), 4 (paused) and 5 (stopped). User errors are one clear line on stderr,
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import click
 
-from daemon.commands import context as context_commands
-from daemon.commands import decisions, doctor, events, lifecycle, methods, run, sim, tasks
-from daemon.commands import mcp as mcp_command
-from daemon.commands import serve as serve_command
-from daemon.commands.common import EXIT_USAGE, fail
+from daemon.verbs import context as context_commands
+from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, tasks
+from daemon.verbs import mcp as mcp_command
+from daemon.verbs import serve as serve_command
+from daemon.verbs.common import EXIT_USAGE, fail
 
 __all__ = ["EXIT_USAGE", "fail", "main"]
 

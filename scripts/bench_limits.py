@@ -60,7 +60,7 @@ def rss_kib(pid: int) -> dict[str, int]:
 def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes], str]:
     tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    args = [sys.executable, "-m", "daemon.commands.serve", "--queue",
+    args = [sys.executable, "-m", "daemon.verbs.serve", "--queue",
             f"sqlite:///{tmp / 'queue.db'}", "--port", str(port), "--tokens", str(tokens),
             "--state-dir", str(tmp / "serve")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(repo), "PHONED_LOG_LEVEL": "WARNING"}

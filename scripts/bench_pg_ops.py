@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from postgres_server import PostgresServer  # noqa: E402
 
 from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.lifecycle.records import Outcome, TaskRecord  # noqa: E402
+from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
 from daemon.store.postgres_store import PostgresStore  # noqa: E402
 from scripts.bench_claims_pg import _schema_url  # noqa: E402
 
@@ -81,7 +81,7 @@ def run(url: str, tasks: int) -> Meter:
         meter.time("journal_before", store.journal_before,
                    ticket, op, "dnd.set", "zen_mode=1", "digest", time.time())  # fmt: skip
         meter.time("journal_after", store.journal_after,
-                   op, Outcome.CONFIRMED_SUCCESS, "exit 0", time.time())  # fmt: skip
+                   op, JournalOutcome.CONFIRMED_SUCCESS, "exit 0", time.time())  # fmt: skip
         ref = meter.time(
             "put_evidence", store.put_evidence, ticket, "outcome", EVIDENCE, time.time()
         )

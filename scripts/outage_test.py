@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.lifecycle.records import Outcome, TaskRecord  # noqa: E402
+from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
 from daemon.lifecycle.states import TaskState  # noqa: E402
 from daemon.server.auth import Role, make_token  # noqa: E402
 from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
@@ -45,7 +45,7 @@ def free_port() -> int:
 
 
 def start_plane(work: Path, port: int) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "daemon.commands.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
+    args = [sys.executable, "-m", "daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
             "--port", str(port), "--tokens", str(work / "tokens.yaml"), "--state-dir", str(work / "serve")]  # fmt: skip
     log = (work / "serve.log").open("ab")
     proc = subprocess.Popen(args, stdout=log, stderr=log, cwd=ROOT, env=os.environ.copy())
@@ -74,7 +74,7 @@ def run_task(daemon: HttpStore, n: int) -> tuple[str, str]:
 
 
 def _finish(daemon: HttpStore, running: TaskRecord, n: int) -> str:
-    daemon.journal_after(f"op-{n}", Outcome.CONFIRMED_SUCCESS, "read back", time.time())
+    daemon.journal_after(f"op-{n}", JournalOutcome.CONFIRMED_SUCCESS, "read back", time.time())
     ref = daemon.put_evidence(running.ticket, "outcome", {"status": "met", "n": n}, time.time())
     daemon.complete(running.ticket, time.time(), "dnd.priority", (ref,))
     return ref
@@ -145,7 +145,7 @@ def main() -> int:
             refs = [e["ref"] for e in planner.evidence(task_id)]
             journal = [j.outcome for j in planner.journal(task_id)]
             ok = (task.state is TaskState.COMPLETED and states == ["queued", "dispatched", "running", "completed"]
-                  and list(task.evidence_refs) == refs and len(refs) == 1 and journal == [Outcome.CONFIRMED_SUCCESS])  # fmt: skip
+                  and list(task.evidence_refs) == refs and len(refs) == 1 and journal == [JournalOutcome.CONFIRMED_SUCCESS])  # fmt: skip
             failures += not ok
             print(
                 f"{task_id}: {task.state.value} events={states} evidence={refs} (handed out {ref}) {'OK' if ok else 'LOST'}"

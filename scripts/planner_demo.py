@@ -140,7 +140,7 @@ def running_stack(work: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]
         tokens = make_tokens(work / "tokens.yaml", serials)
         plane_port = free_port()
         url = f"http://127.0.0.1:{plane_port}"
-        stack.spawn("serve", [PY, "-m", "daemon.commands.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
+        stack.spawn("serve", [PY, "-m", "daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
                               "--port", str(plane_port), "--tokens", str(work / "tokens.yaml"),
                               "--state-dir", str(work / "serve")])  # fmt: skip
         wait_http(f"{url}/openapi.json")

@@ -198,7 +198,7 @@ class Event:
         return (self.task_id or f"workflow:{self.workflow_id}", self.state_version)
 
 
-class Outcome(str, Enum):
+class JournalOutcome(str, Enum):
     """The observed result of one external action."""
 
     CONFIRMED_SUCCESS = "confirmed_success"  # read-back showed the effect
@@ -218,11 +218,11 @@ class JournalEntry:
     target: str
     input_digest: str
     started_at: float
-    outcome: Outcome | None = None
+    outcome: JournalOutcome | None = None
     detail: str = ""
     finished_at: float | None = None
 
     @property
     def open(self) -> bool:
         """True while nobody knows whether the action happened."""
-        return self.outcome in (None, Outcome.UNKNOWN)
+        return self.outcome in (None, JournalOutcome.UNKNOWN)

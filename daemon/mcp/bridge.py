@@ -35,9 +35,9 @@ class Settled:
 
 def known_errors() -> tuple[type[Exception], ...]:
     """The errors a call may meet that are the caller's to read (not bugs)."""
-    from daemon.commands.common import InputError
     from daemon.config import ConfigError
     from daemon.lifecycle.errors import LifecycleError
+    from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     return (LifecycleError, DeviceError, ConfigError, InputError)
@@ -73,7 +73,7 @@ class Bridge:
     def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:
         """Queue ``method`` with ``arguments`` (params plus optional ``device``) through
         the ingress ``phoned submit`` uses; ``InvalidTask`` names each refused field."""
-        from daemon.commands.tasks import queue_spec
+        from daemon.verbs.tasks import queue_spec
 
         params = dict(arguments)
         device = params.pop("device", None) or self.device
@@ -195,9 +195,9 @@ class Bridge:
 
     def context(self, device: str | None) -> dict[str, Any]:
         """The device planning context read now through the configured adb server."""
-        from daemon.commands.context import adb_server
-        from daemon.control import planning_context
         from daemon.device_context import AdbContextProvider, context_json
+        from daemon.planning import planning_context
+        from daemon.verbs.context import adb_server
         from device.connection import connect
 
         server = adb_server(self.cfg)

@@ -51,12 +51,12 @@ from daemon.lifecycle.errors import (
 from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
+    JournalOutcome,
     Preview,
     StopSummary,
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.records import Outcome as JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from daemon.runtime.attempt_evidence import AttemptEvidence

@@ -75,8 +75,8 @@ def _submit_file(
     """Queue the task in ``path`` (pinned to ``serial`` when it names no device): its id,
     and the task already leased to ``owner`` when it could be claimed in the same step
     (so a daemon serving the same queue and phone cannot take it first)."""
-    from daemon.commands.inputs import read_document
     from daemon.lifecycle.ingress import parse_ingress
+    from daemon.verbs.inputs import read_document
 
     raw = read_document(path)  # the one reader `phoned submit` uses too
     if isinstance(raw, dict) and not raw.get("device"):
@@ -245,9 +245,9 @@ def run_daemon(
     sim_sdk: int | None = None,
 ) -> int:
     """Entry point of ``phoned run``; returns the process exit code."""
-    from daemon.commands.common import InputError
     from daemon.lifecycle.errors import InvalidTask, LifecycleError
     from daemon.store.open import QueueUrlError
+    from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     setup_logging(cfg)

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
-from daemon.control import classify_ingress
+from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import CONTRACT_VERSION
 from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.records import TaskRecord

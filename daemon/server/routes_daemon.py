@@ -28,7 +28,7 @@ from daemon.lifecycle.errors import (
     StaleAttempt,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, Ticket
+from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary, Ticket
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
 from daemon.server.auth import Principal
@@ -303,7 +303,7 @@ def journal_after(
     now = report_time(body.at)
 
     def apply() -> dict[str, Any]:
-        entry = store.journal_after(op_id, Outcome(body.outcome), body.detail, now)
+        entry = store.journal_after(op_id, JournalOutcome(body.outcome), body.detail, now)
         return {"entry": plain(entry)}
 
     return _answer(plane, p, body.report_id, apply)

@@ -15,7 +15,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
 from daemon.approval_view import pending_approval
-from daemon.control import classify_ingress
+from daemon.classify import classify_ingress
 from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState

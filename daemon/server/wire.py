@@ -20,7 +20,7 @@ from daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
-    Outcome,
+    JournalOutcome,
     Preview,
     StopSummary,
     TaskRecord,
@@ -92,7 +92,7 @@ def journal_from(data: dict[str, Any]) -> JournalEntry:
     """The ``JournalEntry`` a ``plain(entry)`` document describes."""
     names = {f.name for f in dataclasses.fields(JournalEntry)}
     kwargs = {k: v for k, v in data.items() if k in names}
-    kwargs["outcome"] = Outcome(data["outcome"]) if data.get("outcome") else None
+    kwargs["outcome"] = JournalOutcome(data["outcome"]) if data.get("outcome") else None
     return JournalEntry(**kwargs)
 
 

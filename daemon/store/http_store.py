@@ -46,7 +46,7 @@ from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
-    Outcome,
+    JournalOutcome,
     Preview,
     StopSummary,
     TaskRecord,
@@ -314,7 +314,9 @@ class HttpStore:
         body = self._patient("POST", f"/v1/tasks/{ticket.task_id}/journal", doc)
         return wire.journal_from(body["entry"])
 
-    def journal_after(self, op_id: str, outcome: Outcome, detail: str, now: float) -> JournalEntry:
+    def journal_after(
+        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
+    ) -> JournalEntry:
         entry = self._s.entries.get(op_id)
         if entry is None:
             raise StoreUnavailable(f"journal entry {op_id} is not known to this daemon")

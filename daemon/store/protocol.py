@@ -28,7 +28,7 @@ from daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
-    Outcome,
+    JournalOutcome,
     Preview,
     Revision,
     StopSummary,
@@ -138,7 +138,9 @@ class WorkerStore(_Reads, Protocol):
         """Admit and record an external action atomically, before it runs."""
         ...
 
-    def journal_after(self, op_id: str, outcome: Outcome, detail: str, now: float) -> JournalEntry:
+    def journal_after(
+        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
+    ) -> JournalEntry:
         """Record what the action did (confirmed_success, confirmed_failure or unknown)."""
         ...
 

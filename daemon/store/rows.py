@@ -14,7 +14,7 @@ from daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
-    Outcome,
+    JournalOutcome,
     Revision,
     StopSummary,
     TaskRecord,
@@ -216,7 +216,7 @@ def journal_record(row: Row) -> JournalEntry:
         target=row["target"],
         input_digest=row["input_digest"],
         started_at=row["started_at"],
-        outcome=Outcome(row["outcome"]) if row["outcome"] else None,
+        outcome=JournalOutcome(row["outcome"]) if row["outcome"] else None,
         detail=row["detail"],
         finished_at=row["finished_at"],
     )

@@ -22,7 +22,7 @@ from daemon.lifecycle.errors import (
     TaskNotFound,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Failure, JournalEntry, Outcome, Ticket
+from daemon.lifecycle.records import Failure, JournalEntry, JournalOutcome, Ticket
 from daemon.lifecycle.states import (
     LEASED,
     TERMINAL,
@@ -170,8 +170,8 @@ def checkpoint(row: Row, journal: list[JournalEntry], params: dict[str, Any], no
         "superseded_by": row["revision"] + 1,
         "state": row["state"],
         "attempt": row["attempt"],
-        "done": [_entry(e) for e in mine if e.outcome is Outcome.CONFIRMED_SUCCESS],
-        "not_done": [_entry(e) for e in mine if e.outcome is Outcome.CONFIRMED_FAILURE],
+        "done": [_entry(e) for e in mine if e.outcome is JournalOutcome.CONFIRMED_SUCCESS],
+        "not_done": [_entry(e) for e in mine if e.outcome is JournalOutcome.CONFIRMED_FAILURE],
         "pending_ops": [_entry(e) for e in mine if e.open],
         "remaining": {"method": row["method"], "params": params},
         "budget": {

@@ -31,7 +31,7 @@ from daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
-    Outcome,
+    JournalOutcome,
     Preview,
     Revision,
     StopSummary,
@@ -92,7 +92,9 @@ class SqlStore:
     def _summary(self, row: Row) -> str:
         entries = [journal_record(r) for r in self.db.all("journal_of_task", task_id=row["id"])]
         done = tuple(
-            f"{e.action} {e.target}" for e in entries if e.outcome is Outcome.CONFIRMED_SUCCESS
+            f"{e.action} {e.target}"
+            for e in entries
+            if e.outcome is JournalOutcome.CONFIRMED_SUCCESS
         )
         return summary_json(StopSummary(done=done, not_done=(row["method"],)))
 
@@ -292,7 +294,9 @@ class SqlStore:
             raise TaskNotFound(f"no journal entry {op_id}")
         return row
 
-    def journal_after(self, op_id: str, outcome: Outcome, detail: str, now: float) -> JournalEntry:
+    def journal_after(
+        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
+    ) -> JournalEntry:
         """Record what the action did; a confirmed outcome is never overwritten."""
         with self.db.transaction():
             self._journal_row(op_id)

@@ -219,7 +219,7 @@ class FileSystem:
 
 
 @dataclass(frozen=True)
-class CommandRecord:
+class ReceivedCommand:
     """One simple command the phone executed, or one UI event it received."""
 
     seq: int
@@ -249,7 +249,7 @@ class CommandLog:
     """
 
     def __init__(self, path: Path | None = None) -> None:
-        self._entries: list[CommandRecord] = []
+        self._entries: list[ReceivedCommand] = []
         self._lock = threading.Lock()
         self._path = path
 
@@ -261,9 +261,9 @@ class CommandLog:
         env: dict[str, str] | None = None,
         exit_code: int | None = None,
         line: str = "",
-    ) -> CommandRecord:
+    ) -> ReceivedCommand:
         with self._lock:
-            rec = CommandRecord(
+            rec = ReceivedCommand(
                 seq=len(self._entries) + 1,
                 ts=time.time(),
                 kind=kind,
@@ -278,7 +278,7 @@ class CommandLog:
                     fh.write(json.dumps(rec.to_json(), ensure_ascii=False) + "\n")
             return rec
 
-    def entries(self, kind: str | None = None) -> list[CommandRecord]:
+    def entries(self, kind: str | None = None) -> list[ReceivedCommand]:
         with self._lock:
             return [e for e in self._entries if kind is None or e.kind == kind]
 

@@ -49,7 +49,7 @@ def plane(adb_server, tmp_path: Path) -> Iterator[tuple[str, dict[str, str], dic
     procs = []
     with (tmp_path / "serve.log").open("wb") as log:
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "daemon.commands.serve", "--queue",
+            [sys.executable, "-m", "daemon.verbs.serve", "--queue",
              f"sqlite:///{tmp_path / 'queue.db'}", "--port", str(port),
              "--tokens", str(tmp_path / "tokens.yaml"), "--state-dir", str(tmp_path / "serve")],
             env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,

@@ -145,7 +145,7 @@ def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
     logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
     procs = []
     try:
-        procs.append(spawn([sys.executable, "-m", "daemon.commands.serve",
+        procs.append(spawn([sys.executable, "-m", "daemon.verbs.serve",
                             "--queue", f"sqlite:///{tmp_path / 'queue.db'}", "--host", "127.0.0.1",
                             "--port", str(port), "--tokens", str(tmp_path / "tokens.yaml"),
                             "--state-dir", str(tmp_path / "serve")], env, logs[0]))  # fmt: skip

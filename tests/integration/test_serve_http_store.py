@@ -24,7 +24,7 @@ from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (sessio
 
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.errors import GuardError, StoreUnavailable
-from daemon.lifecycle.records import Failure, Outcome
+from daemon.lifecycle.records import Failure, JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.auth import Role, make_token
 from daemon.store.http_store import HttpStore, PlaneLink
@@ -47,7 +47,7 @@ class Serve:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [
-            sys.executable, "-m", "daemon.commands.serve", "--queue", queue,
+            sys.executable, "-m", "daemon.verbs.serve", "--queue", queue,
             "--host", "127.0.0.1", "--port", str(self.port), "--tokens", str(tokens),
             "--state-dir", str(tmp / name),
         ]  # fmt: skip
@@ -153,7 +153,7 @@ def test_a_whole_attempt_through_the_control_plane(plane: Plane) -> None:
         running.ticket, "op-1", "dnd.set", "zen_mode", "sha256:1", time.time()
     )
     assert entry.open
-    daemon.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "read back 1", time.time())
+    daemon.journal_after("op-1", JournalOutcome.CONFIRMED_SUCCESS, "read back 1", time.time())
     ref = daemon.put_evidence(running.ticket, "outcome", {"status": "met"}, time.time())
     done = daemon.complete(running.ticket, time.time(), "dnd.priority", (ref,))
     assert done.state is TaskState.COMPLETED and ref in done.evidence_refs
@@ -202,8 +202,10 @@ def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -
 
     server.stop()  # the control plane goes away mid-task
     t = running.ticket
-    after = daemon.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "read back 1", time.time())
-    assert after.outcome is Outcome.CONFIRMED_SUCCESS
+    after = daemon.journal_after(
+        "op-1", JournalOutcome.CONFIRMED_SUCCESS, "read back 1", time.time()
+    )
+    assert after.outcome is JournalOutcome.CONFIRMED_SUCCESS
     ref = daemon.put_evidence(t, "outcome", {"status": "met"}, time.time())
     assert ref.startswith("pending:")
     predicted = daemon.complete(t, time.time(), "dnd.priority", (ref,))
@@ -226,7 +228,7 @@ def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -
     evidence = plane.client(server).evidence(task.id)
     assert [e["ref"] for e in evidence] == list(final.evidence_refs)  # pending ref resolved
     journal = plane.client(server).journal(task.id)
-    assert [j.outcome for j in journal] == [Outcome.CONFIRMED_SUCCESS]
+    assert [j.outcome for j in journal] == [JournalOutcome.CONFIRMED_SUCCESS]
     events = [e for e in plane.client(server).events(0, 100) if e.task_id == task.id]
     assert [e.state for e in events] == ["queued", "dispatched", "running", "completed"]
 

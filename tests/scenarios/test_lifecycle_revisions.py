@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle.records import Outcome, TaskRecord
+from daemon.lifecycle.records import JournalOutcome, TaskRecord
 from daemon.lifecycle.states import TaskState
 from device.sim.phone import Phone
 from device.sim.server import Simulator
@@ -112,8 +112,8 @@ def test_an_amend_after_the_effect_was_admitted_replans_in_the_same_attempt(
     ]
     journal = _with_store(daemon, lambda s: s.journal(done.id))
     assert [(e.action, e.revision, e.attempt, e.outcome) for e in journal] == [
-        ("dnd.set", 1, 1, Outcome.CONFIRMED_SUCCESS),
-        ("dnd.set", 2, 1, Outcome.CONFIRMED_SUCCESS),
+        ("dnd.set", 1, 1, JournalOutcome.CONFIRMED_SUCCESS),
+        ("dnd.set", 2, 1, JournalOutcome.CONFIRMED_SUCCESS),
     ]
     evidence = daemon.evidence(done.id)
     assert [(d["revision"], d["kind"]) for d in evidence] == [

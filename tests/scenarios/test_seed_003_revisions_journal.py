@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from daemon.lifecycle.errors import TaskTerminal
-from daemon.lifecycle.records import JournalEntry, Outcome, TaskRecord
+from daemon.lifecycle.records import JournalEntry, JournalOutcome, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
 from device.sim import scenarios
 from device.sim.phone import Phone
@@ -133,7 +133,7 @@ def test_no_repeated_action_without_verification(daemon: Daemon, sim_factory) ->
     assert task.state is TaskState.COMPLETED and task.observed_target == "sms.sent"
     journal, evidence = _read(daemon, task.id)
     entry = _send_entry(journal)
-    assert (entry.attempt, entry.outcome) == (1, Outcome.CONFIRMED_SUCCESS)
+    assert (entry.attempt, entry.outcome) == (1, JournalOutcome.CONFIRMED_SUCCESS)
     assert entry.detail == "reconciled: happened"
     (reconciled,) = [d for d in evidence if d["kind"] == "reconcile"]
     assert reconciled["attempt"] == 2 and reconciled["ref"] in task.evidence_refs
@@ -153,7 +153,7 @@ def test_explicit_uncertainty_when_reconciliation_is_impossible(
     assert not task.failure.retryable
     journal, evidence = _read(daemon, task.id)
     entry = _send_entry(journal)
-    assert entry.outcome is Outcome.UNKNOWN and entry.op_id in task.failure.message
+    assert entry.outcome is JournalOutcome.UNKNOWN and entry.op_id in task.failure.message
     (reconciled,) = [d for d in evidence if d["kind"] == "reconcile"]
     assert reconciled["body"]["target"]["answer"] == "cannot_tell"
     time.sleep(1.0)  # a few poll intervals: the final failure is never claimed again
@@ -181,7 +181,7 @@ def test_superseded_instructions_are_not_accepted(daemon: Daemon, sim_factory) -
     assert sets == [("cmd", "notification", "set_dnd", "alarms")]
     journal, _ = _read(daemon, done.id)
     assert [(e.action, e.revision, e.outcome) for e in journal] == [
-        ("dnd.set", 2, Outcome.CONFIRMED_SUCCESS)
+        ("dnd.set", 2, JournalOutcome.CONFIRMED_SUCCESS)
     ]
     with pytest.raises(TaskTerminal, match="successor_of"):
         _amend(daemon, done.id, {"mode": "off"})
@@ -207,8 +207,8 @@ def test_a_transport_lost_during_an_effect_is_journaled_unknown_and_read_before_
     # attempt 1's entry was left unknown by the lost transport; attempt 2 read zen_mode
     # (still off) before anything else and only then applied again
     assert [(e.attempt, e.outcome, e.detail) for e in journal] == [
-        (1, Outcome.CONFIRMED_FAILURE, "reconciled: did_not_happen"),
-        (2, Outcome.CONFIRMED_SUCCESS, "exit 0"),
+        (1, JournalOutcome.CONFIRMED_FAILURE, "reconciled: did_not_happen"),
+        (2, JournalOutcome.CONFIRMED_SUCCESS, "exit 0"),
     ]
     assert [(d["attempt"], d["kind"]) for d in evidence] == [
         (1, "outcome"),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from daemon.control import classify_ingress
+from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import WorkflowSpec
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import Failure

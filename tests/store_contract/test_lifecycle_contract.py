@@ -14,7 +14,7 @@ from daemon.lifecycle.errors import (
     StopRequested,
     TargetNotObserved,
 )
-from daemon.lifecycle.records import Failure, Outcome
+from daemon.lifecycle.records import Failure, JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.protocol import Store
 
@@ -31,7 +31,7 @@ def _running(store: Store, method: str = "dnd.set", **kw: object):
 def test_every_revision_is_kept_with_who_when_and_the_checkpoint(store: Store) -> None:
     task = _running(store)
     store.journal_before(task.ticket, "op-1", "dnd.set", "dnd.priority", "sha256:x", T0 + 3)
-    store.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "exit 0", T0 + 4)
+    store.journal_after("op-1", JournalOutcome.CONFIRMED_SUCCESS, "exit 0", T0 + 4)
     store.journal_before(task.ticket, "op-2", "dnd.set", "dnd.priority", "sha256:y", T0 + 5)
     store.amend(task.id, "conv-a", {"mode": "alarms"}, T0 + 6)
     store.amend(task.id, "conv-a", {"mode": "off"}, T0 + 7)

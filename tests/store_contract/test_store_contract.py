@@ -21,7 +21,7 @@ from daemon.lifecycle.errors import (
     TaskTerminal,
     UnreconciledOutcome,
 )
-from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary
+from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.protocol import Store
 
@@ -283,10 +283,10 @@ def test_journal_before_is_the_admission_gate(store: Store) -> None:
         store.journal_before(task.ticket, "op-2", "sms.send", "+49151", "sha256:x", T0 + 4)
     with pytest.raises(UnreconciledOutcome):
         store.complete(task.ticket, T0 + 4)
-    store.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "in sent box", T0 + 5)
+    store.journal_after("op-1", JournalOutcome.CONFIRMED_SUCCESS, "in sent box", T0 + 5)
     assert store.unknown_entries(task.id) == []
     with pytest.raises(IllegalTransition):
-        store.journal_after("op-1", Outcome.UNKNOWN, "late", T0 + 6)
+        store.journal_after("op-1", JournalOutcome.UNKNOWN, "late", T0 + 6)
     assert store.complete(task.ticket, T0 + 7, "sms.sent", ("ev:1",)).state is TaskState.COMPLETED
 
 

@@ -24,7 +24,14 @@ from daemon.lifecycle.errors import (
     TargetNotObserved,
     TaskNotFound,
 )
-from daemon.lifecycle.records import Failure, Outcome, Preview, StopSummary, TaskRecord, Ticket
+from daemon.lifecycle.records import (
+    Failure,
+    JournalOutcome,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+)
 from daemon.lifecycle.states import FailureReason, TaskState
 
 OWNER = "daemon-1/SERIAL1"
@@ -85,10 +92,16 @@ def test_a_whole_attempt_journal_evidence_and_completion(queue: Queue) -> None:
         task.ticket, "op-1", "dnd.set", "zen_mode", "sha256:in", now()
     )
     assert entry.open and entry.task_id == task.id
-    done = queue.worker.journal_after("op-1", Outcome.CONFIRMED_SUCCESS, "read back 1", now())
-    assert done.outcome is Outcome.CONFIRMED_SUCCESS
+    done = queue.worker.journal_after(
+        "op-1", JournalOutcome.CONFIRMED_SUCCESS, "read back 1", now()
+    )
+    assert done.outcome is JournalOutcome.CONFIRMED_SUCCESS
     [kept] = queue.worker.journal(task.id)
-    assert (kept.op_id, kept.outcome, kept.open) == ("op-1", Outcome.CONFIRMED_SUCCESS, False)
+    assert (kept.op_id, kept.outcome, kept.open) == (
+        "op-1",
+        JournalOutcome.CONFIRMED_SUCCESS,
+        False,
+    )
     ref = queue.worker.put_evidence(task.ticket, "outcome", {"status": "met"}, now())
     with pytest.raises(TargetNotObserved):
         queue.worker.complete(task.ticket, now(), observed_target="dnd.off")

@@ -1,4 +1,4 @@
-"""``daemon/cli.py`` only assembles the group: every verb lives in ``daemon.commands``."""
+"""``daemon/cli.py`` only assembles the group: every verb lives in ``daemon.verbs``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from daemon.cli import main
 def test_every_verb_is_defined_in_a_commands_module() -> None:
     places = {name: cmd.callback.__module__ for name, cmd in main.commands.items() if cmd.callback}
     assert {"sim", "doctor", "run", "submit", "serve"} <= set(places)
-    assert all(module.startswith("daemon.commands.") for module in places.values()), places
+    assert all(module.startswith("daemon.verbs.") for module in places.values()), places
 
 
 def test_cli_module_defines_no_verb_of_its_own() -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.control import DeviceContext, Observed, classify_ingress, planning_context
+from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import validate_task
+from daemon.planning import DeviceContext, Observed, planning_context
 from daemon.store.sqlite_store import SqliteStore
 
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 from daemon import render
 from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import Event, JournalEntry, Outcome, TaskRecord
+from daemon.lifecycle.records import Event, JournalEntry, JournalOutcome, TaskRecord
 from daemon.store.sqlite_store import SqliteStore
 from device.evidence import CommandRecord, Evidence, Observation
 
@@ -109,7 +109,7 @@ def report_inputs(tmp_path: Path) -> Inputs:
         assert claimed is not None
         ticket = store.start(claimed.ticket, time.time()).ticket
         store.journal_before(ticket, "op1", "dnd.set", "zen_mode=1", "sha256:ab", time.time())
-        store.journal_after("op1", Outcome.CONFIRMED_SUCCESS, "", time.time())
+        store.journal_after("op1", JournalOutcome.CONFIRMED_SUCCESS, "", time.time())
         refs = (
             store.put_evidence(ticket, "outcome", dnd_evidence(), time.time()),
             store.put_evidence(ticket, "snapshot", snapshot_evidence(shot), time.time()),

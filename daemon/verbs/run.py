@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from daemon.commands.common import common_options, load_config, user_errors
+from daemon.verbs.common import common_options, load_config, user_errors
 
 
 @click.command()

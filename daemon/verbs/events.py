@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.commands.common import common_options, opened_store, user_errors
+from daemon.verbs.common import common_options, opened_store, user_errors
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import Event

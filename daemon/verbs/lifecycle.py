@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.commands.common import common_options, echo_json, now, opened_store, user_errors
-from daemon.commands.decisions import print_task_state
+from daemon.verbs.common import common_options, echo_json, now, opened_store, user_errors
+from daemon.verbs.decisions import print_task_state
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import Revision

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from daemon.commands.common import EXIT_USAGE, fail, load_config, user_errors
+from daemon.verbs.common import EXIT_USAGE, fail, load_config, user_errors
 
 
 def _host_port(text: str) -> tuple[str, int]:

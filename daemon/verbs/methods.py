@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from daemon.commands.common import echo_json
+from daemon.verbs.common import echo_json
 
 
 @click.command("methods")

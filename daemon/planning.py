@@ -1,21 +1,17 @@
-"""Control queries, answered directly and never queued as tasks (SPEC §5, seed 004 §5).
+"""The device planning context (seed 004 ``getDevicePlanningContext``), answered directly
+and never queued as a task.
 
-Device planning context comes from a ``DeviceContextProvider`` (the device layer
-implements it); every value carries the time it was observed, and the planner is told
-which values are too old rather than left to guess. ``classify_ingress`` says whether
-a task would be accepted without executing or queueing anything.
+It comes from a ``DeviceContextProvider`` (``daemon/device_context.py`` reads it from the
+phone); every value carries the time it was observed, and the planner is told which values
+are too old rather than left to guess.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass, fields
+from typing import Generic, Protocol, TypeVar
 
-from daemon.lifecycle.contract import WorkflowSpec
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
 from daemon.store.protocol import PlannerStore
-from device.actions.registry import APPROVAL_METHODS
 
 T = TypeVar("T")
 
@@ -86,41 +82,3 @@ def planning_context(
         elif now - value.observed_at > max_age_s:
             stale.append(f.name)
     return PlanningContext(ctx, store.queue_status(serial), tuple(stale), tuple(missing), now)
-
-
-@dataclass(frozen=True)
-class Classification:
-    """Whether a task (or workflow) would be accepted, and what it would need."""
-
-    accepted: bool
-    kind: str  # "task", "workflow" or "invalid"
-    methods: tuple[str, ...] = ()
-    needs_approval: bool = False
-    supported: bool | None = None  # None: no capability set was given
-    unsupported: tuple[str, ...] = ()
-    errors: tuple[FieldError, ...] = field(default_factory=tuple)
-
-
-def classify_ingress(
-    raw: dict[str, Any], capabilities: frozenset[str] | None = None
-) -> Classification:
-    """Validate ``raw`` as ingress would, and report method, approval and support; no side effect."""
-    try:
-        spec = parse_ingress(raw)
-    except InvalidTask as exc:
-        return Classification(accepted=False, kind="invalid", errors=tuple(exc.errors))
-    if isinstance(spec, WorkflowSpec):
-        methods = tuple(step.method for step in spec.steps)
-        kind = "workflow"
-    else:
-        methods = (spec.method,)
-        kind = "task"
-    unsupported = tuple(m for m in methods if capabilities is not None and m not in capabilities)
-    return Classification(
-        accepted=not unsupported,
-        kind=kind,
-        methods=methods,
-        needs_approval=any(m in APPROVAL_METHODS for m in methods),
-        supported=None if capabilities is None else not unsupported,
-        unsupported=unsupported,
-    )

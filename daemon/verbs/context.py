@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.commands.common import (
+from daemon.terminal import terminal_lines
+from daemon.verbs.common import (
     EXIT_FAILURE,
     common_options,
     echo_json,
@@ -17,11 +18,11 @@ from daemon.commands.common import (
     opened_store,
     user_errors,
 )
-from daemon.terminal import terminal_lines
 
 if TYPE_CHECKING:
+    from daemon.classify import Classification
     from daemon.config import Config
-    from daemon.control import Classification, PlanningContext
+    from daemon.planning import PlanningContext
     from device.adb import AdbServer
 
 
@@ -73,8 +74,8 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
     """The device planning context: model, SDK, battery, screen, foreground app, DND,
     Bluetooth, volumes, default SMS app, supported methods, queue; each value with when
     and by which command it was observed."""
-    from daemon.control import planning_context
     from daemon.device_context import AdbContextProvider, context_json
+    from daemon.planning import planning_context
     from device.connection import connect
 
     cfg = load_config(config_file, queue=queue)
@@ -124,9 +125,9 @@ def classify(
 ) -> None:
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
-    from daemon.commands.inputs import read_document
-    from daemon.control import classify_ingress
+    from daemon.classify import classify_ingress
     from daemon.device_context import supported_methods
+    from daemon.verbs.inputs import read_document
     from device.connection import connect
 
     raw = read_document(file)

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from daemon.commands.common import EXIT_USAGE, fail, load_config
+from daemon.verbs.common import EXIT_USAGE, fail, load_config
 
 ROLES = ("daemon", "planner", "approver", "viewer")
 
@@ -149,5 +149,5 @@ def serve(
     sys.exit(0)
 
 
-if __name__ == "__main__":  # ``python -m daemon.commands.serve`` before cli.py registers it
+if __name__ == "__main__":  # ``python -m daemon.verbs.serve`` before cli.py registers it
     serve()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.commands.common import (
+from daemon.verbs.common import (
     EXIT_USAGE,
     InputError,
     common_options,
@@ -37,7 +37,7 @@ def _task_from_options(
     conversation: str | None,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    from daemon.commands.inputs import parse_params
+    from daemon.verbs.inputs import parse_params
 
     raw: dict[str, Any] = {"method": method, "params": parse_params(method, params)}
     if conversation is not None:
@@ -47,7 +47,7 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from daemon.commands.inputs import read_document
+    from daemon.verbs.inputs import read_document
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -142,7 +142,7 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from daemon.commands.inputs import read_document
+    from daemon.verbs.inputs import read_document
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
@@ -162,7 +162,7 @@ def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
     wanted = sorted({t.device for t in queued if t.device and not t.terminal})
     if not wanted or cfg.queue_url.startswith(("http://", "https://")):
         return
-    from daemon.commands.context import adb_server
+    from daemon.verbs.context import adb_server
     from device.connection import list_devices
     from device.errors import DeviceError
 
@@ -310,7 +310,7 @@ def show(
     and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
     """
     from daemon import render
-    from daemon.commands.lifecycle import revision_json, revision_lines
+    from daemon.verbs.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from daemon.commands.common import InputError
+from daemon.verbs.common import InputError
 
 # An unquoted scalar that is a number to YAML/JSON but a dial string to a person.
 _DIAL_STRING = re.compile(r"\+[0-9]+|0[0-9]+|[0-9]{7,15}")

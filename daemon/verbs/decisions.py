@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.commands.common import common_options, echo_json, now, opened_store, user_errors
+from daemon.verbs.common import common_options, echo_json, now, opened_store, user_errors
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord
@@ -94,7 +94,7 @@ def amend(
     as_json: bool,
 ) -> None:
     """New revision of a non-terminal TASK with changed params (a pending approval is void)."""
-    from daemon.commands.inputs import parse_params
+    from daemon.verbs.inputs import parse_params
 
     with opened_store(queue, config_file) as store:
         current = store.get(task_id)
