@@ -597,11 +597,15 @@ class SqlStore:
             return self._write(row, after, now, decision=decision)
 
     def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
-        """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
+        """Fail (runtime_recovery) every task leased by this daemon's workers: owners
+        ``<owner_prefix><serial>``, exactly (a serial has no ``/``). ``daemon/`` therefore
+        never takes ``daemon/once/<serial>``, the lease of a ``run --once`` beside it, as the
+        plane's ``/v1/recover`` matches the daemon id exactly."""
         failure = Failure(FailureReason.RUNTIME_RECOVERY, "daemon restarted mid-task")
         with self.db.transaction():
             rows = self.db.all("owned_by_daemon", prefix=owner_prefix)
-            return [self._write(r, rules.fail(r, failure, now), now) for r in rows]
+            mine = [r for r in rows if "/" not in (r["lease_owner"] or "")[len(owner_prefix) :]]
+            return [self._write(r, rules.fail(r, failure, now), now) for r in mine]
 
     # --- queries ----------------------------------------------------------------------------
     def get(self, task_id: str) -> TaskRecord:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from contract_specs import spec
 
+from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
@@ -316,6 +317,15 @@ def test_recover_fails_owned_tasks_as_runtime_recovery(store: Store) -> None:
     assert recovered.id == task.id and recovered.state is TaskState.QUEUED
     assert recovered.failure is not None
     assert recovered.failure.reason is FailureReason.RUNTIME_RECOVERY
+
+
+def test_recover_leaves_a_run_once_lease_beside_the_daemon_alone(store: Store) -> None:
+    spec = validate_task({"method": "dnd.get", "conversation_id": "c1"})
+    once = store.submit_claimed(spec, "daemon-1/once/S1", "S1", T0)
+    assert store.recover("daemon-1/", T0 + 1) == []  # the daemon's restart: not its lease
+    assert store.get(once.id).lease_owner == "daemon-1/once/S1"
+    [recovered] = store.recover("daemon-1/once/", T0 + 2)  # the next run --once's
+    assert recovered.id == once.id and recovered.state is TaskState.QUEUED
 
 
 def test_rerun_is_a_new_task_with_fresh_attempts(store: Store) -> None:
