@@ -9,6 +9,7 @@ task's end and exits with a code that says how it ended.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -54,14 +55,9 @@ def resume(
 
 
 def revision_json(revision: Revision) -> dict[str, Any]:
-    """A revision as JSON (``phoned revisions --json``, ``show --json``)."""
-    return {
-        "revision": revision.revision,
-        "params": revision.params,
-        "conversation_id": revision.conversation_id,
-        "created_at": revision.created_at,
-        "checkpoint": revision.checkpoint,
-    }
+    """A revision as JSON (``phoned revisions --json``, ``show --json``): the record without
+    its task id (the task's own)."""
+    return {k: v for k, v in dataclasses.asdict(revision).items() if k != "task_id"}
 
 
 def revision_lines(revisions: list[Revision]) -> list[str]:
