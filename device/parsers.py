@@ -1,8 +1,13 @@
-"""Pure parsers from raw device output to values. No I/O; tested on captured real output."""
+"""Pure parsers from raw device output to values. No I/O; tested on captured real output.
+
+A method's own parsers live in its action module (``device/actions/wifi.py`` reads ``Wi-Fi
+is <state>``); this module keeps the ones that code outside a single method module uses too:
+the device layer's probes, settings values, the screen readers, the daemon's device context
+and permission recheck (``docs/methods-registry.md``, "Where a fact lives").
+"""
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -86,120 +91,10 @@ def parse_colon_list(text: str) -> list[str]:
     return [item for item in value.strip().split(":") if item]
 
 
-# ---- cmd output that exits 0 on failure --------------------------------------------------
+# ---- services ----------------------------------------------------------------------------
 
-# NotificationShellCmd catches every exception and prints this prefix with exit 0.
-NOTIFICATION_ERROR_PREFIX = "Error occurred. Check logcat for details."
-
-
-def notification_cmd_failed(stdout: str) -> bool:
-    """Whether a ``cmd notification`` reply reports a failure despite its exit code 0."""
-    return NOTIFICATION_ERROR_PREFIX in stdout or stdout.startswith("Unknown command")
-
-
-# ---- Bluetooth ---------------------------------------------------------------------------
-#
-# BluetoothManagerService.dump prints ``  enabled: <isEnabled()>`` and ``  state: <name>``
-# first (frameworks/base services/core .../BluetoothManagerService.java up to Android 12;
-# packages/modules/Bluetooth service/.../BluetoothManagerService.java from Android 13, read
-# in LineageOS/android_packages_modules_Bluetooth lineage-20.0, -21.0 and -22.0). The name is
-# BluetoothAdapter.nameForState: OFF, TURNING_ON, ON, TURNING_OFF, BLE_TURNING_ON, BLE_ON,
-# BLE_TURNING_OFF, and ``?!?!? (N)`` for any other number (framework/java/android/bluetooth/
-# BluetoothAdapter.java). ``enabled`` is ``getState() == STATE_ON``. With BLE apps
-# registered (BLE scanning on, ``ble_scan_always_enabled`` 1) a disabled adapter rests in
-# BLE_ON, ``enabled: false`` (BluetoothManagerService.sendBrEdrDownCallback "Staying in
-# BLE_ON"; a Pixel 8 Pro dump in johnklee/bt_test_common's bt_utils README).
-
-_BT_STATE = re.compile(r"^[ \t]*state:[ \t]*(.*?)[ \t\r]*$", re.MULTILINE)
-_BT_ENABLED = re.compile(r"^\s*enabled:\s*(true|false)\s*$", re.MULTILINE)
 # The service manager's reply when SystemServer never registered the service (no hardware).
 _CANT_FIND = re.compile(r"Can't find service: ?(\S+)")
-
-
-class ClassicBluetooth(enum.Enum):
-    """What the adapter state means for classic Bluetooth, the switch a user sees."""
-
-    OFF = "off"  # OFF or BLE_ON: classic off and resting (BLE_ON: BLE-only for scanning apps)
-    ON = "on"  # ON: BluetoothAdapter.isEnabled()
-    TURNING_ON = "turning_on"  # BLE_TURNING_ON or TURNING_ON: on the way up
-    TURNING_OFF = "turning_off"  # TURNING_OFF or BLE_TURNING_OFF: on the way down
-    UNKNOWN = "unknown"  # no state line, a name nameForState never prints, or enabled disagrees
-
-
-# AdapterState (packages/modules/Bluetooth android/app/.../btservice/AdapterState.java):
-# enable OFF -> BLE_TURNING_ON -> BLE_ON -> TURNING_ON -> ON; disable ON -> TURNING_OFF ->
-# BLE_ON, then BLE_TURNING_OFF -> OFF unless a BLE app keeps it in BLE_ON.
-BLUETOOTH_STATES: dict[str, ClassicBluetooth] = {
-    "OFF": ClassicBluetooth.OFF,
-    "BLE_ON": ClassicBluetooth.OFF,
-    "BLE_TURNING_ON": ClassicBluetooth.TURNING_ON,
-    "TURNING_ON": ClassicBluetooth.TURNING_ON,
-    "ON": ClassicBluetooth.ON,
-    "TURNING_OFF": ClassicBluetooth.TURNING_OFF,
-    "BLE_TURNING_OFF": ClassicBluetooth.TURNING_OFF,
-}
-
-
-def parse_bluetooth_state(text: str) -> str | None:
-    """``dumpsys bluetooth_manager``: the first ``  state: X`` line's text, verbatim (``OFF``,
-    ``BLE_ON``, ``?!?!? (17)``...). None when there is no such line."""
-    match = _BT_STATE.search(text)
-    return match[1] if match else None
-
-
-def parse_bluetooth_enabled(text: str) -> bool | None:
-    """``dumpsys bluetooth_manager``: the ``  enabled: true|false`` line."""
-    match = _BT_ENABLED.search(text)
-    return match[1] == "true" if match else None
-
-
-def bluetooth_classic(state: str | None, enabled: bool | None = None) -> ClassicBluetooth:
-    """Classify a state line (and the ``enabled`` line, when read): UNKNOWN unless the state
-    is one nameForState prints and ``enabled`` agrees with it (true exactly in ON)."""
-    kind = BLUETOOTH_STATES.get(state or "")
-    if kind is None:
-        return ClassicBluetooth.UNKNOWN
-    if enabled is not None and enabled != (kind is ClassicBluetooth.ON):
-        return ClassicBluetooth.UNKNOWN
-    return kind
-
-
-class BluetoothOn(enum.Enum):
-    """``settings get global bluetooth_on``: the user's persisted choice, which
-    BluetoothManagerService writes when a request arrives, not when the adapter settles.
-
-    Values from BluetoothManagerService: ``BLUETOOTH_OFF`` 0, ``BLUETOOTH_ON_BLUETOOTH`` 1,
-    ``BLUETOOTH_ON_AIRPLANE`` 2 (written for a persisted-on adapter when airplane mode turns
-    on, back to 1 when it turns off). ``isBluetoothPersistedStateOn()`` is ``!= 0``, so any
-    other number also reads as on.
-    """
-
-    OFF = "off"  # 0: turned off (disable(persist=true) writes it at the request)
-    ON = "on"  # 1: turned on
-    ON_AIRPLANE = "on_airplane"  # 2: on, held off while airplane mode is on
-    ON_OTHER = "on_other"  # another integer: the manager treats it as on (!= BLUETOOTH_OFF)
-    UNSET = "unset"  # ``null``: never written
-    UNREADABLE = "unreadable"  # not an integer
-
-    @property
-    def wants_on(self) -> bool | None:
-        """Whether the persisted choice is on; None when unset or unreadable."""
-        if self in (BluetoothOn.UNSET, BluetoothOn.UNREADABLE):
-            return None
-        return self is not BluetoothOn.OFF
-
-
-def parse_bluetooth_on(text: str) -> BluetoothOn:
-    """``settings get global bluetooth_on`` into what the manager makes of it."""
-    value = parse_settings_value(text)
-    if value is None:
-        return BluetoothOn.UNSET
-    number = parse_settings_int(text)
-    if number is None:
-        return BluetoothOn.UNREADABLE
-    return {0: BluetoothOn.OFF, 1: BluetoothOn.ON, 2: BluetoothOn.ON_AIRPLANE}.get(
-        number, BluetoothOn.ON_OTHER
-    )
 
 
 def service_missing(text: str) -> bool:
@@ -207,33 +102,7 @@ def service_missing(text: str) -> bool:
     return _CANT_FIND.search(text) is not None
 
 
-# ---- Wi-Fi -------------------------------------------------------------------------------
-
-# WifiServiceImpl.dump: "Wi-Fi is " + the state machine's WIFI_STATE_* name (Android 12+:
-# printed per client mode manager, ConcreteClientModeManager.dump).
-_WIFI_IS = re.compile(
-    r"^\s*Wi-Fi is (enabled|disabled|enabling|disabling|unknown state)\s*$", re.MULTILINE
-)
-# Settings.Global.WIFI_ON as WifiSettingsStore persists it: 0 off, 1 on, 2 on though airplane
-# mode is on, 3 off because airplane mode is on.
-_WIFI_ON_WORDS = {0: "disabled", 1: "enabled", 2: "enabled", 3: "disabled"}
-
-
-def parse_wifi_state(text: str) -> str | None:
-    """``dumpsys wifi``: ``enabled``, ``disabled``, ``enabling``, ``disabling`` or
-    ``unknown state`` from the first ``Wi-Fi is`` line; None without one."""
-    match = _WIFI_IS.search(text)
-    return match.group(1) if match else None
-
-
-def wifi_on_state(value: int | None) -> str | None:
-    """The ``wifi_on`` setting as a state word (``enabled``/``disabled``); None if unknown."""
-    return _WIFI_ON_WORDS.get(value) if value is not None else None
-
-
 # ---- volume ------------------------------------------------------------------------------
-
-_VOLUME_IS = re.compile(r"volume is (-?\d+) in range \[(-?\d+)\.\.(-?\d+)\]")
 
 
 @dataclass(frozen=True)
@@ -243,15 +112,6 @@ class VolumeReading:
     index: int
     min_index: int
     max_index: int
-
-
-def parse_volume_get(text: str) -> VolumeReading | None:
-    """``cmd media_session volume --stream N --get`` (``[V]``) or ``media volume`` (``[v]``):
-    the line ``volume is I in range [MIN..MAX]`` (VolumeCtrl.java). None when missing."""
-    match = _VOLUME_IS.search(text)
-    if match is None:
-        return None
-    return VolumeReading(int(match[1]), int(match[2]), int(match[3]))
 
 
 _STREAM_HEAD = re.compile(r"^- (STREAM_\w+):\s*$")

@@ -14,24 +14,162 @@ the low-energy part running (``ble_scan_always_enabled``; BluetoothManagerServic
 BLE_TURNING_ON and BLE_ON, disabling TURNING_OFF, BLE_ON and BLE_TURNING_OFF (AdapterState).
 ``bluetooth_on`` is written when the request arrives (``disable(persist=true)`` writes 0;
 ``MESSAGE_ENABLE`` writes 1 from Android 13, on the way out of BLE_ON before), and is 2 while
-airplane mode holds a turned-on adapter off. Facts and sources: ``device.parsers`` Bluetooth.
+airplane mode holds a turned-on adapter off. Facts and sources: the parsers section below.
+
+Sources of the commands: ``cmd bluetooth_manager enable|disable``: BluetoothShellCommand
+(packages/modules/Bluetooth, API 33+); ``svc bluetooth enable|disable``: cmds/svc
+BluetoothCommand.java (API <= 32).
 """
 
 from __future__ import annotations
 
+import enum
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, StrictBool
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
-from device.actions.params import BluetoothSet, NoParams
+from device.actions.params import NoParams, Params
 from device.actions.reads import got
+from device.commands import Argv
 from device.evidence import now_iso
-from device.parsers import BluetoothOn, ClassicBluetooth
 
 if TYPE_CHECKING:
     from device.connection import Capabilities
+
+# ---- params ------------------------------------------------------------------------------
+
+
+class BluetoothSet(Params):
+    """Turn Bluetooth on or off."""
+
+    enabled: StrictBool = Field(description="true: on, false: off", examples=[True])
+
+
+# ---- commands ----------------------------------------------------------------------------
+# Reading bluetooth_on is shared with the device context: ``commands.BLUETOOTH_ON_GET``.
+
+DUMPSYS_BLUETOOTH: Argv = ("dumpsys", "bluetooth_manager")
+BLUETOOTH_CMD_SINCE_SDK = 33
+
+
+def bluetooth_set(enable: bool, *, shell_command: bool) -> Argv:
+    """The enable/disable command: ``cmd bluetooth_manager`` where the service has a shell
+    command (API 33+, probed), ``svc bluetooth`` below. Both return before the change."""
+    verb = "enable" if enable else "disable"
+    if shell_command:
+        return ("cmd", "bluetooth_manager", verb)
+    return ("svc", "bluetooth", verb)
+
+
+# ---- parsers -----------------------------------------------------------------------------
+#
+# BluetoothManagerService.dump prints ``  enabled: <isEnabled()>`` and ``  state: <name>``
+# first (frameworks/base services/core .../BluetoothManagerService.java up to Android 12;
+# packages/modules/Bluetooth service/.../BluetoothManagerService.java from Android 13, read
+# in LineageOS/android_packages_modules_Bluetooth lineage-20.0, -21.0 and -22.0). The name is
+# BluetoothAdapter.nameForState: OFF, TURNING_ON, ON, TURNING_OFF, BLE_TURNING_ON, BLE_ON,
+# BLE_TURNING_OFF, and ``?!?!? (N)`` for any other number (framework/java/android/bluetooth/
+# BluetoothAdapter.java). ``enabled`` is ``getState() == STATE_ON``. With BLE apps
+# registered (BLE scanning on, ``ble_scan_always_enabled`` 1) a disabled adapter rests in
+# BLE_ON, ``enabled: false`` (BluetoothManagerService.sendBrEdrDownCallback "Staying in
+# BLE_ON"; a Pixel 8 Pro dump in johnklee/bt_test_common's bt_utils README).
+
+_BT_STATE = re.compile(r"^[ \t]*state:[ \t]*(.*?)[ \t\r]*$", re.MULTILINE)
+_BT_ENABLED = re.compile(r"^\s*enabled:\s*(true|false)\s*$", re.MULTILINE)
+
+
+class ClassicBluetooth(enum.Enum):
+    """What the adapter state means for classic Bluetooth, the switch a user sees."""
+
+    OFF = "off"  # OFF or BLE_ON: classic off and resting (BLE_ON: BLE-only for scanning apps)
+    ON = "on"  # ON: BluetoothAdapter.isEnabled()
+    TURNING_ON = "turning_on"  # BLE_TURNING_ON or TURNING_ON: on the way up
+    TURNING_OFF = "turning_off"  # TURNING_OFF or BLE_TURNING_OFF: on the way down
+    UNKNOWN = "unknown"  # no state line, a name nameForState never prints, or enabled disagrees
+
+
+# AdapterState (packages/modules/Bluetooth android/app/.../btservice/AdapterState.java):
+# enable OFF -> BLE_TURNING_ON -> BLE_ON -> TURNING_ON -> ON; disable ON -> TURNING_OFF ->
+# BLE_ON, then BLE_TURNING_OFF -> OFF unless a BLE app keeps it in BLE_ON.
+BLUETOOTH_STATES: dict[str, ClassicBluetooth] = {
+    "OFF": ClassicBluetooth.OFF,
+    "BLE_ON": ClassicBluetooth.OFF,
+    "BLE_TURNING_ON": ClassicBluetooth.TURNING_ON,
+    "TURNING_ON": ClassicBluetooth.TURNING_ON,
+    "ON": ClassicBluetooth.ON,
+    "TURNING_OFF": ClassicBluetooth.TURNING_OFF,
+    "BLE_TURNING_OFF": ClassicBluetooth.TURNING_OFF,
+}
+
+
+def parse_bluetooth_state(text: str) -> str | None:
+    """``dumpsys bluetooth_manager``: the first ``  state: X`` line's text, verbatim (``OFF``,
+    ``BLE_ON``, ``?!?!? (17)``...). None when there is no such line."""
+    match = _BT_STATE.search(text)
+    return match[1] if match else None
+
+
+def parse_bluetooth_enabled(text: str) -> bool | None:
+    """``dumpsys bluetooth_manager``: the ``  enabled: true|false`` line."""
+    match = _BT_ENABLED.search(text)
+    return match[1] == "true" if match else None
+
+
+def bluetooth_classic(state: str | None, enabled: bool | None = None) -> ClassicBluetooth:
+    """Classify a state line (and the ``enabled`` line, when read): UNKNOWN unless the state
+    is one nameForState prints and ``enabled`` agrees with it (true exactly in ON)."""
+    kind = BLUETOOTH_STATES.get(state or "")
+    if kind is None:
+        return ClassicBluetooth.UNKNOWN
+    if enabled is not None and enabled != (kind is ClassicBluetooth.ON):
+        return ClassicBluetooth.UNKNOWN
+    return kind
+
+
+class BluetoothOn(enum.Enum):
+    """``settings get global bluetooth_on``: the user's persisted choice, which
+    BluetoothManagerService writes when a request arrives, not when the adapter settles.
+
+    Values from BluetoothManagerService: ``BLUETOOTH_OFF`` 0, ``BLUETOOTH_ON_BLUETOOTH`` 1,
+    ``BLUETOOTH_ON_AIRPLANE`` 2 (written for a persisted-on adapter when airplane mode turns
+    on, back to 1 when it turns off). ``isBluetoothPersistedStateOn()`` is ``!= 0``, so any
+    other number also reads as on.
+    """
+
+    OFF = "off"  # 0: turned off (disable(persist=true) writes it at the request)
+    ON = "on"  # 1: turned on
+    ON_AIRPLANE = "on_airplane"  # 2: on, held off while airplane mode is on
+    ON_OTHER = "on_other"  # another integer: the manager treats it as on (!= BLUETOOTH_OFF)
+    UNSET = "unset"  # ``null``: never written
+    UNREADABLE = "unreadable"  # not an integer
+
+    @property
+    def wants_on(self) -> bool | None:
+        """Whether the persisted choice is on; None when unset or unreadable."""
+        if self in (BluetoothOn.UNSET, BluetoothOn.UNREADABLE):
+            return None
+        return self is not BluetoothOn.OFF
+
+
+def parse_bluetooth_on(text: str) -> BluetoothOn:
+    """``settings get global bluetooth_on`` into what the manager makes of it."""
+    value = parsers.parse_settings_value(text)
+    if value is None:
+        return BluetoothOn.UNSET
+    number = parsers.parse_settings_int(text)
+    if number is None:
+        return BluetoothOn.UNREADABLE
+    return {0: BluetoothOn.OFF, 1: BluetoothOn.ON, 2: BluetoothOn.ON_AIRPLANE}.get(
+        number, BluetoothOn.ON_OTHER
+    )
+
+
+# ---- actions -----------------------------------------------------------------------------
 
 NO_HARDWARE = (
     "this phone has no Bluetooth adapter: the bluetooth_manager service is not registered "
@@ -77,16 +215,16 @@ _ABSENT = BtState(False, None, ClassicBluetooth.UNKNOWN, BluetoothOn.UNSET, None
 
 def read_state(ctx: ActionContext, phase: str) -> BtState:
     """Both read-backs, each observed as evidence (the state line and setting verbatim)."""
-    dump = ctx.recorder.read(commands.DUMPSYS_BLUETOOTH)
+    dump = ctx.recorder.read(DUMPSYS_BLUETOOTH)
     text = dump.stdout + dump.stderr
     if parsers.service_missing(text):
-        ctx.recorder.observe("bluetooth_manager", "missing", phase, commands.DUMPSYS_BLUETOOTH)
+        ctx.recorder.observe("bluetooth_manager", "missing", phase, DUMPSYS_BLUETOOTH)
         return _ABSENT
-    state = parsers.parse_bluetooth_state(text)
-    classic = parsers.bluetooth_classic(state, parsers.parse_bluetooth_enabled(text))
-    ctx.recorder.observe("bluetooth_state", state, phase, commands.DUMPSYS_BLUETOOTH)
+    state = parse_bluetooth_state(text)
+    classic = bluetooth_classic(state, parse_bluetooth_enabled(text))
+    ctx.recorder.observe("bluetooth_state", state, phase, DUMPSYS_BLUETOOTH)
     setting_text = ctx.recorder.read(commands.BLUETOOTH_ON_GET).stdout
-    setting = parsers.parse_bluetooth_on(setting_text)
+    setting = parse_bluetooth_on(setting_text)
     value = parsers.parse_settings_int(setting_text)
     observed: Any = setting_text.strip() if setting is BluetoothOn.UNREADABLE else value
     ctx.recorder.observe("bluetooth_on", observed, phase, commands.BLUETOOTH_ON_GET)
@@ -166,9 +304,7 @@ def set_enabled(ctx: ActionContext, params: BluetoothSet) -> Outcome:
             ctx, Status.NOT_MET, _target(want, before.to_json(), False),
             f"{_unreadable(before)}; no command sent", before=before.to_json(),
         )  # fmt: skip
-    argv = commands.bluetooth_set(
-        enabled, shell_command=ctx.device.capabilities.cmd_bluetooth_manager
-    )
+    argv = bluetooth_set(enabled, shell_command=ctx.device.capabilities.cmd_bluetooth_manager)
     if _answer(enabled, before) == "happened":
         # An earlier request is still taking effect: verify it, send nothing.
         ctx.recorder.note(f"already {before.state}: waiting for it, no command sent")
@@ -245,10 +381,13 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     """``bluetooth.on`` / ``bluetooth.off``: classic Bluetooth (BLE_ON is off)."""
     if isinstance(observed, dict) and "state" in observed:
         state = observed["state"]
-        observed = parsers.bluetooth_classic(state if isinstance(state, str) else None).value
+        observed = bluetooth_classic(state if isinstance(state, str) else None).value
     if isinstance(observed, bool):
         return f"bluetooth.{'on' if observed else 'off'}"
     return f"bluetooth.{observed}"
+
+
+# ---- declaration -------------------------------------------------------------------------
 
 
 def _has_manager(capabilities: Capabilities) -> bool:

@@ -6,18 +6,70 @@ notification help``), and poll ``zen_mode`` until it shows the target and holds 
 more read. ``settings put global zen_mode`` is never used: ZenModeHelper puts its own value
 back. ``set_dnd`` exits 0 even when it failed (``Error occurred...``) or did nothing, so only
 the read-back decides.
+
+Sources (AOSP ``platform_frameworks_base``): ``cmd notification set_dnd``:
+services/core/java/com/android/server/notification/NotificationShellCmd.java (``set_dnd``
+from API 29; ``on`` = ``none`` = total silence, ``all`` = ``off``); it catches every
+exception and prints ``Error occurred. Check logcat for details.`` with exit 0.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
-from device.actions.params import DndSet, NoParams
+from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
+from device.commands import Argv
+
+# ---- params ------------------------------------------------------------------------------
+
+
+class DndSet(Params):
+    """The Do Not Disturb mode to set."""
+
+    mode: Literal["off", "priority", "alarms", "total_silence"] = Field(
+        description="off; priority (priority interruptions only); alarms (alarms only); "
+        "total_silence (nothing)",
+        examples=["priority"],
+    )
+
+
+# ---- commands ----------------------------------------------------------------------------
+# Reading zen_mode is shared with the device context: ``commands.ZEN_MODE_GET``.
+
+SET_DND_SINCE_SDK = 29
+# dnd.set mode -> the NotificationShellCmd word (zen_mode it yields: 0, 1, 3, 2).
+DND_WORDS: dict[str, str] = {
+    "off": "off",
+    "priority": "priority",
+    "alarms": "alarms",
+    "total_silence": "none",
+}
+
+
+def set_dnd(word: str) -> Argv:
+    """``cmd notification set_dnd WORD`` (API 29+; exits 0 even when it did nothing)."""
+    return ("cmd", "notification", "set_dnd", word)
+
+
+# ---- parsers -----------------------------------------------------------------------------
+
+# NotificationShellCmd catches every exception and prints this prefix with exit 0.
+NOTIFICATION_ERROR_PREFIX = "Error occurred. Check logcat for details."
+
+
+def notification_cmd_failed(text: str) -> bool:
+    """Whether a ``cmd notification`` reply reports a failure despite its exit code 0."""
+    return NOTIFICATION_ERROR_PREFIX in text or text.startswith("Unknown command")
+
+
+# ---- actions -----------------------------------------------------------------------------
 
 # dnd mode -> Settings.Global zen_mode value
 MODE_TO_ZEN: dict[str, int] = {"off": 0, "priority": 1, "alarms": 3, "total_silence": 2}
@@ -59,9 +111,9 @@ def set_mode(ctx: ActionContext, params: DndSet) -> Outcome:
             f"this phone (API {ctx.device.sdk}) has no 'cmd notification set_dnd' (added in "
             "API 29) and writing zen_mode through 'settings put' is reverted by Android",
         )  # fmt: skip
-    word = commands.DND_WORDS[mode]
-    result = ctx.effect("dnd.set", f"zen_mode={want}", commands.set_dnd(word), {"mode": mode})
-    if not result.ok or parsers.notification_cmd_failed(result.stdout):
+    word = DND_WORDS[mode]
+    result = ctx.effect("dnd.set", f"zen_mode={want}", set_dnd(word), {"mode": mode})
+    if not result.ok or notification_cmd_failed(result.stdout):
         after = read_zen(ctx, "after")
         return outcome(
             ctx, Status.NOT_MET, target(want, after),
@@ -94,6 +146,8 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     mode = ZEN_TO_MODE.get(observed, observed) if isinstance(observed, int) else observed
     return f"dnd.{mode}"
 
+
+# ---- declaration -------------------------------------------------------------------------
 
 DECLARED = (
     Method(

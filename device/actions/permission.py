@@ -15,18 +15,102 @@
 ``request`` opens the screen and answers ``needs_permission`` until a later call observes
 the grant; only with ``ctx.ci_grant`` (CI, off by default, noted in the evidence) does it
 grant through ``pm grant`` / ``cmd notification allow_listener|allow_dnd`` and verify.
+
+Sources of the commands (AOSP ``platform_frameworks_base``): ``settings get secure``:
+packages/SettingsProvider/.../SettingsService.java; ``am start -W -a ACTION [-d DATA]``:
+services/core/java/com/android/server/am/ActivityManagerShellCommand.java and
+``Intent.parseCommandArgs``; ``cmd notification allow_listener|allow_dnd``: services/core/
+java/com/android/server/notification/NotificationShellCmd.java; ``pm grant``:
+PackageManagerShellCommand. ``dumpsys package PKG`` is shared with the daemon's
+permission recheck (``commands.dumpsys_package``, ``parsers.parse_package_permissions``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
-from device.actions.params import Permission
+from device.actions.params import COMPONENT, PACKAGE, PERMISSION, Params
 from device.actions.reads import got, invalid, read, target
+from device.commands import Argv
+
+# ---- params ------------------------------------------------------------------------------
+
+
+class Permission(Params):
+    """A runtime permission (package + permission) or a special access."""
+
+    package: str = Field(
+        pattern=rf"^{PACKAGE.pattern}$",
+        description="Android package name",
+        examples=["com.example.notes"],
+    )
+    permission: str | None = Field(
+        default=None,
+        pattern=rf"^{PERMISSION.pattern}$",
+        description="a runtime permission (give this or special)",
+        examples=["android.permission.CAMERA"],
+    )
+    special: Literal["notification_listener", "dnd_access"] | None = Field(
+        default=None, description="a special access (give this or permission)"
+    )
+    component: str | None = Field(
+        default=None,
+        pattern=rf"^{COMPONENT.pattern}$",
+        description="the listener service (pkg/.Cls), only for special notification_listener",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Permission:
+        if (self.permission is None) == (self.special is None):
+            raise ValueError("give exactly one of permission or special")
+        if self.special == "notification_listener" and self.component is None:
+            raise ValueError("special notification_listener needs component")
+        if self.special != "notification_listener" and self.component is not None:
+            raise ValueError("component is only for special notification_listener")
+        return self
+
+
+# ---- commands ----------------------------------------------------------------------------
+
+LISTENERS_GET: Argv = commands.settings_get("secure", "enabled_notification_listeners")
+DND_ACCESS_GET: Argv = commands.settings_get(
+    "secure", "enabled_notification_policy_access_packages"
+)
+ACTION_LISTENER_SETTINGS = "android.settings.ACTION_NOTIFICATION_LISTENER_SETTINGS"
+ACTION_DND_ACCESS_SETTINGS = "android.settings.NOTIFICATION_POLICY_ACCESS_SETTINGS"
+ACTION_APP_DETAILS = "android.settings.APPLICATION_DETAILS_SETTINGS"
+
+
+def open_settings(action: str, data: str | None = None) -> Argv:
+    """``am start -W -a ACTION [-d DATA]``: a settings screen."""
+    argv: Argv = ("am", "start", "-W", "-a", action)
+    return (*argv, "-d", data) if data is not None else argv
+
+
+def pm_grant(package: str, permission: str) -> Argv:
+    """``pm grant PKG PERMISSION`` (CI-only grant path)."""
+    return ("pm", "grant", package, permission)
+
+
+def allow_listener(component: str) -> Argv:
+    """``cmd notification allow_listener COMPONENT`` (CI-only grant path)."""
+    return ("cmd", "notification", "allow_listener", component)
+
+
+def allow_dnd(package: str) -> Argv:
+    """``cmd notification allow_dnd PACKAGE`` (CI-only grant path)."""
+    return ("cmd", "notification", "allow_dnd", package)
+
+
+# ---- parsers: the shared ``parsers.parse_colon_list`` and ``parse_package_permissions`` --
+
+# ---- actions -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -52,7 +136,7 @@ def _listener_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
     items = read(
         ctx,
         "enabled_notification_listeners",
-        commands.LISTENERS_GET,
+        LISTENERS_GET,
         parsers.parse_colon_list,
         phase,
     )
@@ -67,7 +151,7 @@ def _dnd_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
     items = read(
         ctx,
         "enabled_notification_policy_access_packages",
-        commands.DND_ACCESS_GET,
+        DND_ACCESS_GET,
         parsers.parse_colon_list,
         phase,
     )
@@ -102,19 +186,19 @@ def granted(ctx: ActionContext, req: Request, phase: str) -> bool | str:
 def recovery_screen(req: Request) -> tuple[str, ...]:
     """The settings screen where a person gives this grant."""
     if req.access == "notification_listener":
-        return commands.open_settings(commands.ACTION_LISTENER_SETTINGS)
+        return open_settings(ACTION_LISTENER_SETTINGS)
     if req.access == "dnd_access":
-        return commands.open_settings(commands.ACTION_DND_ACCESS_SETTINGS)
-    return commands.open_settings(commands.ACTION_APP_DETAILS, f"package:{req.package}")
+        return open_settings(ACTION_DND_ACCESS_SETTINGS)
+    return open_settings(ACTION_APP_DETAILS, f"package:{req.package}")
 
 
 def grant_command(req: Request) -> tuple[str, ...] | None:
     """The CI-only command that grants it (None: a listener without a component)."""
     if req.access == "notification_listener":
-        return commands.allow_listener(req.component) if req.component else None
+        return allow_listener(req.component) if req.component else None
     if req.access == "dnd_access":
-        return commands.allow_dnd(req.package)
-    return commands.pm_grant(req.package, req.permission or "")
+        return allow_dnd(req.package)
+    return pm_grant(req.package, req.permission or "")
 
 
 def check(ctx: ActionContext, params: Permission) -> Outcome:
@@ -180,6 +264,8 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     granted = observed.get("granted") if isinstance(observed, dict) else observed
     return "permission.granted" if granted is True else "permission.missing"
 
+
+# ---- declaration -------------------------------------------------------------------------
 
 DECLARED = (
     Method(

@@ -1,33 +1,51 @@
 """The method registry: every ``Method`` the action modules declare, and the tables built
 from it (``docs/methods-registry.md``).
 
+The action modules are found, not listed: every module of the ``device.actions`` package
+that ends with a ``DECLARED`` tuple is one (``METHOD_MODULES``, in module-name order).
 Importing this module imports every action module (and pydantic): callers on the
 ``phoned --help`` path import it inside functions, never at module level.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
-from device.actions import bluetooth, dnd, permission, screen, sms, sms_send, volume, wifi
+import device.actions
 from device.actions.method import Method
 
-_MODULES = (dnd, bluetooth, volume, wifi, sms, sms_send, permission, screen)
+
+def _method_modules() -> tuple[ModuleType, ...]:
+    """Every module of ``device.actions`` with a ``DECLARED`` tuple, by module name."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(device.actions.__path__), key=lambda i: i.name):
+        if info.name == "registry" or info.ispkg:
+            continue
+        module = importlib.import_module(f"device.actions.{info.name}")
+        if hasattr(module, "DECLARED"):
+            found.append(module)
+    return tuple(found)
 
 
-def _collect() -> dict[str, Method[Any]]:
+def _collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
     registry: dict[str, Method[Any]] = {}
-    for module in _MODULES:
+    for module in modules:
         for declared in module.DECLARED:
+            if not isinstance(declared, Method):
+                raise TypeError(f"{module.__name__}.DECLARED holds {declared!r}, not a Method")
             if declared.name in registry:
                 raise ValueError(f"method {declared.name} is declared twice")
             registry[declared.name] = declared
     return registry
 
 
-REGISTRY: dict[str, Method[Any]] = _collect()
+METHOD_MODULES: tuple[ModuleType, ...] = _method_modules()
+REGISTRY: dict[str, Method[Any]] = _collect(METHOD_MODULES)
 
 METHOD_PARAMS: dict[str, type[BaseModel]] = {n: m.params for n, m in REGISTRY.items()}
 APPROVAL_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.approval)

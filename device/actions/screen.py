@@ -16,6 +16,11 @@ from device.actions.method import Method, fixed
 from device.actions.params import NoParams
 from device.actions.reads import got
 
+# ---- params: ``NoParams``; commands and parsers: ``device.snapshot`` reads the screen through
+# the shared readers (``device.commands``, ``device.parsers``), as a pausing task does.
+
+# ---- actions -----------------------------------------------------------------------------
+
 
 def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
     """Read a full snapshot (``device.snapshot.take``, the one reader pauses use too); met
@@ -37,6 +42,8 @@ def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
         )
     return got(ctx, {**snap.to_json(), "screenshot": snap.artifacts.get("snapshot_screenshot")})
 
+
+# ---- declaration -------------------------------------------------------------------------
 
 DECLARED = (
     Method(

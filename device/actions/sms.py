@@ -18,15 +18,49 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from device import commands, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method, fixed
-from device.actions.params import Sms
+from device.actions.params import Params, PhoneNumber
 from device.actions.reads import read, target
 from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
 from device.ui_session import UiPath
+
+# ---- params (``sms.send`` takes the same) ------------------------------------------------
+
+MAX_BODY = 10_000  # characters of an SMS body
+
+
+class Sms(Params):
+    """Recipient as E.164 (+4915112345678) or local digits; body 1..10000 chars."""
+
+    to: PhoneNumber = Field(
+        description="recipient: E.164 (+4915112345678) or local digits (2..15)",
+        examples=["+15551234567"],
+    )
+    body: str = Field(
+        min_length=1, max_length=MAX_BODY, description="message text", examples=["See you at 8"]
+    )
+
+    @field_validator("body")
+    @classmethod
+    def _one_argv_element(cls, value: str) -> str:
+        # a NUL ends a C string on the phone; an unpaired surrogate has no UTF-8 form
+        if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise ValueError("body holds a NUL or an unpaired surrogate")
+        return value
+
+
+# ---- commands and parsers ----------------------------------------------------------------
+# The default SMS app (``commands.sms_default_app``) and the compose intent
+# (``commands.sms_compose``) are shared with the device context and the benchmarks; the
+# hierarchy is read through ``device.actions.ui``. This method has none of its own.
+
+# ---- actions -----------------------------------------------------------------------------
 
 COMPOSE_ID = "compose_message_text"  # Google Messages ids (sim screens.py cites the scripts)
 SAMSUNG_COMPOSE_ID = "message_edit_text"  # Samsung Messages (docs/android-variants.md V67)
@@ -199,6 +233,8 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     seen = read_draft(ctx, screen, app, to, "read")
     return "happened" if _matches(seen, body) else "did_not_happen"
 
+
+# ---- declaration -------------------------------------------------------------------------
 
 DECLARED = (
     Method(

@@ -27,13 +27,33 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from device import commands, conversation, parsers, ui_hierarchy
+from device import conversation, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.method import Method, fixed
-from device.actions.params import Sms
 from device.actions.reads import read, target
+from device.actions.sms import Sms
+from device.commands import Argv
 from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
+
+# ---- params: ``sms.Sms`` (the draft's) ---------------------------------------------------
+
+# ---- commands ----------------------------------------------------------------------------
+# ``content query``: cmds/content/src/com/android/commands/content/Content.java (AOSP
+# platform_frameworks_base); its rows are parsed by ``parsers.parse_content_rows``.
+
+SMS_SENT_PROJECTION = ("_id", "address", "date", "body")  # body last: it may hold ", x="
+
+
+def sms_sent_query() -> Argv:
+    """Rows of the sent box: ``Row: N _id=.., address=.., date=.., body=..``."""
+    return (
+        "content", "query", "--uri", "content://sms/sent",
+        "--projection", ":".join(SMS_SENT_PROJECTION),
+    )  # fmt: skip
+
+
+# ---- actions -----------------------------------------------------------------------------
 
 # Send buttons by id: Google Messages' views (``send_message_button_icon``), AOSP Messaging,
 # Samsung Messages (``send_button1``); Google Messages' Compose UI exposes a test tag as the
@@ -90,7 +110,7 @@ def sent_rows(ctx: ActionContext, phase: str) -> list[dict[str, str]] | None:
     """The sent box rows (``_id``, ``address``, ``date``, ``body``), observed as evidence;
     None when ``content query`` answered with an error (it exits 0 then), whose text is
     noted in the evidence: an unreadable sent box is not an empty one."""
-    cols = commands.SMS_SENT_PROJECTION
+    cols = SMS_SENT_PROJECTION
 
     def parse(text: str) -> list[dict[str, str]] | None:
         error = parsers.content_query_error(text)
@@ -99,7 +119,7 @@ def sent_rows(ctx: ActionContext, phase: str) -> list[dict[str, str]] | None:
             return None
         return parsers.parse_content_rows(text, cols)
 
-    return read(ctx, "sms_sent", commands.sms_sent_query(), parse, phase, with_stderr=True)
+    return read(ctx, "sms_sent", sms_sent_query(), parse, phase, with_stderr=True)
 
 
 def max_id(rows: list[dict[str, str]]) -> int:
@@ -330,6 +350,8 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     seen = sms.observed_draft(screen, app, to)
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
 
+
+# ---- declaration -------------------------------------------------------------------------
 
 DECLARED = (
     Method(

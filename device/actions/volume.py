@@ -10,22 +10,99 @@ before anything is sent and the index is read back afterwards.
 
 ``percent`` maps onto the stream's own range: ``level = min + round_half_up((max - min) *
 percent / 100)``, so 0 % is the minimum, 100 % the maximum, and 50 % of music 0..15 is 8.
+
+Sources of the commands: ``cmd media_session volume``: services/core/java/com/android/server/
+media/VolumeCtrl.java (API 30+); ``media volume``: cmds/media VolumeCtrl.java (API <= 29,
+removed in Android 11). ``dumpsys audio`` and the stream numbers: ``device/commands.py``
+(the device context reads them too).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, StrictInt, model_validator
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
-from device.actions.params import VolumeGet, VolumeSet
+from device.actions.params import Params
 from device.actions.reads import got, invalid, target
+from device.commands import Argv
 from device.parsers import VolumeReading
 
 if TYPE_CHECKING:
     from device.connection import Capabilities
+
+# ---- params ------------------------------------------------------------------------------
+
+Stream = Literal["music", "ring", "alarm", "notification", "voice_call", "system"]
+_STREAM = "audio stream: music, ring, alarm, notification, voice_call or system"
+
+
+class VolumeGet(Params):
+    """The audio stream to read."""
+
+    stream: Stream = Field(description=_STREAM, examples=["ring"])
+
+
+class VolumeSet(Params):
+    """Exactly one of ``level`` (device steps) or ``percent`` (0..100)."""
+
+    stream: Stream = Field(description=_STREAM, examples=["alarm"])
+    level: StrictInt | None = Field(
+        default=None, ge=0, description="volume in the device's own steps (0..its maximum)"
+    )
+    percent: StrictInt | None = Field(
+        default=None, ge=0, le=100, description="volume in percent of the maximum", examples=[50]
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> VolumeSet:
+        if (self.level is None) == (self.percent is None):
+            raise ValueError("give exactly one of level or percent")
+        return self
+
+
+# ---- commands ----------------------------------------------------------------------------
+
+MEDIA_SESSION_VOLUME_SINCE_SDK = 30
+
+
+def _volume_tool(sdk: int) -> Argv:
+    if sdk >= MEDIA_SESSION_VOLUME_SINCE_SDK:
+        return ("cmd", "media_session", "volume")
+    return ("media", "volume")
+
+
+def volume_get(sdk: int, stream: int) -> Argv:
+    """``... volume --stream N --get``: prints ``volume is I in range [MIN..MAX]``."""
+    return (*_volume_tool(sdk), "--stream", str(stream), "--get")
+
+
+def volume_set(sdk: int, stream: int, index: int) -> Argv:
+    """``... volume --stream N --set I`` (exits 0 even for an index out of range)."""
+    return (*_volume_tool(sdk), "--stream", str(stream), "--set", str(index))
+
+
+# ---- parsers -----------------------------------------------------------------------------
+# ``dumpsys audio`` (``parsers.parse_audio_streams``) is shared with the device context.
+
+_VOLUME_IS = re.compile(r"volume is (-?\d+) in range \[(-?\d+)\.\.(-?\d+)\]")
+
+
+def parse_volume_get(text: str) -> VolumeReading | None:
+    """``cmd media_session volume --stream N --get`` (``[V]``) or ``media volume`` (``[v]``):
+    the line ``volume is I in range [MIN..MAX]`` (VolumeCtrl.java). None when missing."""
+    match = _VOLUME_IS.search(text)
+    if match is None:
+        return None
+    return VolumeReading(int(match[1]), int(match[2]), int(match[3]))
+
+
+# ---- actions -----------------------------------------------------------------------------
 
 STREAM_DUMP_NAMES = {name: f"STREAM_{name.upper()}" for name in commands.STREAMS}
 
@@ -37,8 +114,8 @@ def _uses_media_session(ctx: ActionContext) -> bool:
 def read_volume(ctx: ActionContext, stream: str, phase: str) -> VolumeReading | None:
     """The stream's index on its active device and its range, observed as evidence."""
     sdk = 30 if _uses_media_session(ctx) else min(ctx.device.sdk, 29)
-    argv = commands.volume_get(sdk, commands.STREAMS[stream])
-    reading = parsers.parse_volume_get(ctx.recorder.read(argv).stdout)
+    argv = volume_get(sdk, commands.STREAMS[stream])
+    reading = parse_volume_get(ctx.recorder.read(argv).stdout)
     if reading is None:  # tool missing or unparsable: dumpsys audio has the same values
         argv = commands.DUMPSYS_AUDIO
         streams = parsers.parse_audio_streams(ctx.recorder.read(argv).stdout)
@@ -100,7 +177,7 @@ def set_level(ctx: ActionContext, params: VolumeSet) -> Outcome:
         ctx.recorder.note("already in the target state: no command sent")
         return outcome(ctx, Status.MET, target(level, level), "already at level", value=level)
     sdk = 30 if _uses_media_session(ctx) else min(ctx.device.sdk, 29)
-    argv = commands.volume_set(sdk, commands.STREAMS[stream], level)
+    argv = volume_set(sdk, commands.STREAMS[stream], level)
     ctx.effect("volume.set", f"{stream}={level}", argv, {"stream": stream, "level": level})
     after, ok = ctx.poll(
         f"volume.{stream}", lambda: read_volume(ctx, stream, "after"),
@@ -131,6 +208,9 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     """``volume.<stream>.<level>`` (a ``volume.get`` reading names its ``level``)."""
     level = observed.get("level") if isinstance(observed, dict) else observed
     return f"volume.{params.get('stream', 'music')}.{level}"
+
+
+# ---- declaration -------------------------------------------------------------------------
 
 
 def _has_audio(capabilities: Capabilities) -> bool:

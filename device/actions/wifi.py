@@ -7,31 +7,93 @@ line the ``wifi_on`` setting decides (WifiSettingsStore: 0 off, 1 on, 2 on in ai
 Apply with ``cmd wifi set-wifi-enabled enabled|disabled`` (API 30+) or ``svc wifi
 enable|disable`` (below): both return before the radio changes and print nothing when they
 succeed, so the state is polled until it shows the target.
+
+Sources of the commands (AOSP):
+
+* ``cmd wifi set-wifi-enabled enabled|disabled``: WifiShellCommand (frameworks/opt/net/wifi,
+  Android 11; a non-privileged command calling WifiServiceImpl.setWifiEnabled as
+  ``com.android.shell``, printing nothing); ``svc wifi enable|disable``: cmds/svc
+  WifiCommand.java (API <= 30: Svc.java drops ``wifi`` in Android 12). ``dumpsys wifi``:
+  WifiServiceImpl.dump prints ``Wi-Fi is <state>``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, StrictBool
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method
-from device.actions.params import NoParams, WifiSet
+from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
+from device.commands import Argv
 
 if TYPE_CHECKING:
     from device.connection import Capabilities
+
+# ---- params ------------------------------------------------------------------------------
+
+
+class WifiSet(Params):
+    """Turn Wi-Fi on or off."""
+
+    enabled: StrictBool = Field(description="true: on, false: off", examples=[False])
+
+
+# ---- commands ----------------------------------------------------------------------------
+
+WIFI_ON_GET: Argv = commands.settings_get("global", "wifi_on")
+DUMPSYS_WIFI: Argv = ("dumpsys", "wifi")
+WIFI_CMD_SINCE_SDK = 30
+
+
+def wifi_set(enable: bool, sdk: int) -> Argv:
+    """``cmd wifi set-wifi-enabled enabled|disabled`` from API 30, ``svc wifi enable|disable``
+    below. Both ask WifiManager.setWifiEnabled and return before the radio changes."""
+    if sdk >= WIFI_CMD_SINCE_SDK:
+        return ("cmd", "wifi", "set-wifi-enabled", "enabled" if enable else "disabled")
+    return ("svc", "wifi", "enable" if enable else "disable")
+
+
+# ---- parsers -----------------------------------------------------------------------------
+
+# WifiServiceImpl.dump: "Wi-Fi is " + the state machine's WIFI_STATE_* name (Android 12+:
+# printed per client mode manager, ConcreteClientModeManager.dump).
+_WIFI_IS = re.compile(
+    r"^\s*Wi-Fi is (enabled|disabled|enabling|disabling|unknown state)\s*$", re.MULTILINE
+)
+# Settings.Global.WIFI_ON as WifiSettingsStore persists it: 0 off, 1 on, 2 on though airplane
+# mode is on, 3 off because airplane mode is on.
+_WIFI_ON_WORDS = {0: "disabled", 1: "enabled", 2: "enabled", 3: "disabled"}
+
+
+def parse_wifi_state(text: str) -> str | None:
+    """``dumpsys wifi``: ``enabled``, ``disabled``, ``enabling``, ``disabling`` or
+    ``unknown state`` from the first ``Wi-Fi is`` line; None without one."""
+    match = _WIFI_IS.search(text)
+    return match.group(1) if match else None
+
+
+def wifi_on_state(value: int | None) -> str | None:
+    """The ``wifi_on`` setting as a state word (``enabled``/``disabled``); None if unknown."""
+    return _WIFI_ON_WORDS.get(value) if value is not None else None
+
+
+# ---- actions -----------------------------------------------------------------------------
 
 SETTLED = ("enabled", "disabled")
 
 
 def read_state(ctx: ActionContext, phase: str) -> str | None:
     """The radio's state word, observed as evidence; None when neither source shows one."""
-    state = read(ctx, "wifi_state", commands.DUMPSYS_WIFI, parsers.parse_wifi_state, phase)
+    state = read(ctx, "wifi_state", DUMPSYS_WIFI, parse_wifi_state, phase)
     if state is not None:
         return state
-    wifi_on = read(ctx, "wifi_on", commands.WIFI_ON_GET, parsers.parse_settings_int, phase)
-    return parsers.wifi_on_state(wifi_on)
+    wifi_on = read(ctx, "wifi_on", WIFI_ON_GET, parsers.parse_settings_int, phase)
+    return wifi_on_state(wifi_on)
 
 
 def get(ctx: ActionContext, params: NoParams) -> Outcome:
@@ -52,7 +114,7 @@ def set_enabled(ctx: ActionContext, params: WifiSet) -> Outcome:
     if before == want:
         ctx.recorder.note("already in the target state: no command sent")
         return outcome(ctx, Status.MET, target(want, before), f"Wi-Fi already {want}")
-    argv = commands.wifi_set(params.enabled, ctx.device.sdk)
+    argv = wifi_set(params.enabled, ctx.device.sdk)
     result = ctx.effect("wifi.set", f"wifi={want}", argv, {"enabled": params.enabled})
     after, ok = ctx.poll("wifi", lambda: read_state(ctx, "poll"), lambda s: s == want)
     message = f"Wi-Fi {after} (wanted {want})"
@@ -76,6 +138,9 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     """``wifi.on`` / ``wifi.off`` (``wifi.<state>`` between states)."""
     state = observed.get("state") if isinstance(observed, dict) else observed
     return {"enabled": "wifi.on", "disabled": "wifi.off"}.get(str(state), f"wifi.{state}")
+
+
+# ---- declaration -------------------------------------------------------------------------
 
 
 def _has_wifi(capabilities: Capabilities) -> bool:

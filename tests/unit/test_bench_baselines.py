@@ -23,6 +23,7 @@ from bench.baselines import SHELL_SCRIPT  # noqa: E402
 from bench.env import SimPhone, adb_server, sim_phone  # noqa: E402
 from bench.sections import methods  # noqa: E402
 from device import commands  # noqa: E402
+from device.actions import bluetooth, dnd, volume  # noqa: E402
 
 pytestmark = pytest.mark.integration
 CASE_NAMES = ["dnd.get", "dnd.set", "bluetooth.set", "volume.get", "volume.set", "sms.draft",
@@ -109,9 +110,9 @@ def _matches(words: list[str], argv: tuple[str, ...]) -> bool:
 @pytest.mark.parametrize("sdk", [28, 34])
 def test_script_has_every_command_phoned_sends(sdk: int) -> None:
     expected = [
-        commands.ZEN_MODE_GET, commands.set_dnd("priority"), commands.DUMPSYS_BLUETOOTH,
-        commands.BLUETOOTH_ON_GET, commands.bluetooth_set(True, shell_command=sdk >= 33),
-        commands.volume_get(sdk, 3), commands.volume_set(sdk, 3, 9), commands.sms_default_app(sdk),
+        commands.ZEN_MODE_GET, dnd.set_dnd("priority"), bluetooth.DUMPSYS_BLUETOOTH,
+        commands.BLUETOOTH_ON_GET, bluetooth.bluetooth_set(True, shell_command=sdk >= 33),
+        volume.volume_get(sdk, 3), volume.volume_set(sdk, 3, 9), commands.sms_default_app(sdk),
         commands.DUMPSYS_POWER, commands.WAKEUP, commands.DUMPSYS_WINDOW_POLICY,
         commands.UI_DUMP_REMOVE, commands.UI_DUMP, commands.UI_DUMP_READ,
         commands.sms_compose("+1555", "b", "pkg"),

@@ -1,55 +1,67 @@
 """Every shell command phoned sends, pinned per SDK (as python-androidtv's
 ``tests/test_constants.py`` does for its constants): a changed command is a diff here.
 
-``COMMON`` holds the commands every release gets; ``PER_SDK`` the ones that differ, with the
-argv each simulator SDK gets. ``test_every_command_is_pinned`` fails for a new constant or
-builder in ``device/commands.py`` that no row covers.
+The commands are found, not listed: every ``Argv`` constant (annotated ``: Argv``) and
+every builder (annotated ``-> Argv``) of ``device/commands.py`` and of each action module
+the method registry finds. ``COMMON`` holds the commands every release gets; ``BUILT`` and
+``PER_SDK`` the ones that differ, with the argv each simulator SDK gets; ``EDGES`` the
+releases between. ``test_every_command_is_pinned`` fails for a constant or builder no row
+covers, naming the row to add.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
 from device import commands as c
+from device.actions import bluetooth, dnd, permission, sms_send, volume, wifi
+from device.actions.registry import METHOD_MODULES
 from device.sim.profiles import SUPPORTED_SDKS
 
 Argv = tuple[str, ...]
 
 COMMON: dict[str, tuple[Argv, Argv]] = {
     # name: (built, expected)
-    "GETPROP_ALL": (c.GETPROP_ALL, ("getprop",)),
-    "CMD_LIST_SERVICES": (c.CMD_LIST_SERVICES, ("cmd", "-l")),
-    "NOTIFICATION_HELP": (c.NOTIFICATION_HELP, ("cmd", "notification", "help")),
-    "settings_get": (c.settings_get("global", "k"), ("settings", "get", "global", "k")),
-    "ZEN_MODE_GET": (c.ZEN_MODE_GET, ("settings", "get", "global", "zen_mode")),
-    "set_dnd": (c.set_dnd("none"), ("cmd", "notification", "set_dnd", "none")),
-    "BLUETOOTH_ON_GET": (c.BLUETOOTH_ON_GET, ("settings", "get", "global", "bluetooth_on")),
-    "DUMPSYS_BLUETOOTH": (c.DUMPSYS_BLUETOOTH, ("dumpsys", "bluetooth_manager")),
-    "DUMPSYS_AUDIO": (c.DUMPSYS_AUDIO, ("dumpsys", "audio")),
-    "WIFI_ON_GET": (c.WIFI_ON_GET, ("settings", "get", "global", "wifi_on")),
-    "DUMPSYS_WIFI": (c.DUMPSYS_WIFI, ("dumpsys", "wifi")),
-    "WAKEUP": (c.WAKEUP, ("input", "keyevent", "KEYCODE_WAKEUP")),
-    "DUMPSYS_WINDOW_POLICY": (c.DUMPSYS_WINDOW_POLICY, ("dumpsys", "window", "policy")),
-    "DUMPSYS_WINDOW_WINDOWS": (c.DUMPSYS_WINDOW_WINDOWS, ("dumpsys", "window", "windows")),
-    "DUMPSYS_WINDOW_DISPLAYS": (c.DUMPSYS_WINDOW_DISPLAYS, ("dumpsys", "window", "displays")),
-    "DUMPSYS_POWER": (c.DUMPSYS_POWER, ("dumpsys", "power")),
-    "UI_DUMP_REMOVE": (c.UI_DUMP_REMOVE, ("rm", "-f", "/sdcard/window_dump.xml")),
-    "UI_DUMP": (c.UI_DUMP, ("uiautomator", "dump", "/sdcard/window_dump.xml")),
-    "UI_DUMP_READ": (c.UI_DUMP_READ, ("cat", "/sdcard/window_dump.xml")),
-    "SCREENCAP": (c.SCREENCAP, ("screencap", "-p", "/sdcard/phoned_snapshot.png")),
-    "tap": (c.tap(10, 20), ("input", "tap", "10", "20")),
-    "SMS_ROLE_HOLDERS": (
+    "commands.GETPROP_ALL": (c.GETPROP_ALL, ("getprop",)),
+    "commands.CMD_LIST_SERVICES": (c.CMD_LIST_SERVICES, ("cmd", "-l")),
+    "commands.NOTIFICATION_HELP": (c.NOTIFICATION_HELP, ("cmd", "notification", "help")),
+    "commands.settings_get": (c.settings_get("global", "k"), ("settings", "get", "global", "k")),
+    "commands.ZEN_MODE_GET": (c.ZEN_MODE_GET, ("settings", "get", "global", "zen_mode")),
+    "dnd.set_dnd": (dnd.set_dnd("none"), ("cmd", "notification", "set_dnd", "none")),
+    "commands.BLUETOOTH_ON_GET": (
+        c.BLUETOOTH_ON_GET,
+        ("settings", "get", "global", "bluetooth_on"),
+    ),
+    "bluetooth.DUMPSYS_BLUETOOTH": (bluetooth.DUMPSYS_BLUETOOTH, ("dumpsys", "bluetooth_manager")),
+    "commands.DUMPSYS_AUDIO": (c.DUMPSYS_AUDIO, ("dumpsys", "audio")),
+    "wifi.WIFI_ON_GET": (wifi.WIFI_ON_GET, ("settings", "get", "global", "wifi_on")),
+    "wifi.DUMPSYS_WIFI": (wifi.DUMPSYS_WIFI, ("dumpsys", "wifi")),
+    "commands.WAKEUP": (c.WAKEUP, ("input", "keyevent", "KEYCODE_WAKEUP")),
+    "commands.DUMPSYS_WINDOW_POLICY": (c.DUMPSYS_WINDOW_POLICY, ("dumpsys", "window", "policy")),
+    "commands.DUMPSYS_WINDOW_WINDOWS": (c.DUMPSYS_WINDOW_WINDOWS, ("dumpsys", "window", "windows")),
+    "commands.DUMPSYS_WINDOW_DISPLAYS": (
+        c.DUMPSYS_WINDOW_DISPLAYS,
+        ("dumpsys", "window", "displays"),
+    ),
+    "commands.DUMPSYS_POWER": (c.DUMPSYS_POWER, ("dumpsys", "power")),
+    "commands.UI_DUMP_REMOVE": (c.UI_DUMP_REMOVE, ("rm", "-f", "/sdcard/window_dump.xml")),
+    "commands.UI_DUMP": (c.UI_DUMP, ("uiautomator", "dump", "/sdcard/window_dump.xml")),
+    "commands.UI_DUMP_READ": (c.UI_DUMP_READ, ("cat", "/sdcard/window_dump.xml")),
+    "commands.SCREENCAP": (c.SCREENCAP, ("screencap", "-p", "/sdcard/phoned_snapshot.png")),
+    "commands.tap": (c.tap(10, 20), ("input", "tap", "10", "20")),
+    "commands.SMS_ROLE_HOLDERS": (
         c.SMS_ROLE_HOLDERS,
         ("cmd", "role", "get-role-holders", "android.app.role.SMS"),
     ),
-    "SMS_DEFAULT_SETTING": (
+    "commands.SMS_DEFAULT_SETTING": (
         c.SMS_DEFAULT_SETTING,
         ("settings", "get", "secure", "sms_default_application"),
     ),
-    "sms_compose": (
+    "commands.sms_compose": (
         c.sms_compose("+15551234567", "hi; there", "com.google.android.apps.messaging"),
         (
             "am",
@@ -66,8 +78,8 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "com.google.android.apps.messaging",
         ),
     ),
-    "sms_sent_query": (
-        c.sms_sent_query(),
+    "sms_send.sms_sent_query": (
+        sms_send.sms_sent_query(),
         (
             "content",
             "query",
@@ -77,17 +89,17 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "_id:address:date:body",
         ),
     ),
-    "LISTENERS_GET": (
-        c.LISTENERS_GET,
+    "permission.LISTENERS_GET": (
+        permission.LISTENERS_GET,
         ("settings", "get", "secure", "enabled_notification_listeners"),
     ),
-    "DND_ACCESS_GET": (
-        c.DND_ACCESS_GET,
+    "permission.DND_ACCESS_GET": (
+        permission.DND_ACCESS_GET,
         ("settings", "get", "secure", "enabled_notification_policy_access_packages"),
     ),
-    "dumpsys_package": (c.dumpsys_package("com.x.y"), ("dumpsys", "package", "com.x.y")),
-    "open_settings": (
-        c.open_settings(c.ACTION_APP_DETAILS, "package:com.x.y"),
+    "commands.dumpsys_package": (c.dumpsys_package("com.x.y"), ("dumpsys", "package", "com.x.y")),
+    "permission.open_settings": (
+        permission.open_settings(permission.ACTION_APP_DETAILS, "package:com.x.y"),
         (
             "am",
             "start",
@@ -98,42 +110,45 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "package:com.x.y",
         ),
     ),
-    "open_settings(no data)": (
-        c.open_settings(c.ACTION_LISTENER_SETTINGS),
+    "permission.open_settings(no data)": (
+        permission.open_settings(permission.ACTION_LISTENER_SETTINGS),
         ("am", "start", "-W", "-a", "android.settings.ACTION_NOTIFICATION_LISTENER_SETTINGS"),
     ),
-    "open_settings(dnd access)": (
-        c.open_settings(c.ACTION_DND_ACCESS_SETTINGS),
+    "permission.open_settings(dnd access)": (
+        permission.open_settings(permission.ACTION_DND_ACCESS_SETTINGS),
         ("am", "start", "-W", "-a", "android.settings.NOTIFICATION_POLICY_ACCESS_SETTINGS"),
     ),
-    "pm_grant": (
-        c.pm_grant("com.x.y", "android.permission.CAMERA"),
+    "permission.pm_grant": (
+        permission.pm_grant("com.x.y", "android.permission.CAMERA"),
         ("pm", "grant", "com.x.y", "android.permission.CAMERA"),
     ),
-    "allow_listener": (
-        c.allow_listener("com.x.y/.L"),
+    "permission.allow_listener": (
+        permission.allow_listener("com.x.y/.L"),
         ("cmd", "notification", "allow_listener", "com.x.y/.L"),
     ),
-    "allow_dnd": (c.allow_dnd("com.x.y"), ("cmd", "notification", "allow_dnd", "com.x.y")),
+    "permission.allow_dnd": (
+        permission.allow_dnd("com.x.y"),
+        ("cmd", "notification", "allow_dnd", "com.x.y"),
+    ),
 }
 
 # name: how it is built for an SDK
 BUILT: dict[str, Callable[[int], Argv | None]] = {
-    "set_dnd(SET_DND_SINCE_SDK)": lambda sdk: (
-        c.set_dnd("priority") if sdk >= c.SET_DND_SINCE_SDK else None
+    "dnd.set_dnd(SET_DND_SINCE_SDK)": lambda sdk: (
+        dnd.set_dnd("priority") if sdk >= dnd.SET_DND_SINCE_SDK else None
     ),
-    "bluetooth_set(on)": lambda sdk: c.bluetooth_set(
-        True, shell_command=sdk >= c.BLUETOOTH_CMD_SINCE_SDK
+    "bluetooth.bluetooth_set(on)": lambda sdk: bluetooth.bluetooth_set(
+        True, shell_command=sdk >= bluetooth.BLUETOOTH_CMD_SINCE_SDK
     ),
-    "bluetooth_set(off)": lambda sdk: c.bluetooth_set(
-        False, shell_command=sdk >= c.BLUETOOTH_CMD_SINCE_SDK
+    "bluetooth.bluetooth_set(off)": lambda sdk: bluetooth.bluetooth_set(
+        False, shell_command=sdk >= bluetooth.BLUETOOTH_CMD_SINCE_SDK
     ),
-    "wifi_set(on)": lambda sdk: c.wifi_set(True, sdk),
-    "wifi_set(off)": lambda sdk: c.wifi_set(False, sdk),
-    "volume_get": lambda sdk: c.volume_get(sdk, c.STREAMS["music"]),
-    "volume_set": lambda sdk: c.volume_set(sdk, c.STREAMS["ring"], 4),
-    "dumpsys_window_focus": c.dumpsys_window_focus,
-    "sms_default_app": c.sms_default_app,
+    "wifi.wifi_set(on)": lambda sdk: wifi.wifi_set(True, sdk),
+    "wifi.wifi_set(off)": lambda sdk: wifi.wifi_set(False, sdk),
+    "volume.volume_get": lambda sdk: volume.volume_get(sdk, c.STREAMS["music"]),
+    "volume.volume_set": lambda sdk: volume.volume_set(sdk, c.STREAMS["ring"], 4),
+    "commands.dumpsys_window_focus": c.dumpsys_window_focus,
+    "commands.sms_default_app": c.sms_default_app,
 }
 _MEDIA = ("media", "volume")
 _SESSION = ("cmd", "media_session", "volume")
@@ -165,11 +180,11 @@ PER_SDK: dict[int, tuple[Argv | None, ...]] = {
 
 # The below-29 read of media volume on SDK 29 (no simulator profile): ``media volume``.
 EDGES: dict[str, tuple[Argv, Argv]] = {
-    "volume_get(29)": (c.volume_get(29, 3), (*_MEDIA, "--stream", "3", "--get")),
-    "dumpsys_window_focus(29)": (c.dumpsys_window_focus(29), _DISPLAYS),
-    "sms_default_app(30)": (c.sms_default_app(30), _SETTING),
-    "sms_default_app(31)": (c.sms_default_app(31), _ROLE),
-    "wifi_set(29)": (c.wifi_set(True, 29), ("svc", "wifi", "enable")),
+    "volume.volume_get(29)": (volume.volume_get(29, 3), (*_MEDIA, "--stream", "3", "--get")),
+    "commands.dumpsys_window_focus(29)": (c.dumpsys_window_focus(29), _DISPLAYS),
+    "commands.sms_default_app(30)": (c.sms_default_app(30), _SETTING),
+    "commands.sms_default_app(31)": (c.sms_default_app(31), _ROLE),
+    "wifi.wifi_set(29)": (wifi.wifi_set(True, 29), ("svc", "wifi", "enable")),
 }
 
 
@@ -195,15 +210,36 @@ def test_every_sdk_the_simulator_offers_is_pinned() -> None:
     assert set(PER_SDK) == set(SUPPORTED_SDKS)
 
 
-def test_every_command_is_pinned() -> None:
-    """Each argv constant and builder of ``device/commands.py`` has a row above."""
-    public = {
+def _argv_names(module: ModuleType) -> set[str]:
+    """The module's own ``Argv`` constants (annotated) and builders (returning ``Argv``)."""
+    constants = {n for n, a in vars(module).get("__annotations__", {}).items() if a == "Argv"}
+    builders = {
         name
-        for name, value in vars(c).items()
-        if not name.startswith("_")
-        and getattr(value, "__module__", c.__name__) == c.__name__
-        and (inspect.isfunction(value) or (isinstance(value, tuple) and name.isupper()))
-        and name != "SMS_SENT_PROJECTION"  # a projection, pinned through sms_sent_query
+        for name, fn in vars(module).items()
+        if inspect.isfunction(fn)
+        and fn.__module__ == module.__name__
+        and not name.startswith("_")
+        and fn.__annotations__.get("return") == "Argv"
     }
+    return constants | builders
+
+
+def _short(module: ModuleType) -> str:
+    return module.__name__.rsplit(".", 1)[-1]
+
+
+MODULES = (c, *METHOD_MODULES)
+
+
+def test_every_command_is_pinned() -> None:
+    """Each argv constant and builder of ``device/commands.py`` and of every action module
+    has a row above."""
+    found = {f"{_short(m)}.{name}": m for m in MODULES for name in _argv_names(m)}
     rows = {name.split("(")[0] for name in (*COMMON, *BUILT, *EDGES)}
-    assert public - rows == set()
+    missing = sorted(set(found) - rows)
+    assert not missing, (
+        f"commands no row pins: {missing}; add each to tests/unit/test_commands_pinned.py: "
+        "COMMON ('module.NAME': (built, expected argv)) when every SDK gets the same argv, "
+        "else BUILT ('module.NAME(case)': lambda sdk: ...) with its argv in PER_SDK"
+    )
+    assert rows - set(found) == set(), "rows for commands that no longer exist"

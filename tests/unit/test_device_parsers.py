@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from device import parsers
+from device.actions import wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -51,13 +52,13 @@ def test_wifi_state_line_of_dumpsys_wifi() -> None:
     # The line as WifiServiceImpl.dump prints it ("Wi-Fi is " + the WIFI_STATE_* name); no
     # captured phone output in tests/fixtures yet, so these texts follow the AOSP source.
     text = "Wi-Fi is disabling\nStay-awake conditions: 0\nmInIdleMode false\n"
-    assert parsers.parse_wifi_state(text) == "disabling"
-    assert parsers.parse_wifi_state("ClientModeManager:\n  Wi-Fi is enabled\r\n") == "enabled"
-    assert parsers.parse_wifi_state("Can't find service: wifi\n") is None
-    assert parsers.parse_wifi_state("Wi-Fi is enabled but scanning\n") is None
+    assert wifi.parse_wifi_state(text) == "disabling"
+    assert wifi.parse_wifi_state("ClientModeManager:\n  Wi-Fi is enabled\r\n") == "enabled"
+    assert wifi.parse_wifi_state("Can't find service: wifi\n") is None
+    assert wifi.parse_wifi_state("Wi-Fi is enabled but scanning\n") is None
 
 
 def test_wifi_on_setting_as_a_state() -> None:
     # WifiSettingsStore: 0 off, 1 on, 2 on in airplane mode, 3 off by airplane mode
-    words = {v: parsers.wifi_on_state(v) for v in (0, 1, 2, 3, 7, None)}
+    words = {v: wifi.wifi_on_state(v) for v in (0, 1, 2, 3, 7, None)}
     assert words == {0: "disabled", 1: "enabled", 2: "enabled", 3: "disabled", 7: None, None: None}

@@ -7,8 +7,8 @@ id 1 stdout, 2 stderr, 3 exit, per shell_protocol.h). A scripted server answers 
 request with random bytes, truncated packets, wrong lengths or a close; the call must end
 within its timeout, returning or raising a ``DeviceError`` and nothing else.
 
-Every parser in ``device/parsers.py`` fed random text returns a value or raises
-``ValueError``.
+Every parser in ``device/parsers.py`` and in each action module (a public function whose
+first parameter is ``text: str``) fed random text returns a value or raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from device import parsers
+from device.actions.registry import METHOD_MODULES
 from device.adb import AdbServer, ShellResult
 from device.errors import DeviceError
 
@@ -154,11 +155,24 @@ _EXTRA_ARGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
         tuple(draw(st.lists(st.sampled_from(["_id", "address", "date", "body"]), min_size=1))),
     ),
 }
-PARSERS = sorted(
-    name
+
+
+def _text_parser(fn: Callable[..., Any]) -> bool:
+    first = next(iter(inspect.signature(fn).parameters.values()), None)
+    return first is not None and first.name == "text" and first.annotation == "str"
+
+
+_PARSER_FNS: dict[str, Callable[..., Any]] = {
+    name: fn
     for name, fn in inspect.getmembers(parsers, inspect.isfunction)
     if fn.__module__ == parsers.__name__ and not name.startswith("_")
-)
+} | {
+    f"{module.__name__.rsplit('.', 1)[-1]}.{name}": fn
+    for module in METHOD_MODULES
+    for name, fn in inspect.getmembers(module, inspect.isfunction)
+    if fn.__module__ == module.__name__ and not name.startswith("_") and _text_parser(fn)
+}
+PARSERS = sorted(_PARSER_FNS)
 # Lines like the real outputs the parsers read, to get past their first checks.
 _FRAGMENTS = [
     "[ro.build.version.sdk]: [34]",
@@ -192,7 +206,7 @@ def test_every_parser_is_fuzzed() -> None:
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), text=texts)
 def test_parser_returns_a_value_or_raises_value_error(name: str, data: Any, text: str) -> None:
-    fn = getattr(parsers, name)
+    fn = _PARSER_FNS[name]
     extra = _EXTRA_ARGS.get(name, lambda draw: ())(data.draw)
     with contextlib.suppress(ValueError):
         fn(text, *extra)

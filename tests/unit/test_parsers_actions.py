@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from device import parsers, ui_hierarchy
+from device.actions import bluetooth, dnd, volume
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -31,10 +32,10 @@ def test_settings_get_null_and_numbers() -> None:
 
 def test_notification_errors_that_exit_zero() -> None:
     # NotificationShellCmd: every failure inside the try prints this prefix, exit 0
-    assert parsers.notification_cmd_failed(
+    assert dnd.notification_cmd_failed(
         "Error occurred. Check logcat for details. Invalid filter: 0\n"
     )
-    assert not parsers.notification_cmd_failed("")
+    assert not dnd.notification_cmd_failed("")
 
 
 def test_bluetooth_manager_dump_android_13_layout() -> None:
@@ -43,19 +44,19 @@ def test_bluetooth_manager_dump_android_13_layout() -> None:
         "Bluetooth Status\n  enabled: false\n  state: TURNING_ON\n"
         "  address: XX:XX:XX:XX:82:10\n  name: Pixel 6\n  time since enabled: 00:00:00.120\n"
     )
-    assert parsers.parse_bluetooth_state(text) == "TURNING_ON"
-    assert parsers.parse_bluetooth_enabled(text) is False
+    assert bluetooth.parse_bluetooth_state(text) == "TURNING_ON"
+    assert bluetooth.parse_bluetooth_enabled(text) is False
     # service manager reply when no bluetooth_manager is registered (no hardware)
     assert parsers.service_missing("Can't find service: bluetooth_manager\n")
     assert not parsers.service_missing(text)
 
 
 def test_volume_get_of_both_tools() -> None:
-    r = parsers.parse_volume_get(_fixture("media_session-34-volume-get.txt"))
+    r = volume.parse_volume_get(_fixture("media_session-34-volume-get.txt"))
     assert (r.index, r.min_index, r.max_index) == (5, 0, 15) if r else False
-    r28 = parsers.parse_volume_get(_fixture("media-28-volume-set-get.txt"))
+    r28 = volume.parse_volume_get(_fixture("media-28-volume-set-get.txt"))
     assert r28 == parsers.VolumeReading(9, 0, 15)
-    assert parsers.parse_volume_get("Error: invalid volume index 99 for stream 3") is None
+    assert volume.parse_volume_get("Error: invalid volume index 99 for stream 3") is None
 
 
 def test_dumpsys_audio_stream_blocks() -> None:

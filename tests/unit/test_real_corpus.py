@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from device import parsers, ui_hierarchy
+from device.actions import bluetooth, dnd, volume
 from device.parsers import VolumeReading
 
 REAL = Path(__file__).parent.parent / "fixtures" / "android" / "real"
@@ -107,20 +108,22 @@ UNRESOLVED_DEEPLINK = (
 CASES: list[Case] = [
     # ---- Bluetooth: dumpsys bluetooth_manager -----------------------------------------
     # Pixel 8 Pro after disable(): classic Bluetooth off, the LE stack left up.
-    Case(BT_PIXEL, parsers.parse_bluetooth_state, "BLE_ON"),
-    Case(BT_PIXEL, parsers.parse_bluetooth_enabled, False),
+    Case(BT_PIXEL, bluetooth.parse_bluetooth_state, "BLE_ON"),
+    Case(BT_PIXEL, bluetooth.parse_bluetooth_enabled, False),
     Case(BT_PIXEL, parsers.service_missing, False),
-    Case(BT_ONEPLUS, parsers.parse_bluetooth_state, "TURNING_OFF"),
-    Case(BT_ONEPLUS, parsers.parse_bluetooth_enabled, False),
+    Case(BT_ONEPLUS, bluetooth.parse_bluetooth_state, "TURNING_OFF"),
+    Case(BT_ONEPLUS, bluetooth.parse_bluetooth_enabled, False),
     Case(BT_ONEPLUS, parsers.service_missing, False),
     # "  State: ON" of AdapterProperties further down must not be taken for the state line.
-    Case(BT_REDMI, parsers.parse_bluetooth_state, "ON"),
-    Case(BT_REDMI, parsers.parse_bluetooth_enabled, True),
+    Case(BT_REDMI, bluetooth.parse_bluetooth_state, "ON"),
+    Case(BT_REDMI, bluetooth.parse_bluetooth_enabled, True),
     Case(BT_REDMI, parsers.service_missing, False),
     # Huawei, never enabled since boot: OFF, and the service not even bound.
-    Case("dumpsys_bluetooth_manager-huawei-figal00-off.txt", parsers.parse_bluetooth_state, "OFF"),
     Case(
-        "dumpsys_bluetooth_manager-huawei-figal00-off.txt", parsers.parse_bluetooth_enabled, False
+        "dumpsys_bluetooth_manager-huawei-figal00-off.txt", bluetooth.parse_bluetooth_state, "OFF"
+    ),
+    Case(
+        "dumpsys_bluetooth_manager-huawei-figal00-off.txt", bluetooth.parse_bluetooth_enabled, False
     ),
     Case("settings-huawei-figal00-bluetooth_on.txt", parsers.parse_settings_int, 0),
     # ---- foreground: dumpsys window windows (API 28) / displays (API 29+) ----------------
@@ -292,11 +295,11 @@ ALL_PARSERS: list[Callable[[str], Any]] = [
     parsers.parse_settings_value,
     parsers.parse_settings_int,
     parsers.parse_colon_list,
-    parsers.notification_cmd_failed,
-    parsers.parse_bluetooth_state,
-    parsers.parse_bluetooth_enabled,
+    dnd.notification_cmd_failed,
+    bluetooth.parse_bluetooth_state,
+    bluetooth.parse_bluetooth_enabled,
     parsers.service_missing,
-    parsers.parse_volume_get,
+    volume.parse_volume_get,
     parsers.parse_audio_streams,
     parsers.parse_role_holders,
     parsers.parse_package_permissions,
@@ -305,7 +308,7 @@ ALL_PARSERS: list[Callable[[str], Any]] = [
     parsers.parse_foreground,
     parsers.am_start_failed,
     parsers.input_refused,
-    parsers.parse_bluetooth_on,
+    bluetooth.parse_bluetooth_on,
     parsers.content_query_error,
     ui_hierarchy.parse_nodes,
     ui_hierarchy.rotation,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from device import parsers
-from device.parsers import BluetoothOn, ClassicBluetooth
+from device.actions import bluetooth as bt_action
+from device.actions.bluetooth import BluetoothOn, ClassicBluetooth
 from device.sim import scenarios
 from device.sim.phone import Phone
 from device.sim.registry import BufferSink, Tool, ToolIO
@@ -130,8 +130,8 @@ def test_ble_scanning_rests_in_ble_on_when_off(monkeypatch: pytest.MonkeyPatch, 
         assert "1 BLE appregistered\n  com.google.android.gms\n" in text
     assert bt_on(phone) == "0\n"
     assert (
-        parsers.bluetooth_classic(
-            parsers.parse_bluetooth_state(text), parsers.parse_bluetooth_enabled(text)
+        bt_action.bluetooth_classic(
+            bt_action.parse_bluetooth_state(text), bt_action.parse_bluetooth_enabled(text)
         )
         is ClassicBluetooth.OFF
     )
@@ -188,8 +188,8 @@ def test_an_unknown_state_is_printed_as_the_fault_says(clocked: tuple[Phone, Clo
     phone.bluetooth.state_text_override = "?!?!? (17)"  # nameForState of an unknown number
     text = dump(phone)
     assert "  enabled: false\n  state: ?!?!? (17)\n" in text
-    assert parsers.parse_bluetooth_state(text) == "?!?!? (17)"
-    assert parsers.bluetooth_classic("?!?!? (17)", False) is ClassicBluetooth.UNKNOWN
+    assert bt_action.parse_bluetooth_state(text) == "?!?!? (17)"
+    assert bt_action.bluetooth_classic("?!?!? (17)", False) is ClassicBluetooth.UNKNOWN
 
 
 # ---- parsers on text ------------------------------------------------------------------
@@ -216,16 +216,16 @@ def test_an_unknown_state_is_printed_as_the_fault_says(clocked: tuple[Phone, Clo
 def test_classic_bluetooth_of_each_state(
     state: str | None, enabled: bool | None, classic: ClassicBluetooth
 ) -> None:
-    assert parsers.bluetooth_classic(state, enabled) is classic
+    assert bt_action.bluetooth_classic(state, enabled) is classic
 
 
 def test_state_line_is_read_verbatim() -> None:
-    assert parsers.parse_bluetooth_state("  enabled: false\r\n  state: BLE_ON\r\n") == "BLE_ON"
-    assert parsers.parse_bluetooth_state("  state: ?!?!? (17)\n") == "?!?!? (17)"
-    assert parsers.parse_bluetooth_state("  state:\n  address: x\n") == ""
-    assert parsers.parse_bluetooth_state("garbage\n") is None
+    assert bt_action.parse_bluetooth_state("  enabled: false\r\n  state: BLE_ON\r\n") == "BLE_ON"
+    assert bt_action.parse_bluetooth_state("  state: ?!?!? (17)\n") == "?!?!? (17)"
+    assert bt_action.parse_bluetooth_state("  state:\n  address: x\n") == ""
+    assert bt_action.parse_bluetooth_state("garbage\n") is None
     # the adapter's own "State:" further down is not the manager's line
-    assert parsers.parse_bluetooth_state("AdapterProperties\n  State: ON\n") is None
+    assert bt_action.parse_bluetooth_state("AdapterProperties\n  State: ON\n") is None
 
 
 def test_real_pixel_8_pro_ble_on_is_classic_off() -> None:
@@ -236,9 +236,9 @@ def test_real_pixel_8_pro_ble_on_is_classic_off() -> None:
         .splitlines(keepends=True)
         if not line.startswith("## ")
     )
-    state = parsers.parse_bluetooth_state(text)
+    state = bt_action.parse_bluetooth_state(text)
     assert state == "BLE_ON"
-    classic = parsers.bluetooth_classic(state, parsers.parse_bluetooth_enabled(text))
+    classic = bt_action.bluetooth_classic(state, bt_action.parse_bluetooth_enabled(text))
     assert classic is ClassicBluetooth.OFF
 
 
@@ -255,7 +255,7 @@ def test_real_pixel_8_pro_ble_on_is_classic_off() -> None:
     ],
 )
 def test_bluetooth_on_values(text: str, setting: BluetoothOn, wants_on: bool | None) -> None:
-    assert parsers.parse_bluetooth_on(text) is setting
+    assert bt_action.parse_bluetooth_on(text) is setting
     assert setting.wants_on is wants_on
 
 
