@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from device.sim import profiles
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from device.sim.services.wifi import WifiRadio
     from device.sim.ui.model import Ui
 
+M = TypeVar("M")
 SettingsHook = Callable[[str, str | None], None]
 
 
@@ -312,7 +313,8 @@ class Phone:
     abruptly (the fault "phone fell off the bus").
     """
 
-    # The services' models (declared in ``registry.SIM_SERVICES``, typed here).
+    # Shorthands for the services' models most callers use (each declared by its module's
+    # ``SIM_SERVICE``); any model, these and new ones alike, is ``phone.service(Model)``.
     packages: PackageManager
     notification: NotificationService
     bluetooth: BluetoothAdapter
@@ -340,13 +342,27 @@ class Phone:
         self._drop_listeners: list[Callable[[str], None]] = []
 
         self._init_settings()
-        # The services' models, made in the order of ``registry.SIM_SERVICES`` (their
-        # modules are imported here, keeping ``import device.sim.phone`` cheap elsewhere).
-        from device.sim.registry import SIM_SERVICES
+        # Every declared service's model (``registry.sim_services``: their modules are
+        # imported here, keeping ``import device.sim.phone`` cheap elsewhere).
+        from device.sim.registry import sim_services
 
-        for part in SIM_SERVICES:
-            if part.attr is not None:
-                setattr(self, part.attr, part.make(self))
+        self._models: dict[type, object] = {}
+        for part in sim_services():
+            model = part.make(self)
+            self._models[part.model] = model
+            setattr(self, part.attr, model)
+
+    def service(self, model: type[M]) -> M:
+        """This phone's instance of a declared service model (``phone.service(WifiRadio)``)."""
+        try:
+            found = self._models[model]
+        except KeyError:
+            raise KeyError(
+                f"no module declares {model.__name__}: end it with "
+                f"SIM_SERVICE = SimService('name', {model.__name__})"
+            ) from None
+        assert isinstance(found, model)
+        return found
 
     def _init_settings(self) -> None:
         g, s, y = (

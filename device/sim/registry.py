@@ -25,10 +25,12 @@ when the host closes the stream or the transport drops.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -75,41 +77,54 @@ TOOLS: dict[str, Tool] = {}
 SERVICES: dict[str, dict[str, Tool]] = {"cmd": {}, "dumpsys": {}, "svc": {}}
 
 
-@dataclass(frozen=True)
-class SimService:
-    """One part of the simulated phone, declared once, in ``SIM_SERVICES``.
+M = TypeVar("M")
 
-    ``attr``: the ``Phone`` attribute that holds its model (None: tools without state of
-    their own); ``model``: ``"module:Class"``, made as ``Class(phone)`` in table order;
-    ``tools``: the modules whose ``@tool``/``@service`` functions read and change it,
-    imported by ``load_all`` so their decorators fill the tables.
+
+@dataclass(frozen=True)
+class SimService(Generic[M]):
+    """One part of the simulated phone with state of its own, declared once, in its module.
+
+    A module of ``device.sim.services`` (or ``device.sim.ui``) that holds a model ends with
+    ``SIM_SERVICE = SimService("wifi", WifiRadio)``: ``Phone`` makes ``WifiRadio(phone)``
+    when it is created and keeps it as ``phone.service(WifiRadio)`` (typed) and
+    ``phone.wifi``. The module's ``@tool``/``@service`` functions fill the tables when
+    ``load_all`` imports every module of both packages; nothing else lists them.
     """
 
-    attr: str | None
-    model: str | None
-    tools: tuple[str, ...]
+    attr: str  # the Phone attribute: phone.wifi
+    model: type[M]  # made as model(phone)
 
-    def make(self, phone: Phone) -> object:
+    def make(self, phone: Phone) -> M:
         """A new model of this service for ``phone``."""
-        assert self.model is not None
-        module, _, name = self.model.partition(":")
-        return getattr(importlib.import_module(module), name)(phone)
+        return self.model(phone)  # type: ignore[call-arg]
 
 
-_S = "device.sim.services."
-# Every service of the simulated phone: adding one is its module(s) and one row here
-# (and its typed attribute on ``Phone``, which tests/unit/test_sim_services.py checks).
-SIM_SERVICES: tuple[SimService, ...] = (
-    SimService(None, None, (_S + "base_tools", _S + "settings_tool")),
-    SimService("packages", _S + "packages:PackageManager", (_S + "packages", _S + "packages_dump")),
-    SimService("notification", _S + "notification:NotificationService", (_S + "notification",)),
-    SimService("bluetooth", _S + "bluetooth:BluetoothAdapter", (_S + "bluetooth",)),
-    SimService("audio", _S + "audio:AudioService", (_S + "audio", _S + "audio_cli")),
-    SimService("sms", _S + "sms:SmsProvider", (_S + "sms", _S + "content_tool")),
-    SimService("battery", _S + "battery:Battery", (_S + "battery",)),
-    SimService("wifi", _S + "wifi:WifiRadio", (_S + "wifi",)),
-    SimService("ui", "device.sim.ui.model:Ui", ("device.sim.ui.tools",)),
-)
+# The packages whose modules hold the simulated phone's tools and services.
+PACKAGES = ("device.sim.services", "device.sim.ui")
+
+
+def _modules() -> list[ModuleType]:
+    """Every module of ``PACKAGES``, imported (by name, so the order is stable)."""
+    found = []
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            found.append(importlib.import_module(f"{package_name}.{info.name}"))
+    return found
+
+
+def sim_services() -> list[SimService[Any]]:
+    """Every declared ``SIM_SERVICE``, in module order."""
+    load_all()
+    declared = []
+    for module in _modules():
+        part = getattr(module, "SIM_SERVICE", None)
+        if part is not None:
+            if not isinstance(part, SimService):
+                raise TypeError(f"{module.__name__}.SIM_SERVICE is {part!r}, not a SimService")
+            declared.append(part)
+    return declared
+
 
 _loaded = False
 _load_lock = threading.Lock()
@@ -138,14 +153,12 @@ def service(kind: str, *names: str) -> Callable[[Tool], Tool]:
 
 
 def load_all() -> None:
-    """Import every tool module once so that their decorators fill the tables."""
+    """Import every module of ``PACKAGES`` once so that their decorators fill the tables."""
     global _loaded
     with _load_lock:
         if _loaded:
             return
-        for part in SIM_SERVICES:
-            for module in part.tools:
-                importlib.import_module(module)
+        _modules()
         _loaded = True
 
 

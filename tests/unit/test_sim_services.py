@@ -1,14 +1,18 @@
-"""The simulated phone's services are declared once: ``registry.SIM_SERVICES``."""
+"""The simulated phone's services are declared once, each in its own module
+(``SIM_SERVICE = SimService(...)``), and found by ``registry.sim_services``."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import typing
+from pathlib import Path
+
+import pytest
 
 from device.sim import phone as phone_module
 from device.sim.phone import Phone
-from device.sim.registry import SIM_SERVICES
+from device.sim.registry import sim_services
 
 _EVERY_TOOL = """
 import importlib, pkgutil, sys
@@ -37,18 +41,43 @@ def test_the_table_reaches_every_tool_the_simulator_has() -> None:
 
 
 def test_each_service_is_made_as_its_declared_model_and_typed_on_phone() -> None:
-    models = _models()
-    hints = typing.get_type_hints(Phone, vars(phone_module) | models)
-    typed = {name for name, hint in hints.items() if hint in models.values()}
-    declared = {
-        part.attr: models[part.model.rsplit(":", 1)[1]]
-        for part in SIM_SERVICES
-        if part.attr is not None and part.model is not None
-    }
-    assert typed == set(declared)
+    declared = {part.attr: part.model for part in sim_services()}
+    assert {"packages", "notification", "bluetooth", "audio", "sms", "wifi", "ui"} <= set(declared)
+    hints = typing.get_type_hints(
+        Phone, vars(phone_module) | {m.__name__: m for m in declared.values()}
+    )
+    typed = {name: hint for name, hint in hints.items() if hint in declared.values()}
+    assert {name: declared[name] for name in typed} == typed, "a Phone shorthand of another type"
     made = Phone(sdk=34)
     for attr, model in declared.items():
-        assert hints[attr] is model and type(getattr(made, attr)) is model
+        assert type(getattr(made, attr)) is model
+        assert made.service(model) is getattr(made, attr)
+
+
+def test_a_model_no_module_declares_is_a_key_error_saying_what_to_add() -> None:
+    class Unregistered:
+        pass
+
+    with pytest.raises(KeyError, match="SIM_SERVICE = SimService"):
+        Phone(sdk=34).service(Unregistered)
+
+
+def test_a_declared_service_is_found_without_being_listed(tmp_path: Path) -> None:
+    """A new module in device/sim/services with a SIM_SERVICE is made by every Phone."""
+    code = (
+        "import sys, device.sim.services as s; s.__path__.append(sys.argv[1]); "
+        "from device.sim.phone import Phone; import device.sim.services.lamp as lamp; "
+        "p = Phone(sdk=34); print(type(p.service(lamp.Lamp)).__name__, p.lamp.phone is p)"
+    )
+    (tmp_path / "lamp.py").write_text(
+        "from device.sim.registry import SimService\n"
+        "class Lamp:\n    def __init__(self, phone):\n        self.phone = phone\n"
+        "SIM_SERVICE = SimService('lamp', Lamp)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["Lamp", "True"]
 
 
 def test_importing_a_service_registers_no_sibling_by_side_effect() -> None:
@@ -60,14 +89,3 @@ def test_importing_a_service_registers_no_sibling_by_side_effect() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "'media'" not in out.stdout and "'content'" not in out.stdout
     assert "'package'" not in out.stdout  # dumpsys package is packages_dump's, named in the table
-
-
-def _models() -> dict[str, type]:
-    import importlib
-
-    found: dict[str, type] = {}
-    for part in SIM_SERVICES:
-        if part.model is not None:
-            module, _, name = part.model.partition(":")
-            found[name] = getattr(importlib.import_module(module), name)
-    return found

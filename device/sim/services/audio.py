@@ -1,7 +1,7 @@
 """Audio service model: streams, index ranges and per-output-device indexes; ``dumpsys audio``.
 
 The volume command line tools (``cmd media_session volume``, ``media volume``) live in
-``audio_cli.py`` (both named in ``registry.SIM_SERVICES``).
+``audio_cli.py`` (``registry.load_all`` imports both).
 
 Sources (AOSP ``platform_frameworks_base``):
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service
+from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -237,3 +237,6 @@ def dumpsys_audio(io: ToolIO, argv: list[str]) -> int:
     with io.phone.lock:
         io.out(dump_audio(io.phone.audio))
     return 0
+
+
+SIM_SERVICE = SimService("audio", AudioService)  # phone.audio

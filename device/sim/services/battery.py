@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service
+from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -81,3 +81,6 @@ def dumpsys_battery(io: ToolIO, argv: list[str]) -> int:
     with io.phone.lock:
         io.out(io.phone.battery.dump())
     return 0
+
+
+SIM_SERVICE = SimService("battery", Battery)  # phone.battery

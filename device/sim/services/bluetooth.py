@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service
+from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -503,3 +503,6 @@ def svc_bluetooth(io: ToolIO, argv: list[str]) -> int:
         return cmd_bluetooth_manager(io, ["bluetooth_manager", verb])
     io.out(_SVC_SCRIPT_HELP)
     return 1
+
+
+SIM_SERVICE = SimService("bluetooth", BluetoothAdapter)  # phone.bluetooth

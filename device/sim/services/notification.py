@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service
+from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -306,3 +306,6 @@ def dumpsys_notification(io: ToolIO, argv: list[str]) -> int:
     with io.phone.lock:
         io.out(dump_notification(io.phone))
     return 0
+
+
+SIM_SERVICE = SimService("notification", NotificationService)  # phone.notification

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service, tool
+from device.sim.registry import SimService, ToolIO, service, tool
 from device.sim.services.packages_catalog import (
     DANGEROUS,
     PackageSpec,
@@ -400,3 +400,6 @@ def cmd_role(io: ToolIO, argv: list[str]) -> int:
     sub = argv[1] if len(argv) > 1 else ""
     with io.phone.lock:
         return _role_command(io, sub, _role_args(argv[2:]))
+
+
+SIM_SERVICE = SimService("packages", PackageManager)  # phone.packages

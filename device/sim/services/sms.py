@@ -1,5 +1,5 @@
 """SMS provider model (``content://sms``). The ``content`` tool that reads it lives in
-``content_tool.py`` (both named in ``registry.SIM_SERVICES``).
+``content_tool.py`` (``registry.load_all`` imports both).
 
 Columns follow the ``sms`` table of AOSP ``packages/providers/TelephonyProvider``
 (``MmsSmsDatabaseHelper``) as listed by ``Telephony.TextBasedSmsColumns``; message types:
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
+
+from device.sim.registry import SimService
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -100,3 +102,6 @@ class SmsProvider:
         with self.phone.lock:
             wanted = None if box is None else BOX_TYPES[box]
             return [dict(r) for r in self.rows if wanted is None or r["type"] == wanted]
+
+
+SIM_SERVICE = SimService("sms", SmsProvider)  # phone.sms

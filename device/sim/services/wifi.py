@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from device.sim.registry import ToolIO, service
+from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
     from device.sim.phone import Phone
@@ -103,3 +103,6 @@ def dumpsys_wifi(io: ToolIO, argv: list[str]) -> int:
     with io.phone.lock:
         io.out(io.phone.wifi.dump())
     return 0
+
+
+SIM_SERVICE = SimService("wifi", WifiRadio)  # phone.wifi

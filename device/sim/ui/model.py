@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
+from device.sim.registry import SimService
 from device.sim.ui import hierarchy, labels, render, screens
 from device.sim.ui.automation import UiAutomation
 from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
@@ -411,3 +412,6 @@ _ACTIONS: dict[str, Callable[[Ui, str], str | None]] = {
     ),
     "force_stop": Ui._act_force_stop,
 }
+
+
+SIM_SERVICE = SimService("ui", Ui)  # phone.ui

@@ -1,8 +1,8 @@
 """Registers the screen's tools: ``am``, ``monkey``, ``input``, ``wm``, ``uiautomator``,
 ``screencap``, ``app_process`` and ``dumpsys window|activity|power|display``.
 
-``registry.SIM_SERVICES`` names only this module for the screen; importing it imports the modules that hold
-the tools so their decorators run.
+Importing it imports the modules that hold the tools so their decorators run
+(``registry.load_all`` imports every module of ``device.sim.ui`` anyway).
 """
 
 from __future__ import annotations
