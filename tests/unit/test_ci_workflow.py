@@ -144,7 +144,12 @@ def ci_cases() -> list[tuple[str, dict[str, Any], int]]:
 
 def test_ci_runs_one_valid_task_per_v1_method() -> None:
     cases = ci_cases()
-    assert sorted(method for method, _, _ in cases) == sorted(METHOD_PARAMS)
+    listed = sorted(method for method, _, _ in cases)
+    missing = sorted(set(METHOD_PARAMS) - set(listed))
+    assert not missing, (
+        f"scripts/ci-emulator.sh CASES has no row for {missing}: add 'METHOD|PARAMS|EXIT'"
+    )
+    assert listed == sorted(METHOD_PARAMS), "scripts/ci-emulator.sh CASES: unknown or repeated rows"
     for method, params, _ in cases:
         METHOD_PARAMS[method].model_validate(params)  # raises on a bad parameter
 

@@ -6,6 +6,7 @@ visible diff in this one table (``docs/methods-registry.md``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,7 +60,42 @@ def _facts(m: Method[Any]) -> tuple[Any, ...]:
 
 
 def test_the_registry_is_pinned() -> None:
-    assert {name: _facts(m) for name, m in REGISTRY.items()} == PINNED
+    facts = {name: _facts(m) for name, m in REGISTRY.items()}
+    missing = {name: f for name, f in facts.items() if name not in PINNED}
+    assert not missing, f"add to PINNED in tests/unit/test_method_registry.py: {missing}"
+    assert facts == PINNED
+
+
+# Where every method must show up besides its module, and what to add when it does not.
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted((REPO / "tests" / "scenarios").glob("test_device_*.py"))
+
+
+def _pieces(name: str) -> dict[str, bool]:
+    """What each piece of a method is: whether it is there."""
+    scenario_text = "".join(path.read_text(encoding="utf-8") for path in SCENARIOS)
+    return {
+        f"examples/{name}.yaml (a task file tests/integration/test_examples.py runs)": (
+            REPO / "examples" / f"{name}.yaml"
+        ).is_file(),
+        f"a scenario test running {name!r} through the `dut` fixture in "
+        "tests/scenarios/test_device_<module>.py": f'"{name}"' in scenario_text,
+        f"a row naming {name} in docs/actions.md": name
+        in (REPO / "docs" / "actions.md").read_text(encoding="utf-8"),
+        f"`{name}` in README.md's method list": f"`{name}`"
+        in (REPO / "README.md").read_text(encoding="utf-8"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_method_has_its_example_scenario_and_docs(name: str) -> None:
+    missing = [piece for piece, there in _pieces(name).items() if not there]
+    assert not missing, f"{name}: add " + "; ".join(missing)
+
+
+def test_a_method_without_its_pieces_is_named_with_what_to_add() -> None:
+    missing = [piece for piece, there in _pieces("lamp.set").items() if not there]
+    assert len(missing) == 4 and "examples/lamp.set.yaml" in missing[0]
 
 
 def test_every_table_is_built_from_the_registry() -> None:
