@@ -44,6 +44,11 @@ def settings_get(namespace: str, key: str) -> Argv:
     return ("settings", "get", namespace, key)
 
 
+def settings_put(namespace: str, key: str, value: str) -> Argv:
+    """``settings put NAMESPACE KEY VALUE``: prints nothing on success."""
+    return ("settings", "put", namespace, key, value)
+
+
 # ---- read by a method and by the device context -----------------------------------------
 ZEN_MODE_GET: Argv = settings_get("global", "zen_mode")  # dnd.*
 BLUETOOTH_ON_GET: Argv = settings_get("global", "bluetooth_on")  # bluetooth.*

@@ -36,6 +36,8 @@ CASES=(
     'volume.get|{"stream": "music"}|0'
     'wifi.set|{"enabled": true}|0'
     'wifi.get|{}|0'
+    'brightness.set|{"level": 128}|0'
+    'brightness.get|{}|0'
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'

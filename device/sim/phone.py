@@ -396,7 +396,12 @@ class Phone:
         )
         y.update(
             {
+                # AOSP SettingsProvider's defaults (res/values/defaults.xml
+                # def_screen_brightness 102, def_screen_brightness_automatic_mode false), as
+                # emulator images ship them; what a vendor or Pixel build overlays is not
+                # known here, so every profile gets these.
                 "screen_brightness": "102",
+                "screen_brightness_mode": "0",
                 "screen_off_timeout": "60000",
                 "volume_music": "5",
                 "accelerometer_rotation": "0",

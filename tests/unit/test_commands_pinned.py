@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 from device import commands as c
-from device.actions import bluetooth, dnd, permission, sms_send, volume, wifi
+from device.actions import bluetooth, brightness, dnd, permission, sms_send, volume, wifi
 from device.actions.registry import METHOD_MODULES
 from device.sim.profiles import SUPPORTED_SDKS
 
@@ -30,6 +30,30 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
     "commands.CMD_LIST_SERVICES": (c.CMD_LIST_SERVICES, ("cmd", "-l")),
     "commands.NOTIFICATION_HELP": (c.NOTIFICATION_HELP, ("cmd", "notification", "help")),
     "commands.settings_get": (c.settings_get("global", "k"), ("settings", "get", "global", "k")),
+    "commands.settings_put": (
+        c.settings_put("system", "k", "1"),
+        ("settings", "put", "system", "k", "1"),
+    ),
+    "brightness.BRIGHTNESS_GET": (
+        brightness.BRIGHTNESS_GET,
+        ("settings", "get", "system", "screen_brightness"),
+    ),
+    "brightness.BRIGHTNESS_MODE_GET": (
+        brightness.BRIGHTNESS_MODE_GET,
+        ("settings", "get", "system", "screen_brightness_mode"),
+    ),
+    "brightness.brightness_set": (
+        brightness.brightness_set(128),
+        ("settings", "put", "system", "screen_brightness", "128"),
+    ),
+    "brightness.brightness_mode_set(manual)": (
+        brightness.brightness_mode_set(False),
+        ("settings", "put", "system", "screen_brightness_mode", "0"),
+    ),
+    "brightness.brightness_mode_set(automatic)": (
+        brightness.brightness_mode_set(True),
+        ("settings", "put", "system", "screen_brightness_mode", "1"),
+    ),
     "commands.ZEN_MODE_GET": (c.ZEN_MODE_GET, ("settings", "get", "global", "zen_mode")),
     "dnd.set_dnd": (dnd.set_dnd("none"), ("cmd", "notification", "set_dnd", "none")),
     "commands.BLUETOOTH_ON_GET": (

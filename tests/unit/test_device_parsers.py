@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from device import parsers
-from device.actions import wifi
+from device.actions import brightness, wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -62,3 +62,11 @@ def test_wifi_on_setting_as_a_state() -> None:
     # WifiSettingsStore: 0 off, 1 on, 2 on in airplane mode, 3 off by airplane mode
     words = {v: wifi.wifi_on_state(v) for v in (0, 1, 2, 3, 7, None)}
     assert words == {0: "disabled", 1: "enabled", 2: "enabled", 3: "disabled", 7: None, None: None}
+
+
+def test_brightness_mode_setting_as_automatic_or_manual() -> None:
+    # ``settings get`` prints the value on one line, ``null`` when unset (SettingsService,
+    # as in tests/fixtures/android/real/settings-huawei-figal00-bluetooth_on.txt); 0 manual,
+    # 1 automatic (Settings.System.SCREEN_BRIGHTNESS_MODE_*); no captured brightness output yet.
+    modes = {t: brightness.parse_brightness_mode(t) for t in ("0\n", "1\r\n", "null\n", "2\n", "")}
+    assert modes == {"0\n": False, "1\r\n": True, "null\n": None, "2\n": None, "": None}

@@ -38,6 +38,8 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "permission.check": ("Permission", "permission.check", None, False, True, False, ()),
     "permission.request": ("Permission", "permission.request", "permission.reconcile", False, True, False, ()),
     "screen.snapshot": ("NoParams", "screen.snapshot", None, False, True, False, ()),
+    "brightness.set": ("BrightnessSet", "brightness.set_brightness", "brightness.reconcile", False, True, False, ()),
+    "brightness.get": ("NoParams", "brightness.get", None, False, True, False, ()),
 }  # fmt: skip
 
 
@@ -139,6 +141,8 @@ def test_needs_decide_what_a_phone_supports(
         ("sms.send", {}, None, "sms.sent"),
         ("permission.check", {}, {"granted": True}, "permission.granted"),
         ("screen.snapshot", {}, {"any": 1}, "screen.snapshot"),
+        ("brightness.set", {"level": 77}, {"level": 77, "auto": False}, "brightness.77"),
+        ("brightness.get", {}, {"level": 102, "auto": True}, "brightness.auto"),
     ],
 )
 def test_each_method_names_its_target(
