@@ -24,8 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, StrictInt, field_validator, model_validator
-from pydantic_core.core_schema import ValidationInfo
+from pydantic import Field, StrictInt, ValidationInfo, field_validator, model_validator
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome

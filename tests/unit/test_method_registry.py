@@ -6,6 +6,8 @@ visible diff in this one table (``docs/methods-registry.md``).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +151,27 @@ def test_each_method_names_its_target(
     method: str, params: dict[str, Any], observed: Any, name: str
 ) -> None:
     assert REGISTRY[method].target(params, observed) == name
+
+
+def test_a_method_module_is_found_without_being_listed(tmp_path: Path) -> None:
+    """A new module in device/actions with a DECLARED tuple is a method everywhere."""
+    (tmp_path / "lamp.py").write_text(
+        "from device.actions.method import Method, fixed\n"
+        "from device.actions.params import NoParams\n"
+        "def get(ctx, params): ...\n"
+        "DECLARED = (Method('lamp.get', NoParams, get, fixed('lamp.on')),)\n"
+    )
+    code = (
+        "import sys, device.actions as a; a.__path__.append(sys.argv[1]); "
+        "from device.actions import supported_methods; "
+        "from device.actions.registry import METHOD_MODULES, METHOD_PARAMS; "
+        "print('lamp.get' in supported_methods(), METHOD_PARAMS['lamp.get'].__name__, "
+        "*[m.__name__ for m in METHOD_MODULES if m.__name__.endswith('lamp')])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "NoParams", "device.actions.lamp"]
 
 
 def test_an_unknown_method_is_a_value_error_naming_the_known_ones() -> None:
