@@ -77,7 +77,13 @@ TOOLS: dict[str, Tool] = {}
 SERVICES: dict[str, dict[str, Tool]] = {"cmd": {}, "dumpsys": {}, "svc": {}}
 
 
-M = TypeVar("M")
+class ServiceModel(Protocol):
+    """What a service's model is: made from the phone it belongs to."""
+
+    def __init__(self, phone: Phone) -> None: ...
+
+
+M = TypeVar("M", bound=ServiceModel)
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ class SimService(Generic[M]):
 
     def make(self, phone: Phone) -> M:
         """A new model of this service for ``phone``."""
-        return self.model(phone)  # type: ignore[call-arg]
+        return self.model(phone)
 
 
 # The packages whose modules hold the simulated phone's tools and services.

@@ -36,7 +36,7 @@ def _tables(how: str) -> str:
     ).stdout
 
 
-def test_the_table_reaches_every_tool_the_simulator_has() -> None:
+def test_load_all_reaches_every_tool_the_simulator_has() -> None:
     assert _tables("declared") == _tables("every-module")
 
 
