@@ -2,8 +2,7 @@
 
 * ``free_port()``, ``spawn(args, env, log)``, ``stop(proc)``, ``wait_http(url, log)``: the
   process plumbing every test shares (a log file per process, its tail in every failure).
-* ``write_tokens(path, {name: Grant(role, devices, conversations)})``: a tokens file (mode
-  0600) with one fresh token per name; the raw tokens by name.
+* ``Grant`` / ``write_tokens`` (from ``tests/planes.py``): a tokens file of fresh tokens.
 * ``Serve``: one ``phoned serve`` process over a queue; ``stop()`` and ``start()`` again for
   an outage.
 * ``Stack``: ``phoned serve`` over a fresh SQLite queue, a ``phoned run --queue URL`` with a
@@ -25,9 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
-
-from daemon.server.auth import Role, make_token
+from planes import Grant, write_tokens
 
 REPO = Path(__file__).resolve().parents[2]
 PHONED = (sys.executable, "-m", "daemon.cli")  # the ``phoned`` command, from this checkout
@@ -80,29 +77,6 @@ def wait_http(
                 return
         time.sleep(0.1)
     raise AssertionError(f"{url} did not answer\n{tail(log)}")
-
-
-@dataclass(frozen=True)
-class Grant:
-    """What one token of a tokens file may do: its role, devices and conversations."""
-
-    role: str
-    devices: tuple[str, ...] = ()
-    conversations: tuple[str, ...] = ()
-
-
-def write_tokens(path: Path, grants: Mapping[str, Grant]) -> dict[str, str]:
-    """A tokens file (mode 0600) with a fresh token per name; the raw tokens by name."""
-    tokens: dict[str, str] = {}
-    entries: list[Any] = []
-    for name, grant in grants.items():
-        tokens[name], entry = make_token(
-            Role(grant.role), grant.devices, name=name, conversations=grant.conversations
-        )
-        entries.extend(yaml.safe_load(entry))
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    path.chmod(0o600)
-    return tokens
 
 
 class Serve:

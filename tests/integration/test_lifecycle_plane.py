@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from phoned_process import BeforeLine, Hooks
-from stacks import Grant, Stack, open_stack
+from planes import Grant
+from stacks import Stack, open_stack
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,8 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from stacks import REPO, Grant, open_stack
+from planes import Grant
+from stacks import REPO, open_stack
 
 pytestmark = pytest.mark.integration
 

@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
+from stacks import free_port
 
 from daemon.lifecycle.states import TaskState
 from daemon.mcp import catalogue
@@ -217,14 +218,6 @@ def test_elicitation_decline_denies_and_nothing_is_sent(daemon: Daemon, sim_fact
 # ---- streamable HTTP --------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(params=["--elicit-approvals"])
 def http_server(
     request: pytest.FixtureRequest, daemon: Daemon, tmp_path: Path
@@ -237,7 +230,7 @@ def http_server(
     viewer, viewer_entry = make_token(Role.VIEWER, name="watcher")
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text("tokens:\n" + planner_entry + viewer_entry)
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "mcp-http.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",

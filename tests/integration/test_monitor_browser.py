@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 from cdp_client import CHROMIUM, Chromium, Page
-from stacks import Grant, Stack, open_stack
+from planes import Grant
+from stacks import Stack, open_stack
 
 pytestmark = pytest.mark.integration
 

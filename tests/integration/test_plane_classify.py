@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from stacks import PHONED, REPO, Grant, open_stack
+from planes import Grant
+from stacks import PHONED, REPO, open_stack
 
 pytestmark = pytest.mark.integration
 

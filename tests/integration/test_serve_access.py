@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from stacks import REPO, Grant, Serve, Stack, open_stack, write_tokens
+from planes import Grant, write_tokens
+from stacks import REPO, Serve, Stack, open_stack
 
 from daemon.server.auth import token_digest
 

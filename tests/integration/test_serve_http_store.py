@@ -16,8 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
-from stacks import Grant, Serve, write_tokens
+from stacks import Serve
 
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.errors import GuardError, StoreUnavailable

@@ -24,8 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 import stacks
+from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
-from stacks import REPO, Grant, write_tokens
+from stacks import REPO
 
 SERIAL = "emu-1"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
