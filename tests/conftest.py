@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -33,18 +32,12 @@ from typing import Any
 
 import adbutils
 import pytest
+from planes import free_port
 
 from device.sim.phone import Faults
 from device.sim.server import Simulator
 from device.sim.stream_services import ShellFactory, default_shell_factory
 from device.sim.ui.automation import UiCosts
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

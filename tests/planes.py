@@ -1,5 +1,6 @@
 """The control plane as tests set it up: a tokens file, and the app under a TestClient.
 
+* ``free_port()``: a loopback TCP port nothing listens on (every test server takes one).
 * ``write_tokens(path, {name: Grant(role, devices, conversations)})``: a tokens file (mode
   0600) with one fresh token per name; the raw tokens by name (unit and integration tests).
 * ``plane_settings(tmp, queue_url=None, name="serve", **extra)``: ``ServerSettings`` over
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import socket
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,6 +22,13 @@ from typing import Any
 import yaml
 
 from daemon.server.auth import Role, make_token
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Real ``phoned`` processes for the integration tests, started, awaited and stopped one way.
 
-* ``free_port()``, ``spawn(args, env, log)``, ``stop(proc)``, ``wait_http(url, log)``: the
-  process plumbing every test shares (a log file per process, its tail in every failure).
-* ``Grant`` / ``write_tokens`` (from ``tests/planes.py``): a tokens file of fresh tokens.
+* ``spawn(args, env, log)``, ``stop(proc)``, ``wait_http(url, log)``: the process plumbing
+  every test shares (a log file per process, its tail in every failure).
+* from ``tests/planes.py``: ``free_port()``, and ``Grant`` / ``write_tokens`` (a tokens file).
 * ``Serve``: one ``phoned serve`` process over a queue; ``stop()`` and ``start()`` again for
   an outage.
 * ``Stack``: ``phoned serve`` over a fresh SQLite queue, a ``phoned run --queue URL`` with a
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,17 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from planes import Grant, write_tokens
+from planes import Grant, free_port, write_tokens
 
 REPO = Path(__file__).resolve().parents[2]
 PHONED = (sys.executable, "-m", "daemon.cli")  # the ``phoned`` command, from this checkout
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spawn(args: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
-from stacks import free_port
+from planes import free_port
 
 from daemon.lifecycle.states import TaskState
 from daemon.mcp import catalogue

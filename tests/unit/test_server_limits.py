@@ -9,7 +9,6 @@ concurrent. (``tests/integration/test_serve_limits.py`` drives ``phoned serve`` 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +18,15 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from planes import AppPlane, Grant, app_client, app_plane, plane_settings, write_tokens
+from planes import (
+    AppPlane,
+    Grant,
+    app_client,
+    app_plane,
+    free_port,
+    plane_settings,
+    write_tokens,
+)
 
 from daemon.lifecycle.errors import InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
@@ -270,9 +277,7 @@ class LiveServer:
     """The app under a real uvicorn server on a free loopback port (in a thread)."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
+        self.port = free_port()
         app = create_app(settings, TokenBook.load(settings.tokens_path))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
