@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,15 +57,16 @@ def wait_http(
     proc: subprocess.Popen[bytes] | None = None,
     timeout: float = 30,
     verify: Any = True,
+    ready: Callable[[httpx.Response], bool] = lambda answer: answer.status_code == 200,
 ) -> None:
-    """Wait until ``url`` answers 200; fails with the log's tail when ``proc`` ends first
-    or the time is up."""
+    """Wait until ``url`` answers (``ready``: with 200); fails with the log's tail when
+    ``proc`` ends first or the time is up."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             break
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=1, verify=verify).status_code == 200:
+            if ready(httpx.get(url, timeout=1, verify=verify)):
                 return
         time.sleep(0.1)
     raise AssertionError(f"{url} did not answer\n{tail(log)}")
