@@ -53,15 +53,17 @@ def decision_command(verb: str, task: TaskRecord, queue: str | None = None) -> s
 
 
 def pending_approval(
-    task: TaskRecord, evidence: Sequence[dict[str, Any]], queue: str | None = None
+    task: TaskRecord,
+    preview: dict[str, Any] | None,
+    evidence: Sequence[dict[str, Any]],
+    queue: str | None = None,
 ) -> dict[str, Any] | None:
-    """The pending approval of ``task`` with its preview and decision commands; None when
-    no approval is pending."""
-    from daemon.render import approval_preview
-
+    """The pending approval of ``task`` with its preview (what ``approval_preview`` rebuilt
+    for it, computed once by the caller) and decision commands; None when no approval is
+    pending."""
     if task.state.value != "approval" or task.approval_status != "pending":
         return None
-    preview = approval_preview(task, evidence) or {}
+    preview = preview or {}
     shown = preview.get("data")
     data: dict[str, Any] = shown if isinstance(shown, dict) else {}
     return {

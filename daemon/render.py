@@ -162,14 +162,15 @@ def render_json(
     printed approve/deny commands carry)."""
     from daemon.approval_view import pending_approval
 
+    preview = approval_preview(record, evidence)
     return {
         "report_version": REPORT_VERSION,
         "task": task_json(record),
         "transitions": [event_json(e) for e in transitions(record, events)],
         "journal": [journal_json(j) for j in journal],
         "evidence": [evidence_view(d) for d in evidence],
-        "approval_preview": approval_preview(record, evidence),
-        "pending_approval": pending_approval(record, evidence, queue),
+        "approval_preview": preview,
+        "pending_approval": pending_approval(record, preview, evidence, queue),
     }
 
 
@@ -345,7 +346,7 @@ def render_text(
     from daemon.approval_view import approval_lines, pending_approval
 
     lines = _header(record)
-    pending = pending_approval(record, evidence, queue)
+    pending = pending_approval(record, approval_preview(record, evidence), evidence, queue)
     lines += approval_lines(pending) if pending is not None else []
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)

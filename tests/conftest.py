@@ -16,13 +16,14 @@ private port (never 5037) with ``ANDROID_ADB_SERVER_PORT`` set; killed at teardo
 lists it as ``device`` (``unauthorized`` with that fault). Every simulator it made is
 disconnected and stopped at teardown. ``shell_factory`` replaces the shell interpreter
 (``(phone) -> object with .run(line, stdout, stderr, *, stdin, cancelled)``).
+``module_sim_factory`` (module): the same, its simulators stopped when the module ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -31,18 +32,12 @@ from typing import Any
 
 import adbutils
 import pytest
+from planes import free_port
 
 from device.sim.phone import Faults
 from device.sim.server import Simulator
 from device.sim.stream_services import ShellFactory, default_shell_factory
 from device.sim.ui.automation import UiCosts
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -131,8 +126,8 @@ SimFactory = Callable[..., Simulator]
 FAULT_NAMES = {f.name for f in dataclasses.fields(Faults)}
 
 
-@pytest.fixture
-def sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
+@contextlib.contextmanager
+def _simulators(adb_server: AdbServer) -> Iterator[SimFactory]:
     made: list[Simulator] = []
 
     def make(sdk: int = 34, shell_factory: ShellFactory | None = None, **faults: Any) -> Simulator:
@@ -154,3 +149,16 @@ def sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
         for sim in made:
             adb_server.adb("disconnect", sim.serial, timeout=10)
             sim.stop()
+
+
+@pytest.fixture
+def sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
+    with _simulators(adb_server) as make:
+        yield make
+
+
+@pytest.fixture(scope="module")
+def module_sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
+    """``sim_factory`` whose simulators live until the test module ends (a shared stack)."""
+    with _simulators(adb_server) as make:
+        yield make

@@ -35,6 +35,7 @@ from daemon.server.deps import (
 )
 from daemon.server.models import ConversationBody
 from daemon.server.plane import Plane
+from daemon.server.routes_planner import steered
 from daemon.server.wire import plain
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
@@ -49,9 +50,7 @@ def user_pause(
 ) -> dict[str, Any]:
     """Pause at once if queued, else at the next safe point: no new effect until resumed."""
     _scoped(plane, principal, task_id, body.conversation_id)
-    record = plane.store().user_pause(task_id, body.conversation_id, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(plane, lambda s: s.user_pause(task_id, body.conversation_id, time.time()))
 
 
 @router.post("/tasks/{task_id}/user-resume", summary="A person resumes a task they paused")
@@ -61,9 +60,7 @@ def user_resume(
     """Requeue a task waiting for the user (the paused attempt continues), or withdraw a
     pause that has not reached its safe point yet."""
     _scoped(plane, principal, task_id, body.conversation_id)
-    record = plane.store().user_resume(task_id, body.conversation_id, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(plane, lambda s: s.user_resume(task_id, body.conversation_id, time.time()))
 
 
 def _scoped(plane: Plane, principal: Principal, task_id: str, conversation_id: str) -> None:

@@ -28,7 +28,14 @@ from daemon.lifecycle.errors import (
     StaleAttempt,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary, Ticket
+from daemon.lifecycle.records import (
+    Failure,
+    JournalOutcome,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+)
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
 from daemon.server.auth import Principal
@@ -51,6 +58,7 @@ from daemon.server.models import (
 )
 from daemon.server.plane import DaemonInfo, Plane
 from daemon.server.wire import error_json, error_status, plain
+from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
 
@@ -230,6 +238,24 @@ def _refs(plane: Plane, principal: Principal, refs: list[str]) -> tuple[str, ...
     return plane.ledger.resolve_refs(principal.key, refs)
 
 
+def _task_answer(
+    plane: Plane,
+    principal: Principal,
+    body: Report,
+    act: Callable[[Store, tuple[str, ...]], TaskRecord],
+    cited: list[str] | None = None,
+) -> JSONResponse:
+    """A report that moves the task, applied once (``_answer``): ``act(store, refs)``, the
+    evidence refs it ``cited`` resolved as it is applied (a ref the daemon spooled offline
+    becomes the stored one)."""
+
+    def apply() -> dict[str, Any]:
+        refs = _refs(plane, principal, cited or [])
+        return {"task": plain(act(plane.store(), refs))}
+
+    return _answer(plane, principal, body.report_id, apply)
+
+
 @router.post("/tasks/{task_id}/heartbeat", summary="Renew the lease")
 def heartbeat(
     task_id: str,
@@ -244,11 +270,8 @@ def heartbeat(
 
 @router.post("/tasks/{task_id}/start", summary="dispatched -> running")
 def start(task_id: str, body: Report, plane: PlaneDep, p: Daemon) -> JSONResponse:
-    ticket = _ticket(plane, p, task_id, body)
-    now = report_time(body.at)
-    return _answer(
-        plane, p, body.report_id, lambda: {"task": plain(plane.store().start(ticket, now))}
-    )
+    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
+    return _task_answer(plane, p, body, lambda store, _: store.start(ticket, now))
 
 
 @router.post("/tasks/{task_id}/admit", summary="The admission gate")
@@ -335,15 +358,14 @@ def complete(
     p: Daemon,
 ) -> JSONResponse:
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-
-    def apply() -> dict[str, Any]:
-        refs = _refs(plane, p, body.evidence_refs)
-        record = plane.store().complete(
-            ticket, now, observed_target=body.observed_target, evidence_refs=refs
-        )
-        return {"task": plain(record)}
-
-    return _answer(plane, p, body.report_id, apply)
+    target = body.observed_target
+    return _task_answer(
+        plane,
+        p,
+        body,
+        lambda store, refs: store.complete(ticket, now, observed_target=target, evidence_refs=refs),
+        body.evidence_refs,
+    )
 
 
 @router.post("/tasks/{task_id}/fail", summary="Report a failure")
@@ -355,26 +377,28 @@ def fail(task_id: str, body: FailBody, plane: PlaneDep, p: Daemon) -> JSONRespon
         known = ", ".join(r.value for r in FailureReason)
         message = f"unknown failure reason {body.failure.reason!r}; one of {known}"
         raise InvalidTask([FieldError(field="failure.reason", message=message)]) from None
-
-    def apply() -> dict[str, Any]:
-        refs = _refs(plane, p, body.evidence_refs)
-        return {"task": plain(plane.store().fail(ticket, failure, now, evidence_refs=refs))}
-
-    return _answer(plane, p, body.report_id, apply)
+    return _task_answer(
+        plane,
+        p,
+        body,
+        lambda store, refs: store.fail(ticket, failure, now, evidence_refs=refs),
+        body.evidence_refs,
+    )
 
 
 @router.post("/tasks/{task_id}/pause", summary="running -> waiting or permission")
 def pause(task_id: str, body: PauseBody, plane: PlaneDep, p: Daemon) -> JSONResponse:
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-
-    def apply() -> dict[str, Any]:
-        refs = _refs(plane, p, body.evidence_refs)
-        record = plane.store().pause(
-            ticket, TaskState(body.state), now, waiting_for=body.waiting_for, evidence_refs=refs
-        )
-        return {"task": plain(record)}
-
-    return _answer(plane, p, body.report_id, apply)
+    state, waiting_for = TaskState(body.state), body.waiting_for
+    return _task_answer(
+        plane,
+        p,
+        body,
+        lambda store, refs: store.pause(
+            ticket, state, now, waiting_for=waiting_for, evidence_refs=refs
+        ),
+        body.evidence_refs,
+    )
 
 
 @router.post("/tasks/{task_id}/request_approval", summary="running -> approval")
@@ -389,11 +413,8 @@ def request_approval(
     preview = Preview(
         task_id=task_id, conversation_id=task.conversation_id, **body.preview.model_dump()
     )
-    return _answer(
-        plane,
-        p,
-        body.report_id,
-        lambda: {"task": plain(plane.store().request_approval(ticket, preview, now))},
+    return _task_answer(
+        plane, p, body, lambda store, _: store.request_approval(ticket, preview, now)
     )
 
 
@@ -406,11 +427,8 @@ def confirm_stopped(
 ) -> JSONResponse:
     ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
     summary = StopSummary(tuple(body.summary.done), tuple(body.summary.not_done))
-    return _answer(
-        plane,
-        p,
-        body.report_id,
-        lambda: {"task": plain(plane.store().confirm_stopped(ticket, summary, now))},
+    return _task_answer(
+        plane, p, body, lambda store, _: store.confirm_stopped(ticket, summary, now)
     )
 
 

@@ -8,6 +8,7 @@ its conversations (another conversation's task is 404, a submit into one is 403 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
@@ -30,6 +31,7 @@ from daemon.server.deps import (
 from daemon.server.models import AmendBody, ConversationBody, Decision
 from daemon.server.plane import Plane
 from daemon.server.wire import plain
+from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["planner"])
 _INGRESS_DOC = "A task in the canonical contract or the seed-004 cloud shape."
@@ -54,6 +56,14 @@ def _parsed(raw: Any, want: type) -> TaskSpec | WorkflowSpec:
 def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
     """The task a verb acts on, if the token reaches its conversation (else 404)."""
     return check_scope(principal, plane.store().get(task_id))
+
+
+def steered(plane: Plane, act: Callable[[Store], TaskRecord]) -> dict[str, Any]:
+    """A verb that steers a task: ``act`` on the plane's store (which checks the quoted
+    conversation and the lifecycle), then waiting daemons are woken; ``{"task": record}``."""
+    record = act(plane.store())
+    plane.wakeup.poke()
+    return {"task": plain(record)}
 
 
 @router.post("/tasks", status_code=201, summary="Submit a task")
@@ -114,9 +124,9 @@ def amend(
 ) -> dict[str, Any]:
     """A new revision with new params; a terminal task answers 409 ``TaskTerminal``."""
     _task(plane, principal, task_id)
-    record = plane.store().amend(task_id, body.conversation_id, body.params, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(
+        plane, lambda s: s.amend(task_id, body.conversation_id, body.params, time.time())
+    )
 
 
 @router.post("/tasks/{task_id}/cancel", summary="Cancel a task")
@@ -128,9 +138,7 @@ def cancel(
 ) -> dict[str, Any]:
     """Stop at once if nothing runs, else request a stop the daemon confirms."""
     _task(plane, principal, task_id)
-    record = plane.store().cancel(task_id, body.conversation_id, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(plane, lambda s: s.cancel(task_id, body.conversation_id, time.time()))
 
 
 @router.post("/tasks/{task_id}/resume", summary="Resume a waiting task")
@@ -150,9 +158,7 @@ def resume(
         raise HTTPException(403, f"role {principal.role.value} may not plan")
     else:
         _task(plane, principal, task_id)
-    record = plane.store().resume(task_id, body.conversation_id, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(plane, lambda s: s.resume(task_id, body.conversation_id, time.time()))
 
 
 @router.post("/tasks/{task_id}/rerun", status_code=201, summary="Rerun a terminal task")
@@ -170,9 +176,7 @@ def rerun(
     old = _task(plane, principal, task_id)
     if body is not None and body.conversation_id != old.conversation_id:
         raise ConversationMismatch(f"task {task_id} belongs to another conversation; refused")
-    record = plane.store().rerun(task_id, time.time())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return steered(plane, lambda s: s.rerun(task_id, time.time()))
 
 
 @router.post("/tasks/{task_id}/approve", summary="Approve the pending preview")
@@ -183,12 +187,7 @@ def approve(
     principal: Approver,
 ) -> dict[str, Any]:
     """Approve; refused (409 ``ApprovalMismatch``) unless revision and digest match."""
-    _task(plane, principal, task_id)
-    record = plane.store().approve(
-        task_id, body.conversation_id, body.revision, body.preview_digest, time.time()
-    )
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    return _decided(plane, principal, task_id, body, lambda store: store.approve)
 
 
 @router.post("/tasks/{task_id}/deny", summary="Deny the pending preview")
@@ -199,9 +198,17 @@ def deny(
     principal: Approver,
 ) -> dict[str, Any]:
     """Deny: the task ends ``stopped`` / ``approval_denied``."""
+    return _decided(plane, principal, task_id, body, lambda store: store.deny)
+
+
+def _decided(
+    plane: Plane,
+    principal: Principal,
+    task_id: str,
+    body: Decision,
+    verb: Callable[[Store], Callable[[str, str, int, str, float], TaskRecord]],
+) -> dict[str, Any]:
+    """Approve or deny (``verb`` picks which) quoting the revision and digest shown."""
     _task(plane, principal, task_id)
-    record = plane.store().deny(
-        task_id, body.conversation_id, body.revision, body.preview_digest, time.time()
-    )
-    plane.wakeup.poke()
-    return {"task": plain(record)}
+    quoted = (task_id, body.conversation_id, body.revision, body.preview_digest)
+    return steered(plane, lambda store: verb(store)(*quoted, time.time()))

@@ -80,10 +80,11 @@ def task_status(
     check_reads(principal, task)
     events = [e for e in store.events(after=0, limit=1_000_000) if e.task_id == task_id]
     evidence = store.evidence(task_id)
+    preview = approval_preview(task, evidence)  # in clear, from the params
     doc = {
         "task": plain(task),
-        "approval_preview": approval_preview(task, evidence),  # in clear, from the params
-        "pending_approval": pending_approval(task, evidence),
+        "approval_preview": preview,
+        "pending_approval": pending_approval(task, preview, evidence),
         # the monitor shows Approve/Deny by it
         "may_decide": principal.may(Right.DECIDE) and principal.sees(task.conversation_id),
         "evidence": evidence,

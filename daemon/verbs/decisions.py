@@ -7,6 +7,7 @@ changed is refused (``ApprovalMismatch``, exit 1) instead of applied to somethin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -15,6 +16,7 @@ from daemon.verbs.common import common_options, echo_json, now, opened_store, us
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord
+    from daemon.store.protocol import PlannerStore
 
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
@@ -29,51 +31,71 @@ def print_task_state(task: TaskRecord, as_json: bool) -> None:
     click.echo(f"{task.id} {task.state.value} revision {task.revision}{reason}{note}")
 
 
-def _decision_options(fn: click.decorators.FC) -> click.decorators.FC:
-    fn = click.option("--conversation", required=True, help="Conversation that owns the task.")(fn)
-    fn = click.option("--digest", required=True, help="Digest of the preview you were shown.")(fn)
-    fn = click.option("--revision", required=True, type=int, help="Revision you were shown.")(fn)
-    return fn
+def _decision(
+    name: str,
+    help: str,
+    pick: Callable[[PlannerStore], Callable[[str, str, int, str, float], TaskRecord]],
+) -> click.Command:
+    """``phoned NAME TASK --revision N --digest D --conversation C``: ``pick(store)`` (the
+    store's approve or deny) quoting what the person was shown."""
+
+    @click.command(name=name, help=help)
+    @click.argument("task_id", metavar="TASK")
+    @click.option("--revision", required=True, type=int, help="Revision you were shown.")
+    @click.option("--digest", required=True, help="Digest of the preview you were shown.")
+    @click.option("--conversation", required=True, help="Conversation that owns the task.")
+    @common_options
+    @user_errors
+    def decide(
+        task_id: str,
+        revision: int,
+        digest: str,
+        conversation: str,
+        queue: str | None,
+        config_file: str | None,
+        as_json: bool,
+    ) -> None:
+        with opened_store(queue, config_file) as store:
+            task = pick(store)(task_id, conversation, revision, digest, now())
+        print_task_state(task, as_json)
+
+    return decide
 
 
-@click.command()
-@click.argument("task_id", metavar="TASK")
-@_decision_options
-@common_options
-@user_errors
-def approve(
-    task_id: str,
-    revision: int,
-    digest: str,
-    conversation: str,
-    queue: str | None,
-    config_file: str | None,
-    as_json: bool,
-) -> None:
-    """Approve the pending preview of TASK (it is requeued to carry out the effect)."""
-    with opened_store(queue, config_file) as store:
-        task = store.approve(task_id, conversation, revision, digest, now())
-    print_task_state(task, as_json)
+def conversation_verb(
+    name: str,
+    help: str,
+    pick: Callable[[PlannerStore], Callable[[str, str, float], TaskRecord]],
+    show: Callable[[TaskRecord, bool], None] = print_task_state,
+) -> click.Command:
+    """``phoned NAME TASK --conversation C``: ``pick(store)`` (cancel, pause, resume) as the
+    conversation that owns the task, then ``show(task, as_json)``."""
+
+    @click.command(name=name, help=help)
+    @click.argument("task_id", metavar="TASK")
+    @click.option("--conversation", required=True, help="Conversation that owns the task.")
+    @common_options
+    @user_errors
+    def steer(
+        task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
+    ) -> None:
+        with opened_store(queue, config_file) as store:
+            task = pick(store)(task_id, conversation, now())
+        show(task, as_json)
+
+    return steer
 
 
-@click.command()
-@click.argument("task_id", metavar="TASK")
-@_decision_options
-@common_options
-@user_errors
-def deny(
-    task_id: str,
-    revision: int,
-    digest: str,
-    conversation: str,
-    queue: str | None,
-    config_file: str | None,
-    as_json: bool,
-) -> None:
-    """Deny the pending preview of TASK: it ends stopped / approval_denied."""
-    with opened_store(queue, config_file) as store:
-        task = store.deny(task_id, conversation, revision, digest, now())
-    print_task_state(task, as_json)
+approve = _decision(
+    "approve",
+    "Approve the pending preview of TASK (it is requeued to carry out the effect).",
+    lambda store: store.approve,
+)
+deny = _decision(
+    "deny",
+    "Deny the pending preview of TASK: it ends stopped / approval_denied.",
+    lambda store: store.deny,
+)
 
 
 @click.command()
@@ -104,21 +126,19 @@ def amend(
     print_task_state(task, as_json)
 
 
-@click.command()
-@click.argument("task_id", metavar="TASK")
-@click.option("--conversation", required=True, help="Conversation that owns the task.")
-@common_options
-@user_errors
-def cancel(
-    task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
-) -> None:
-    """Stop TASK: at once if nothing runs, else request a stop the worker confirms."""
-    with opened_store(queue, config_file) as store:
-        task = store.cancel(task_id, conversation, now())
+def _show_cancel(task: TaskRecord, as_json: bool) -> None:
     if as_json:
         print_task_state(task, as_json)
     else:
         click.echo(cancel_sentence(task))
+
+
+cancel = conversation_verb(
+    "cancel",
+    "Stop TASK: at once if nothing runs, else request a stop the worker confirms.",
+    lambda store: store.cancel,
+    _show_cancel,
+)
 
 
 def cancel_sentence(task: TaskRecord) -> str:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.verbs.common import common_options, echo_json, now, opened_store, user_errors
-from daemon.verbs.decisions import print_task_state
+from daemon.verbs.common import common_options, echo_json, opened_store, user_errors
+from daemon.verbs.decisions import conversation_verb, print_task_state
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import Revision
@@ -26,32 +26,16 @@ EXIT_NOT_ENDED = 3  # ``wait``: the task had not ended within the bound
 _EXIT_BY_STATE = {"completed": 0, "failed": 1, "stopped": 5}
 
 
-@click.command()
-@click.argument("task_id", metavar="TASK")
-@click.option("--conversation", required=True, help="Conversation that owns the task.")
-@common_options
-@user_errors
-def pause(
-    task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
-) -> None:
-    """Pause TASK: no new effect after its current safe point, until `phoned resume`."""
-    with opened_store(queue, config_file) as store:
-        task = store.user_pause(task_id, conversation, now())
-    print_task_state(task, as_json)
-
-
-@click.command()
-@click.argument("task_id", metavar="TASK")
-@click.option("--conversation", required=True, help="Conversation that owns the task.")
-@common_options
-@user_errors
-def resume(
-    task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
-) -> None:
-    """Resume TASK after `phoned pause` (the paused attempt continues from a fresh check)."""
-    with opened_store(queue, config_file) as store:
-        task = store.user_resume(task_id, conversation, now())
-    print_task_state(task, as_json)
+pause = conversation_verb(
+    "pause",
+    "Pause TASK: no new effect after its current safe point, until `phoned resume`.",
+    lambda store: store.user_pause,
+)
+resume = conversation_verb(
+    "resume",
+    "Resume TASK after `phoned pause` (the paused attempt continues from a fresh check).",
+    lambda store: store.user_resume,
+)
 
 
 def revision_json(revision: Revision) -> dict[str, Any]:

@@ -1,20 +1,87 @@
-"""``Daemon``: one real ``phoned run`` process and the SQLite queue it serves (test helper)."""
+"""One real ``phoned run`` process and the SQLite queue it serves (test helpers).
+
+* ``Daemon``: the process and its queue (submit, wait for a state, approve, read evidence).
+* ``daemon_env(adb_port, state_dir, **overrides)``: the environment it runs with (the private
+  adb server's port, short poll, heartbeat and sweep intervals, JSON logs).
+* ``fresh_daemon(env, tmp)``: a ``Daemon`` over ``tmp/state/queue.db`` with its schema made,
+  killed on exit (integration and scenario tests alike).
+* ``BeforeLine`` / ``Hooks``: a simulated phone's shell that calls hooks with each command
+  line before it runs it, so a test acts at a named point of an attempt.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.sqlite_store import SqliteStore
+from device.sim.phone import Phone
+from device.sim.stream_services import default_shell_factory
 
 REPO = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def daemon_env(adb_port: int, state_dir: Path, **overrides: str) -> dict[str, str]:
+    """The environment of a test's ``phoned run``; ``overrides`` are more ``PHONED_*``."""
+    return dict(
+        os.environ,
+        ANDROID_ADB_SERVER_PORT=str(adb_port),
+        PHONED_STATE_DIR=str(state_dir),
+        PHONED_POLL_INTERVAL="0.2",
+        PHONED_HEARTBEAT_INTERVAL="1",
+        PHONED_SWEEP_INTERVAL="1",
+        PHONED_LOG_FORMAT="json",
+        **overrides,
+    )
+
+
+@contextlib.contextmanager
+def fresh_daemon(env: dict[str, str], tmp: Path) -> Iterator[Daemon]:
+    """A ``Daemon`` (not started) over ``tmp/state/queue.db``, its schema made before the
+    first submit; its process is killed on exit."""
+    made = Daemon(env, tmp / "state" / "queue.db", tmp / "phoned.log")
+    (tmp / "state").mkdir()
+    made.store().close()
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+class BeforeLine:
+    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
+
+    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
+        self.shell = default_shell_factory(phone)
+        self.hook = hook
+
+    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
+        self.hook(line)
+        result: int = self.shell.run(line, *args, **kwargs)
+        return result
+
+    @classmethod
+    def factory(cls, hook: Callable[[str], None]) -> Callable[[Phone], BeforeLine]:
+        """A ``shell_factory`` for ``sim_factory``: every shell of the phone calls ``hook``."""
+        return lambda phone: cls(phone, hook)
+
+
+class Hooks(list[Callable[[str], None]]):
+    """Hooks a test adds while the phone runs; called in order with each command line."""
+
+    def __call__(self, line: str) -> None:
+        for hook in list(self):
+            hook(line)
 
 
 class Daemon:
@@ -50,20 +117,20 @@ class Daemon:
     def store(self) -> SqliteStore:
         return SqliteStore(str(self.queue))
 
-    def submit(self, raw: dict[str, Any]) -> str:
-        spec = parse_ingress({"conversation_id": "conv-e2e", **raw})
+    def using(self, use: Callable[[SqliteStore], T]) -> T:
+        """``use(store)`` with a store of the queue opened for this call only."""
         store = self.store()
         try:
-            return store.submit(spec, time.time()).id  # type: ignore[arg-type]
+            return use(store)
         finally:
             store.close()
 
+    def submit(self, raw: dict[str, Any]) -> str:
+        spec = parse_ingress({"conversation_id": "conv-e2e", **raw})
+        return self.using(lambda store: store.submit(spec, time.time()).id)  # type: ignore[arg-type]
+
     def task(self, task_id: str) -> TaskRecord:
-        store = self.store()
-        try:
-            return store.get(task_id)
-        finally:
-            store.close()
+        return self.using(lambda store: store.get(task_id))
 
     def wait_for(
         self, task_id: str, done: Callable[[TaskRecord], bool], timeout: float = 30
@@ -81,22 +148,16 @@ class Daemon:
 
     def approve(self, task: TaskRecord) -> None:
         """Approve ``task``'s pending preview as its conversation, quoting its digest."""
-        assert task.approval_digest is not None
-        store = self.store()
-        try:
-            store.approve(
-                task.id, task.conversation_id, task.revision, task.approval_digest, time.time()
-            )
-        finally:
-            store.close()
+        digest = task.approval_digest
+        assert digest is not None
+        self.using(
+            lambda s: s.approve(task.id, task.conversation_id, task.revision, digest, time.time())
+        )
 
     def evidence(self, task_id: str, kind: str | None = None) -> list[dict[str, Any]]:
         """The task's evidence documents (of ``kind`` when given), oldest first."""
-        store = self.store()
-        try:
-            return [d for d in store.evidence(task_id) if kind is None or d["kind"] == kind]
-        finally:
-            store.close()
+        found = self.using(lambda store: store.evidence(task_id))
+        return [d for d in found if kind is None or d["kind"] == kind]
 
     def state(self, task_id: str, *states: TaskState, timeout: float = 30) -> TaskRecord:
         return self.wait_for(task_id, lambda t: t.state in states, timeout)

@@ -10,100 +10,34 @@ device context flagged, and an amend after the admitted effect through the plane
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
+import contextlib
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
-
-from daemon.server.auth import Role, make_token
-from device.sim.phone import Phone
-from device.sim.stream_services import default_shell_factory
+from phoned_process import BeforeLine, Hooks
+from planes import Grant
+from stacks import Stack, open_stack
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 IDLE = "emu-idle"  # a phone no daemon serves: its tasks stay where the test puts them
 CONV = "conv-13"
 TERMINAL = ("completed", "failed", "stopped")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(args, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-class _BeforeLine:
-    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
-
-    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
-        self.shell = default_shell_factory(phone)
-        self.hook = hook
-
-    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
-        self.hook(line)
-        result: int = self.shell.run(line, *args, **kwargs)
-        return result
-
-
-@dataclass
-class Stack:
-    url: str
-    serial: str
-    tokens: dict[str, str]
-    logs: list[Path]
-    hooks: list[Callable[[str], None]]
-    phone: Phone
-
-    def client(self, role: str) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-    def call(self, role: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        with self.client(role) as client:
-            return client.request(method, path, **kw)
+class LifecycleStack(Stack):
+    """The stack of this module: a planner, a viewer, the phone's daemon and a daemon token
+    for ``IDLE`` the tests play by hand; ``hooks`` see each command line of the phone."""
 
     def submit(self, **task: Any) -> dict[str, Any]:
         doc = {"conversation_id": CONV, "method": "dnd.set", "params": {"mode": "priority"}}
         answer = self.call("planner", "POST", "/v1/tasks", json={**doc, **task})
         assert answer.status_code == 201, answer.text
         return dict(answer.json()["task"])
-
-    def task(self, task_id: str) -> dict[str, Any]:
-        return dict(self.call("viewer", "GET", f"/v1/tasks/{task_id}").json()["task"])
-
-    def wait_state(self, task_id: str, states: tuple[str, ...], timeout: float = 40) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            task = self.task(task_id)
-            if task["state"] in states:
-                return task
-            time.sleep(0.2)
-        tails = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in self.logs)
-        raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{tails}")
 
     def queue(self) -> dict[str, int]:
         return dict(self.call("viewer", "GET", "/v1/queue").json()["queue"])
@@ -113,71 +47,59 @@ class Stack:
         return int(answer.json()["cursor"])
 
 
-def _tokens(path: Path, serial: str) -> dict[str, str]:
-    tokens, entries = {}, []
-    roles = (("planner", ()), ("viewer", ()), ("daemon", (serial,)), ("idle-daemon", (IDLE,)))
-    for name, devices in roles:
-        role = Role.DAEMON if name.endswith("daemon") else Role(name)
-        token, entry = make_token(role, devices, name=f"lifecycle-{name}")
-        tokens[name] = token
-        entries.extend(yaml.safe_load(entry))
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    return tokens
+@contextlib.contextmanager
+def _lifecycle_stack(tmp: Path, adb_server: Any, sims: Any) -> Iterator[LifecycleStack]:
+    hooks = Hooks()
+    sim = sims(sdk=34, shell_factory=BeforeLine.factory(hooks))
+    grants = {"planner": Grant("planner"), "viewer": Grant("viewer"),
+              "daemon": Grant("daemon", (sim.serial,)), "idle-daemon": Grant("daemon", (IDLE,))}  # fmt: skip
+    settle = {"PHONED_SETTLE_TIMEOUT": "3", "PHONED_GRACE_PERIOD": "1"}
+    with open_stack(
+        tmp, adb_server.env, grants, sim=sim, daemon_id="lc-d1", daemon_env=settle
+    ) as made:
+        yield LifecycleStack(made.url, made.tokens, made.logs, made.sim, made.reader, hooks)
 
 
 @pytest.fixture
-def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
-    hooks: list[Callable[[str], None]] = []
-
-    def hook(line: str) -> None:
-        for each in list(hooks):
-            each(line)
-
-    sim = sim_factory(sdk=34, shell_factory=lambda phone: _BeforeLine(phone, hook))
-    tokens = _tokens(tmp_path / "tokens.yaml", sim.serial)
-    url = f"http://127.0.0.1:{_free_port()}"
-    env = {**adb_server.env, "PHONED_SWEEP_INTERVAL": "30"}
-    logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
-    procs = []
-    try:
-        procs.append(_spawn([sys.executable, "-m", "daemon.verbs.serve",
-                             "--queue", f"sqlite:///{tmp_path / 'queue.db'}", "--host",
-                             "127.0.0.1", "--port", url.rsplit(":", 1)[1],
-                             "--tokens", str(tmp_path / "tokens.yaml"),
-                             "--state-dir", str(tmp_path / "serve")], env, logs[0]))  # fmt: skip
-        made = Stack(url, sim.serial, tokens, logs, hooks, sim.phone)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        daemon_env = {**env, "PHONED_TOKEN": tokens["daemon"], "PHONED_CONFIG": "/dev/null",
-                      "PHONED_STATE_DIR": str(tmp_path / "daemon"), "PHONED_DAEMON_ID": "lc-d1",
-                      "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db"),
-                      "PHONED_SETTLE_TIMEOUT": "3", "PHONED_GRACE_PERIOD": "1"}  # fmt: skip
-        procs.append(_spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
-                             "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # the daemon registered its phone and context
-            daemons = made.call("viewer", "GET", "/v1/devices").json()["daemons"]
-            if any(sim.serial in d["devices"] for d in daemons):
-                break
-            time.sleep(0.2)
+def fresh_stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[LifecycleStack]:
+    """A stack of its own, for a test that reads the whole queue, registry or context."""
+    with _lifecycle_stack(tmp_path, adb_server, sim_factory) as made:
         yield made
+
+
+@pytest.fixture(scope="module")
+def shared_stack(
+    tmp_path_factory: pytest.TempPathFactory, adb_server: Any, module_sim_factory: Any
+) -> Iterator[LifecycleStack]:
+    tmp = tmp_path_factory.mktemp("lifecycle-plane")
+    with _lifecycle_stack(tmp, adb_server, module_sim_factory) as made:
+        yield made
+
+
+@pytest.fixture
+def stack(shared_stack: LifecycleStack) -> Iterator[LifecycleStack]:
+    """The module's stack as a fresh one would be for the test's own tasks: no hooks, DND
+    off, an empty command log (each test reads only its own tasks; the idempotency key and
+    the tasks left on ``IDLE`` are each test's own)."""
+    shared_stack.hooks.clear()
+    shared_stack.phone.notification.set_zen(0)
+    shared_stack.phone.log.clear()
+    try:
+        yield shared_stack
     finally:
-        for proc in reversed(procs):
-            _stop(proc)
+        shared_stack.hooks.clear()
 
 
-def _control(stack: Stack, method: str, **fields: Any) -> httpx.Response:
+def _control(stack: LifecycleStack, method: str, **fields: Any) -> httpx.Response:
     envelope = {"method": method, "source": "CLOUD", "queue": "state", "taskQueue": "state",
                 "forceTaskManager": True, "contract_version": "a2a-task-orchestration-v1"}  # fmt: skip
     return stack.call("viewer", "POST", "/v1/control", json={**envelope, **fields})
 
 
-def test_seed_004_control_methods_are_answered_directly_and_never_queued(stack: Stack) -> None:
+def test_seed_004_control_methods_are_answered_directly_and_never_queued(
+    fresh_stack: LifecycleStack,
+) -> None:
+    stack = fresh_stack
     waiting = stack.submit(device=IDLE)
     before = (stack.queue(), stack.cursor())
     answers = {
@@ -220,7 +142,7 @@ def test_seed_004_control_methods_are_answered_directly_and_never_queued(stack: 
 
 
 def test_wait_policy_completed_waits_for_the_end_and_accepted_answers_at_admission(
-    stack: Stack,
+    stack: LifecycleStack,
 ) -> None:
     doc = {"conversation_id": CONV, "method": "dnd.set", "params": {"mode": "alarms"},
            "device": stack.serial}  # fmt: skip
@@ -237,7 +159,7 @@ def test_wait_policy_completed_waits_for_the_end_and_accepted_answers_at_admissi
     assert bounded["terminal"] is False and bounded["task"]["state"] == "queued"
 
 
-def _claimed(stack: Stack, task_id: str) -> dict[str, Any]:
+def _claimed(stack: LifecycleStack, task_id: str) -> dict[str, Any]:
     """Claim and start ``task_id`` as the idle phone's daemon; its report ticket."""
     with stack.client("idle-daemon") as daemon:
         claim = daemon.post("/v1/claims", json={"owner": f"hand/{IDLE}", "device": IDLE,
@@ -248,7 +170,7 @@ def _claimed(stack: Stack, task_id: str) -> dict[str, Any]:
     return ticket
 
 
-def test_an_ack_never_completes_a_task(stack: Stack) -> None:
+def test_an_ack_never_completes_a_task(stack: LifecycleStack) -> None:
     """Seed 004 §10: completion needs the observed target and the evidence that shows it;
     a bare ACK is refused, and so is any completion after a cancel."""
     task = stack.submit(device=IDLE)
@@ -277,7 +199,7 @@ def test_an_ack_never_completes_a_task(stack: Stack) -> None:
 
 
 def test_a_person_pauses_and_resumes_revisions_are_listed_and_keys_conflict(
-    stack: Stack,
+    stack: LifecycleStack,
 ) -> None:
     task = stack.submit(device=IDLE, idempotency_key="k-13")
     path = f"/v1/tasks/{task['id']}"
@@ -302,7 +224,7 @@ def test_a_person_pauses_and_resumes_revisions_are_listed_and_keys_conflict(
     assert "params" in conflict.json()["message"]
 
 
-def test_failure_records_say_whether_they_are_retryable(stack: Stack) -> None:
+def test_failure_records_say_whether_they_are_retryable(stack: LifecycleStack) -> None:
     task = stack.submit(device=IDLE)
     ticket = _claimed(stack, task["id"])
     with stack.client("idle-daemon") as daemon:
@@ -314,7 +236,9 @@ def test_failure_records_say_whether_they_are_retryable(stack: Stack) -> None:
     assert stack.task(task["id"])["failure"]["retryable"] is True
 
 
-def test_an_amend_after_the_admitted_effect_replans_through_the_plane(stack: Stack) -> None:
+def test_an_amend_after_the_admitted_effect_replans_through_the_plane(
+    stack: LifecycleStack,
+) -> None:
     """#13 item 1 with the daemon on ``http://``: the late report is refused (409
     ``RevisionSuperseded``) and the same attempt runs revision 2 at once."""
     task_ids: list[str] = []
@@ -341,7 +265,7 @@ def test_an_amend_after_the_admitted_effect_replans_through_the_plane(stack: Sta
     ]
 
 
-def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
+def test_a_person_pauses_a_running_task_through_the_plane(stack: LifecycleStack) -> None:
     """The daemon on ``http://`` meets the pause at its admission gate (409
     ``PauseRequested``), keeps a snapshot and waits for the user; only the person resumes."""
     task_ids: list[str] = []
@@ -368,7 +292,7 @@ def test_a_person_pauses_a_running_task_through_the_plane(stack: Stack) -> None:
     assert (done["state"], done["attempt"]) == ("completed", 1)
 
 
-def test_the_plane_client_speaks_the_new_verbs(stack: Stack) -> None:
+def test_the_plane_client_speaks_the_new_verbs(stack: LifecycleStack) -> None:
     """``phoned pause|resume|revisions|show --queue http://...`` go through ``PlaneClient``."""
     from daemon.store.plane_client import PlaneClient
 

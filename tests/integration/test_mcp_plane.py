@@ -4,78 +4,28 @@ simulated phone through the same plane with its own daemon token."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import mcp.types as types
 import pytest
-import yaml
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from phoned_process import REPO
-
-from daemon.server.auth import Role, make_token
+from planes import Grant
+from stacks import REPO, open_stack
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def plane(adb_server, tmp_path: Path) -> Iterator[tuple[str, dict[str, str], dict[str, str]]]:
     """``phoned serve`` and a ``phoned run --queue URL``: (url, tokens, base env)."""
-    tokens, entries = {}, []
-    for role, devices in (("planner", ()), ("daemon", ("*",))):
-        token, entry = make_token(Role(role), devices, name=role)
-        tokens[role] = token
-        entries.extend(yaml.safe_load(entry))
-    (tmp_path / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
-    env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(adb_server.port), PHONED_CONFIG="/dev/null",
-               PHONED_POLL_INTERVAL="0.2")  # fmt: skip
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    procs = []
-    with (tmp_path / "serve.log").open("wb") as log:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "daemon.verbs.serve", "--queue",
-             f"sqlite:///{tmp_path / 'queue.db'}", "--port", str(port),
-             "--tokens", str(tmp_path / "tokens.yaml"), "--state-dir", str(tmp_path / "serve")],
-            env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-        ))  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200:
-                break
-        assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-2000:]
-        time.sleep(0.1)
-    daemon_env = dict(env, PHONED_TOKEN=tokens["daemon"], PHONED_STATE_DIR=str(tmp_path / "d"))
-    with (tmp_path / "daemon.log").open("wb") as log:
-        procs.append(subprocess.Popen([sys.executable, "-m", "daemon.cli", "run", "--queue", url],
-                                      env=daemon_env, cwd=REPO, stdout=log,
-                                      stderr=subprocess.STDOUT))  # fmt: skip
-    try:
-        yield url, tokens, dict(env, PHONED_STATE_DIR=str(tmp_path / "mcp"))
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # a daemon in its 30 s idle long-poll
-                proc.kill()
-                proc.wait(timeout=10)
+    grants = {"planner": Grant("planner"), "daemon": Grant("daemon", ("*",))}
+    env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_POLL_INTERVAL="0.2")
+    with open_stack(tmp_path, env, grants, daemon_id="mcp-d1") as stack:
+        yield stack.url, stack.tokens, dict(env, PHONED_STATE_DIR=str(tmp_path / "mcp"))
 
 
 def test_mcp_over_the_control_plane(plane, sim_factory) -> None:

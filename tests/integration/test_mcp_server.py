@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -23,6 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
+from planes import free_port
+from stacks import PHONED, spawn, stop, wait_http
 
 from daemon.lifecycle.states import TaskState
 from daemon.mcp import catalogue
@@ -217,14 +218,6 @@ def test_elicitation_decline_denies_and_nothing_is_sent(daemon: Daemon, sim_fact
 # ---- streamable HTTP --------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(params=["--elicit-approvals"])
 def http_server(
     request: pytest.FixtureRequest, daemon: Daemon, tmp_path: Path
@@ -237,29 +230,20 @@ def http_server(
     viewer, viewer_entry = make_token(Role.VIEWER, name="watcher")
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text("tokens:\n" + planner_entry + viewer_entry)
-    port = _free_port()
-    log = (tmp_path / "mcp-http.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-         "--conversation", "conv-mcp", "--http", f"127.0.0.1:{port}", "--tokens", str(tokens),
+    port = free_port()
+    log = tmp_path / "mcp-http.log"
+    proc = spawn(
+        [*PHONED, "mcp", "--queue", f"sqlite:///{daemon.queue}", "--conversation", "conv-mcp",
+         "--http", f"127.0.0.1:{port}", "--tokens", str(tokens),
          *([request.param] if request.param else [])],
-        env=daemon.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+        daemon.env, log,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.TransportError:
-            assert proc.poll() is None and time.monotonic() < deadline, "phoned mcp --http died"
-            time.sleep(0.1)
     try:
+        wait_http(url, log, proc, ready=lambda answer: True)  # any answer: it listens
         yield url, planner, viewer
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        log.close()
+        stop(proc, timeout=10)
 
 
 def run_http(url: str, token: str, body: Callable[[ClientSession], Awaitable[Any]], elicit=None):

@@ -21,104 +21,24 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import yaml
 from cdp_client import CHROMIUM, Chromium, Page
-
-from daemon.server.auth import Role, make_token
+from planes import Grant
+from stacks import Stack, open_stack
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 HOSTILE = (
     '<img src=x onerror="document.body.dataset.pwned=1">'
     "<script>document.body.dataset.pwned=2</script> & </td> see you at 8"
 )
 TERMINAL = ("completed", "failed", "stopped")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Stack:
-    """The running plane and daemon, and how to call the plane."""
-
-    url: str
-    serial: str
-    tokens: dict[str, str]
-    logs: list[Path]
-    sim: Any = None
-
-    def client(self, role: str) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=10)
-
-    def wait_state(
-        self, task_id: str, states: tuple[str, ...], timeout: float = 60
-    ) -> dict[str, Any]:
-        """The task once it is in one of ``states``."""
-        deadline = time.monotonic() + timeout
-        with self.client("viewer") as viewer:
-            while time.monotonic() < deadline:
-                task: dict[str, Any] = viewer.get(f"/v1/tasks/{task_id}").json()["task"]
-                if task["state"] in states:
-                    return task
-                time.sleep(0.2)
-        tails = "\n".join(f"--- {p.name}\n{p.read_text()[-2000:]}" for p in self.logs)
-        raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{tails}")
-
-
-def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(args, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def write_tokens(path: Path, serial: str) -> dict[str, str]:
-    tokens, entries = {}, []
-    for role, devices in (
-        ("planner", ()), ("viewer", ()), ("approver", ()), ("daemon", (serial,))
-    ):  # fmt: skip
-        token, entry = make_token(Role(role), devices, name=f"monitor-{role}")
-        tokens[role] = token
-        entries.extend(yaml.safe_load(entry))
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    return tokens
-
-
-def wait_http(url: str, log: Path, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer: {log.read_text()[-2000:]}")
 
 
 @pytest.fixture
@@ -138,27 +58,10 @@ def chromium(tmp_path: Path) -> Iterator[Chromium]:
 @pytest.fixture
 def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
     sim = sim_factory(sdk=34)
-    tokens = write_tokens(tmp_path / "tokens.yaml", sim.serial)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**adb_server.env, "PHONED_SWEEP_INTERVAL": "30"}
-    logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
-    procs = []
-    try:
-        procs.append(spawn([sys.executable, "-m", "daemon.verbs.serve",
-                            "--queue", f"sqlite:///{tmp_path / 'queue.db'}", "--host", "127.0.0.1",
-                            "--port", str(port), "--tokens", str(tmp_path / "tokens.yaml"),
-                            "--state-dir", str(tmp_path / "serve")], env, logs[0]))  # fmt: skip
-        wait_http(f"{url}/openapi.json", logs[0])
-        daemon_env = {**env, "PHONED_TOKEN": tokens["daemon"], "PHONED_CONFIG": "/dev/null",
-                      "PHONED_STATE_DIR": str(tmp_path / "daemon"), "PHONED_DAEMON_ID": "monitor-d1",
-                      "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db")}  # fmt: skip
-        procs.append(spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
-                            "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
-        yield Stack(url, sim.serial, tokens, logs, sim)
-    finally:
-        for proc in reversed(procs):
-            stop(proc)
+    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
+    grants["daemon"] = Grant("daemon", (sim.serial,))
+    with open_stack(tmp_path, adb_server.env, grants, sim=sim, daemon_id="monitor-d1") as made:
+        yield made
 
 
 @dataclass

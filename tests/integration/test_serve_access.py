@@ -12,137 +12,44 @@ with one line, a readable one warned about) and ``--make-token ... --conversatio
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
+from planes import Grant, write_tokens
+from stacks import REPO, Serve, Stack, open_stack
 
 from daemon.server.auth import token_digest
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 TO, BODY = "+15551234567", "the spare key is under the mat"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(args, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def write_tokens(path: Path, serial: str) -> dict[str, str]:
-    """Hand-written entries (so the file reads the same before the fix); mode 0600."""
-    spec = {
-        "planner_a": ("planner", [], ["conv-a"]),
-        "planner_b": ("planner", [], ["conv-b"]),
-        "approver_a": ("approver", [], ["conv-a"]),
-        "approver_b": ("approver", [], ["conv-b"]),
-        "viewer_a": ("viewer", [], ["conv-a"]),
-        "daemon": ("daemon", [serial], []),
+def grants(serial: str) -> dict[str, Grant]:
+    """Two conversations, each with its planner and approver; a viewer of conv-a."""
+    return {
+        "planner_a": Grant("planner", conversations=("conv-a",)),
+        "planner_b": Grant("planner", conversations=("conv-b",)),
+        "approver_a": Grant("approver", conversations=("conv-a",)),
+        "approver_b": Grant("approver", conversations=("conv-b",)),
+        "viewer_a": Grant("viewer", conversations=("conv-a",)),
+        "daemon": Grant("daemon", (serial,)),
     }
-    raw, entries = {}, []
-    for name, (role, devices, conversations) in spec.items():
-        raw[name] = "phd_" + secrets.token_urlsafe(32)
-        entry: dict[str, Any] = {"sha256": token_digest(raw[name]), "role": role, "name": name}
-        if devices:
-            entry["devices"] = devices
-        if conversations:
-            entry["conversations"] = conversations
-        entries.append(entry)
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    path.chmod(0o600)
-    return raw
-
-
-def serve_args(tmp: Path, port: int, tokens: Path) -> list[str]:
-    return [sys.executable, "-m", "daemon.cli", "serve",
-            "--queue", f"sqlite:///{tmp / 'queue.db'}", "--host", "127.0.0.1",
-            "--port", str(port), "--tokens", str(tokens), "--state-dir", str(tmp / "serve")]  # fmt: skip
-
-
-def wait_http(url: str, log: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer: {log.read_text()[-2000:]}")
-
-
-@dataclass
-class Stack:
-    url: str
-    serial: str
-    sim: Any
-    tokens: dict[str, str]
-    logs: list[Path]
-
-    def client(self, who: str) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=10)
-
-    def wait_state(self, task_id: str, states: tuple[str, ...], timeout: float = 60) -> Any:
-        deadline = time.monotonic() + timeout
-        with self.client("approver_a") as approver:
-            while time.monotonic() < deadline:
-                task = approver.get(f"/v1/tasks/{task_id}").json()["task"]
-                if task["state"] in states:
-                    return task
-                time.sleep(0.2)
-        tails = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in self.logs)
-        raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{tails}")
 
 
 @pytest.fixture
 def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
     sim = sim_factory(sdk=34)
-    tokens = write_tokens(tmp_path / "tokens.yaml", sim.serial)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**adb_server.env, "PHONED_SWEEP_INTERVAL": "30"}
-    logs = [tmp_path / "serve.log", tmp_path / "daemon.log"]
-    procs = []
-    try:
-        procs.append(spawn(serve_args(tmp_path, port, tmp_path / "tokens.yaml"), env, logs[0]))
-        wait_http(f"{url}/openapi.json", logs[0])
-        daemon_env = {**env, "PHONED_TOKEN": tokens["daemon"], "PHONED_CONFIG": "/dev/null",
-                      "PHONED_STATE_DIR": str(tmp_path / "daemon"), "PHONED_DAEMON_ID": "access-d1",
-                      "PHONED_OUTBOX": str(tmp_path / "daemon" / "outbox.db")}  # fmt: skip
-        procs.append(spawn([sys.executable, "-m", "daemon.cli", "run", "--queue", url,
-                            "--serial", sim.serial], daemon_env, logs[1]))  # fmt: skip
-        yield Stack(url, sim.serial, sim, tokens, logs)
-    finally:
-        for proc in reversed(procs):
-            stop(proc)
+    with open_stack(
+        tmp_path, adb_server.env, grants(sim.serial), sim=sim, daemon_id="access-d1",
+        reader="approver_a",
+    ) as made:  # fmt: skip
+        yield made
 
 
 def artifact_paths(evidence: list[dict[str, Any]]) -> list[str]:
@@ -211,24 +118,20 @@ def test_serve_refuses_a_writable_tokens_file_and_warns_on_a_readable_one(
     tmp_path: Path,
 ) -> None:
     tokens = tmp_path / "tokens.yaml"
-    write_tokens(tokens, "emu-1")
-    port = free_port()
+    write_tokens(tokens, grants("emu-1"))
+    serve = Serve(tmp_path, tokens, name="serve-readable")
     tokens.chmod(0o666)
-    refused = subprocess.run(
-        serve_args(tmp_path, port, tokens), cwd=REPO, capture_output=True, text=True, timeout=30
-    )
+    refused = subprocess.run(serve.args, cwd=REPO, capture_output=True, text=True, timeout=30)
     assert refused.returncode == 2, refused
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "group/world-writable" in lines[0] and "chmod 600" in lines[0]
 
     tokens.chmod(0o644)
-    log = tmp_path / "serve-readable.log"
-    proc = spawn(serve_args(tmp_path, port, tokens), dict(os.environ), log)
     try:
-        wait_http(f"http://127.0.0.1:{port}/openapi.json", log)
+        serve.start()
     finally:
-        stop(proc)
-    assert "group/world-readable" in log.read_text()
+        serve.stop()
+    assert "group/world-readable" in serve.log.read_text()
 
 
 def test_make_token_binds_a_token_to_conversations(tmp_path: Path) -> None:

@@ -9,9 +9,6 @@ after a daemon restart); two replicas over one SQLite file with several daemons 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,14 +16,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
+from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
+from stacks import Serve
 
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.errors import GuardError, StoreUnavailable
 from daemon.lifecycle.records import Failure, JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.server.auth import Role, make_token
 from daemon.store.http_store import HttpStore, PlaneLink
 from daemon.store.plane_client import PlaneClient
 
@@ -34,68 +31,20 @@ SERIAL = "emu-1"
 OUTAGE_S = float(os.environ.get("PHONED_TEST_OUTAGE_S", "3"))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Serve:
-    """One ``phoned serve`` process; ``stop()`` and ``start()`` again for an outage."""
-
-    def __init__(self, tmp: Path, queue: str, tokens: Path, name: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.args = [
-            sys.executable, "-m", "daemon.verbs.serve", "--queue", queue,
-            "--host", "127.0.0.1", "--port", str(self.port), "--tokens", str(tokens),
-            "--state-dir", str(tmp / name),
-        ]  # fmt: skip
-        self.log = tmp / f"{name}.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "PHONED_SWEEP_INTERVAL": "30"}
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, env=env)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/openapi.json", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError(f"phoned serve did not start: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-
 class Plane:
     def __init__(self, tmp: Path, queue: str | None = None) -> None:
         self.tmp = tmp
         self.queue = queue or f"sqlite:///{tmp / 'queue.db'}"
-        self.tokens: dict[str, str] = {}
-        entries = []
-        for role, devices in (("daemon", (SERIAL,)), ("planner", ()), ("approver", ())):
-            token, entry = make_token(Role(role), devices, name=role)
-            self.tokens[role] = token
-            entries.extend(yaml.safe_load(entry))
         self.tokens_path = tmp / "tokens.yaml"
-        self.tokens_path.write_text(yaml.safe_dump({"tokens": entries}))
+        self.tokens = write_tokens(self.tokens_path, {
+            "daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
+            "approver": Grant("approver")})  # fmt: skip
         self.servers: list[Serve] = []
         self.links: dict[tuple[str, str], PlaneLink] = {}  # one per daemon process and outbox
         self.clients: list[PlaneClient] = []
 
     def serve(self) -> Serve:
-        server = Serve(self.tmp, self.queue, self.tokens_path, f"serve{len(self.servers)}")
+        server = Serve(self.tmp, self.tokens_path, self.queue, name=f"serve{len(self.servers)}")
         self.servers.append(server)
         server.start()
         return server

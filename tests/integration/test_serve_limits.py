@@ -20,79 +20,27 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-import yaml
+import stacks
+from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
+from stacks import REPO
 
-from daemon.server.auth import Role, make_token
-
-REPO = Path(__file__).resolve().parents[2]
 SERIAL = "emu-1"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 VIEWERS = 8  # 8 tokens x 25 polls = 200 open long-polls, each token within its share
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Serve:
-    """One ``phoned serve`` process with a token per role (and VIEWERS viewer tokens)."""
+class Serve(stacks.Serve):
+    """``phoned serve`` with a token per role (and VIEWERS viewer tokens)."""
 
     def __init__(self, tmp: Path, queue: str | None = None, *extra: str) -> None:
-        self.tmp = tmp
-        self.port = free_port()
-        self.tokens: dict[str, str] = {}
-        entries = []
-        roles = [("daemon", (SERIAL,)), ("planner", ())] + [
-            (f"viewer{i}", ()) for i in range(VIEWERS)
-        ]
-        for role, devices in roles:
-            self.tokens[role], entry = make_token(
-                Role(role.rstrip("0123456789")), devices, name=role
-            )
-            entries.extend(yaml.safe_load(entry))
-        tokens = tmp / "tokens.yaml"
-        tokens.write_text(yaml.safe_dump({"tokens": entries}))
-        tokens.chmod(0o600)
-        self.args = [
-            sys.executable, "-m", "daemon.cli", "serve",
-            "--queue", queue or f"sqlite:///{tmp / 'queue.db'}", "--host", "127.0.0.1",
-            "--port", str(self.port), "--tokens", str(tokens), "--state-dir", str(tmp / "serve"),
-            *extra,
-        ]  # fmt: skip
-        self.scheme = "https" if "--tls-cert" in extra else "http"
-        self.url = f"{self.scheme}://127.0.0.1:{self.port}"
-        self.log = tmp / "serve.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, verify: Any = True) -> Serve:
-        with self.log.open("ab") as log:
-            env = {**os.environ, "PHONED_SWEEP_INTERVAL": "30"}
-            self.proc = subprocess.Popen(self.args, stdout=log, stderr=log, env=env, cwd=REPO)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-2000:]
-            try:
-                if httpx.get(f"{self.url}/openapi.json", timeout=1, verify=verify).is_success:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise AssertionError(f"phoned serve did not start: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner")}
+        grants.update({f"viewer{i}": Grant("viewer") for i in range(VIEWERS)})
+        self.tokens = write_tokens(tmp / "tokens.yaml", grants)
+        super().__init__(tmp, tmp / "tokens.yaml", queue, *extra)
 
     def auth(self, role: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[role]}"}

@@ -10,7 +10,6 @@ test plays the person by tapping the dialog's own buttons on the simulated scree
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from device.sim.server import Simulator
 from device.sim.ui.views import find_by_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from phoned_process import Daemon
+from phoned_process import Daemon, daemon_env, fresh_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -38,21 +37,9 @@ CONTROLLERS = ("com.android.permissioncontroller", "com.google.android.permissio
 
 @pytest.fixture
 def daemon(adb_server, tmp_path: Path) -> Iterator[Daemon]:
-    env = dict(
-        os.environ,
-        ANDROID_ADB_SERVER_PORT=str(adb_server.port),
-        PHONED_STATE_DIR=str(tmp_path / "state"),
-        PHONED_POLL_INTERVAL="0.2",
-        PHONED_HEARTBEAT_INTERVAL="1",
-        PHONED_SWEEP_INTERVAL="1",
-        PHONED_SETTLE_TIMEOUT="3",
-        PHONED_LOG_FORMAT="json",
-    )
-    made = Daemon(env, tmp_path / "state" / "queue.db", tmp_path / "phoned.log")
-    (tmp_path / "state").mkdir()
-    made.store().close()
-    yield made
-    made.stop()
+    env = daemon_env(adb_server.port, tmp_path / "state", PHONED_SETTLE_TIMEOUT="3")
+    with fresh_daemon(env, tmp_path) as made:
+        yield made
 
 
 def _tap(sim: Simulator, *suffixes: str) -> None:

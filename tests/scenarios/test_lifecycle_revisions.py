@@ -8,23 +8,19 @@ so it lands at a known point of the attempt. The assertions read the queue and t
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from daemon.lifecycle.records import JournalOutcome, TaskRecord
 from daemon.lifecycle.states import TaskState
-from device.sim.phone import Phone
 from device.sim.server import Simulator
-from device.sim.stream_services import default_shell_factory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from phoned_process import Daemon
+from phoned_process import BeforeLine, Daemon, daemon_env, fresh_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -32,49 +28,16 @@ TERMINAL = (TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED)
 CONV = "conv-e2e"
 
 
-class _BeforeLine:
-    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
-
-    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
-        self.shell = default_shell_factory(phone)
-        self.hook = hook
-
-    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
-        self.hook(line)
-        result: int = self.shell.run(line, *args, **kwargs)
-        return result
-
-
 @pytest.fixture
 def daemon(adb_server, tmp_path: Path) -> Iterator[Daemon]:
-    env = dict(
-        os.environ,
-        ANDROID_ADB_SERVER_PORT=str(adb_server.port),
-        PHONED_STATE_DIR=str(tmp_path / "state"),
-        PHONED_POLL_INTERVAL="0.2",
-        PHONED_HEARTBEAT_INTERVAL="1",
-        PHONED_SWEEP_INTERVAL="1",
-        PHONED_SETTLE_TIMEOUT="3",
-        PHONED_LOG_FORMAT="json",
-    )
-    made = Daemon(env, tmp_path / "state" / "queue.db", tmp_path / "phoned.log")
-    (tmp_path / "state").mkdir()
-    made.store().close()
-    yield made
-    made.stop()
+    env = daemon_env(adb_server.port, tmp_path / "state", PHONED_SETTLE_TIMEOUT="3")
+    with fresh_daemon(env, tmp_path) as made:
+        yield made
 
 
 def _phone(sim_factory, hook: Callable[[str], None]) -> Simulator:
-    sim: Simulator = sim_factory(sdk=34, shell_factory=lambda phone: _BeforeLine(phone, hook))
+    sim: Simulator = sim_factory(sdk=34, shell_factory=BeforeLine.factory(hook))
     return sim
-
-
-def _with_store(daemon: Daemon, use: Callable[[Any], Any]) -> Any:
-    store = daemon.store()
-    try:
-        return use(store)
-    finally:
-        store.close()
 
 
 def _dnd_sets(sim: Simulator) -> list[tuple[str, ...]]:
@@ -93,9 +56,7 @@ def test_an_amend_after_the_effect_was_admitted_replans_in_the_same_attempt(
     def amend_while_the_effect_runs(line: str) -> None:  # revision 1's effect was admitted
         if "set_dnd priority" in line and not amended:
             amended.append(
-                _with_store(
-                    daemon, lambda s: s.amend(task_ids[0], CONV, {"mode": "alarms"}, time.time())
-                )
+                daemon.using(lambda s: s.amend(task_ids[0], CONV, {"mode": "alarms"}, time.time()))
             )
 
     sim = _phone(sim_factory, amend_while_the_effect_runs)
@@ -110,7 +71,7 @@ def test_an_amend_after_the_effect_was_admitted_replans_in_the_same_attempt(
         ("cmd", "notification", "set_dnd", "priority"),
         ("cmd", "notification", "set_dnd", "alarms"),
     ]
-    journal = _with_store(daemon, lambda s: s.journal(done.id))
+    journal = daemon.using(lambda s: s.journal(done.id))
     assert [(e.action, e.revision, e.attempt, e.outcome) for e in journal] == [
         ("dnd.set", 1, 1, JournalOutcome.CONFIRMED_SUCCESS),
         ("dnd.set", 2, 1, JournalOutcome.CONFIRMED_SUCCESS),
@@ -124,7 +85,7 @@ def test_an_amend_after_the_effect_was_admitted_replans_in_the_same_attempt(
     assert evidence[0]["body"]["status"] == "met"  # revision 1's result, kept, not accepted
     assert evidence[1]["body"]["rejected_outcome"] == evidence[0]["ref"]
     # seed 003 step 5: the checkpoint of revision 1, kept with it, names the pending effect
-    revisions = _with_store(daemon, lambda s: s.revisions(done.id))
+    revisions = daemon.using(lambda s: s.revisions(done.id))
     assert [(r.revision, r.params, r.conversation_id) for r in revisions] == [
         (1, {"mode": "priority"}, CONV),
         (2, {"mode": "alarms"}, CONV),
@@ -135,7 +96,7 @@ def test_an_amend_after_the_effect_was_admitted_replans_in_the_same_attempt(
     assert checkpoint["remaining"] == {"method": "dnd.set", "params": {"mode": "alarms"}}
     assert checkpoint["budget"]["retries_left"] == 1
     # the amend is a decision candidate (seed 004 §2), plain progress is not
-    events = _with_store(daemon, lambda s: s.events(after=0, limit=1000))
+    events = daemon.using(lambda s: s.events(after=0, limit=1000))
     flags = {(e.state, e.revision): e.requires_decision for e in events if e.task_id == done.id}
     assert flags[("running", 2)] is True and flags[("completed", 2)] is False
 
@@ -150,9 +111,7 @@ def test_a_user_pause_holds_the_task_before_its_effect_and_resume_continues_it(
 
     def pause_while_it_reads(line: str) -> None:  # before the admission gate of the effect
         if "zen_mode" in line and task_ids and not paused:
-            paused.append(
-                _with_store(daemon, lambda s: s.user_pause(task_ids[0], CONV, time.time()))
-            )
+            paused.append(daemon.using(lambda s: s.user_pause(task_ids[0], CONV, time.time())))
 
     sim = _phone(sim_factory, pause_while_it_reads)
     daemon.start()
@@ -162,7 +121,7 @@ def test_a_user_pause_holds_the_task_before_its_effect_and_resume_continues_it(
     assert _dnd_sets(sim) == []  # the effect was refused at the gate
     time.sleep(2.5)  # the pause watcher checks every second: it never resumes a user hold
     assert daemon.task(held.id).state is TaskState.WAITING
-    _with_store(daemon, lambda s: s.user_resume(held.id, CONV, time.time()))
+    daemon.using(lambda s: s.user_resume(held.id, CONV, time.time()))
     done = daemon.state(held.id, *TERMINAL)
     assert (done.state, done.attempt, done.pause_requested) == (TaskState.COMPLETED, 1, False)
     assert _dnd_sets(sim) == [("cmd", "notification", "set_dnd", "priority")]
@@ -181,7 +140,7 @@ def test_an_automatic_timeout_requeue_is_a_decision_candidate(daemon: Daemon, si
         {"method": "dnd.set", "params": {"mode": "priority"}, "timeouts": {"run_s": 1}}
     )
     daemon.wait_for(task_id, lambda t: t.attempt == 2 or t.terminal, timeout=40)
-    events = _with_store(daemon, lambda s: s.events(after=0, limit=1000))
+    events = daemon.using(lambda s: s.events(after=0, limit=1000))
     requeued = [e for e in events if e.task_id == task_id and e.reason == "timeout"]
     assert requeued and requeued[0].state == "queued" and requeued[0].attempt == 1
     assert requeued[0].requires_decision is True

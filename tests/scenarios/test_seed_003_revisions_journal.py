@@ -11,7 +11,6 @@ and the phone itself.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,13 +23,11 @@ from daemon.lifecycle.errors import TaskTerminal
 from daemon.lifecycle.records import JournalEntry, JournalOutcome, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
 from device.sim import scenarios
-from device.sim.phone import Phone
 from device.sim.server import Simulator
-from device.sim.stream_services import default_shell_factory
 
 # the real-daemon helper the integration tests use
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from phoned_process import Daemon
+from phoned_process import BeforeLine, Daemon, daemon_env, fresh_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -38,50 +35,21 @@ TO, BODY = "+15551234567", "seed 003: on my way"
 TERMINAL = (TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED)
 
 
-class _BeforeLine:
-    """The phone's shell, calling ``hook(line)`` before each command line it runs."""
-
-    def __init__(self, phone: Phone, hook: Callable[[str], None]) -> None:
-        self.shell = default_shell_factory(phone)
-        self.hook = hook
-
-    def run(self, line: str, *args: Any, **kwargs: Any) -> int:
-        self.hook(line)
-        result: int = self.shell.run(line, *args, **kwargs)
-        return result
-
-
 @pytest.fixture
 def daemon(adb_server, tmp_path: Path) -> Iterator[Daemon]:
-    env = dict(
-        os.environ,
-        ANDROID_ADB_SERVER_PORT=str(adb_server.port),
-        PHONED_STATE_DIR=str(tmp_path / "state"),
-        PHONED_POLL_INTERVAL="0.2",
-        PHONED_HEARTBEAT_INTERVAL="1",
-        PHONED_SWEEP_INTERVAL="1",
-        PHONED_SETTLE_TIMEOUT="3",
-        PHONED_LOG_FORMAT="json",
-    )
-    made = Daemon(env, tmp_path / "state" / "queue.db", tmp_path / "phoned.log")
-    (tmp_path / "state").mkdir()
-    made.store().close()  # the schema exists before the first submit
-    yield made
-    made.stop()
+    env = daemon_env(adb_server.port, tmp_path / "state", PHONED_SETTLE_TIMEOUT="3")
+    with fresh_daemon(env, tmp_path) as made:
+        yield made
 
 
 def _phone(sim_factory, hook: Callable[[str], None] = lambda line: None) -> Simulator:
-    sim: Simulator = sim_factory(sdk=34, shell_factory=lambda phone: _BeforeLine(phone, hook))
+    sim: Simulator = sim_factory(sdk=34, shell_factory=BeforeLine.factory(hook))
     return sim
 
 
 def _read(daemon: Daemon, task_id: str) -> tuple[list[JournalEntry], list[dict[str, Any]]]:
     """The task's journal and evidence documents."""
-    store = daemon.store()
-    try:
-        return store.journal(task_id), store.evidence(task_id)
-    finally:
-        store.close()
+    return daemon.using(lambda store: (store.journal(task_id), store.evidence(task_id)))
 
 
 def _approve(daemon: Daemon, task_id: str) -> None:
@@ -89,11 +57,7 @@ def _approve(daemon: Daemon, task_id: str) -> None:
 
 
 def _amend(daemon: Daemon, task_id: str, params: dict[str, Any]) -> TaskRecord:
-    store = daemon.store()
-    try:
-        return store.amend(task_id, "conv-e2e", params, time.time())
-    finally:
-        store.close()
+    return daemon.using(lambda store: store.amend(task_id, "conv-e2e", params, time.time()))
 
 
 def _sent(sim: Simulator) -> int:

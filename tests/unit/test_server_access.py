@@ -7,69 +7,47 @@ viewer reading numbers and bodies; a daemon token posting evidence, artifacts an
 outcomes onto a task it never claimed, reusing another daemon's report id, recovering a
 neighbour's task by a prefix of its owner, overwriting another daemon's registration.
 
-The tokens file is written by hand (``sha256``, ``role``, ``conversations``) so the same
-file is read by the code before the fix, where the attacks succeeded.
+The tokens file holds one entry per token (``sha256``, ``role``, ``devices``,
+``conversations``), the format ``phoned serve --make-token`` prints.
 """
 
 from __future__ import annotations
 
-import secrets
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from planes import AppPlane, Grant, app_client, app_plane, plane_settings, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
-from starlette.exceptions import StarletteDeprecationWarning
 
 from daemon.server.app import create_app
-from daemon.server.auth import TokenBook, token_digest
-from daemon.server.settings import ServerSettings
-
-with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from fastapi.testclient import TestClient
+from daemon.server.auth import TokenBook
 
 SERIAL, SERIAL10 = "emu-1", "emu-10"
 TO, BODY = "+15551234567", "the door code is 4711"
 SMS = {"method": "sms.send", "params": {"to": TO, "body": BODY}, "device": SERIAL}
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "device": SERIAL}
 
-# name -> (role, devices, conversations)
-TOKENS: dict[str, tuple[str, list[str], list[str]]] = {
-    "planner": ("planner", [], []),  # an operator's (unbound)
-    "approver": ("approver", [], []),
-    "viewer": ("viewer", [], []),
-    "planner_a": ("planner", [], ["conv-a"]),
-    "planner_b": ("planner", [], ["conv-b"]),
-    "planner_ab": ("planner", [], ["conv-a", "conv-b"]),
-    "approver_a": ("approver", [], ["conv-a"]),
-    "approver_b": ("approver", [], ["conv-b"]),
-    "viewer_a": ("viewer", [], ["conv-a"]),
-    "daemon": ("daemon", [SERIAL], []),
-    "daemon_same": ("daemon", [SERIAL], []),  # another daemon for the same phone
-    "daemon_star": ("daemon", ["*"], []),
-    "daemon_10": ("daemon", [SERIAL10], []),
+GRANTS = {
+    "planner": Grant("planner"),  # an operator's (unbound)
+    "approver": Grant("approver"),
+    "viewer": Grant("viewer"),
+    "planner_a": Grant("planner", conversations=("conv-a",)),
+    "planner_b": Grant("planner", conversations=("conv-b",)),
+    "planner_ab": Grant("planner", conversations=("conv-a", "conv-b")),
+    "approver_a": Grant("approver", conversations=("conv-a",)),
+    "approver_b": Grant("approver", conversations=("conv-b",)),
+    "viewer_a": Grant("viewer", conversations=("conv-a",)),
+    "daemon": Grant("daemon", (SERIAL,)),
+    "daemon_same": Grant("daemon", (SERIAL,)),  # another daemon for the same phone
+    "daemon_star": Grant("daemon", ("*",)),
+    "daemon_10": Grant("daemon", (SERIAL10,)),
 }
 
 
-class Plane:
-    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
-        self.client = client
-        self.tokens = tokens
-
-    def call(self, who: str, method: str, path: str, **kw: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return self.client.request(method, path, headers=headers, **kw)
-
-    def ok(self, who: str, method: str, path: str, **kw: Any) -> Any:
-        response = self.call(who, method, path, **kw)
-        assert response.status_code in (200, 201), (who, path, response.text)
-        return response.json()
-
+class Plane(AppPlane):
     def submit(self, who: str, conversation: str, task: dict[str, Any]) -> dict[str, Any]:
         body = {**task, "conversation_id": conversation}
         got: dict[str, Any] = self.ok(who, "POST", "/v1/tasks", json=body)["task"]
@@ -78,31 +56,6 @@ class Plane:
     def claim(self, who: str, owner: str, device: str = SERIAL, task_id: str | None = None) -> Any:
         body = {"owner": owner, "device": device, "task_id": task_id}
         return self.ok(who, "POST", "/v1/claims", json=body)["task"]
-
-
-def write_tokens(path: Path) -> dict[str, str]:
-    raw, entries = {}, []
-    for name, (role, devices, conversations) in TOKENS.items():
-        token = "phd_" + secrets.token_urlsafe(32)
-        raw[name] = token
-        entry: dict[str, Any] = {"sha256": token_digest(token), "role": role, "name": name}
-        if devices:
-            entry["devices"] = devices
-        if conversations:
-            entry["conversations"] = conversations
-        entries.append(entry)
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    path.chmod(0o600)
-    return raw
-
-
-def settings_for(tmp_path: Path, queue_url: str, name: str = "serve") -> ServerSettings:
-    return ServerSettings(
-        queue_url=queue_url,
-        state_dir=tmp_path / name,
-        tokens_path=tmp_path / "tokens.yaml",
-        fallback_poll=0.05,
-    )
 
 
 def queue_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
@@ -114,11 +67,10 @@ def queue_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def plane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Plane]:
-    tokens = write_tokens(tmp_path / "tokens.yaml")
-    settings = settings_for(tmp_path, queue_url(request, tmp_path))
-    app = create_app(settings, TokenBook.load(settings.tokens_path))
-    with TestClient(app) as client:
-        yield Plane(client, tokens)
+    tokens = write_tokens(tmp_path / "tokens.yaml", GRANTS)
+    settings = plane_settings(tmp_path, queue_url(request, tmp_path))
+    with app_plane(settings, tokens, Plane) as made:
+        yield made
 
 
 def ticket(task: dict[str, Any]) -> dict[str, Any]:
@@ -421,15 +373,15 @@ def test_replicas_over_postgresql_share_the_claims(
     postgres_url: str,  # noqa: F811 (the session fixture)
 ) -> None:
     """A daemon claims through one replica and reports through another (no sticky routing)."""
-    tokens = write_tokens(tmp_path / "tokens.yaml")
+    tokens = write_tokens(tmp_path / "tokens.yaml", GRANTS)
     url = fresh_schema_url(f"access-replicas-{tmp_path.name}")
     apps = [
         create_app(
-            settings_for(tmp_path, url, f"serve{i}"), TokenBook.load(tmp_path / "tokens.yaml")
+            plane_settings(tmp_path, url, f"serve{i}"), TokenBook.load(tmp_path / "tokens.yaml")
         )
         for i in range(2)
     ]
-    with TestClient(apps[0]) as first, TestClient(apps[1]) as second:
+    with app_client(apps[0]) as first, app_client(apps[1]) as second:
         one, two = Plane(first, tokens), Plane(second, tokens)
         task = one.submit("planner", "conv-a", DND)
         got = one.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])

@@ -9,64 +9,44 @@ concurrent. (``tests/integration/test_serve_limits.py`` drives ``phoned serve`` 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
-import warnings
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import uvicorn
-import yaml
+from planes import (
+    AppPlane,
+    Grant,
+    app_client,
+    app_plane,
+    free_port,
+    plane_settings,
+    write_tokens,
+)
 
 from daemon.lifecycle.errors import InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
+from daemon.server.auth import TokenBook
 from daemon.server.settings import ServerSettings
-
-with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
-    from starlette.exceptions import StarletteDeprecationWarning
-
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from fastapi.testclient import TestClient
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 SERIAL = "emu-1"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 
 
-class Plane:
-    """A TestClient over a fresh queue, with one token per role."""
-
-    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
-        self.client = client
-        self.tokens = tokens
-
-    def call(self, role: str | None, method: str, path: str, **kw: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
-        headers.update(kw.pop("headers", {}))
-        return self.client.request(method, path, headers=headers, **kw)
-
-    def ok(self, role: str, method: str, path: str, **kw: Any) -> Any:
-        response = self.call(role, method, path, **kw)
-        assert response.status_code in (200, 201), response.text
-        return response.json()
+Plane = AppPlane
 
 
-def write_tokens(path: Path) -> dict[str, str]:
+def write_role_tokens(path: Path) -> dict[str, str]:
     """A tokens file with one token per role (daemon: SERIAL only); returns raw tokens."""
-    raw: dict[str, str] = {}
-    entries = []
-    for role, devices in (("daemon", (SERIAL,)), ("planner", ()), ("viewer", ())):
-        raw[role], entry = make_token(Role(role), devices, name=role)
-        entries.extend(yaml.safe_load(entry))
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    return raw
+    grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
+              "viewer": Grant("viewer")}  # fmt: skip
+    return write_tokens(path, grants)
 
 
 def submit(plane: Plane) -> dict[str, Any]:
@@ -84,22 +64,10 @@ def ticket(task: dict[str, Any]) -> dict[str, Any]:
     return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
 
 
-def settings_for(tmp: Path, **extra: Any) -> ServerSettings:
-    base = ServerSettings(
-        queue_url=f"sqlite:///{tmp / 'queue.db'}",
-        state_dir=tmp / "serve",
-        tokens_path=tmp / "tokens.yaml",
-        fallback_poll=0.05,
-    )
-    return replace(base, **extra)
-
-
 def make_plane(tmp: Path, **extra: Any) -> Iterator[Plane]:
-    tokens = write_tokens(tmp / "tokens.yaml")
-    settings = settings_for(tmp, **extra)
-    app = create_app(settings, TokenBook.load(settings.tokens_path))
-    with TestClient(app) as client:
-        yield Plane(client, tokens)
+    tokens = write_role_tokens(tmp / "tokens.yaml")
+    with app_plane(plane_settings(tmp, **extra), tokens) as made:
+        yield made
 
 
 @pytest.fixture
@@ -294,11 +262,11 @@ def test_artifacts_are_served_with_a_fixed_type_and_nosniff(plane: Plane) -> Non
 
 # --- /docs (item 12) ---------------------------------------------------------------------
 def test_docs_are_off_by_default_and_never_load_a_cdn_unasked(tmp_path: Path) -> None:
-    write_tokens(tmp_path / "tokens.yaml")
+    write_role_tokens(tmp_path / "tokens.yaml")
     for docs, status in ((False, 404), (True, 200)):
-        settings = settings_for(tmp_path, docs=docs)
+        settings = plane_settings(tmp_path, docs=docs)
         app = create_app(settings, TokenBook.load(settings.tokens_path))
-        with TestClient(app) as client:
+        with app_client(app) as client:
             assert client.get("/docs").status_code == status
             assert client.get("/redoc").status_code == status
             assert client.get("/openapi.json").status_code == 200
@@ -309,9 +277,7 @@ class LiveServer:
     """The app under a real uvicorn server on a free loopback port (in a thread)."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
+        self.port = free_port()
         app = create_app(settings, TokenBook.load(settings.tokens_path))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
@@ -332,8 +298,8 @@ class LiveServer:
 
 
 def test_a_token_holds_at_most_its_share_of_long_polls(tmp_path: Path) -> None:
-    tokens = write_tokens(tmp_path / "tokens.yaml")
-    settings = settings_for(tmp_path, max_polls_per_token=3, max_wait=3.0)
+    tokens = write_role_tokens(tmp_path / "tokens.yaml")
+    settings = plane_settings(tmp_path, max_polls_per_token=3, max_wait=3.0)
     with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=20) as client:
         viewer = {"Authorization": f"Bearer {tokens['viewer']}"}
         planner = {"Authorization": f"Bearer {tokens['planner']}"}
@@ -361,9 +327,9 @@ def test_a_token_holds_at_most_its_share_of_long_polls(tmp_path: Path) -> None:
 
 
 def test_a_waiting_claim_wakes_when_a_task_arrives(tmp_path: Path) -> None:
-    tokens = write_tokens(tmp_path / "tokens.yaml")
+    tokens = write_role_tokens(tmp_path / "tokens.yaml")
     with (
-        LiveServer(settings_for(tmp_path, max_wait=20.0)) as live,
+        LiveServer(plane_settings(tmp_path, max_wait=20.0)) as live,
         httpx.Client(base_url=live.url, timeout=30) as client,
     ):
         got: list[Any] = []

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-import yaml
 from hypothesis import HealthCheck, given, settings
+from planes import Grant, plane_settings, write_tokens
 
 from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
+from daemon.server.auth import TokenBook
 from daemon.server.openapi import openapi_text
-from daemon.server.settings import ServerSettings
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 TOKENS: dict[str, str] = {}
@@ -38,18 +37,10 @@ def test_every_operation_needs_a_bearer_token() -> None:
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesis.BaseSchema]:
     tmp = tmp_path_factory.mktemp("schema")
-    entries = []
-    for role, devices in (("daemon", ("*",)), ("planner", ()), ("approver", ())):
-        token, entry = make_token(Role(role), devices, name=role)
-        TOKENS[role] = token
-        entries.extend(yaml.safe_load(entry))
-    (tmp / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
-    config = ServerSettings(
-        queue_url=f"sqlite:///{tmp / 'queue.db'}",
-        state_dir=tmp / "serve",
-        tokens_path=tmp / "tokens.yaml",
-        max_wait=0.2,  # long-polls answer fast under fuzzing
-    )
+    grants = {"daemon": Grant("daemon", ("*",)), "planner": Grant("planner"),
+              "approver": Grant("approver")}  # fmt: skip
+    TOKENS.update(write_tokens(tmp / "tokens.yaml", grants))
+    config = plane_settings(tmp, max_wait=0.2)  # long-polls answer fast under fuzzing
     app = create_app(config, TokenBook.load(config.tokens_path))
     yield schemathesis.openapi.from_asgi("/openapi.json", app)
     from schemathesis.python import asgi  # stop the app's lifespan (its threads) now

@@ -11,74 +11,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from starlette.exceptions import StarletteDeprecationWarning
-
-from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
-from daemon.server.settings import ServerSettings
-
-with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from fastapi.testclient import TestClient
+from planes import AppPlane, Grant, app_plane, plane_settings, write_tokens
 
 SERIAL, OTHER = "emu-1", "emu-2"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 
 
-class Plane:
-    """A TestClient over a fresh queue, with one token per role."""
-
-    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
-        self.client = client
-        self.tokens = tokens
-
-    def call(self, role: str | None, method: str, path: str, **kw: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
-        return self.client.request(method, path, headers=headers, **kw)
-
-    def ok(self, role: str, method: str, path: str, **kw: Any) -> Any:
-        response = self.call(role, method, path, **kw)
-        assert response.status_code in (200, 201), response.text
-        return response.json()
-
-
-def write_tokens(path: Path) -> dict[str, str]:
-    """A tokens file with one token per role (daemon: SERIAL only); returns raw tokens."""
-    raw: dict[str, str] = {}
-    entries = []
-    for role, devices in (
-        ("daemon", (SERIAL,)),
-        ("planner", ()),
-        ("approver", ()),
-        ("viewer", ()),
-        ("other_daemon", (OTHER,)),
-    ):
-        token, entry = make_token(Role(role.replace("other_", "")), devices, name=role)
-        raw[role] = token
-        entries.extend(yaml.safe_load(entry))
-    path.write_text(yaml.safe_dump({"tokens": entries}))
-    return raw
+Plane = AppPlane
 
 
 @pytest.fixture
 def plane(tmp_path: Path) -> Iterator[Plane]:
-    tokens = write_tokens(tmp_path / "tokens.yaml")
-    settings = ServerSettings(
-        queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
-        state_dir=tmp_path / "serve",
-        tokens_path=tmp_path / "tokens.yaml",
-        fallback_poll=0.05,
-    )
-    app = create_app(settings, TokenBook.load(settings.tokens_path))
-    with TestClient(app) as client:
-        yield Plane(client, tokens)
+    grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
+              "approver": Grant("approver"), "viewer": Grant("viewer"),
+              "other_daemon": Grant("daemon", (OTHER,))}  # fmt: skip
+    tokens = write_tokens(tmp_path / "tokens.yaml", grants)
+    with app_plane(plane_settings(tmp_path), tokens) as made:
+        yield made
 
 
 def submit(plane: Plane, **extra: Any) -> dict[str, Any]:

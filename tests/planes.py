@@ -1,0 +1,109 @@
+"""The control plane as tests set it up: a tokens file, and the app under a TestClient.
+
+* ``free_port()``: a loopback TCP port nothing listens on (every test server takes one).
+* ``write_tokens(path, {name: Grant(role, devices, conversations)})``: a tokens file (mode
+  0600) with one fresh token per name; the raw tokens by name (unit and integration tests).
+* ``plane_settings(tmp, queue_url=None, name="serve", **extra)``: ``ServerSettings`` over
+  ``tmp/queue.db`` (or ``queue_url``) with the tokens file ``tmp/tokens.yaml``.
+* ``app_plane(settings, tokens)``: ``phoned serve``'s app in this process (FastAPI
+  TestClient over ``create_app``), as an ``AppPlane`` that calls it as any token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from daemon.server.auth import Role, make_token
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class Grant:
+    """What one token of a tokens file may do: its role, devices and conversations."""
+
+    role: str
+    devices: tuple[str, ...] = ()
+    conversations: tuple[str, ...] = ()
+
+
+def write_tokens(path: Path, grants: Mapping[str, Grant]) -> dict[str, str]:
+    """A tokens file (mode 0600) with a fresh token per name; the raw tokens by name."""
+    tokens: dict[str, str] = {}
+    entries: list[Any] = []
+    for name, grant in grants.items():
+        tokens[name], entry = make_token(
+            Role(grant.role), grant.devices, name=name, conversations=grant.conversations
+        )
+        entries.extend(yaml.safe_load(entry))
+    path.write_text(yaml.safe_dump({"tokens": entries}))
+    path.chmod(0o600)
+    return tokens
+
+
+def plane_settings(
+    tmp: Path, queue_url: str | None = None, name: str = "serve", **extra: Any
+) -> Any:
+    """``ServerSettings`` for a test plane: its queue, state dir ``tmp/NAME``, the tokens
+    file ``tmp/tokens.yaml``, a short fallback poll; ``extra`` overrides any field."""
+    from daemon.server.settings import ServerSettings
+
+    return ServerSettings(
+        queue_url=queue_url or f"sqlite:///{tmp / 'queue.db'}",
+        state_dir=tmp / name,
+        tokens_path=tmp / "tokens.yaml",
+        **{"fallback_poll": 0.05, **extra},
+    )
+
+
+class AppPlane:
+    """A TestClient over the app, and the raw tokens it may call with."""
+
+    def __init__(self, client: Any, tokens: dict[str, str]) -> None:
+        self.client = client
+        self.tokens = tokens
+
+    def call(self, who: str | None, method: str, path: str, **kw: Any) -> Any:
+        """``method path`` as token ``who`` (None: no token)."""
+        headers = {"Authorization": f"Bearer {self.tokens[who]}"} if who else {}
+        headers.update(kw.pop("headers", {}))
+        return self.client.request(method, path, headers=headers, **kw)
+
+    def ok(self, who: str, method: str, path: str, **kw: Any) -> Any:
+        """The JSON answer of a call that must succeed (200 or 201)."""
+        response = self.call(who, method, path, **kw)
+        assert response.status_code in (200, 201), (who, path, response.text)
+        return response.json()
+
+
+def app_client(app: Any) -> Any:
+    """A ``TestClient`` for ``app`` (run it as a context manager to run its lifespan)."""
+    from starlette.exceptions import StarletteDeprecationWarning
+
+    with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient
+        warnings.simplefilter("ignore", StarletteDeprecationWarning)
+        from fastapi.testclient import TestClient
+    return TestClient(app)
+
+
+@contextlib.contextmanager
+def app_plane(settings: Any, tokens: dict[str, str], kind: type = AppPlane) -> Iterator[Any]:
+    """``create_app(settings)`` under a TestClient (its lifespan running) as ``kind``."""
+    from daemon.server.app import create_app
+    from daemon.server.auth import TokenBook
+
+    with app_client(create_app(settings, TokenBook.load(settings.tokens_path))) as client:
+        yield kind(client, tokens)
