@@ -169,20 +169,20 @@ class PostgresDatabase:
         with self.transaction():
             return self._run(name, params).fetchone()
 
-    def one_statement(self, name: str, /, **params: Any) -> Row | None:
-        """Run named query ``name`` as its own transaction in one round trip; its first row.
+    def all_in_one_statement(self, name: str, /, **params: Any) -> list[Row]:
+        """Run named query ``name`` as its own transaction in one round trip; its rows.
 
         Outside ``transaction()`` only: the statement runs in autocommit, so the server
         commits it without the BEGIN and COMMIT round trips a ``transaction()`` costs. For
-        statements that are whole verbs by themselves (``claim_one``).
+        statements that are whole verbs by themselves (``claim``).
         """
         with self._lock:
             if self._depth:
-                raise RuntimeError(f"{name}: one_statement inside a transaction")
+                raise RuntimeError(f"{name}: one statement inside a transaction")
             self._ensure_connected()
             self._conn.autocommit = True
             try:
-                return self._run(name, params).fetchone()
+                return self._run(name, params).fetchall()
             finally:
                 if not self._conn.broken:
                     self._conn.autocommit = False
