@@ -36,7 +36,7 @@ DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
 IDLE_IN_TRANSACTION_TIMEOUT_S = 60.0
 WORK_CHANNEL = "phoned_work"
-_NOTIFY_POLL_S = 0.1
+_NOTIFY_POLL_S = 0.5  # how soon a wait notices stop (a notification ends it at once)
 
 
 class DuplicateRow(StoreUnavailable):

@@ -18,7 +18,7 @@ from daemon.store.sqlite_db import Database
 from daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
 # the fallback: how often an idle worker reads PRAGMA data_version (and notices stop)
-FALLBACK_POLL_S = 0.25
+FALLBACK_POLL_S = 1.0
 
 
 class SqliteStore(SqlStore):

@@ -48,13 +48,16 @@ BEGIN
         picked := NULL;
         SELECT t.id INTO picked FROM tasks AS t
         WHERE t.state = 'queued'
-            AND (dev IS NULL OR t.device IS NULL OR t.device = dev)
+            -- dev's or any device's task (any task when dev is NULL), written so that the
+            -- planner walks tasks_queued oldest first and stops at the first match instead
+            -- of collecting every queued task of the device index and sorting them
+            AND coalesce(t.device, dev, '') = coalesce(dev, t.device, '')
             AND (in_task IS NULL OR t.id = in_task)
-            AND NOT EXISTS (
+            AND (t.step_index IS NULL OR NOT EXISTS (
                 SELECT 1 FROM tasks AS p
-                WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
+                WHERE p.workflow_id = t.workflow_id
                     AND p.step_index IS NOT NULL AND p.step_index < t.step_index
-                    AND p.state <> 'completed')
+                    AND p.state <> 'completed'))
         ORDER BY t.created_at, t.seq
         LIMIT 1
         FOR UPDATE OF t SKIP LOCKED;
