@@ -74,11 +74,11 @@ class PostgresDatabase:
         self._lock = threading.RLock()
         self._depth = 0
         self._closed = False
+        self._listening = False  # LISTEN only once someone waits (not every connection)
         self._sql = postgres_queries()
         self._conn = self._connect()
         try:
             migrate(self._conn)
-            self.listen()
         except psycopg.Error as exc:
             self._conn.close()
             translate(exc, "cannot migrate queue")
@@ -128,8 +128,9 @@ class PostgresDatabase:
         if self._conn.broken or self._conn.closed:
             self._conn.close()
             self._conn = self._connect()
-            self._execute(f"LISTEN {WORK_CHANNEL}")
-            self._end(self._conn.commit, "commit")
+            if self._listening:
+                self._execute(f"LISTEN {WORK_CHANNEL}")
+                self._end(self._conn.commit, "commit")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -203,18 +204,29 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             translate(exc, name)
 
+    @property
+    def listening(self) -> bool:
+        """Subscribed to ``phoned_work`` (``listen``)."""
+        return self._listening
+
     def listen(self) -> None:
-        """Subscribe this connection to ``phoned_work`` (done at open, redone on reconnect)."""
+        """Subscribe this connection to ``phoned_work`` (redone on reconnect)."""
         with self.transaction():
             self._execute(f"LISTEN {WORK_CHANNEL}")
+        self._listening = True
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Return on a ``phoned_work`` notification, after ``timeout``, or once ``stop`` is set.
 
-        The connection listens from the moment it opened, so a task queued between a
-        worker's empty claim and this call wakes it at once (psycopg keeps notifications
-        that arrive while no one waits).
+        A connection subscribes at its first wait (or a daemon's first batch claim,
+        ``PostgresStore.claim_batch``); from then on a task queued between an empty claim
+        and the next wait wakes it at once (psycopg keeps notifications that arrive while
+        no one waits); one queued just before the first wait's subscription is seen by
+        the next claim after ``timeout``. Only connections that wait listen (a daemon's
+        dispatcher, a ``run --once`` worker): each NOTIFY signals every listener.
         """
+        if not self._listening:
+            self.listen()
         deadline = time.monotonic() + timeout
         while not stop.is_set():
             remaining = deadline - time.monotonic()

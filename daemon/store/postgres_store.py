@@ -82,7 +82,12 @@ class PostgresStore(SqlStore):
         now: float,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> list[TaskRecord]:
-        """``claim`` for each ``(owner, device)`` in one statement; the leased tasks."""
+        """``claim`` for each ``(owner, device)`` in one statement; the leased tasks.
+
+        The first call subscribes the connection to new work (LISTEN) before it looks, so
+        the daemon's dispatcher, which waits on this store, misses no task."""
+        if not self.pg.listening:
+            self.pg.listen()
         return [task_record(r) for r in self._claim(list(claims), now, lease_s, None)]
 
     def _claim(
