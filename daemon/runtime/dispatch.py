@@ -78,7 +78,7 @@ class Dispatcher:
         """Claim for idle workers until stopped."""
         store = self.store_factory()
         empty: tuple[object, frozenset[str]] | None = None  # (token, owners) of the last miss
-        paused_seen: object | None = None  # token of the last listing that found none
+        quiet: tuple[object, frozenset[str]] | None = None  # same, of the last paused listing
         next_watch = 0.0
         try:
             while not self._stop.is_set():
@@ -90,12 +90,14 @@ class Dispatcher:
                 token = store.change_token()
                 owners = frozenset(idle)
                 handed: set[str] = set()
-                if not (empty is not None and token == empty[0] and owners <= empty[1]):
-                    handed = self._claim(store, idle)
-                    empty = None if handed or token is None else (token, owners)
+                if not _unchanged(empty, token, owners):
+                    got = self._claim(store, idle)
+                    handed = got or set()
+                    empty = None if got is None or got or token is None else (token, owners)
                 if time.monotonic() >= next_watch:
-                    if token is None or token != paused_seen:
-                        paused_seen = None if self._watch_paused(store) else token
+                    if not _unchanged(quiet, token, owners):
+                        found = self._watch_paused(store)
+                        quiet = None if found or token is None else (token, owners)
                     next_watch = time.monotonic() + self.pause_check_interval
                 if set(self._idle_workers()) - (owners - handed):
                     continue  # a worker became idle meanwhile: claim for it at once
@@ -111,8 +113,9 @@ class Dispatcher:
                     del self._idle[owner]
             return dict(self._idle)
 
-    def _claim(self, store: WorkerStore, idle: dict[str, Worker]) -> set[str]:
-        """One claim for every idle worker; hand out what it leased; to whom."""
+    def _claim(self, store: WorkerStore, idle: dict[str, Worker]) -> set[str] | None:
+        """One claim for every idle worker; hand out what it leased; to whom (None: the
+        claim failed)."""
         with self._claiming:
             with self._lock:  # a worker that withdrew since is left out
                 claims = [(o, w.device.serial) for o, w in idle.items() if o in self._idle]
@@ -122,7 +125,7 @@ class Dispatcher:
                 leased = store.claim_batch(claims, self.clock(), self.lease_s)
             except LifecycleError as exc:  # the store is busy or gone: try again later
                 log.warning("claim for %d idle phone(s) failed: %s", len(claims), exc)
-                return set()
+                return None
             self.batches += 1
             if leased:
                 log.info(
@@ -146,7 +149,8 @@ class Dispatcher:
         by_serial = {worker.device.serial: worker for worker in idle.values()}
         try:
             only = next(iter(by_serial)) if len(by_serial) == 1 else None
-            paused = [t for t in paused_tasks(store, only) if t.device in by_serial]
+            listed = paused_tasks(store, only, limit=100 if only else 10_000)
+            paused = [t for t in listed if t.device in by_serial]
         except LifecycleError as exc:
             log.warning("pause watch failed: %s", exc)
             return True
@@ -155,6 +159,14 @@ class Dispatcher:
             mine = [t for t in paused if t.device == serial]
             resume_met(store, worker.device, mine, worker.executor.clock)
         return bool(paused)
+
+
+def _unchanged(
+    last: tuple[object, frozenset[str]] | None, token: object | None, owners: frozenset[str]
+) -> bool:
+    """Whether a look that found nothing for ``last``'s owners at ``last``'s token would
+    find nothing now: the store says nothing changed, and no other phone is idle."""
+    return last is not None and token is not None and token == last[0] and owners <= last[1]
 
 
 def start_dispatcher(dispatcher: Dispatcher) -> threading.Thread:

@@ -119,9 +119,12 @@ def check_paused(store: WorkerStore, device: Device, clock: Callable[[], float])
     return resume_met(store, device, paused_tasks(store, device.serial), clock)
 
 
-def paused_tasks(store: WorkerStore, device: str | None = None) -> list[TaskRecord]:
+def paused_tasks(
+    store: WorkerStore, device: str | None = None, limit: int = 100
+) -> list[TaskRecord]:
     """The tasks in ``waiting`` or ``permission`` (of ``device``; None: of every device)."""
-    return store.list_tasks(states=(TaskState.WAITING, TaskState.PERMISSION), device=device)
+    paused = (TaskState.WAITING, TaskState.PERMISSION)
+    return store.list_tasks(states=paused, device=device, limit=limit)
 
 
 def resume_met(
