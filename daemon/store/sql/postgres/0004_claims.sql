@@ -16,13 +16,13 @@
 --
 -- 2. phoned_claim(in_owners, in_devices, ...): for each i, lease the oldest claimable
 --    task for in_devices[i] (NULL = any device) to in_owners[i]: the oldest queued task
---    bound to that device or to none, or exactly in_task when given; a workflow step only once every
---    earlier step completed. SKIP LOCKED: a row another claimer holds is passed over, so
---    claimers never wait on each other and never take the same row; a row this call
---    already leased is no longer queued, so one call never hands a task out twice. The
---    move queued -> dispatched is an UPDATE of tasks.state, so tasks_legal_transition
---    still checks it; the rest of a workflow is pinned to the device and the outbox event
---    appended, as SqlStore.claim does. in_decision is the Python rule's requires_decision
+--    bound to that device or to none, or exactly in_task when given; a workflow step
+--    only once every earlier step completed. SKIP LOCKED: a row another claimer holds
+--    is passed over, so claimers never wait on each other and never take the same row;
+--    a row this call already leased is no longer queued, so one call never hands a task
+--    out twice. The move queued -> dispatched is an UPDATE of tasks.state, so
+--    tasks_legal_transition still checks it; the rest of a workflow is pinned to the
+--    device and the outbox event appended, as SqlStore.claim does. in_decision is the Python rule's requires_decision
 --    for 'dispatched'. Returns the leased rows (lease_owner says for whom).
 
 CREATE OR REPLACE FUNCTION phoned_assign_cursor() RETURNS trigger LANGUAGE plpgsql AS $$
