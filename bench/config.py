@@ -23,6 +23,7 @@ class Config:
     claim_cycle: bool = True  # also claim+start+complete
     pg_tasks: int = 2000
     pg_claimers: tuple[int, ...] = (1, 4, 50)
+    pg_batch: int = 10  # phones per daemon in the claim_batch row (4 daemons)
 
 
 FULL = Config(short=False)

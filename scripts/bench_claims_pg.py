@@ -2,13 +2,16 @@
 """Claims per second and claim latency (p50/p99) on the PostgreSQL store.
 
 Usage: .venv/bin/python scripts/bench_claims_pg.py [--tasks N] [--claimers 1,4,50]
-       [--url postgresql://...] [--fast]
+       [--url postgresql://...] [--fast] [--bare] [--batch K]
 
 Starts a throwaway PostgreSQL (tests/postgres_server.py; durable: fsync and
 synchronous_commit on, unless --fast) or uses --url. For each claimer count it fills a
 fresh schema with N tasks, then that many processes (one connection each, as that many
 daemons would hold) loop ``claim`` until the queue is empty. ``PostgresStore.claim`` is one
 statement (``claim_one`` in daemon/store/sql/postgres/queries.sql) in autocommit.
+
+``--batch K`` also runs ``claim_batch``: each claimer is a daemon claiming for K idle
+phones in one statement (latency counted once per task leased).
 
 ``--bare`` also runs the floor on the same server in the same run, for the ratio issue #16
 asks for: one ``UPDATE tasks ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1)
@@ -46,6 +49,12 @@ def _fill(url: str, tasks: int) -> None:
     for i in range(tasks):
         store.submit(spec, 1000.0 + i)
     store.close()
+    import psycopg
+
+    # what autovacuum does on a live queue within a minute: without statistics the planner
+    # takes the freshly filled table for a few rows and sorts every queued task per claim
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(b"ANALYZE tasks")
 
 
 BARE_CLAIM = b"""
@@ -85,9 +94,31 @@ def _phoned_claim_loop(url: str, owner: str) -> Callable[[], bool]:
     return claim
 
 
-def _claimer(url: str, owner: str, start_at: float, bare: bool, out: mp.Queue) -> None:
-    """Claim until the queue is empty; report (latencies, first start, last end, CPU s)."""
-    claim = (_bare_claim_loop if bare else _phoned_claim_loop)(url, owner)
+def _phoned_batch_loop(url: str, owner: str, phones: int) -> Callable[[], int]:
+    store = PostgresStore(url)
+    daemon = owner.split("/", 1)[0]
+    claims = [(f"{daemon}/p{i}", f"p{i}") for i in range(phones)]
+
+    def claim() -> int:
+        got = len(store.claim_batch(claims, time.time(), lease_s=600))
+        if not got:
+            store.close()
+        return got
+
+    return claim
+
+
+def _claimer(
+    url: str, owner: str, start_at: float, bare: bool, out: mp.Queue, batch: int = 0
+) -> None:
+    """Claim until the queue is empty; report (latencies, first start, last end, CPU s).
+
+    With ``batch`` each round trip is one ``claim_batch`` for that many phones (any-device
+    tasks), and its latency counts once per task it leased."""
+    if batch:
+        claim: Callable[[], int | bool] = _phoned_batch_loop(url, owner, batch)
+    else:
+        claim = (_bare_claim_loop if bare else _phoned_claim_loop)(url, owner)
     while time.time() < start_at:
         time.sleep(0.001)
     latencies: list[float] = []
@@ -95,9 +126,10 @@ def _claimer(url: str, owner: str, start_at: float, bare: bool, out: mp.Queue) -
     first = time.perf_counter()
     while True:
         t0 = time.perf_counter()
-        if not claim():
+        got = int(claim())
+        if not got:
             break
-        latencies.append(time.perf_counter() - t0)
+        latencies += [time.perf_counter() - t0] * got
     end = time.perf_counter()
     out.put((latencies, first, end, time.process_time() - cpu0))
 
@@ -113,14 +145,15 @@ class ClaimRun:
     claimer_cpu: float  # claimers' CPU time / (wall x cores), 0..1
 
 
-def run(url: str, tasks: int, claimers: int, *, bare: bool = False) -> ClaimRun:
-    """Fill ``url`` with ``tasks`` tasks, then claim them all with ``claimers`` processes."""
+def run(url: str, tasks: int, claimers: int, *, bare: bool = False, batch: int = 0) -> ClaimRun:
+    """Fill ``url`` with ``tasks`` tasks, then claim them all with ``claimers`` processes
+    (with ``batch``: each a daemon claiming for that many idle phones per round trip)."""
     _fill(url, tasks)
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
     start_at = time.time() + 3.0 + claimers * 0.05  # every process connected by then
     procs = [
-        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, bare, out))
+        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, bare, out, batch))
         for i in range(claimers)
     ]
     for p in procs:
@@ -158,6 +191,9 @@ def main() -> None:
     parser.add_argument("--url", help="an existing server instead of a throwaway one")
     parser.add_argument("--fast", action="store_true", help="throwaway server with fsync off")
     parser.add_argument("--bare", action="store_true", help="also run the one-UPDATE floor")
+    parser.add_argument(
+        "--batch", type=int, default=0, help="also run claim_batch for this many phones per claimer"
+    )
     args = parser.parse_args()
     server = None if args.url else PostgresServer.start(durable=not args.fast)
     try:
@@ -166,9 +202,13 @@ def main() -> None:
         print(f"{'claim':>7} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
               f"{'busy':>5} {'cpu':>5}")  # fmt: skip
         for claimers in (int(c) for c in args.claimers.split(",")):
-            for bare in (False, True) if args.bare else (False,):
-                r = run(_schema_url(server, args.url), args.tasks, claimers, bare=bare)
-                print(f"{'bare' if bare else 'phoned':>7} {claimers:>8} {r.per_second:>10.0f} "
+            kinds = [("phoned", False, 0)]
+            kinds += [("bare", True, 0)] if args.bare else []
+            kinds += [(f"batch{args.batch}", False, args.batch)] if args.batch else []
+            for name, bare, batch in kinds:
+                url = _schema_url(server, args.url)
+                r = run(url, args.tasks, claimers, bare=bare, batch=batch)
+                print(f"{name:>7} {claimers:>8} {r.per_second:>10.0f} "
                       f"{r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.busy:>5} {r.claimer_cpu:>5.0%}")  # fmt: skip
     finally:
         if server is not None:

@@ -6,7 +6,8 @@ Usage: .venv/bin/python scripts/bench_pg_ops.py [--tasks N] [--url postgresql://
 Starts a throwaway durable PostgreSQL (tests/postgres_server.py: fsync and synchronous
 commit on) or uses --url, queues N ``dnd.set`` tasks, then runs each one through the verbs
 a daemon calls for a task (claim, start, heartbeat, journal_before, journal_after,
-put_evidence with a 2 KB body, complete), plus an empty claim and an empty
+put_evidence with a 2 KB body, complete), plus a daemon's idle poll (an empty
+``claim_batch`` for 10 phones, an empty paused-task listing), an empty claim and an empty
 ``wait_for_work`` round. For each verb it prints the client's median and p99 latency and
 the server backend's own CPU per call (utime+stime of the connection's backend process
 from /proc, so only on a local server): the cost the server pays, which is what bounds a
@@ -33,6 +34,7 @@ from postgres_server import PostgresServer  # noqa: E402
 
 from daemon.lifecycle.contract import validate_task  # noqa: E402
 from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
+from daemon.lifecycle.states import TaskState  # noqa: E402
 from daemon.store.postgres_store import PostgresStore  # noqa: E402
 from scripts.bench_claims_pg import _schema_url  # noqa: E402
 
@@ -86,6 +88,12 @@ def run(url: str, tasks: int) -> Meter:
             "put_evidence", store.put_evidence, ticket, "outcome", EVIDENCE, time.time()
         )
         meter.time("complete", store.complete, ticket, time.time(), "dnd.priority", (str(ref),))
+    phones = [(f"bench/p{i}", f"phone-{i}") for i in range(10)]
+    for _ in range(tasks):
+        meter.time("empty claim_batch (10 phones)", store.claim_batch, phones, time.time(), 60)
+    paused = (TaskState.WAITING, TaskState.PERMISSION)
+    for _ in range(tasks):
+        meter.time("paused listing (none)", lambda: store.list_tasks(states=paused))
     never = threading.Event()
     for _ in range(tasks):
         meter.time("empty claim", store.claim, "bench/w0", "phone-1", time.time(), 60)

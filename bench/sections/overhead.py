@@ -51,7 +51,8 @@ def run(cfg: Config) -> Section:
                     commands += len(recorder.commands)
             summary = summarize(per_command)
             label = f"{method}: action layer over Device.run, per command"
-            note = f"{commands} commands; goal < {GOAL_MS} ms"
+            met = "met" if summary["n"] and summary["median"] < GOAL_MS else "NOT met"
+            note = f"{commands} commands; goal < {GOAL_MS} ms (median): {met}"
             rows.append(row(label, trips=commands / max(1, len(per_command)), ms=summary,
                             note=note))  # fmt: skip
             samples[f"action layer per command {method}"] = per_command

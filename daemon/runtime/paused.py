@@ -116,10 +116,22 @@ def grant_recheck(device: Device, waiting: WaitingFor) -> tuple[list[str], dict[
 
 def check_paused(store: WorkerStore, device: Device, clock: Callable[[], float]) -> list[str]:
     """Requeue every paused task of this device whose condition is met; their ids."""
+    return resume_met(store, device, paused_tasks(store, device.serial), clock)
+
+
+def paused_tasks(
+    store: WorkerStore, device: str | None = None, limit: int = 100
+) -> list[TaskRecord]:
+    """The tasks in ``waiting`` or ``permission`` (of ``device``; None: of every device)."""
+    paused = (TaskState.WAITING, TaskState.PERMISSION)
+    return store.list_tasks(states=paused, device=device, limit=limit)
+
+
+def resume_met(
+    store: WorkerStore, device: Device, paused: list[TaskRecord], clock: Callable[[], float]
+) -> list[str]:
+    """Requeue those of ``paused`` (tasks of ``device``) whose condition is met; their ids."""
     resumed = []
-    paused = store.list_tasks(
-        states=(TaskState.WAITING, TaskState.PERMISSION), device=device.serial
-    )
     for task in paused:
         try:
             if not condition_met(device, task):

@@ -24,8 +24,9 @@ from daemon.config import Config
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
+from daemon.runtime.dispatch import Dispatcher, start_dispatcher
 from daemon.runtime.notify import Notifier
-from daemon.runtime.worker import Worker, worker_for
+from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
 from daemon.sweeper import sweep
 from device.adb import AdbServer
@@ -61,6 +62,15 @@ class Supervisor:
         self._now = threading.Event()
         self._lock = threading.Lock()
         self.devices: dict[str, str] = {}
+        self.dispatcher: Dispatcher | None = None
+        if stores.batch_claims:
+            self.dispatcher = Dispatcher(
+                stores,
+                time.time,
+                lease_s=cfg.lease_seconds,
+                poll_interval=cfg.poll_interval,
+                pause_check_interval=PAUSE_CHECK_INTERVAL_S,
+            )
 
     # -- control ---------------------------------------------------------------------------
     def stop(self, now: bool = False) -> None:
@@ -73,6 +83,8 @@ class Supervisor:
     def run(self) -> int:
         """Serve until stopped; returns the process exit code (0)."""
         self._recover()
+        if self.dispatcher is not None:
+            start_dispatcher(self.dispatcher)
         tracker = threading.Thread(target=self._track, name="track-devices", daemon=True)
         tracker.start()
         self.notifier.ready(self._status())
@@ -89,6 +101,8 @@ class Supervisor:
             self.notifier.status(self._status())
         self.notifier.stopping("finishing running tasks")
         self._drain()
+        if self.dispatcher is not None:
+            self.dispatcher.stop()
         return 0
 
     def _recover(self) -> None:
@@ -157,7 +171,9 @@ class Supervisor:
 
     def _start_worker(self, serial: str) -> None:
         device = Device(serial, self.server)
-        worker = worker_for(self.cfg, self.stores, device, f"{self.daemon_id}/{serial}")
+        worker = worker_for(
+            self.cfg, self.stores, device, f"{self.daemon_id}/{serial}", dispatcher=self.dispatcher
+        )
         thread = threading.Thread(
             target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
         )

@@ -27,8 +27,11 @@ from device.errors import DeviceError
 
 if TYPE_CHECKING:
     from daemon.config import Config
+    from daemon.runtime.dispatch import Dispatcher
 
 log = logging.getLogger("phoned.worker")
+
+PAUSE_CHECK_INTERVAL_S = 1.0  # how often an idle phone's paused tasks are checked
 
 
 @dataclass
@@ -38,7 +41,7 @@ class WorkerSettings:
     poll_interval: float = 1.0
     lease_seconds: float = 60.0
     heartbeat_interval: float = 10.0
-    pause_check_interval: float | None = 1.0  # None: do not watch paused tasks (--once)
+    pause_check_interval: float | None = PAUSE_CHECK_INTERVAL_S  # None: not watched (--once)
 
 
 def worker_for(
@@ -48,6 +51,7 @@ def worker_for(
     owner: str,
     *,
     once: bool = False,
+    dispatcher: Dispatcher | None = None,
 ) -> Worker:
     """The worker the daemon runs for ``device``, timed by ``cfg``; with ``once`` the
     ``--once`` variant: at most one task, a quicker poll, no watching of paused tasks."""
@@ -64,7 +68,9 @@ def worker_for(
         ci_grant=cfg.ci_grant_permissions,
         artifacts_dir=cfg.artifacts_path,
     )
-    return Worker(store_factory, device, owner, settings, executor, limit=1 if once else None)
+    if once:
+        return Worker(store_factory, device, owner, settings, executor, limit=1)
+    return Worker(store_factory, device, owner, settings, executor, dispatcher=dispatcher)
 
 
 class Worker:
@@ -78,8 +84,10 @@ class Worker:
         settings: WorkerSettings,
         executor: ExecutorSettings,
         limit: int | None = None,
+        dispatcher: Dispatcher | None = None,
     ) -> None:
         self.store_factory = store_factory
+        self.dispatcher = dispatcher
         self.device = device
         self.owner = owner
         self.settings = settings
@@ -88,10 +96,18 @@ class Worker:
         self.results: list[Result] = []
         self.current: TaskRecord | None = None
         self._stop = threading.Event()
+        self._handed: TaskRecord | None = None
+        self._woken = threading.Event()  # a task was handed over, or stop
 
     def stop(self) -> None:
         """Claim nothing more; the current task still reaches a reported end."""
         self._stop.set()
+        self._woken.set()
+
+    def hand(self, task: TaskRecord) -> None:
+        """The dispatcher leased ``task`` to this (idle) worker: run it next."""
+        self._handed = task
+        self._woken.set()
 
     @property
     def busy_with(self) -> str | None:
@@ -121,6 +137,10 @@ class Worker:
         try:
             while not self._stop.is_set():
                 task, claimed = claimed or self._claim(store, task_id), None
+                if task is None and self.dispatcher is not None and task_id is None:
+                    task = self._wait_for_dispatch(self.dispatcher)
+                    if task is None:
+                        continue  # stopped
                 if task is None:
                     if deadline is not None and time.monotonic() >= deadline:
                         break
@@ -136,6 +156,21 @@ class Worker:
             # warm across its tasks, stopped when the phone leaves or the daemon stops.
             self.device.close()
         return self.results
+
+    def _wait_for_dispatch(self, dispatcher: Dispatcher) -> TaskRecord | None:
+        """Idle: let the daemon's dispatcher claim for this worker; sleep until it hands a
+        task over (None once stopped). Nothing wakes an idle worker but that or stop."""
+        dispatcher.offer(self)
+        try:
+            while not self._stop.is_set():
+                self._woken.wait()
+                self._woken.clear()
+                task, self._handed = self._handed, None
+                if task is not None:
+                    return task
+        finally:
+            dispatcher.withdraw(self)
+        return self._handed  # handed over just before the stop: run it (it is leased to us)
 
     def _idle_wait(self, deadline: float | None, next_watch: float) -> float:
         """How long an idle worker may wait: the poll interval, cut short by the ``--once``

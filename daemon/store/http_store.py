@@ -38,7 +38,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +246,21 @@ class HttpStore:
             return None
         self._empty_at = None
         return wire.task_from(body["task"])
+
+    def claim_batch(
+        self,
+        claims: Sequence[tuple[str, str]],
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> list[TaskRecord]:
+        """``claim`` for each pair, one request each: the plane has no batch claim (a daemon
+        on a plane keeps one long-poll per worker instead, ``WorkerStores.batch_claims``)."""
+        leased = (self.claim(owner, device, now, lease_s) for owner, device in claims)
+        return [task for task in leased if task is not None]
+
+    def change_token(self) -> object | None:
+        """None: only an embedded file can tell cheaply that nothing changed."""
+        return None
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Long-poll the plane until the queue changes, ``max(timeout, idle_wait)`` or ``stop``.

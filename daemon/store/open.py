@@ -97,6 +97,9 @@ class WorkerStores:
     def __init__(self, url: str, state_dir: Path) -> None:
         self.url = url
         self.sweeps = not _is_plane(url)  # a plane sweeps its own queue
+        # one claim for every idle phone of the daemon (the plane has no batch claim: its
+        # workers keep one long-poll each)
+        self.batch_claims = not _is_plane(url)
         self._link = None
         if _is_plane(url):
             from daemon.store.http_store import PlaneLink

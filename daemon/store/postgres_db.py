@@ -36,7 +36,7 @@ DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
 IDLE_IN_TRANSACTION_TIMEOUT_S = 60.0
 WORK_CHANNEL = "phoned_work"
-_NOTIFY_POLL_S = 0.1
+_NOTIFY_POLL_S = 0.5  # how soon a wait notices stop (a notification ends it at once)
 
 
 class DuplicateRow(StoreUnavailable):
@@ -74,11 +74,11 @@ class PostgresDatabase:
         self._lock = threading.RLock()
         self._depth = 0
         self._closed = False
+        self._listening = False  # LISTEN only once someone waits (not every connection)
         self._sql = postgres_queries()
         self._conn = self._connect()
         try:
             migrate(self._conn)
-            self.listen()
         except psycopg.Error as exc:
             self._conn.close()
             translate(exc, "cannot migrate queue")
@@ -128,8 +128,9 @@ class PostgresDatabase:
         if self._conn.broken or self._conn.closed:
             self._conn.close()
             self._conn = self._connect()
-            self._execute(f"LISTEN {WORK_CHANNEL}")
-            self._end(self._conn.commit, "commit")
+            if self._listening:
+                self._execute(f"LISTEN {WORK_CHANNEL}")
+                self._end(self._conn.commit, "commit")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -169,20 +170,20 @@ class PostgresDatabase:
         with self.transaction():
             return self._run(name, params).fetchone()
 
-    def one_statement(self, name: str, /, **params: Any) -> Row | None:
-        """Run named query ``name`` as its own transaction in one round trip; its first row.
+    def all_in_one_statement(self, name: str, /, **params: Any) -> list[Row]:
+        """Run named query ``name`` as its own transaction in one round trip; its rows.
 
         Outside ``transaction()`` only: the statement runs in autocommit, so the server
         commits it without the BEGIN and COMMIT round trips a ``transaction()`` costs. For
-        statements that are whole verbs by themselves (``claim_one``).
+        statements that are whole verbs by themselves (``claim``).
         """
         with self._lock:
             if self._depth:
-                raise RuntimeError(f"{name}: one_statement inside a transaction")
+                raise RuntimeError(f"{name}: one statement inside a transaction")
             self._ensure_connected()
             self._conn.autocommit = True
             try:
-                return self._run(name, params).fetchone()
+                return self._run(name, params).fetchall()
             finally:
                 if not self._conn.broken:
                     self._conn.autocommit = False
@@ -203,18 +204,29 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             translate(exc, name)
 
+    @property
+    def listening(self) -> bool:
+        """Subscribed to ``phoned_work`` (``listen``)."""
+        return self._listening
+
     def listen(self) -> None:
-        """Subscribe this connection to ``phoned_work`` (done at open, redone on reconnect)."""
+        """Subscribe this connection to ``phoned_work`` (redone on reconnect)."""
         with self.transaction():
             self._execute(f"LISTEN {WORK_CHANNEL}")
+        self._listening = True
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Return on a ``phoned_work`` notification, after ``timeout``, or once ``stop`` is set.
 
-        The connection listens from the moment it opened, so a task queued between a
-        worker's empty claim and this call wakes it at once (psycopg keeps notifications
-        that arrive while no one waits).
+        A connection subscribes at its first wait (or a daemon's first batch claim,
+        ``PostgresStore.claim_batch``); from then on a task queued between an empty claim
+        and the next wait wakes it at once (psycopg keeps notifications that arrive while
+        no one waits); one queued just before the first wait's subscription is seen by
+        the next claim after ``timeout``. Only connections that wait listen (a daemon's
+        dispatcher, a ``run --once`` worker): each NOTIFY signals every listener.
         """
+        if not self._listening:
+            self.listen()
         deadline = time.monotonic() + timeout
         while not stop.is_set():
             remaining = deadline - time.monotonic()

@@ -5,30 +5,34 @@ the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
 
-* ``claim`` is one statement in one round trip (``claim_one``: pick with ``FOR UPDATE
-  SKIP LOCKED``, move, pin the workflow, announce): concurrent claimers never wait on
-  each other and never take the same task, and the schema's trigger still checks the move;
+* ``claim`` and ``claim_batch`` are one statement in one round trip (the
+  ``phoned_claim`` function of ``sql/postgres/0004_claims.sql``: pick with ``FOR UPDATE
+  SKIP LOCKED``, move, pin the workflow, announce, for each idle phone): concurrent
+  claimers never wait on each other and never take the same task, and the schema's
+  trigger still checks the move;
 * every other verb reads the task ``FOR UPDATE``, so concurrent writers of one task
   queue up and each rule check sees the previous writer's row (a second
   ``journal_before`` sees the first one's open entry: ``UnreconciledOutcome``);
-* the schema refuses an illegal state change and assigns event cursors in commit order
-  (``sql/postgres/0001_initial.sql``);
+* the schema refuses an illegal state change (``sql/postgres/0001_initial.sql``) and
+  hands out event cursors under a lock writers share and ``events`` takes exclusively
+  (``0004_shared_cursor_lock.sql``): claimers never queue behind each other's commits,
+  and a reader never skips a cursor that commits late;
 * a submit that races another with the same idempotency key returns the first task.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
 from daemon.store import rules
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
 from daemon.store.protocol import DEFAULT_LEASE_S
-from daemon.store.rows import Row, task_record
+from daemon.store.rows import Row, event_record, task_record
 from daemon.store.sql_store import SqlStore
 
 _T = TypeVar("_T")
@@ -66,19 +70,56 @@ class PostgresStore(SqlStore):
     ) -> TaskRecord | None:
         """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
 
-        One statement (``claim_one``); the same row, lease and event as ``SqlStore.claim``,
-        which the store contract suite checks on both stores.
+        One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
+        event as ``SqlStore.claim``, which the store contract suite checks on both stores.
         """
-        row = self.pg.one_statement(
-            "claim_one",
-            owner=owner,
-            device=device,
+        rows = self._claim([(owner, device)], now, lease_s, task_id)
+        return task_record(rows[0]) if rows else None
+
+    def claim_batch(
+        self,
+        claims: Sequence[tuple[str, str]],
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> list[TaskRecord]:
+        """``claim`` for each ``(owner, device)`` in one statement; the leased tasks.
+
+        The first call subscribes the connection to new work (LISTEN) before it looks, so
+        the daemon's dispatcher, which waits on this store, misses no task."""
+        if not self.pg.listening:
+            self.pg.listen()
+        return [task_record(r) for r in self._claim(list(claims), now, lease_s, None)]
+
+    def _claim(
+        self,
+        claims: Sequence[tuple[str, str | None]],
+        now: float,
+        lease_s: float,
+        task_id: str | None,
+    ) -> list[Row]:
+        if not claims:
+            return []
+        return self.pg.all_in_one_statement(
+            "claim",
+            owners=[owner for owner, _ in claims],
+            devices=[device for _, device in claims],
             task_id=task_id,
             now=now,
             lease_until=now + lease_s,
             requires_decision=int(requires_decision(TaskState.DISPATCHED)),
         )
-        return None if row is None else task_record(row)
+
+    def events(self, after: int = 0, limit: int = 100) -> list[Event]:
+        """Outbox events with a cursor greater than ``after``, in order; none skipped.
+
+        Event writers hold the cursor lock shared to their commit; this read takes it
+        exclusively first (``events_lock``), so every cursor handed out before it has
+        committed or rolled back when the read's snapshot is taken.
+        """
+        with self.pg.transaction():
+            self.pg.one("events_lock")
+            rows = self.pg.all("events_after", cursor=after, limit=limit)
+        return [event_record(r) for r in rows]
 
     def submit(
         self,

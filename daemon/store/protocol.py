@@ -20,7 +20,7 @@ All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
@@ -108,6 +108,25 @@ class WorkerStore(_Reads, Protocol):
 
         With ``task_id`` only that task is claimed, and only if it is claimable now.
         """
+        ...
+
+    def claim_batch(
+        self,
+        claims: Sequence[tuple[str, str]],
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> list[TaskRecord]:
+        """For each ``(owner, device)``, lease the oldest task claimable for ``device`` to
+        ``owner``, as ``claim`` would, in one round trip: one task per pair at most, never
+        the same task twice; the leased tasks (``lease_owner`` says for whom).
+
+        A daemon with several idle phones claims for all of them at once.
+        """
+        ...
+
+    def change_token(self) -> object | None:
+        """A value that changes whenever a claim or a task listing could answer differently
+        (an embedded queue can tell cheaply); None when the store cannot tell."""
         ...
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:

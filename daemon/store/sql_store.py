@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
@@ -200,6 +200,28 @@ class SqlStore:
             if row is None:
                 return None
             return self._lease(row, owner, device, now, lease_s)
+
+    def claim_batch(
+        self,
+        claims: Sequence[tuple[str, str]],
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> list[TaskRecord]:
+        """``claim`` for each ``(owner, device)`` in one transaction; the leased tasks.
+
+        A task leased for one pair is no longer queued, so the next pair never sees it.
+        """
+        leased = []
+        with self.db.transaction():
+            for owner, device in claims:
+                row = self.db.one("claim_candidate", device=device, task_id=None)
+                if row is not None:
+                    leased.append(self._lease(row, owner, device, now, lease_s))
+        return leased
+
+    def change_token(self) -> object | None:
+        """None: only an embedded file can tell cheaply that nothing changed."""
+        return None
 
     def submit_claimed(
         self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S

@@ -113,6 +113,12 @@ class Database:
         if queued and self.on_queued is not None:
             self.on_queued()
 
+    def change_token(self) -> tuple[int, int]:
+        """Changes whenever the file may hold other rows: another connection's commit
+        (``PRAGMA data_version``) or a row this one changed (``total_changes``)."""
+        with self._lock:
+            return self.data_version(), self._conn.total_changes
+
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes when another connection commits."""
         try:

@@ -9,6 +9,7 @@ watch ``PRAGMA data_version`` as the slow fallback, instead of claiming in a loo
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import DEFAULT_LEASE_S
@@ -17,7 +18,7 @@ from daemon.store.sqlite_db import Database
 from daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
 # the fallback: how often an idle worker reads PRAGMA data_version (and notices stop)
-FALLBACK_POLL_S = 0.25
+FALLBACK_POLL_S = 1.0
 
 
 class SqliteStore(SqlStore):
@@ -42,11 +43,28 @@ class SqliteStore(SqlStore):
     ) -> TaskRecord | None:
         """``SqlStore.claim``, after arming the wake-up: a worker binds its socket and notes
         ``data_version`` before it looks, so a task queued after an empty claim wakes it."""
+        self._arm()
+        return super().claim(owner, device, now, lease_s, task_id)
+
+    def _arm(self) -> None:
         if not self._listening:
             self._listening = True
             self._listener = self.wake.listener()
         self._seen = self.sqlite.data_version()
-        return super().claim(owner, device, now, lease_s, task_id)
+
+    def claim_batch(
+        self,
+        claims: Sequence[tuple[str, str]],
+        now: float,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> list[TaskRecord]:
+        """``SqlStore.claim_batch``, after arming the wake-up as ``claim`` does."""
+        self._arm()
+        return super().claim_batch(claims, now, lease_s)
+
+    def change_token(self) -> object:
+        """A value that changes whenever a claim or a listing could answer differently."""
+        return self.sqlite.change_token()
 
     def close(self) -> None:
         if self._listener is not None:

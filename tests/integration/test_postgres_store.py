@@ -252,8 +252,16 @@ def test_claimers_skip_locked_rows_instead_of_waiting(open_store) -> None:
     store, other = open_store(), open_store()
     first = store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0)
     second = store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0 + 1)
-    with store.pg.transaction():
-        held = store.pg.one("claim_candidate", device=None, task_id=None)  # row lock held
+    with store.pg.transaction():  # a claim in flight: the claim statement, not committed
+        held = store.pg.one(
+            "claim",
+            owners=["d/w0"],
+            devices=[None],
+            task_id=None,
+            now=T0 + 2,
+            lease_until=T0 + 600,
+            requires_decision=0,
+        )
         assert held is not None and held["id"] == first.id
         started = time.monotonic()
         claimed = other.claim("d/w1", None, T0 + 2)
@@ -268,3 +276,54 @@ def test_lost_connection_is_store_unavailable_then_reconnects(open_store) -> Non
     with pytest.raises(StoreUnavailable):
         store.queue_status()
     assert store.queue_status()["queued"] == 0
+
+
+def test_batch_claims_of_racing_daemons_take_every_task_exactly_once(open_store) -> None:
+    store = open_store()
+    for i in range(60):
+        store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0 + i)
+
+    def claim_all(i: int, mine: PostgresStore) -> list[str]:
+        owners = [(f"d{i}/S{n}", f"S{n}") for n in range(3)]
+        taken: list[str] = []
+        while batch := mine.claim_batch(owners, time.time(), lease_s=600):
+            taken += [t.id for t in batch]
+        return taken
+
+    results = _race(4, open_store, claim_all)
+    claimed = [task_id for ids in results for task_id in ids]
+    assert len(claimed) == len(set(claimed)) == 60, results
+
+
+def test_writers_do_not_queue_for_cursors_and_readers_skip_none(open_store) -> None:
+    """An event writer holds its cursor to commit without blocking other writers; a reader
+    waits for it, so a later cursor committed first never hides the earlier one."""
+    slow, fast, reader = open_store(), open_store(), open_store()
+    spec = validate_task({"method": "dnd.get", "conversation_id": "c"})
+    seen: list[int] = []
+    done = threading.Event()
+    with slow.pg.transaction():
+        slow.submit(spec, T0)  # takes cursor 1, not committed yet
+        faster = threading.Thread(target=fast.submit, args=(spec, T0 + 1))
+        faster.start()
+        faster.join(timeout=10)
+        assert not faster.is_alive()  # cursor 2 committed while cursor 1 is still open
+
+        def read() -> None:
+            seen.extend(e.cursor for e in reader.events(after=0))
+            done.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        with psycopg.connect(slow.pg.url, autocommit=True) as admin:
+            for _ in range(200):  # the reader is queued on the cursor lock
+                waiting = admin.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                ).fetchone()
+                if waiting and waiting[0]:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("the reader did not wait for the open cursor")
+        assert not done.is_set()
+    assert done.wait(10)
+    assert seen == [1, 2]

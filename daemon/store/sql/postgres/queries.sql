@@ -47,67 +47,13 @@ SELECT * FROM tasks WHERE id = %(id)s FOR UPDATE;
 SELECT * FROM tasks WHERE conversation_id = %(conversation_id)s
     AND idempotency_key = %(idempotency_key)s AND step_index IS NULL;
 
--- name: claim_candidate
--- Oldest queued task for this device (or for any device when device is NULL), or exactly
--- task_id when given; a workflow step only once every earlier step completed. SKIP
--- LOCKED: a row another claimer holds is passed over, so claimers never wait on each
--- other and never take the same row.
-SELECT t.* FROM tasks AS t
-WHERE t.state = 'queued'
-    AND (%(device)s::text IS NULL OR t.device IS NULL OR t.device = %(device)s::text)
-    AND (%(task_id)s::text IS NULL OR t.id = %(task_id)s::text)
-    AND NOT EXISTS (
-        SELECT 1 FROM tasks AS p
-        WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
-            AND p.step_index IS NOT NULL AND p.step_index < t.step_index
-            AND p.state <> 'completed')
-ORDER BY t.created_at, t.seq
-LIMIT 1
-FOR UPDATE OF t SKIP LOCKED;
-
--- name: claim_one
--- The whole claim in one statement, one round trip (issue #16): pick as claim_candidate
--- does (SKIP LOCKED), move queued -> dispatched with the lease (the tasks_legal_transition
--- trigger still checks the move), pin the rest of a workflow to the device, and append the
--- outbox event; SqlStore.claim's rules.move, pin_workflow_device and write_task, fused.
--- requires_decision is the Python rule's answer for 'dispatched' (a parameter, one source).
-WITH pick AS (
-    SELECT t.id FROM tasks AS t
-    WHERE t.state = 'queued'
-        AND (%(device)s::text IS NULL OR t.device IS NULL OR t.device = %(device)s::text)
-        AND (%(task_id)s::text IS NULL OR t.id = %(task_id)s::text)
-        AND NOT EXISTS (
-            SELECT 1 FROM tasks AS p
-            WHERE t.step_index IS NOT NULL AND p.workflow_id = t.workflow_id
-                AND p.step_index IS NOT NULL AND p.step_index < t.step_index
-                AND p.state <> 'completed')
-    ORDER BY t.created_at, t.seq
-    LIMIT 1
-    FOR UPDATE OF t SKIP LOCKED
-), claimed AS (
-    UPDATE tasks AS t SET
-        state = 'dispatched', state_version = t.state_version + 1,
-        attempt = CASE WHEN t.resume <> 0 THEN t.attempt ELSE t.attempt + 1 END, resume = 0,
-        lease_owner = %(owner)s, lease_until = %(lease_until)s, dispatched_at = %(now)s,
-        device = coalesce(t.device, %(device)s::text), updated_at = %(now)s
-    FROM pick WHERE t.id = pick.id AND t.state = 'queued'
-    RETURNING t.*
-), pinned AS (
-    UPDATE tasks AS w SET device = %(device)s::text
-    FROM claimed
-    WHERE %(device)s::text IS NOT NULL AND claimed.step_index IS NOT NULL
-        AND w.workflow_id = claimed.workflow_id AND w.step_index IS NOT NULL
-        AND w.device IS NULL AND w.id <> claimed.id
-), announced AS (
-    INSERT INTO events (kind, task_id, workflow_id, step_id, plan_id, conversation_id, state,
-        state_version, revision, attempt, reason, requires_decision, stop_requested,
-        evidence_refs, ts)
-    SELECT 'task', id, workflow_id, step_id, plan_id, conversation_id, state, state_version,
-        revision, attempt, failure_reason, %(requires_decision)s, stop_requested,
-        evidence_refs, updated_at
-    FROM claimed
-)
-SELECT * FROM claimed;
+-- name: claim
+-- Every claim, in one statement and one round trip (issue #16): phoned_claim
+-- (0004_claims.sql) leases the oldest claimable task for each devices[i] to owners[i]
+-- (SKIP LOCKED; the transition trigger still checks each move) and appends the events.
+-- One element for a worker's own claim, one per idle phone for a daemon's batch claim.
+SELECT * FROM phoned_claim(%(owners)s::text[], %(devices)s::text[], %(task_id)s::text,
+    %(now)s, %(lease_until)s, %(requires_decision)s);
 
 -- name: pin_workflow_device
 UPDATE tasks SET device = %(device)s
@@ -143,6 +89,12 @@ INSERT INTO events (kind, task_id, workflow_id, step_id, plan_id, conversation_i
 VALUES (%(kind)s, %(task_id)s, %(workflow_id)s, %(step_id)s, %(plan_id)s,
     %(conversation_id)s, %(state)s, %(state_version)s, %(revision)s, %(attempt)s,
     %(reason)s, %(requires_decision)s, %(stop_requested)s, %(evidence_refs)s, %(ts)s);
+
+-- name: events_lock
+-- Taken (exclusively) before events_after, in the same transaction: it waits for every
+-- writer holding a cursor to finish, so the read that follows skips none
+-- (0004_shared_cursor_lock.sql).
+SELECT pg_advisory_xact_lock(hashtext('phoned.events'), hashtext(coalesce(current_schema(), '')));
 
 -- name: events_after
 SELECT * FROM events WHERE cursor > %(cursor)s ORDER BY cursor LIMIT %(limit)s;

@@ -1,0 +1,176 @@
+"""The daemon's claims for its idle phones: one claim round trip and one poll per daemon.
+
+A worker that just finished a task claims its next one itself (a busy phone drains the
+queue without waiting for anyone). Once that claim comes back empty the worker hands
+itself to the ``Dispatcher`` and sleeps on its own event, waking for nothing else. The
+dispatcher, one thread per daemon, claims for every idle worker at once
+(``WorkerStore.claim_batch``: one SQLite transaction, one PostgreSQL statement), hands each
+worker its task, watches the idle phones' paused tasks with one listing, and otherwise
+sleeps on the queue's wake-up (``wait_for_work``: the SQLite wake-up socket, PostgreSQL's
+LISTEN), with the poll interval as the slow fallback. Ten idle phones cost what one does.
+
+A store that can tell cheaply that nothing changed (``change_token``: SQLite's
+``data_version`` and the connection's own changes) saves the fallback's claim and listing
+when nothing changed since the last empty one. A daemon on a control plane has no
+dispatcher: the plane has no batch claim, and each worker keeps its own long-poll.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from daemon.lifecycle.errors import LifecycleError
+from daemon.store.protocol import WorkerStore
+
+if TYPE_CHECKING:
+    from daemon.runtime.worker import Worker
+
+log = logging.getLogger("phoned.dispatch")
+
+
+class Dispatcher:
+    """Claims for the idle workers of one daemon; run ``run()`` on a thread of its own."""
+
+    def __init__(
+        self,
+        store_factory: Callable[[], WorkerStore],
+        clock: Callable[[], float],
+        *,
+        lease_s: float,
+        poll_interval: float,
+        pause_check_interval: float,
+    ) -> None:
+        self.store_factory = store_factory
+        self.clock = clock
+        self.lease_s = lease_s
+        self.poll_interval = poll_interval
+        self.pause_check_interval = pause_check_interval
+        self._idle: dict[str, Worker] = {}
+        self._lock = threading.Lock()  # guards _idle
+        self._claiming = threading.Lock()  # held from a claim to its hand-over
+        self._attention = threading.Event()  # a worker became idle, or stop
+        self._stop = threading.Event()
+        self.batches = 0  # claim round trips made (for tests and logs)
+
+    # -- the workers' side -----------------------------------------------------------------
+    def offer(self, worker: Worker) -> None:
+        """``worker`` found nothing to claim: claim for it from now on."""
+        with self._lock:
+            self._idle[worker.owner] = worker
+        self._attention.set()
+
+    def withdraw(self, worker: Worker) -> None:
+        """``worker`` stops: claim nothing more for it. Waits for a claim in flight, so
+        a task leased for it meanwhile has been handed over when this returns."""
+        with self._claiming, self._lock:
+            self._idle.pop(worker.owner, None)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._attention.set()
+
+    # -- the dispatcher's thread -----------------------------------------------------------
+    def run(self) -> None:
+        """Claim for idle workers until stopped."""
+        store = self.store_factory()
+        empty: tuple[object, frozenset[str]] | None = None  # (token, owners) of the last miss
+        quiet: tuple[object, frozenset[str]] | None = None  # same, of the last paused listing
+        next_watch = 0.0
+        try:
+            while not self._stop.is_set():
+                self._attention.clear()
+                idle = self._idle_workers()
+                if not idle:
+                    self._attention.wait()
+                    continue
+                token = store.change_token()
+                owners = frozenset(idle)
+                handed: set[str] = set()
+                if not _unchanged(empty, token, owners):
+                    got = self._claim(store, idle)
+                    handed = got or set()
+                    empty = None if got is None or got or token is None else (token, owners)
+                if time.monotonic() >= next_watch:
+                    if not _unchanged(quiet, token, owners):
+                        found = self._watch_paused(store)
+                        quiet = None if found or token is None else (token, owners)
+                    next_watch = time.monotonic() + self.pause_check_interval
+                if set(self._idle_workers()) - (owners - handed):
+                    continue  # a worker became idle meanwhile: claim for it at once
+                wait = min(self.poll_interval, max(0.0, next_watch - time.monotonic()))
+                store.wait_for_work(wait, self._attention)
+        finally:
+            store.close()
+
+    def _idle_workers(self) -> dict[str, Worker]:
+        with self._lock:
+            for owner, worker in list(self._idle.items()):
+                if worker.stopping:
+                    del self._idle[owner]
+            return dict(self._idle)
+
+    def _claim(self, store: WorkerStore, idle: dict[str, Worker]) -> set[str] | None:
+        """One claim for every idle worker; hand out what it leased; to whom (None: the
+        claim failed)."""
+        with self._claiming:
+            with self._lock:  # a worker that withdrew since is left out
+                claims = [(o, w.device.serial) for o, w in idle.items() if o in self._idle]
+            if not claims:
+                return set()
+            try:
+                leased = store.claim_batch(claims, self.clock(), self.lease_s)
+            except LifecycleError as exc:  # the store is busy or gone: try again later
+                log.warning("claim for %d idle phone(s) failed: %s", len(claims), exc)
+                return None
+            self.batches += 1
+            if leased:
+                log.info(
+                    "leased %d task(s) in one claim for %d idle phone(s)", len(leased), len(claims)
+                )
+            for task in leased:
+                with self._lock:
+                    worker = self._idle.pop(task.lease_owner or "", None)
+                if worker is None:  # cannot happen: withdrawing waits for us
+                    log.error("task %s leased to %s, who left", task.id, task.lease_owner)
+                    continue
+                worker.hand(task)
+            return {task.lease_owner or "" for task in leased}
+
+    def _watch_paused(self, store: WorkerStore) -> bool:
+        """Resume paused tasks of idle phones whose condition is met (one listing for all).
+        True when the listing found paused tasks of this daemon's phones."""
+        from daemon.runtime.paused import paused_tasks, resume_met
+
+        idle = self._idle_workers()
+        by_serial = {worker.device.serial: worker for worker in idle.values()}
+        try:
+            only = next(iter(by_serial)) if len(by_serial) == 1 else None
+            listed = paused_tasks(store, only, limit=100 if only else 10_000)
+            paused = [t for t in listed if t.device in by_serial]
+        except LifecycleError as exc:
+            log.warning("pause watch failed: %s", exc)
+            return True
+        for serial in sorted({t.device for t in paused if t.device}):
+            worker = by_serial[serial]  # idle: its phone is free for these reads
+            mine = [t for t in paused if t.device == serial]
+            resume_met(store, worker.device, mine, worker.executor.clock)
+        return bool(paused)
+
+
+def _unchanged(
+    last: tuple[object, frozenset[str]] | None, token: object | None, owners: frozenset[str]
+) -> bool:
+    """Whether a look that found nothing for ``last``'s owners at ``last``'s token would
+    find nothing now: the store says nothing changed, and no other phone is idle."""
+    return last is not None and token is not None and token == last[0] and owners <= last[1]
+
+
+def start_dispatcher(dispatcher: Dispatcher) -> threading.Thread:
+    """Run ``dispatcher`` on a daemon thread of its own."""
+    thread = threading.Thread(target=dispatcher.run, name="dispatch", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,91 @@
+"""The daemon's dispatcher over a real SQLite queue: one claim for all idle phones, and an
+idle daemon that stops claiming while nothing changes (``SqliteStore.change_token``).
+
+The workers are stand-ins (an owner, a serial, ``hand``): what is under test is the
+dispatcher and the store; ``tests/integration/test_daemon_batch_claims.py`` runs the real
+``phoned run`` with simulated phones.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.lifecycle.contract import validate_task
+from daemon.lifecycle.records import TaskRecord
+from daemon.runtime.dispatch import Dispatcher, start_dispatcher
+from daemon.store.sqlite_store import SqliteStore
+
+
+@dataclass
+class _Phone:
+    serial: str
+
+
+@dataclass
+class _Worker:
+    owner: str
+    device: _Phone
+    stopping: bool = False
+    handed: list[TaskRecord] = field(default_factory=list)
+    got: threading.Event = field(default_factory=threading.Event)
+
+    def hand(self, task: TaskRecord) -> None:
+        self.handed.append(task)
+        self.got.set()
+
+
+def _spec(**extra: Any):
+    return validate_task({"method": "dnd.get", "conversation_id": "c", **extra})
+
+
+def test_change_token_moves_on_other_commits_and_own_changes_only(tmp_path: Path) -> None:
+    path = str(tmp_path / "q.db")
+    daemon, planner = SqliteStore(path), SqliteStore(path)
+    try:
+        before = daemon.change_token()
+        assert daemon.claim_batch([("d/A", "A")], time.time()) == []  # an empty claim
+        assert daemon.change_token() == before
+        planner.submit(_spec(), time.time())  # another connection commits
+        after_submit = daemon.change_token()
+        assert after_submit != before
+        assert len(daemon.claim_batch([("d/A", "A")], time.time())) == 1  # own change
+        assert daemon.change_token() != after_submit
+    finally:
+        daemon.close()
+        planner.close()
+
+
+def test_an_idle_daemon_claims_once_then_only_when_the_queue_changes(tmp_path: Path) -> None:
+    path = str(tmp_path / "q.db")
+    SqliteStore(path).close()
+    dispatcher = Dispatcher(
+        lambda: SqliteStore(path),
+        time.time,
+        lease_s=60,
+        poll_interval=0.02,  # the fallback claim would run ~50 times a second
+        pause_check_interval=0.02,
+    )
+    workers = [_Worker(f"d/{s}", _Phone(s)) for s in ("A", "B", "C")]
+    for worker in workers:
+        dispatcher.offer(worker)  # type: ignore[arg-type]
+    thread = start_dispatcher(dispatcher)
+    planner = SqliteStore(path)
+    try:
+        deadline = time.monotonic() + 10
+        while dispatcher.batches < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # ~25 fallback rounds with nothing changed
+        assert dispatcher.batches == 1
+        task = planner.submit(_spec(device="B"), time.time())
+        assert workers[1].got.wait(10)
+        assert [t.id for t in workers[1].handed] == [task.id]
+        assert workers[1].handed[0].lease_owner == "d/B"
+        assert not workers[0].handed and not workers[2].handed
+    finally:
+        dispatcher.stop()
+        thread.join(timeout=10)
+        planner.close()
