@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("phoned.dispatch")
 
+RESTART_S = 1.0  # pause before the dispatcher starts over after an unexpected error
+
 
 class Dispatcher:
     """Claims for the idle workers of one daemon; run ``run()`` on a thread of its own."""
@@ -75,7 +77,20 @@ class Dispatcher:
 
     # -- the dispatcher's thread -----------------------------------------------------------
     def run(self) -> None:
-        """Claim for idle workers until stopped."""
+        """Claim for idle workers until stopped.
+
+        Whatever goes wrong (the store cannot be opened, an error no store translated) is
+        logged and the dispatcher starts over on a fresh store after a pause: idle workers
+        wait on it, so it must never end before ``stop``.
+        """
+        while not self._stop.is_set():
+            try:
+                self._serve()
+            except Exception:
+                log.exception("the dispatcher failed; starting over in %.1f s", RESTART_S)
+                self._stop.wait(RESTART_S)
+
+    def _serve(self) -> None:
         store = self.store_factory()
         empty: tuple[object, frozenset[str]] | None = None  # (token, owners) of the last miss
         quiet: tuple[object, frozenset[str]] | None = None  # same, of the last paused listing

@@ -89,3 +89,37 @@ def test_an_idle_daemon_claims_once_then_only_when_the_queue_changes(tmp_path: P
         dispatcher.stop()
         thread.join(timeout=10)
         planner.close()
+
+
+def test_a_dispatcher_whose_store_fails_starts_over_and_still_hands_out_work(
+    tmp_path: Path,
+) -> None:
+    """Idle workers wait on the dispatcher alone: an unexpected error (here the store cannot
+    be opened twice, with an error no store translates) must not end its thread."""
+    path = tmp_path / "q.db"
+    SqliteStore(path).close()
+    opened: list[int] = []
+
+    def flaky_store() -> SqliteStore:
+        opened.append(1)
+        if len(opened) <= 2:
+            raise OSError("disk went away")
+        return SqliteStore(path)
+
+    dispatcher = Dispatcher(
+        flaky_store, time.time, lease_s=60, poll_interval=0.05, pause_check_interval=0.05
+    )
+    worker = _Worker("d/A", _Phone("A"))
+    dispatcher.offer(worker)  # type: ignore[arg-type]
+    planner = SqliteStore(path)
+    thread = start_dispatcher(dispatcher)
+    try:
+        task = planner.submit(_spec(device="A"), time.time())
+        assert worker.got.wait(10), "the dispatcher never recovered from its store error"
+        assert [t.id for t in worker.handed] == [task.id]
+        assert len(opened) == 3
+        assert thread.is_alive()
+    finally:
+        dispatcher.stop()
+        thread.join(timeout=10)
+        planner.close()
