@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from daemon.lifecycle.errors import FieldError, InvalidTask
+from device.actions.method import params_errors
 from device.actions.registry import METHOD_PARAMS
 
 ContractVersion = Literal["a2a-task-orchestration-v1"]
@@ -104,6 +105,11 @@ def _errors(exc: ValidationError, prefix: str = "") -> list[FieldError]:
     ]
 
 
+def _params_loc(field: str) -> tuple[str, ...]:
+    """Where a params error sits in the task: ``params.<field>``, or ``params`` itself."""
+    return ("params",) if field == "params" else ("params", *field.split("."))
+
+
 def check_params(method: str, params: Any, prefix: str) -> tuple[dict[str, Any], list[FieldError]]:
     """Validate ``params`` for ``method``; return (normalised params, errors under ``prefix``)."""
     model = METHOD_PARAMS.get(method)
@@ -117,7 +123,10 @@ def check_params(method: str, params: Any, prefix: str) -> tuple[dict[str, Any],
     try:
         checked = model.model_validate(params)
     except ValidationError as exc:
-        return {}, _errors(exc, _dotted(prefix, ("params",)))
+        return {}, [
+            FieldError(field=_dotted(prefix, _params_loc(field)), message=message)
+            for field, message in params_errors(model, exc)
+        ]
     return checked.model_dump(exclude_none=True), []
 
 

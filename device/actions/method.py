@@ -60,17 +60,27 @@ class Method(Generic[P]):
         try:
             return self.params.model_validate(params)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            message = str(error["msg"]).removeprefix("Value error, ")
-            loc = [str(part) for part in error["loc"]]
-            if not loc:
-                named = (f for f in self.params.model_fields if re.search(rf"\b{f}\b", message))
-                loc = [next(named, "params")]
-            return ".".join(loc), message
+            return params_errors(self.params, exc)[0]
 
     def secrets(self, params: P) -> list[str]:
         """The values of the sensitive params (never in evidence or logs)."""
         return [str(v) for name in self.sensitive if (v := getattr(params, name, None))]
+
+
+def params_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str]]:
+    """``(field, message)`` for each thing wrong with a method's params: the field's dotted
+    path, and pydantic's message without its ``Value error,`` prefix. An error of the
+    whole model (``give exactly one of level or percent``) names the first of the model's
+    fields its message mentions (``params`` when it mentions none)."""
+    found = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        loc = [str(part) for part in error["loc"]]
+        if not loc:
+            named = (f for f in model.model_fields if re.search(rf"\b{f}\b", message))
+            loc = [next(named, "params")]
+        found.append((".".join(loc), message))
+    return found
 
 
 def fixed(name: str) -> TargetNamer:

@@ -62,15 +62,15 @@ def test_valid_params_are_accepted(method: str, params: dict[str, Any]) -> None:
         ("dnd.set", {}, "params.mode"),
         ("dnd.get", {"mode": "off"}, "params.mode"),
         ("bluetooth.set", {"enabled": "yes"}, "params.enabled"),
-        ("volume.set", {"stream": "music"}, "params"),
-        ("volume.set", {"stream": "music", "level": 3, "percent": 3}, "params"),
+        ("volume.set", {"stream": "music"}, "params.level"),  # the model's rule names a field
+        ("volume.set", {"stream": "music", "level": 3, "percent": 3}, "params.level"),
         ("volume.set", {"stream": "music", "percent": 101}, "params.percent"),
         ("volume.set", {"stream": "music", "level": -1}, "params.level"),
         ("volume.set", {"stream": "radio", "level": 1}, "params.stream"),
         ("sms.send", {"to": "+49 151; reboot", "body": "x"}, "params.to"),
         ("sms.send", {"to": "+4915112345678", "body": ""}, "params.body"),
         ("sms.send", {"to": "+4915112345678", "body": "x" * 10001}, "params.body"),
-        ("permission.check", {"package": "com.example.app"}, "params"),
+        ("permission.check", {"package": "com.example.app"}, "params.permission"),
         (
             "permission.request",
             {"package": "x", "permission": "android.permission.CAMERA"},
@@ -79,7 +79,7 @@ def test_valid_params_are_accepted(method: str, params: dict[str, Any]) -> None:
         (
             "permission.request",
             {"package": "com.a.b", "special": "notification_listener"},
-            "params",
+            "params.special",
         ),
     ],
 )

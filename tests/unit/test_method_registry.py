@@ -179,3 +179,30 @@ def test_an_unknown_method_is_a_value_error_naming_the_known_ones() -> None:
 
     with pytest.raises(ValueError, match=r"dnd\.set"):
         method("dnd.toggle")
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field", "message"),
+    [
+        ("volume.set", {"stream": "music", "level": 3, "percent": 5}, "level",
+         "give exactly one of level or percent"),
+        ("brightness.set", {"level": 3, "auto": True}, "auto",
+         "give exactly one of level or auto, not both"),
+        ("brightness.set", {}, "level", "give exactly one of level or auto"),
+        ("brightness.set", {"level": 300}, "level", "Input should be less than or equal to 255"),
+    ],
+)  # fmt: skip
+def test_ingress_and_the_action_name_the_same_field_with_the_same_message(
+    method: str, params: dict[str, object], field: str, message: str
+) -> None:
+    """One way to name what is wrong with params: the submit (``validate_task``) and the
+    action's own check (``Method.validate``) agree, without pydantic's ``Value error,``."""
+    from daemon.lifecycle.contract import validate_task
+    from daemon.lifecycle.errors import InvalidTask
+
+    assert REGISTRY[method].validate(params) == (field, message)
+    with pytest.raises(InvalidTask) as refused:
+        validate_task({"method": method, "conversation_id": "c", "params": params})
+    assert [(e["field"], e["message"]) for e in refused.value.errors] == [
+        (f"params.{field}", message)
+    ]
