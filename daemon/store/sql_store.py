@@ -196,10 +196,7 @@ class SqlStore:
         With ``task_id`` only that task is claimed, and only if it is claimable now.
         """
         with self.db.transaction():
-            row = self.db.one("claim_candidate", device=device, task_id=task_id)
-            if row is None:
-                return None
-            return self._lease(row, owner, device, now, lease_s)
+            return self._take(owner, device, now, lease_s, task_id)
 
     def claim_batch(
         self,
@@ -211,13 +208,16 @@ class SqlStore:
 
         A task leased for one pair is no longer queued, so the next pair never sees it.
         """
-        leased = []
         with self.db.transaction():
-            for owner, device in claims:
-                row = self.db.one("claim_candidate", device=device, task_id=None)
-                if row is not None:
-                    leased.append(self._lease(row, owner, device, now, lease_s))
-        return leased
+            taken = [self._take(owner, device, now, lease_s, None) for owner, device in claims]
+        return [task for task in taken if task is not None]
+
+    def _take(
+        self, owner: str, device: str | None, now: float, lease_s: float, task_id: str | None
+    ) -> TaskRecord | None:
+        """Inside a transaction: lease the claimable candidate for ``device``, if any."""
+        row = self.db.one("claim_candidate", device=device, task_id=task_id)
+        return None if row is None else self._lease(row, owner, device, now, lease_s)
 
     def change_token(self) -> object | None:
         """None: only an embedded file can tell cheaply that nothing changed."""
