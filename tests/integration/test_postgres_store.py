@@ -255,8 +255,8 @@ def test_claimers_skip_locked_rows_instead_of_waiting(open_store) -> None:
     with store.pg.transaction():  # a claim in flight: the claim statement, not committed
         held = store.pg.one(
             "claim",
-            owners=["d/w0"],
-            devices=[None],
+            owner="d/w0",
+            device=None,
             task_id=None,
             now=T0 + 2,
             lease_until=T0 + 600,
@@ -327,3 +327,52 @@ def test_writers_do_not_queue_for_cursors_and_readers_skip_none(open_store) -> N
         assert not done.is_set()
     assert done.wait(10)
     assert seen == [1, 2]
+
+
+def test_each_claim_picks_with_a_plan_it_can_keep(open_store) -> None:
+    """Forced onto generic plans (what PL/pgSQL caches once a statement has run five
+    times), every pick of phoned_claim on a queue of 600 still walks an index to its
+    first row: the oldest queued task (tasks_queued) or the one asked for (tasks_pkey),
+    never a scan and sort of every queued row. 0004's one pick for all cases had no such
+    plan, so PostgreSQL planned it afresh on every claim (0005_claim_plans.sql)."""
+    store = open_store()
+    first, *_, last = [
+        store.submit(
+            validate_task({"method": "dnd.get", "conversation_id": "c", "device": device}), T0 + i
+        )
+        for i, device in enumerate([None, "S1", "S2"])
+    ]
+    plans: list[str] = []
+    with psycopg.connect(store.pg.url, autocommit=True) as conn:
+        conn.execute(  # 600 more queued tasks, a third each for any device, S1 and S2
+            b"INSERT INTO tasks (id, conversation_id, method, params, spec, device, source,"
+            b" wait_policy, max_attempts, dispatch_timeout_s, run_timeout_s, approval_ttl_s,"
+            b" permission_ttl_s, state, state_version, revision, attempt, created_at,"
+            b" updated_at)"
+            b" SELECT md5(g::text), conversation_id, method, params, spec,"
+            b" (ARRAY[NULL, 'S1', 'S2'])[g %% 3 + 1], source, wait_policy, max_attempts,"
+            b" dispatch_timeout_s, run_timeout_s, approval_ttl_s, permission_ttl_s, state,"
+            b" state_version, revision, attempt, created_at + 10 + g, updated_at"
+            b" FROM tasks, generate_series(1, 600) AS g WHERE tasks.id = %s",
+            (first.id,),
+        )
+        conn.execute(b"ANALYZE tasks")  # what autovacuum does on a live queue
+        conn.add_notice_handler(lambda diag: plans.append(diag.message_primary or ""))
+        for setting in (
+            "plan_cache_mode = force_generic_plan",
+            "client_min_messages = log",
+            "auto_explain.log_min_duration = 0",
+            "auto_explain.log_nested_statements = on",
+        ):
+            conn.execute(f"SET {setting}".encode())
+        conn.execute(b"LOAD 'auto_explain'")
+        for device, task_id in ((None, None), ("S1", None), (None, last.id)):
+            conn.execute(
+                "SELECT * FROM phoned_claim(ARRAY['d/w0'], ARRAY[%s::text], %s::text, 1, 2, 0)",
+                (device, task_id),
+            ).fetchall()
+    picks = [p for p in plans if "FOR UPDATE OF t SKIP LOCKED" in p]
+    assert len(picks) == 3, plans
+    for plan, index in zip(picks, ("tasks_queued", "tasks_queued", "tasks_pkey"), strict=True):
+        assert f"Index Scan using {index} on tasks t" in plan, plan
+        assert "Seq Scan on tasks t" not in plan and "Sort" not in plan, plan
