@@ -15,7 +15,7 @@ servers differ:
   ``journal_before`` sees the first one's open entry: ``UnreconciledOutcome``);
 * the schema refuses an illegal state change (``sql/postgres/0001_initial.sql``) and
   hands out event cursors under a lock writers share and ``events`` takes exclusively
-  (``0004_shared_cursor_lock.sql``): claimers never queue behind each other's commits,
+  (``0004_claims.sql``): claimers never queue behind each other's commits,
   and a reader never skips a cursor that commits late;
 * a submit that races another with the same idempotency key returns the first task.
 """
@@ -73,7 +73,9 @@ class PostgresStore(SqlStore):
         One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
         event as ``SqlStore.claim``, which the store contract suite checks on both stores.
         """
-        rows = self._claim([(owner, device)], now, lease_s, task_id)
+        rows = self.pg.all_in_one_statement(
+            "claim", owner=owner, device=device, task_id=task_id, **self._claim_terms(now, lease_s)
+        )
         return task_record(rows[0]) if rows else None
 
     def claim_batch(
@@ -88,26 +90,25 @@ class PostgresStore(SqlStore):
         the daemon's dispatcher, which waits on this store, misses no task."""
         if not self.pg.listening:
             self.pg.listen()
-        return [task_record(r) for r in self._claim(list(claims), now, lease_s, None)]
-
-    def _claim(
-        self,
-        claims: Sequence[tuple[str, str | None]],
-        now: float,
-        lease_s: float,
-        task_id: str | None,
-    ) -> list[Row]:
         if not claims:
             return []
-        return self.pg.all_in_one_statement(
-            "claim",
+        rows = self.pg.all_in_one_statement(
+            "claim_batch",
             owners=[owner for owner, _ in claims],
             devices=[device for _, device in claims],
-            task_id=task_id,
-            now=now,
-            lease_until=now + lease_s,
-            requires_decision=int(requires_decision(TaskState.DISPATCHED)),
+            **self._claim_terms(now, lease_s),
         )
+        return [task_record(r) for r in rows]
+
+    @staticmethod
+    def _claim_terms(now: float, lease_s: float) -> dict[str, float | int]:
+        """The claim parameters every claim shares: when, until when, and the event's
+        requires_decision for 'dispatched' (the Python rule, passed to the SQL)."""
+        return {
+            "now": now,
+            "lease_until": now + lease_s,
+            "requires_decision": int(requires_decision(TaskState.DISPATCHED)),
+        }
 
     def events(self, after: int = 0, limit: int = 100) -> list[Event]:
         """Outbox events with a cursor greater than ``after``, in order; none skipped.

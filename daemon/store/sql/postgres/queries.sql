@@ -49,10 +49,16 @@ SELECT * FROM tasks WHERE conversation_id = %(conversation_id)s
 
 -- name: claim
 -- Every claim, in one statement and one round trip (issue #16): phoned_claim
--- (0004_claims.sql) leases the oldest claimable task for each devices[i] to owners[i]
--- (SKIP LOCKED; the transition trigger still checks each move) and appends the events.
--- One element for a worker's own claim, one per idle phone for a daemon's batch claim.
-SELECT * FROM phoned_claim(%(owners)s::text[], %(devices)s::text[], %(task_id)s::text,
+-- (0004_claims.sql, its picks planned once per connection since 0005_claim_plans.sql)
+-- leases the oldest claimable task for each devices[i] to owners[i] (SKIP LOCKED; the
+-- transition trigger still checks each move) and appends the events. A worker's own
+-- claim: one owner and device, passed as scalars (cheaper to send than arrays).
+SELECT * FROM phoned_claim(ARRAY[%(owner)s::text], ARRAY[%(device)s::text],
+    %(task_id)s::text, %(now)s, %(lease_until)s, %(requires_decision)s);
+
+-- name: claim_batch
+-- A daemon's claim for each of its idle phones (owners[i] on devices[i]), as ``claim``.
+SELECT * FROM phoned_claim(%(owners)s::text[], %(devices)s::text[], NULL::text,
     %(now)s, %(lease_until)s, %(requires_decision)s);
 
 -- name: pin_workflow_device
