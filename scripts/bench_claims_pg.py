@@ -8,16 +8,19 @@ Starts a throwaway PostgreSQL (tests/postgres_server.py; durable: fsync and
 synchronous_commit on, unless --fast) or uses --url. For each claimer count it fills a
 fresh schema with N tasks, then that many processes (one connection each, as that many
 daemons would hold) loop ``claim`` until the queue is empty. ``PostgresStore.claim`` is one
-statement (``claim_one`` in daemon/store/sql/postgres/queries.sql) in autocommit.
+statement (``claim`` in daemon/store/sql/postgres/queries.sql) in autocommit.
 
 ``--batch K`` also runs ``claim_batch``: each claimer is a daemon claiming for K idle
 phones in one statement (latency counted once per task leased).
 
 ``--bare`` also runs the floor on the same server in the same run, for the ratio issue #16
 asks for: one ``UPDATE tasks ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1)
-RETURNING id`` per claim in autocommit, no event, no workflow rule. The CPU column is the
+RETURNING id`` per claim in autocommit, no event, no workflow rule. The two take turns in
+blocks of 50 claims (``compare``), so a slow spell of a shared machine slows both. The CPU column is the
 claimer processes' own user+system time as a share of the machine's cores over the run,
-so a run bound by the claimers (not the server) shows it.
+so a run bound by the claimers (not the server) shows it; ``client ms`` is that time per
+claim and ``server ms`` the throwaway server's CPU per claim (every server process,
+exited backends included).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -143,11 +147,24 @@ class ClaimRun:
     p99_ms: float
     busy: int  # claimers that got work
     claimer_cpu: float  # claimers' CPU time / (wall x cores), 0..1
+    claimer_cpu_ms: float  # claimers' CPU time per claim
+    server_cpu_ms: float | None = None  # the server's CPU time per claim (local server only)
 
 
-def run(url: str, tasks: int, claimers: int, *, bare: bool = False, batch: int = 0) -> ClaimRun:
+def run(
+    url: str,
+    tasks: int,
+    claimers: int,
+    *,
+    bare: bool = False,
+    batch: int = 0,
+    server: PostgresServer | None = None,
+) -> ClaimRun:
     """Fill ``url`` with ``tasks`` tasks, then claim them all with ``claimers`` processes
-    (with ``batch``: each a daemon claiming for that many idle phones per round trip)."""
+    (with ``batch``: each a daemon claiming for that many idle phones per round trip).
+
+    With the local ``server`` the run also reports the server's CPU per claim: every server
+    process's CPU from the claimers' common start until they have all ended and closed."""
     _fill(url, tasks)
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
@@ -158,16 +175,138 @@ def run(url: str, tasks: int, claimers: int, *, bare: bool = False, batch: int =
     ]
     for p in procs:
         p.start()
+    time.sleep(max(0.0, start_at - time.time()))
+    server_cpu0 = server.cpu_seconds() if server is not None else None
     reports = [out.get(timeout=600) for _ in procs]
     for p in procs:
         p.join()
+    server_cpu_ms = None
+    if server is not None and server_cpu0 is not None:
+        time.sleep(0.2)  # the postmaster reaps the claimers' backends (their CPU with them)
+        server_cpu1 = server.cpu_seconds()
+        if server_cpu1 is not None:
+            server_cpu_ms = (server_cpu1 - server_cpu0) / tasks * 1e3
     samples = sorted(lat for lats, *_ in reports for lat in lats)
     assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
     wall = max(r[2] for r in reports) - min(r[1] for r in reports)
     p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
     busy = sum(1 for r in reports if r[0])
-    cpu = sum(r[3] for r in reports) / (wall * (os.cpu_count() or 1))
-    return ClaimRun(tasks / wall, statistics.median(samples) * 1e3, p99 * 1e3, busy, cpu)
+    claimer_cpu_s = sum(r[3] for r in reports)
+    return ClaimRun(
+        per_second=tasks / wall,
+        p50_ms=statistics.median(samples) * 1e3,
+        p99_ms=p99 * 1e3,
+        busy=busy,
+        claimer_cpu=claimer_cpu_s / (wall * (os.cpu_count() or 1)),
+        claimer_cpu_ms=claimer_cpu_s / tasks * 1e3,
+        server_cpu_ms=server_cpu_ms,
+    )
+
+
+def _paired_claimer(
+    urls: tuple[str, str], owner: str, rounds: int, block: int, barrier: Any, out: mp.Queue
+) -> None:
+    """Alternate blocks of ``block`` phoned claims (on ``urls[0]``) and bare claims (on
+    ``urls[1]``), ``rounds`` of each, every block between two barriers that all claimers
+    and the parent share; report per kind (latencies, block spans, CPU s)."""
+    import psycopg
+
+    store = PostgresStore(urls[0])
+    conn = psycopg.connect(urls[1], autocommit=True)
+
+    def mine() -> bool:
+        return store.claim(owner, None, time.time(), lease_s=600) is not None
+
+    def floor() -> bool:
+        now = time.time()
+        return conn.execute(BARE_CLAIM, (owner, now + 600, now, now)).fetchone() is not None
+
+    kinds = (mine, floor)
+    latencies: tuple[list[float], list[float]] = ([], [])
+    spans: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
+    cpu = [0.0, 0.0]
+    empty = [False, False]
+    for r in range(2 * rounds):
+        kind = r % 2
+        barrier.wait()
+        cpu0, start = time.process_time(), time.perf_counter()
+        for _ in range(block if not empty[kind] else 0):
+            t0 = time.perf_counter()
+            if not kinds[kind]():
+                empty[kind] = True
+                break
+            latencies[kind].append(time.perf_counter() - t0)
+        spans[kind].append((start, time.perf_counter()))
+        cpu[kind] += time.process_time() - cpu0
+        barrier.wait()
+    store.close()
+    conn.close()
+    out.put((latencies, spans, cpu))
+
+
+def compare(
+    urls: tuple[str, str],
+    tasks: int,
+    claimers: int,
+    *,
+    block: int = 50,
+    server: PostgresServer | None = None,
+) -> tuple[ClaimRun, ClaimRun]:
+    """phoned's claim and the bare floor, interleaved: (phoned, floor).
+
+    Both queues (``urls[0]`` for ``PostgresStore.claim``, ``urls[1]`` for the bare
+    UPDATE) get ``tasks`` tasks. ``claimers`` processes, each with one connection per
+    kind, take turns: a block of ``block`` claims each of phoned's, then each of the
+    floor's, and so on, the kinds never running at once. A kind's rate is its claims
+    over the summed wall time of its blocks (first start to last end in each), so a slow
+    spell of a shared machine lands on both kinds alike instead of on one whole run."""
+    for url in urls:
+        _fill(url, tasks)
+    rounds = -(-tasks // (block * claimers))
+    ctx = mp.get_context("spawn")
+    out: mp.Queue = ctx.Queue()
+    barrier = ctx.Barrier(claimers + 1)
+    procs = [
+        ctx.Process(
+            target=_paired_claimer, args=(urls, f"bench-{i}/w0", rounds, block, barrier, out)
+        )
+        for i in range(claimers)
+    ]
+    for p in procs:
+        p.start()
+    server_cpu = [0.0, 0.0]
+    for r in range(2 * rounds):
+        before = server.cpu_seconds() if server is not None else None
+        barrier.wait(timeout=120)  # every claimer connected and at the start line
+        barrier.wait(timeout=600)  # every claimer done with this block
+        after = server.cpu_seconds() if server is not None else None
+        if before is not None and after is not None:
+            server_cpu[r % 2] += after - before
+    reports = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join()
+    runs = []
+    for kind in (0, 1):
+        samples = sorted(lat for report in reports for lat in report[0][kind])
+        assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
+        wall = sum(
+            max(report[1][kind][b][1] for report in reports)
+            - min(report[1][kind][b][0] for report in reports)
+            for b in range(rounds)
+        )
+        cpu_s = sum(report[2][kind] for report in reports)
+        runs.append(
+            ClaimRun(
+                per_second=tasks / wall,
+                p50_ms=statistics.median(samples) * 1e3,
+                p99_ms=samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1e3,
+                busy=sum(1 for report in reports if report[0][kind]),
+                claimer_cpu=cpu_s / (wall * (os.cpu_count() or 1)),
+                claimer_cpu_ms=cpu_s / tasks * 1e3,
+                server_cpu_ms=server_cpu[kind] / tasks * 1e3 if server is not None else None,
+            )
+        )
+    return runs[0], runs[1]
 
 
 def _schema_url(server: PostgresServer | None, url: str | None) -> str:
@@ -184,13 +323,21 @@ def _schema_url(server: PostgresServer | None, url: str | None) -> str:
     return f"{url}{sep}options=-c%20search_path%3D{schema}"
 
 
+def _line(name: str, claimers: int, r: ClaimRun) -> str:
+    on_server = "-" if r.server_cpu_ms is None else f"{r.server_cpu_ms:.3f}"
+    return (f"{name:>7} {claimers:>8} {r.per_second:>10.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} "
+            f"{r.busy:>5} {r.claimer_cpu:>5.0%} {r.claimer_cpu_ms:>9.3f} {on_server:>9}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--claimers", default="1,4,50")
     parser.add_argument("--url", help="an existing server instead of a throwaway one")
     parser.add_argument("--fast", action="store_true", help="throwaway server with fsync off")
-    parser.add_argument("--bare", action="store_true", help="also run the one-UPDATE floor")
+    parser.add_argument(
+        "--bare", action="store_true", help="also run the one-UPDATE floor, interleaved"
+    )
     parser.add_argument(
         "--batch", type=int, default=0, help="also run claim_batch for this many phones per claimer"
     )
@@ -200,16 +347,23 @@ def main() -> None:
         mode = "given server" if args.url else ("fsync off" if args.fast else "fsync on")
         print(f"PostgreSQL claims, {args.tasks} tasks per run, {mode}, {mp.cpu_count()} CPUs")
         print(f"{'claim':>7} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
-              f"{'busy':>5} {'cpu':>5}")  # fmt: skip
+              f"{'busy':>5} {'cpu':>5} {'client ms':>9} {'server ms':>9}")  # fmt: skip
         for claimers in (int(c) for c in args.claimers.split(",")):
-            kinds = [("phoned", False, 0)]
-            kinds += [("bare", True, 0)] if args.bare else []
-            kinds += [(f"batch{args.batch}", False, args.batch)] if args.batch else []
-            for name, bare, batch in kinds:
+            if args.bare:
+                urls = (_schema_url(server, args.url), _schema_url(server, args.url))
+                mine, floor = compare(urls, args.tasks, claimers, server=server)
+                print(_line("phoned", claimers, mine))
+                print(_line("bare", claimers, floor))
+                print(
+                    f"{'':>7} {claimers:>8} floor/phoned {floor.per_second / mine.per_second:.2f}x"
+                )
+            else:
                 url = _schema_url(server, args.url)
-                r = run(url, args.tasks, claimers, bare=bare, batch=batch)
-                print(f"{name:>7} {claimers:>8} {r.per_second:>10.0f} "
-                      f"{r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.busy:>5} {r.claimer_cpu:>5.0%}")  # fmt: skip
+                print(_line("phoned", claimers, run(url, args.tasks, claimers, server=server)))
+            if args.batch:
+                url = _schema_url(server, args.url)
+                r = run(url, args.tasks, claimers, batch=args.batch, server=server)
+                print(_line(f"batch{args.batch}", claimers, r), flush=True)
     finally:
         if server is not None:
             server.stop()

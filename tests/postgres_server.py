@@ -188,6 +188,34 @@ class PostgresServer:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'.encode())
         return self.url(database, schema)
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server's processes have used so far (Linux ``/proc``), or None.
+
+        The postmaster and its live children (backends, WAL writer, checkpointer,
+        autovacuum) by their scheduler run time (``schedstat``, nanoseconds; the tick-based
+        ``stat`` fields of a live process can lag by several ticks), plus every backend that
+        has exited, through the postmaster's reaped-children fields of ``stat``: the
+        difference of two readings is what the server spent in between."""
+        try:
+            postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        seconds = 0.0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                # fields after "(comm)": state ppid ... cutime cstime are the 14th and 15th
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(entry.name) != postmaster and int(fields[1]) != postmaster:
+                    continue
+                seconds += int((entry / "schedstat").read_text().split()[0]) / 1e9
+            except (OSError, IndexError, ValueError):
+                continue  # exited meanwhile
+            if int(entry.name) == postmaster:
+                seconds += (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+        return seconds
+
     def stop(self) -> None:
         """Stop the server (immediate mode) and remove its directory; idempotent."""
         if (self.data_dir / "postmaster.pid").exists():
