@@ -49,18 +49,21 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
     if reason is not None:
         text = f"not available: {reason}"
         return [row("PostgreSQL", value=text)], text
-    from scripts.bench_claims_pg import PostgresServer, _schema_url, run
+    from scripts.bench_claims_pg import PostgresServer, _schema_url, compare, run
 
     rows, data = [], []
     server = PostgresServer.start(durable=True)
     try:
         for claimers in cfg.pg_claimers:
-            # phoned's claim and the bare one-UPDATE floor, same server, same run (issue #16)
-            mine = run(_schema_url(server, None), cfg.pg_tasks, claimers)
-            floor = run(_schema_url(server, None), cfg.pg_tasks, claimers, bare=True)
+            # phoned's claim and the bare one-UPDATE floor, same server, same run (issue #16),
+            # taking turns in blocks so that a slow spell of the machine slows both
+            urls = (_schema_url(server, None), _schema_url(server, None))
+            mine, floor = compare(urls, cfg.pg_tasks, claimers, server=server)
             for label, r in (("PostgresStore.claim", mine), ("bare UPDATE (floor)", floor)):
                 note = (f"claim p50 {r.p50_ms:.2f} ms, p99 {r.p99_ms:.2f} ms; {r.busy} got work; "
-                        f"claimers' CPU {r.claimer_cpu:.0%} of the machine")  # fmt: skip
+                        f"claimers' CPU {r.claimer_cpu:.0%} of the machine, "
+                        f"{r.claimer_cpu_ms:.3f} ms per claim; "
+                        f"server CPU {r.server_cpu_ms or 0:.3f} ms per claim")  # fmt: skip
                 if r is mine:
                     ratio = floor.per_second / mine.per_second
                     note += f"; {ratio:.2f}x slower than the floor"
@@ -78,11 +81,12 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
                          "phoned": vars(mine), "floor": vars(floor),
                          "floor_over_phoned": round(floor.per_second / mine.per_second, 3)})  # fmt: skip
         # a daemon with pg_batch idle phones claims for all of them in one statement
-        batch = run(_schema_url(server, None), cfg.pg_tasks, 4, batch=cfg.pg_batch)
+        batch = run(_schema_url(server, None), cfg.pg_tasks, 4, batch=cfg.pg_batch, server=server)
         rows.append(row(f"PostgreSQL (fsync on), 4 daemons x {cfg.pg_batch} phones, "
                         "PostgresStore.claim_batch", value=f"{batch.per_second:.0f} /s",
                         note=f"one statement per daemon round; p50 {batch.p50_ms:.2f} ms per "
-                             f"round; claimers' CPU {batch.claimer_cpu:.0%}"))  # fmt: skip
+                             f"round; claimers' CPU {batch.claimer_cpu:.0%}, server CPU "
+                             f"{batch.server_cpu_ms or 0:.3f} ms per claim"))  # fmt: skip
         data.append({"batch": cfg.pg_batch, "daemons": 4, "tasks": cfg.pg_tasks,
                      "phoned": vars(batch)})  # fmt: skip
     finally:

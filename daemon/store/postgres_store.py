@@ -6,7 +6,8 @@ the same guarded ``write_task`` and outbox, the same named queries — run on a
 servers differ:
 
 * ``claim`` and ``claim_batch`` are one statement in one round trip (the
-  ``phoned_claim`` function of ``sql/postgres/0004_claims.sql``: pick with ``FOR UPDATE
+  ``phoned_claim`` function of ``sql/postgres/0004_claims.sql``, its picks planned once
+  per connection since ``0005_claim_plans.sql``: pick with ``FOR UPDATE
   SKIP LOCKED``, move, pin the workflow, announce, for each idle phone): concurrent
   claimers never wait on each other and never take the same task, and the schema's
   trigger still checks the move;
