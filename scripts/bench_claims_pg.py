@@ -15,9 +15,10 @@ phones in one statement (latency counted once per task leased).
 
 ``--bare`` also runs the floor on the same server in the same run, for the ratio issue #16
 asks for: one ``UPDATE tasks ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1)
-RETURNING id`` per claim in autocommit, no event, no workflow rule. The two take turns in
-blocks of 50 claims (``compare``), so a slow spell of a shared machine slows both. The CPU column is the
-claimer processes' own user+system time as a share of the machine's cores over the run,
+RETURNING id`` per claim in autocommit, no event, no workflow rule. The two take turns
+in blocks of 50 claims (``compare``), so a slow spell of a shared machine slows both.
+The CPU column is the claimer processes' own user+system time as a share of the
+machine's cores over the run,
 so a run bound by the claimers (not the server) shows it; ``client ms`` is that time per
 claim and ``server ms`` the throwaway server's CPU per claim (every server process,
 exited backends included).
@@ -71,21 +72,6 @@ RETURNING id
 """
 
 
-def _bare_claim_loop(url: str, owner: str) -> Callable[[], bool]:
-    import psycopg
-
-    conn = psycopg.connect(url, autocommit=True)
-
-    def claim() -> bool:
-        now = time.time()
-        got = conn.execute(BARE_CLAIM, (owner, now + 600, now, now)).fetchone() is not None
-        if not got:
-            conn.close()
-        return got
-
-    return claim
-
-
 def _phoned_claim_loop(url: str, owner: str) -> Callable[[], bool]:
     store = PostgresStore(url)
 
@@ -112,9 +98,7 @@ def _phoned_batch_loop(url: str, owner: str, phones: int) -> Callable[[], int]:
     return claim
 
 
-def _claimer(
-    url: str, owner: str, start_at: float, bare: bool, out: mp.Queue, batch: int = 0
-) -> None:
+def _claimer(url: str, owner: str, start_at: float, out: mp.Queue, batch: int = 0) -> None:
     """Claim until the queue is empty; report (latencies, first start, last end, CPU s).
 
     With ``batch`` each round trip is one ``claim_batch`` for that many phones (any-device
@@ -122,7 +106,7 @@ def _claimer(
     if batch:
         claim: Callable[[], int | bool] = _phoned_batch_loop(url, owner, batch)
     else:
-        claim = (_bare_claim_loop if bare else _phoned_claim_loop)(url, owner)
+        claim = _phoned_claim_loop(url, owner)
     while time.time() < start_at:
         time.sleep(0.001)
     latencies: list[float] = []
@@ -156,7 +140,6 @@ def run(
     tasks: int,
     claimers: int,
     *,
-    bare: bool = False,
     batch: int = 0,
     server: PostgresServer | None = None,
 ) -> ClaimRun:
@@ -170,7 +153,7 @@ def run(
     out: mp.Queue = ctx.Queue()
     start_at = time.time() + 3.0 + claimers * 0.05  # every process connected by then
     procs = [
-        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, bare, out, batch))
+        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, out, batch))
         for i in range(claimers)
     ]
     for p in procs:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sqlite3
 from typing import Any
 
@@ -74,7 +75,7 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
                                      f"p99 {floor.p99_ms:.2f} ms in this run")  # fmt: skip
                         note += ")"
                     else:
-                        note += " (bound by the claimers' CPU, no goal)"
+                        note += f" (no goal: {_cpu_bound(r)})"
                 rows.append(row(f"PostgreSQL (fsync on), {claimers} claimers, {label}",
                                 value=f"{r.per_second:.0f} /s", note=note))  # fmt: skip
             data.append({"claimers": claimers, "tasks": cfg.pg_tasks,
@@ -92,6 +93,17 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
     finally:
         server.stop()
     return rows, data
+
+
+def _cpu_bound(r: Any) -> str:
+    """Where a run's CPU went, in cores: the server's and the claimers' share of the machine."""
+    cores = os.cpu_count() or 1
+    claimers = r.claimer_cpu * cores
+    if r.server_cpu_ms is None:
+        return f"the claimers used {claimers:.2f} of {cores} cores"
+    server = r.server_cpu_ms / 1e3 * r.per_second
+    return (f"the server used {server:.2f} and the claimers {claimers:.2f} of the machine's "
+            f"{cores} cores")  # fmt: skip
 
 
 def _met(ok: bool) -> str:
