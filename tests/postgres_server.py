@@ -205,7 +205,8 @@ class PostgresServer:
             if not entry.name.isdigit():
                 continue
             try:
-                # fields after "(comm)": state ppid ... cutime cstime are the 14th and 15th
+                # split after "(comm)": [0] state (proc(5) field 3), [1] ppid (4), ...,
+                # [13] cutime (16), [14] cstime (17)
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 if int(entry.name) != postmaster and int(fields[1]) != postmaster:
                     continue
