@@ -134,6 +134,31 @@ class ClaimRun:
     claimer_cpu_ms: float  # claimers' CPU time per claim
     server_cpu_ms: float | None = None  # the server's CPU time per claim (local server only)
 
+    @classmethod
+    def of(
+        cls,
+        latencies: list[float],
+        tasks: int,
+        *,
+        wall_s: float,
+        busy: int,
+        claimer_cpu_s: float,
+        server_cpu_ms: float | None,
+    ) -> ClaimRun:
+        """The figures of ``tasks`` claims whose latencies (s) are ``latencies``, taken in
+        ``wall_s`` by claimers that spent ``claimer_cpu_s`` of CPU."""
+        samples = sorted(latencies)
+        assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
+        return cls(
+            per_second=tasks / wall_s,
+            p50_ms=statistics.median(samples) * 1e3,
+            p99_ms=samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1e3,
+            busy=busy,
+            claimer_cpu=claimer_cpu_s / (wall_s * (os.cpu_count() or 1)),
+            claimer_cpu_ms=claimer_cpu_s / tasks * 1e3,
+            server_cpu_ms=server_cpu_ms,
+        )
+
 
 def run(
     url: str,
@@ -169,19 +194,12 @@ def run(
         server_cpu1 = server.cpu_seconds()
         if server_cpu1 is not None:
             server_cpu_ms = (server_cpu1 - server_cpu0) / tasks * 1e3
-    samples = sorted(lat for lats, *_ in reports for lat in lats)
-    assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
-    wall = max(r[2] for r in reports) - min(r[1] for r in reports)
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-    busy = sum(1 for r in reports if r[0])
-    claimer_cpu_s = sum(r[3] for r in reports)
-    return ClaimRun(
-        per_second=tasks / wall,
-        p50_ms=statistics.median(samples) * 1e3,
-        p99_ms=p99 * 1e3,
-        busy=busy,
-        claimer_cpu=claimer_cpu_s / (wall * (os.cpu_count() or 1)),
-        claimer_cpu_ms=claimer_cpu_s / tasks * 1e3,
+    return ClaimRun.of(
+        [lat for lats, *_ in reports for lat in lats],
+        tasks,
+        wall_s=max(r[2] for r in reports) - min(r[1] for r in reports),
+        busy=sum(1 for r in reports if r[0]),
+        claimer_cpu_s=sum(r[3] for r in reports),
         server_cpu_ms=server_cpu_ms,
     )
 
@@ -268,28 +286,22 @@ def compare(
     reports = [out.get(timeout=60) for _ in procs]
     for p in procs:
         p.join()
-    runs = []
-    for kind in (0, 1):
-        samples = sorted(lat for report in reports for lat in report[0][kind])
-        assert len(samples) == tasks, f"{len(samples)} claims for {tasks} tasks"
-        wall = sum(
-            max(report[1][kind][b][1] for report in reports)
-            - min(report[1][kind][b][0] for report in reports)
-            for b in range(rounds)
+    mine, floor = (
+        ClaimRun.of(
+            [lat for report in reports for lat in report[0][kind]],
+            tasks,
+            wall_s=sum(
+                max(report[1][kind][b][1] for report in reports)
+                - min(report[1][kind][b][0] for report in reports)
+                for b in range(rounds)
+            ),
+            busy=sum(1 for report in reports if report[0][kind]),
+            claimer_cpu_s=sum(report[2][kind] for report in reports),
+            server_cpu_ms=server_cpu[kind] / tasks * 1e3 if server is not None else None,
         )
-        cpu_s = sum(report[2][kind] for report in reports)
-        runs.append(
-            ClaimRun(
-                per_second=tasks / wall,
-                p50_ms=statistics.median(samples) * 1e3,
-                p99_ms=samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1e3,
-                busy=sum(1 for report in reports if report[0][kind]),
-                claimer_cpu=cpu_s / (wall * (os.cpu_count() or 1)),
-                claimer_cpu_ms=cpu_s / tasks * 1e3,
-                server_cpu_ms=server_cpu[kind] / tasks * 1e3 if server is not None else None,
-            )
-        )
-    return runs[0], runs[1]
+        for kind in (0, 1)
+    )
+    return mine, floor
 
 
 def _schema_url(server: PostgresServer | None, url: str | None) -> str:
