@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import psycopg  # noqa: E402
-from postgres_server import PostgresServer  # noqa: E402
+from postgres_server import PostgresServer, run_time_seconds  # noqa: E402
 
 from daemon.lifecycle.contract import validate_task  # noqa: E402
 from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
@@ -40,16 +40,6 @@ from daemon.store.postgres_store import PostgresStore  # noqa: E402
 from scripts.bench_claims_pg import _schema_url  # noqa: E402
 
 EVIDENCE = {"method": "dnd.set", "commands": [{"argv": ["settings", "get"], "x": "y" * 60}] * 24}
-
-
-def backend_cpu(pid: int) -> float:
-    """CPU seconds of one server process (0 when it is not on this machine): its scheduler
-    run time (``schedstat``, nanoseconds); ``stat``'s utime+stime move in clock ticks
-    (10 ms), too coarse for a few hundred calls of well under a millisecond."""
-    try:
-        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 class Meter:
@@ -61,10 +51,10 @@ class Meter:
         self.cpu: dict[str, float] = {}
 
     def time(self, verb: str, call: Callable[..., object], *args: object) -> object:
-        cpu0, t0 = backend_cpu(self.pid), time.perf_counter()
+        cpu0, t0 = run_time_seconds(self.pid), time.perf_counter()
         result = call(*args)
         self.samples.setdefault(verb, []).append((time.perf_counter() - t0) * 1000)
-        self.cpu[verb] = self.cpu.get(verb, 0.0) + backend_cpu(self.pid) - cpu0
+        self.cpu[verb] = self.cpu.get(verb, 0.0) + run_time_seconds(self.pid) - cpu0
         return result
 
 

@@ -78,6 +78,17 @@ def _as_server_user(argv: list[str]) -> list[str]:
     return argv
 
 
+def run_time_seconds(pid: int) -> float:
+    """CPU time process ``pid`` has run so far, from its scheduler run time
+    (``/proc/PID/schedstat``, nanoseconds); 0 when it is gone or not on this machine.
+    ``stat``'s utime+stime move in clock ticks (10 ms) and can lag by several, too coarse
+    for calls well under a millisecond."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 @dataclass
 class PostgresServer:
     """A running throwaway cluster; ``url`` names its ``postgres`` database."""
@@ -192,9 +203,8 @@ class PostgresServer:
         """CPU time the server's processes have used so far (Linux ``/proc``), or None.
 
         The postmaster and its live children (backends, WAL writer, checkpointer,
-        autovacuum) by their scheduler run time (``schedstat``, nanoseconds; the tick-based
-        ``stat`` fields of a live process can lag by several ticks), plus every backend that
-        has exited, through the postmaster's reaped-children fields of ``stat``: the
+        autovacuum) by their run time (``run_time_seconds``), plus every backend that has
+        exited, through the postmaster's reaped-children fields of ``stat``: the
         difference of two readings is what the server spent in between."""
         try:
             postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
@@ -208,13 +218,14 @@ class PostgresServer:
                 # split after "(comm)": [0] state (proc(5) field 3), [1] ppid (4), ...,
                 # [13] cutime (16), [14] cstime (17)
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(entry.name) != postmaster and int(fields[1]) != postmaster:
-                    continue
-                seconds += int((entry / "schedstat").read_text().split()[0]) / 1e9
-            except (OSError, IndexError, ValueError):
+            except (OSError, IndexError):
                 continue  # exited meanwhile
-            if int(entry.name) == postmaster:
+            pid = int(entry.name)
+            if pid == postmaster:
                 seconds += (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+            elif int(fields[1]) != postmaster:
+                continue
+            seconds += run_time_seconds(pid)
         return seconds
 
     def stop(self) -> None:
