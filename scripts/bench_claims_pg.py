@@ -21,7 +21,7 @@ The CPU column is the claimer processes' own user+system time as a share of the
 machine's cores over the run,
 so a run bound by the claimers (not the server) shows it; ``client ms`` is that time per
 claim and ``server ms`` the throwaway server's CPU per claim (every server process,
-exited backends included).
+read while the claimers' backends still live).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,41 +71,24 @@ RETURNING id
 """
 
 
-def _phoned_claim_loop(url: str, owner: str) -> Callable[[], bool]:
-    store = PostgresStore(url)
-
-    def claim() -> bool:
-        got = store.claim(owner, None, time.time(), lease_s=600) is not None
-        if not got:
-            store.close()
-        return got
-
-    return claim
-
-
-def _phoned_batch_loop(url: str, owner: str, phones: int) -> Callable[[], int]:
-    store = PostgresStore(url)
-    daemon = owner.split("/", 1)[0]
-    claims = [(f"{daemon}/p{i}", f"p{i}") for i in range(phones)]
-
-    def claim() -> int:
-        got = len(store.claim_batch(claims, time.time(), lease_s=600))
-        if not got:
-            store.close()
-        return got
-
-    return claim
-
-
-def _claimer(url: str, owner: str, start_at: float, out: mp.Queue, batch: int = 0) -> None:
-    """Claim until the queue is empty; report (latencies, first start, last end, CPU s).
+def _claimer(
+    url: str, owner: str, start_at: float, out: mp.Queue, released: Any, batch: int = 0
+) -> None:
+    """Claim until the queue is empty; report (latencies, first start, last end, CPU s),
+    then keep the connection until ``released`` (the parent reads the server's CPU while
+    this claimer's backend still lives).
 
     With ``batch`` each round trip is one ``claim_batch`` for that many phones (any-device
     tasks), and its latency counts once per task it leased."""
-    if batch:
-        claim: Callable[[], int | bool] = _phoned_batch_loop(url, owner, batch)
-    else:
-        claim = _phoned_claim_loop(url, owner)
+    store = PostgresStore(url)
+    daemon = owner.split("/", 1)[0]
+    phones = [(f"{daemon}/p{i}", f"p{i}") for i in range(batch)]
+
+    def claim() -> int:
+        if batch:
+            return len(store.claim_batch(phones, time.time(), lease_s=600))
+        return int(store.claim(owner, None, time.time(), lease_s=600) is not None)
+
     while time.time() < start_at:
         time.sleep(0.001)
     latencies: list[float] = []
@@ -114,12 +96,14 @@ def _claimer(url: str, owner: str, start_at: float, out: mp.Queue, batch: int = 
     first = time.perf_counter()
     while True:
         t0 = time.perf_counter()
-        got = int(claim())
+        got = claim()
         if not got:
             break
         latencies += [time.perf_counter() - t0] * got
     end = time.perf_counter()
     out.put((latencies, first, end, time.process_time() - cpu0))
+    released.wait(600)
+    store.close()
 
 
 @dataclass(frozen=True)
@@ -172,13 +156,14 @@ def run(
     (with ``batch``: each a daemon claiming for that many idle phones per round trip).
 
     With the local ``server`` the run also reports the server's CPU per claim: every server
-    process's CPU from the claimers' common start until they have all ended and closed."""
+    process's CPU from the claimers' common start until they have all ended."""
     _fill(url, tasks)
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
+    released = ctx.Event()
     start_at = time.time() + 3.0 + claimers * 0.05  # every process connected by then
     procs = [
-        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, out, batch))
+        ctx.Process(target=_claimer, args=(url, f"bench-{i}/w0", start_at, out, released, batch))
         for i in range(claimers)
     ]
     for p in procs:
@@ -186,14 +171,13 @@ def run(
     time.sleep(max(0.0, start_at - time.time()))
     server_cpu0 = server.cpu_seconds() if server is not None else None
     reports = [out.get(timeout=600) for _ in procs]
+    server_cpu1 = server.cpu_seconds() if server is not None else None
+    released.set()
     for p in procs:
         p.join()
     server_cpu_ms = None
-    if server is not None and server_cpu0 is not None:
-        time.sleep(0.2)  # the postmaster reaps the claimers' backends (their CPU with them)
-        server_cpu1 = server.cpu_seconds()
-        if server_cpu1 is not None:
-            server_cpu_ms = (server_cpu1 - server_cpu0) / tasks * 1e3
+    if server_cpu0 is not None and server_cpu1 is not None:
+        server_cpu_ms = (server_cpu1 - server_cpu0) / tasks * 1e3
     return ClaimRun.of(
         [lat for lats, *_ in reports for lat in lats],
         tasks,
@@ -209,7 +193,9 @@ def _paired_claimer(
 ) -> None:
     """Alternate blocks of ``block`` phoned claims (on ``urls[0]``) and bare claims (on
     ``urls[1]``), ``rounds`` of each, every block between two barriers that all claimers
-    and the parent share; report per kind (latencies, block spans, CPU s)."""
+    and the parent share; report per kind (latencies, block spans, CPU s). One more barrier
+    before the first block and one after the last bracket the parent's readings of the
+    server's CPU: connecting is no block's cost, and every backend still lives when read."""
     import psycopg
 
     store = PostgresStore(urls[0])
@@ -227,6 +213,7 @@ def _paired_claimer(
     spans: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
     cpu = [0.0, 0.0]
     empty = [False, False]
+    barrier.wait()  # connected: the parent takes its first reading of the server's CPU
     for r in range(2 * rounds):
         kind = r % 2
         barrier.wait()
@@ -240,6 +227,7 @@ def _paired_claimer(
         spans[kind].append((start, time.perf_counter()))
         cpu[kind] += time.process_time() - cpu0
         barrier.wait()
+    barrier.wait()  # the parent has read the server's CPU while these backends lived
     store.close()
     conn.close()
     out.put((latencies, spans, cpu))
@@ -276,13 +264,15 @@ def compare(
     for p in procs:
         p.start()
     server_cpu = [0.0, 0.0]
+    barrier.wait(timeout=120)  # every claimer connected (their set-up is no claim's cost)
     for r in range(2 * rounds):
         before = server.cpu_seconds() if server is not None else None
-        barrier.wait(timeout=120)  # every claimer connected and at the start line
+        barrier.wait(timeout=120)  # every claimer at the start line
         barrier.wait(timeout=600)  # every claimer done with this block
         after = server.cpu_seconds() if server is not None else None
         if before is not None and after is not None:
             server_cpu[r % 2] += after - before
+    barrier.wait(timeout=60)  # the claimers may disconnect now
     reports = [out.get(timeout=60) for _ in procs]
     for p in procs:
         p.join()

@@ -98,6 +98,8 @@ class PostgresServer:
     port: int
     durable: bool = False
     databases: list[str] = field(default_factory=list)
+    # every server process cpu_seconds has seen, with the last run time it read of it
+    _run_times: dict[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def data_dir(self) -> Path:
@@ -202,31 +204,28 @@ class PostgresServer:
     def cpu_seconds(self) -> float | None:
         """CPU time the server's processes have used so far (Linux ``/proc``), or None.
 
-        The postmaster and its live children (backends, WAL writer, checkpointer,
-        autovacuum) by their run time (``run_time_seconds``), plus every backend that has
-        exited, through the postmaster's reaped-children fields of ``stat``: the
-        difference of two readings is what the server spent in between."""
+        The postmaster and its children (backends, WAL writer, checkpointer, autovacuum)
+        by their run time (``run_time_seconds``); a process that has exited since an
+        earlier reading keeps the run time read then. So two readings never go backwards,
+        and their difference is what the server spent in between, less what processes
+        spent after the first reading and exited before the second (read while the
+        processes that did the work are still alive)."""
         try:
             postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return None
-        seconds = 0.0
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
-            try:
-                # split after "(comm)": [0] state (proc(5) field 3), [1] ppid (4), ...,
-                # [13] cutime (16), [14] cstime (17)
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
+            try:  # split after "(comm)": [0] state (proc(5) field 3), [1] ppid (field 4)
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue  # exited meanwhile
             pid = int(entry.name)
-            if pid == postmaster:
-                seconds += (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-            elif int(fields[1]) != postmaster:
-                continue
-            seconds += run_time_seconds(pid)
-        return seconds
+            if postmaster in (pid, ppid):
+                ran = run_time_seconds(pid)
+                self._run_times[pid] = max(ran, self._run_times.get(pid, 0.0))
+        return sum(self._run_times.values())
 
     def stop(self) -> None:
         """Stop the server (immediate mode) and remove its directory; idempotent."""
