@@ -17,6 +17,12 @@
 --     walks tasks_queued in order and stops at the first match instead of sorting the
 --     device's queued rows).
 --
+-- Any device and one device stay two statements: written as one, with
+-- (dev IS NULL OR coalesce(t.device, dev) = dev), its generic plan is the same walk but
+-- the custom plan for dev NULL is estimated far cheaper, so the plan cache keeps planning
+-- custom plans and the any-device claim pays the planning again (0.79 vs 0.58 ms per
+-- claim, fsync off, same server).
+--
 -- Claimable, the move, the workflow pin and the event are unchanged from 0004.
 
 CREATE OR REPLACE FUNCTION phoned_claim(in_owners text[], in_devices text[], in_task text,
