@@ -48,6 +48,10 @@ class DeviceIdentity:
     sdk: int
     release: str
     fingerprint: str
+    # the language the phone speaks (BCP 47, e.g. ``ru-RU``): ``persist.sys.locale`` (what
+    # Settings wrote), else ``ro.product.locale`` (the factory default), the order AOSP's
+    # AndroidRuntime.cpp ``readLocale`` reads them in; "" when neither is set
+    locale: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +61,7 @@ class DeviceIdentity:
             "sdk": self.sdk,
             "release": self.release,
             "fingerprint": self.fingerprint,
+            "locale": self.locale,
         }
 
 
@@ -150,6 +155,7 @@ class Device:
                 sdk=int(props.get("ro.build.version.sdk", "0") or 0),
                 release=props.get("ro.build.version.release", ""),
                 fingerprint=props.get("ro.build.fingerprint", ""),
+                locale=parsers.phone_locale(props),
             )
         return self._identity
 

@@ -3,95 +3,174 @@
 A message sent as a chat (RCS) message never reaches ``content://sms``: with chat features on,
 Google Messages sends through its own service and stores the message in its own database
 (KieronQuinn/Smartspacer#264, tmo1/sms-ie#291). The conversation still shows it, with its
-status under the bubble. This module reads that status from a window hierarchy.
+status under the bubble. This module reads that status from a window hierarchy, in the
+phone's language, for each messaging app whose layout is known (``LAYOUTS``).
 
-The layout is AOSP Messaging's (packages/apps/Messaging, the app Google Messages grew from):
-``res/layout/conversation_message_view.xml`` puts each message's ``message_text`` TextView and
-then, in ``message_metadata``, its ``message_status`` TextView, so in document order a status
-node belongs to the ``message_text`` before it. The status words are its
-``res/values/strings.xml``: ``message_status_sending`` "Sending…",
-``message_status_send_failed`` "Not sent. Tap to try again.", ``message_status_send_retrying``
-"Not sent. Trying again…", ``delivered_status_content_description`` "Delivered"; a sent
-message otherwise shows its time (``posted_now`` "Now", ``posted_just_now`` "Just now",
-``num_minutes_ago`` "N min(s)", or a clock time). Any other text (another language, another
-app's words) is ``unknown``: it never counts as sent.
+Evidence that does not depend on words comes first: an indicator view by resource id (AOSP
+Messaging's ``smsDeliveredBadge``, shown only for ``BUGLE_STATUS_OUTGOING_DELIVERED``). Then
+the status line: the app's own words in every locale it ships (``device.messaging_words``,
+generated from its translations) and a message stamp read with CLDR data for the phone's
+locale (``device.message_time``). Every part of the line must be accounted for: a word this
+reader does not know makes the line ``unknown``, which never counts as sent.
+
+AOSP Messaging's layout (packages/apps/Messaging ``res/layout/conversation_message_view.xml``)
+puts each message's ``message_text`` and then, in ``message_metadata``, its
+``message_status``, ``sim_name`` and ``smsDeliveredBadge``, so in document order the nodes
+after a ``message_text`` belong to it. ``ConversationMessageView.updateViewContent`` fills the
+status: ``message_status_sending`` / ``_send_retrying`` while sending, the failure strings
+(``MmsUtils.mapRawStatusToErrorResourceId``) when it failed, otherwise the time
+(``Dates.getMessageTimeString``).
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from device import message_time, messaging_words
 from device.ui_hierarchy import Node
-
-MESSAGE_TEXT_ID = "message_text"
-MESSAGE_STATUS_ID = "message_status"
 
 
 class SendState(str, enum.Enum):
-    """What a bubble's status line says of its message."""
+    """What a bubble's status says of its message."""
 
     SENT = "sent"  # delivered, read, or stamped with its time: it left the phone
     SENDING = "sending"  # still on its way ("Sending…", "Not sent. Trying again…")
     FAILED = "failed"  # the app gave up ("Not sent. Tap to try again.")
-    UNKNOWN = "unknown"  # no status line, or words this reader does not know
+    UNKNOWN = "unknown"  # no status, or words this reader does not know
 
 
-_FAILED = re.compile(r"^Not sent\. Tap to try again\.?$", re.IGNORECASE)
-_SENDING = re.compile(r"^(Sending|Not sent\. Trying again)(…|\.\.\.)?$", re.IGNORECASE)
-_SENT = re.compile(
-    r"^(Delivered|Read|Sent|Now|Just now|\d+ mins?|\d+ hours?"
-    r"|\d{1,2}:\d{2}(\s?[AaPp]\.?[Mm]\.?)?)(\s*[•·]\s*.*)?$"
+@dataclass(frozen=True)
+class Layout:
+    """Where one messaging app draws a message: resource ids (without the package)."""
+
+    name: str
+    text_ids: tuple[str, ...]  # the message's text
+    status_ids: tuple[str, ...]  # the status / time line under it
+    delivered_ids: tuple[str, ...]  # a view shown only when the message was delivered
+    failed_ids: tuple[str, ...]  # a view shown only when sending failed
+    source: str
+    words: str = "aosp"  # whose translations its status words are (messaging_words)
+
+
+AOSP_LAYOUT = Layout(
+    "AOSP Messaging / Google Messages",
+    text_ids=("message_text",),
+    status_ids=("message_status",),
+    delivered_ids=("smsDeliveredBadge",),
+    failed_ids=(),
+    source="packages/apps/Messaging res/layout/conversation_message_view.xml",
 )
+# Samsung Messages 16.2.10.27 (apktool decompile, Android-Artisan/Samsung-Messages-Mod
+# e8eec18f): res/layout/bubble_text_view.xml draws the text in ``content_text_view``;
+# bubble_info_side_view.xml / bubble_info_bottom_view.xml the status
+# (``base_list_item_info_status_text``), the "Pending" label
+# (``base_list_item_info_progress_text``) and the time (``base_list_item_info_date``).
+SAMSUNG_LAYOUT = Layout(
+    "Samsung Messages",
+    text_ids=("content_text_view",),
+    status_ids=(
+        "base_list_item_info_status_text",
+        "base_list_item_info_progress_text",
+        "base_list_item_info_date",
+    ),
+    delivered_ids=(),
+    failed_ids=(),
+    source="Samsung Messages 16.2 res/layout/bubble_text_view.xml, bubble_info_*_view.xml",
+    words="samsung",
+)
+SAMSUNG_MESSAGES = "com.samsung.android.messaging"
+LAYOUTS = {SAMSUNG_MESSAGES: SAMSUNG_LAYOUT}
+
+
+def layout_of(app: str) -> Layout:
+    """The layout of ``app``; AOSP Messaging's for Google Messages and any app not known."""
+    return LAYOUTS.get(app, AOSP_LAYOUT)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A bubble's state and what showed it (an id, a word and its resource, a stamp)."""
+
+    state: SendState
+    proof: str | None
 
 
 @dataclass(frozen=True)
 class Bubble:
-    """One message bubble: its text and the status line under it (None when none shows)."""
+    """One message bubble: its text, the status line under it (None when none shows) and
+    the indicator views (resource ids without the package) drawn with it."""
 
     text: str
-    status: str | None
+    status: str | None  # the status views' texts, joined by " • " when a layout has several
+    indicators: frozenset[str] = frozenset()
 
-    @property
-    def state(self) -> SendState:
-        return send_state(self.status)
-
-
-def send_state(status: str | None) -> SendState:
-    """Classify a status line by AOSP Messaging's words (see the module docstring)."""
-    if status is None:
-        return SendState.UNKNOWN
-    text = status.strip()
-    if _FAILED.match(text):
-        return SendState.FAILED
-    if _SENDING.match(text):
-        return SendState.SENDING
-    if _SENT.match(text):
-        return SendState.SENT
-    return SendState.UNKNOWN
+    def reading(self, locale: str | None, layout: Layout = AOSP_LAYOUT) -> Reading:
+        return read_status(self, locale, layout)
 
 
-def _is(node: Node, suffix: str) -> bool:
-    return node.resource_id.endswith(f":id/{suffix}")
+def _part_meaning(part: str, locale: str | None, app_words: str) -> tuple[str, str] | None:
+    word = messaging_words.meaning(part, locale, app=app_words)
+    if word is not None:
+        return word.meaning, f"word {part!r}: {word.source()}"
+    for tag in dict.fromkeys([locale or "en", "en"]):
+        stamp = message_time.timestamp(part, tag)
+        if stamp is not None:
+            return "sent", f"time {part!r}: CLDR {stamp}"
+    return None
+
+
+def read_status(bubble: Bubble, locale: str | None, layout: Layout = AOSP_LAYOUT) -> Reading:
+    """A bubble's state (see the module docstring), with its proof."""
+    failed = sorted(bubble.indicators & set(layout.failed_ids))
+    if failed:
+        return Reading(SendState.FAILED, f"resource-id {failed[0]}")
+    delivered = sorted(bubble.indicators & set(layout.delivered_ids))
+    parts = [p.strip() for p in re.split(r"[•·]", bubble.status or "") if p.strip()]
+    meanings = [_part_meaning(p, locale, layout.words) for p in parts]
+    known = [m for m in meanings if m is not None]
+    for state in ("failed", "sending", "undelivered"):
+        for meaning, proof in known:
+            if meaning == state:  # "undelivered": neither sent nor failed, so unknown
+                return Reading(
+                    SendState.UNKNOWN if state == "undelivered" else SendState(state), proof
+                )
+    if delivered:
+        return Reading(SendState.SENT, f"resource-id {delivered[0]}")
+    if parts and len(known) == len(parts) and all(m == "sent" for m, _ in known):
+        return Reading(SendState.SENT, "; ".join(p for _, p in known))
+    return Reading(SendState.UNKNOWN, None)
+
+
+def send_state(status: str | None, locale: str | None = None) -> SendState:
+    """The state a status line alone says (no indicator views)."""
+    return read_status(Bubble("", status), locale).state
+
+
+def _id_of(node: Node, app: str) -> str | None:
+    prefix = f"{app}:id/"
+    return node.resource_id[len(prefix) :] if node.resource_id.startswith(prefix) else None
 
 
 def bubbles(nodes: list[Node], app: str) -> list[Bubble]:
     """Every message bubble of ``app`` in document order (oldest first, as drawn)."""
+    layout = layout_of(app)
+    indicators = {*layout.delivered_ids, *layout.failed_ids}
     found: list[Bubble] = []
-    text: str | None = None
     for node in nodes:
-        if node.package != app:
+        rid = _id_of(node, app) if node.package == app else None
+        if rid is None:
             continue
-        if _is(node, MESSAGE_TEXT_ID):
-            if text is not None:
-                found.append(Bubble(text, None))
-            text = node.text
-        elif _is(node, MESSAGE_STATUS_ID) and text is not None:
-            found.append(Bubble(text, node.text))
-            text = None
-    if text is not None:
-        found.append(Bubble(text, None))
+        if rid in layout.text_ids:
+            found.append(Bubble(node.text, None))
+        elif found and rid in layout.status_ids and node.text:
+            status = found[-1].status
+            found[-1] = replace(
+                found[-1], status=f"{status} • {node.text}" if status else node.text
+            )
+        elif found and rid in indicators:
+            found[-1] = replace(found[-1], indicators=found[-1].indicators | {rid})
     return found
 
 

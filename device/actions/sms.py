@@ -45,6 +45,13 @@ class Sms(Params):
     body: str = Field(
         min_length=1, max_length=MAX_BODY, description="message text", examples=["See you at 8"]
     )
+    sim: int | None = Field(
+        default=None,
+        ge=1,
+        le=2,
+        description="SIM slot to send from (1 or 2) where the SMS app draws a send button per "
+        "SIM; omitted: the app's own choice (the default SMS subscription)",
+    )
 
     @field_validator("body")
     @classmethod

@@ -23,11 +23,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from device import conversation, parsers, ui_hierarchy
+from device import conversation, messaging_words, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.method import Method, fixed
@@ -42,7 +43,9 @@ from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpF
 # ``content query``: cmds/content/src/com/android/commands/content/Content.java (AOSP
 # platform_frameworks_base); its rows are parsed by ``parsers.parse_content_rows``.
 
-SMS_SENT_PROJECTION = ("_id", "address", "date", "body")  # body last: it may hold ", x="
+# body last: it may hold ", x="; sub_id (Telephony.TextBasedSmsColumns.SUBSCRIPTION_ID) names
+# the SIM's subscription that sent it
+SMS_SENT_PROJECTION = ("_id", "address", "date", "sub_id", "body")
 
 
 def sms_sent_query() -> Argv:
@@ -53,18 +56,38 @@ def sms_sent_query() -> Argv:
     )  # fmt: skip
 
 
+# Samsung Messages keeps chat (RCS) messages out of ``content://sms``, in ``content://im/chat``
+# served by com.android.providers.telephony (Samsung Messages 16.2
+# ``RemoteMessageContentContract`` and its ``$Chat`` columns; Samsung's IMS service
+# ``TelephonyDbHelper.MSGAPP_CHATCONTENT_URI``). ``type`` counts as in the sms table, plus
+# FAILED 5, QUEUE 6 and UNDELIVERED 9 (``$RcsBoxType``); ``body`` may be JSON with a ``text``
+# key (hsh7097/MoneyTalk SmsReaderV2.kt). Public scripts read it with ``content query``.
+IM_CHAT_PROJECTION = ("_id", "address", "date", "type", "sub_id", "body")
+IM_CHAT_SENT, IM_CHAT_FAILED, IM_CHAT_UNDELIVERED = "2", "5", "9"
+CHAT_STORES = {conversation.SAMSUNG_MESSAGES: "content://im/chat"}
+
+
+def chat_store_query(uri: str) -> Argv:
+    """Rows of an app's chat store: ``Row: N _id=.., address=.., ..., body=..``."""
+    return ("content", "query", "--uri", uri, "--projection", ":".join(IM_CHAT_PROJECTION))
+
+
 # ---- actions -----------------------------------------------------------------------------
 
-# Send buttons by id: Google Messages' views (``send_message_button_icon``), AOSP Messaging,
-# Samsung Messages (``send_button1``); Google Messages' Compose UI exposes a test tag as the
-# whole resource id (``Compose:Draft:Send``). Ids as public automation scripts address them
-# (docs/android-variants.md V66, V67).
-SEND_IDS = ("send_message_button_icon", "send_message_button", "send_button1")
+# Send buttons by id: Google Messages' views (``send_message_button_icon``), AOSP Messaging
+# (``send_message_button``, res/layout/compose_message_view.xml), Samsung Messages 16.2
+# (``send_button``, res/layout/send_buttons_layout.xml); Google Messages' Compose UI exposes a
+# test tag as the whole resource id (``Compose:Draft:Send``). Older Samsung Messages builds
+# draw one button per SIM, ``send_button1`` / ``send_button2`` (public automation scripts;
+# docs/android-variants.md V66, V67, V113).
+SEND_IDS = ("send_message_button_icon", "send_message_button", "send_button")
 SEND_TAGS = ("Compose:Draft:Send",)
+PER_SIM_SEND = re.compile(r":id/send_button([12])$")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
 # later attempt (after a crash) can reconcile against the same baseline.
 BASELINE_KEY = "sent-box baseline _id="
 BUBBLES_KEY = "conversation bubbles="
+CHAT_KEY = "chat-store baseline _id="
 
 
 @dataclass(frozen=True)
@@ -74,9 +97,11 @@ class Baseline:
 
     sent_id: int
     bubbles: int
+    chat_id: int | None = None  # the app's chat store's highest ``_id``; None: no store read
 
     def journal_words(self) -> str:
-        return f"{BASELINE_KEY}{self.sent_id} {BUBBLES_KEY}{self.bubbles}"
+        words = f"{BASELINE_KEY}{self.sent_id} {BUBBLES_KEY}{self.bubbles}"
+        return words if self.chat_id is None else f"{words} {CHAT_KEY}{self.chat_id}"
 
 
 def journal_baseline(journal: Any, key: str = BASELINE_KEY) -> int | None:
@@ -87,7 +112,11 @@ def journal_baseline(journal: Any, key: str = BASELINE_KEY) -> int | None:
     return int(match[1]) if match else None
 
 
-# "Send RCS message" / "Send text message": AOSP Messaging strings sendButtonContentDescription*.
+# Google Messages' descriptions (English; the app's translations are not public):
+# "Send SMS" / "Send message" as public scripts address the button (V66), "Send RCS message" /
+# "Send text message" AOSP Messaging's sendButtonContentDescription variants. Every other
+# language: the apps' own ``sendButtonContentDescription`` / ``send_description``
+# (``messaging_words``).
 SEND_DESCRIPTIONS = (
     "Send SMS", "Send message", "Send", "Send RCS message", "Send text message",
 )  # fmt: skip
@@ -122,6 +151,52 @@ def sent_rows(ctx: ActionContext, phase: str) -> list[dict[str, str]] | None:
     return read(ctx, "sms_sent", sms_sent_query(), parse, phase, with_stderr=True)
 
 
+def chat_rows(ctx: ActionContext, app: str, phase: str) -> list[dict[str, str]] | None:
+    """The chat store's rows of ``app`` (None: the app has none, or it could not be read)."""
+    uri = CHAT_STORES.get(app)
+    if uri is None:
+        return None
+    cols = IM_CHAT_PROJECTION
+
+    def parse(text: str) -> list[dict[str, str]] | None:
+        if parsers.content_query_error(text) is not None:
+            ctx.recorder.note(f"chat store query failed: {text[:500]}")
+            return None
+        return parsers.parse_content_rows(text, cols)
+
+    return read(ctx, "chat_store", chat_store_query(uri), parse, phase, with_stderr=True)
+
+
+def chat_text(body: str) -> str:
+    """A chat store's ``body``: plain text, or JSON whose ``text`` (or ``body``) holds it."""
+    if body.startswith("{"):
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return body
+        if isinstance(value, dict):
+            for key in ("text", "body", "message"):
+                if isinstance(value.get(key), str):
+                    return str(value[key])
+    return body
+
+
+def find_chat(
+    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int
+) -> dict[str, str] | None:
+    """The newest chat-store row newer than ``after_id`` with this address and body."""
+    found = None
+    for row in rows or []:
+        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
+        if (
+            newer
+            and parsers.same_phone_number(row.get("address", ""), to)
+            and chat_text(row.get("body", "")) == body
+        ):
+            found = row
+    return found
+
+
 def max_id(rows: list[dict[str, str]]) -> int:
     return max((int(r["_id"]) for r in rows if r.get("_id", "").isdigit()), default=0)
 
@@ -141,8 +216,33 @@ def find_sent(
     return None
 
 
-def send_button(nodes: list[ui_hierarchy.Node]) -> ui_hierarchy.Node | None:
-    """The composer's send button, by id or Compose tag, else by its content description."""
+def per_sim_buttons(nodes: list[ui_hierarchy.Node]) -> dict[int, ui_hierarchy.Node]:
+    """The composer's send button of each SIM slot, where the app draws one per SIM."""
+    found: dict[int, ui_hierarchy.Node] = {}
+    for node in nodes:
+        match = PER_SIM_SEND.search(node.resource_id)
+        if match is not None:
+            found.setdefault(int(match[1]), node)
+    return found
+
+
+def _described_send(node: ui_hierarchy.Node, locale: str | None) -> bool:
+    desc = node.content_desc
+    if not desc:
+        return False
+    if desc in SEND_DESCRIPTIONS:
+        return True
+    return any(
+        messaging_words.meaning(desc, locale, kind="send_button", app=app) is not None
+        for app in messaging_words.tables()
+    )
+
+
+def send_button(
+    nodes: list[ui_hierarchy.Node], locale: str | None = None
+) -> ui_hierarchy.Node | None:
+    """The composer's one send button: by id or Compose tag, else by its content description
+    in any language the messaging apps ship (the phone's first)."""
     for rid in SEND_IDS:
         node = ui_hierarchy.by_resource_id(nodes, rid)
         if node is not None:
@@ -150,7 +250,42 @@ def send_button(nodes: list[ui_hierarchy.Node]) -> ui_hierarchy.Node | None:
     tagged = next((n for n in nodes if n.resource_id in SEND_TAGS), None)
     if tagged is not None:
         return tagged
-    return next((n for n in nodes if n.content_desc in SEND_DESCRIPTIONS), None)
+    return next((n for n in nodes if _described_send(n, locale)), None)
+
+
+NO_SEND_BUTTON = "no send button in the composer"
+
+
+def choose_send(
+    nodes: list[ui_hierarchy.Node], locale: str | None, sim: int | None
+) -> tuple[ui_hierarchy.Node | None, str]:
+    """The button to tap for ``sim`` (None: the app's own choice), or None and why not.
+
+    An app with a button per SIM (older Samsung Messages) gets the one of ``sim``; with one
+    SIM's button only, that one. With two and no ``sim``, nothing is tapped: the task must
+    say which SIM sends. An app with a single send button sends through the SIM the app
+    has selected (the default SMS subscription, ``multi_sim_sms``); phoned cannot tell
+    which one before the tap, so a task naming a ``sim`` is refused there."""
+    per_sim = per_sim_buttons(nodes)
+    if per_sim:
+        if sim is None and len(per_sim) == 1:
+            return next(iter(per_sim.values())), ""
+        if sim is None:
+            slots = ", ".join(map(str, sorted(per_sim)))
+            return None, f"the composer has a send button per SIM ({slots}): set params.sim"
+        if sim not in per_sim:
+            slots = ", ".join(map(str, sorted(per_sim)))
+            return None, f"the composer has no send button for SIM {sim} (only {slots})"
+        return per_sim[sim], ""
+    button = send_button(nodes, locale)
+    if button is None:
+        return None, NO_SEND_BUTTON
+    if sim is not None:
+        return None, (
+            f"this app's send button does not choose a SIM (it sends through the SIM selected "
+            f"in the app): cannot send from SIM {sim} for certain; omit params.sim"
+        )
+    return button, ""
 
 
 def _want(to: str, body: str) -> dict[str, Any]:
@@ -173,11 +308,10 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
             else "sending needs approval", preview=shown, preview_digest=shown_digest,
             approval_void=void,
         )  # fmt: skip
-    button = send_button(ready.screen.nodes)
-    if button is None:
-        return outcome(
-            ctx, Status.NOT_MET, target(_want(to, body), None), "no send button in the composer"
-        )
+    button, why = choose_send(ready.screen.nodes, ctx.device.identity.locale, params.sim)
+    if button is None:  # nothing tapped: no button is not met; a SIM it cannot choose is
+        status = Status.NOT_MET if why == NO_SEND_BUTTON else Status.UNSUPPORTED
+        return outcome(ctx, status, target(_want(to, body), None), why)
     before = sent_rows(ctx, "before")
     if before is None:
         return outcome(
@@ -185,8 +319,11 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
             "the sent box cannot be read (content query failed), so a send could not be "
             "verified: nothing was sent",
         )  # fmt: skip
+    chats = chat_rows(ctx, ready.app, "before")
     baseline = Baseline(
-        max_id(before), len(conversation.with_text(ready.screen.nodes, ready.app, body))
+        max_id(before),
+        len(conversation.with_text(ready.screen.nodes, ready.app, body)),
+        None if chats is None else max_id(chats),
     )
     try:  # one tap: uiautomator2 click on the warm session, else input tap (ui.tap)
         ui.tap(
@@ -223,39 +360,87 @@ def unknown(ctx: ActionContext, to: str, body: str, baseline: int, why: str) -> 
 
 
 def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str) -> Outcome:
-    """Poll the sent box; while it has no row, read the conversation too (a chat message
-    never gets one). Done at a row, or at a new bubble whose status is final."""
+    """Poll the sent box; while it has no row, the app's chat store (Samsung Messages) and
+    the conversation too (a chat message never reaches the sent box). Done at a row, a chat
+    row whose type is final, or a new bubble whose status is final."""
     found: dict[str, Any] = {}
+    chat_final = (IM_CHAT_SENT, IM_CHAT_FAILED, IM_CHAT_UNDELIVERED)
 
-    def sample() -> tuple[dict[str, str] | None, conversation.Bubble | None]:
+    def sample() -> dict[str, Any]:
         rows = sent_rows(ctx, "after")
         row = find_sent(rows, to, body, baseline.sent_id)
-        bubble, screen_read = None, True
-        if row is None:
+        chat, bubble, screen_read = None, None, True
+        if row is None and baseline.chat_id is not None:
+            chat = find_chat(chat_rows(ctx, app, "after"), to, body, baseline.chat_id)
+        if row is None and (chat is None or chat.get("type") not in chat_final):
             try:
                 bubble = _new_bubble(ctx, app, body, baseline.bubbles)
             except UiDumpFailed as exc:  # the conversation is no witness this time
                 ctx.recorder.note(f"the conversation could not be read: {exc}")
                 screen_read = False
-        found.update(row=row, bubble=bubble, all_read=rows is not None and screen_read)
-        return row, bubble
+        found.update(row=row, chat=chat, bubble=bubble, all_read=rows is not None and screen_read)
+        return found
 
-    def final(seen: tuple[dict[str, str] | None, conversation.Bubble | None]) -> bool:
-        row, bubble = seen
-        return row is not None or (
-            bubble is not None
-            and bubble.state in (conversation.SendState.SENT, conversation.SendState.FAILED)
+    def final(seen: dict[str, Any]) -> bool:
+        chat, bubble = seen["chat"], seen["bubble"]
+        return (
+            seen["row"] is not None
+            or (chat is not None and chat.get("type") in chat_final)
+            or (
+                bubble is not None
+                and _reading(ctx, app, bubble).state
+                in (conversation.SendState.SENT, conversation.SendState.FAILED)
+            )
         )
 
     ctx.poll("sms_sent", sample, final)
-    row, bubble = found.get("row"), found.get("bubble")
+    row, chat, bubble = found.get("row"), found.get("chat"), found.get("bubble")
     want = _want(to, body)
     if row is not None:
         return outcome(
             ctx, Status.MET, target(want, {"sent_box": {"address": row["address"], "body": row["body"]}}),
             "sent", sent_id=row["_id"], baseline_id=baseline.sent_id, proved_by="sent_box",
+            sub_id=row.get("sub_id"),
         )  # fmt: skip
-    return _judge_conversation(ctx, want, bubble, baseline, found["all_read"])
+    if chat is not None and chat.get("type") in chat_final:
+        return _judge_chat_store(ctx, want, app, chat, baseline)
+    return _judge_conversation(ctx, want, app, bubble, baseline, found["all_read"])
+
+
+def _judge_chat_store(
+    ctx: ActionContext, want: dict[str, Any], app: str, chat: dict[str, str], baseline: Baseline
+) -> Outcome:
+    """The verdict from the app's chat store row (its ``type``), words on screen unneeded."""
+    observed = {"chat_store": {"address": chat.get("address"), "body": chat_text(chat["body"])}}
+    detail = {
+        "baseline_id": baseline.sent_id, "chat_id": chat.get("_id"), "chat_type": chat.get("type"),
+        "sub_id": chat.get("sub_id"), "proved_by": "chat_store", "store": CHAT_STORES[app],
+    }  # fmt: skip
+    if chat.get("type") == IM_CHAT_SENT:
+        expected = {
+            "chat_store": {"address": want["sent_box"]["address"], "body": want["sent_box"]["body"]}
+        }
+        return outcome(
+            ctx, Status.MET, {"expected": expected, "observed": observed, "met": True},
+            f"sent as a chat message: {CHAT_STORES[app]} holds it as sent (type 2)", **detail,
+        )  # fmt: skip
+    if chat.get("type") == IM_CHAT_FAILED:
+        return outcome(
+            ctx, Status.NOT_MET, target(want, observed),
+            f"the messaging app stored the chat message as failed (type 5 in {CHAT_STORES[app]})",
+            **detail,
+        )  # fmt: skip
+    return outcome(
+        ctx, Status.CANNOT_TELL, target(want, observed),
+        f"cannot tell whether the message reached the recipient: {CHAT_STORES[app]} stores it "
+        f"as undelivered (type 9); do not send it again before checking the phone",
+        **detail,
+    )  # fmt: skip
+
+
+def _reading(ctx: ActionContext, app: str, bubble: conversation.Bubble) -> conversation.Reading:
+    """The bubble's state in the phone's language and ``app``'s layout."""
+    return bubble.reading(ctx.device.identity.locale, conversation.layout_of(app))
 
 
 def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> conversation.Bubble | None:
@@ -265,7 +450,7 @@ def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> convers
     same = conversation.with_text(screen.nodes, app, body)
     ctx.recorder.observe(
         "conversation",
-        [{"text": b.text, "status": b.status} for b in same],
+        [{"text": b.text, "status": b.status, "indicators": sorted(b.indicators)} for b in same],
         "after",
         screen.read_by,
     )
@@ -275,12 +460,13 @@ def _new_bubble(ctx: ActionContext, app: str, body: str, before: int) -> convers
 def _judge_conversation(
     ctx: ActionContext,
     want: dict[str, Any],
+    app: str,
     bubble: conversation.Bubble | None,
     baseline: Baseline,
     all_read: bool,
 ) -> Outcome:
     """The verdict when the SMS provider has no row: what the conversation shows decides."""
-    detail = {"baseline_id": baseline.sent_id, "proved_by": "conversation"}
+    detail: dict[str, Any] = {"baseline_id": baseline.sent_id, "proved_by": "conversation"}
     if bubble is None and not all_read:
         return outcome(
             ctx, Status.CANNOT_TELL, target(want, None),
@@ -295,7 +481,10 @@ def _judge_conversation(
             "message with this text", **{**detail, "proved_by": None},
         )  # fmt: skip
     observed = {"conversation": {"body": bubble.text, "status": bubble.status}}
-    state = bubble.state
+    reading = _reading(ctx, app, bubble)
+    state = reading.state
+    detail["conversation_proof"] = reading.proof
+    detail["locale"] = ctx.device.identity.locale
     if state is conversation.SendState.SENT:
         expected = {"conversation": {"body": bubble.text, "status": "sent"}}
         return outcome(
@@ -319,7 +508,8 @@ def _judge_conversation(
 
 
 def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
-    """Was the message sent? Reads only: the sent box, then the composer. Never taps.
+    """Was the message sent? Reads only: the sent box, the app's chat store, the conversation,
+    then the composer. Never taps.
 
     The sent box's highest ``_id`` before the tap comes from the hint (``baseline_id``) or
     the journal entry's target."""
@@ -331,9 +521,12 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         return "cannot_tell"  # without a baseline an older identical message would mislead
     if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
         return "happened"
+    app = sms.default_sms_app(ctx) or ""
+    stored = _reconcile_chat_store(ctx, app, params, hint)
+    if stored is not None:
+        return stored
     if ui.keyguard_showing(ctx, "read"):
         return "cannot_tell"
-    app = sms.default_sms_app(ctx) or ""
     try:
         screen = ui.dump(ctx, "read")
     except UiDumpFailed:
@@ -341,7 +534,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     bubbles_before = journal_baseline(hint.get("journal"), BUBBLES_KEY)
     same = conversation.with_text(screen.nodes, app, body)
     if bubbles_before is not None and len(same) > bubbles_before:
-        state = same[-1].state  # a chat message: the conversation is the only witness
+        state = _reading(ctx, app, same[-1]).state  # a chat message: the conversation decides
         if state is conversation.SendState.SENT:
             return "happened"
         if state is conversation.SendState.FAILED:
@@ -349,6 +542,22 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         return "cannot_tell"
     seen = sms.observed_draft(screen, app, to)
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
+
+
+def _reconcile_chat_store(
+    ctx: ActionContext, app: str, params: Sms, hint: dict[str, Any]
+) -> str | None:
+    """The chat store's answer (read as the send read it), None when it holds no row."""
+    chat_before = journal_baseline(hint.get("journal"), CHAT_KEY)
+    if chat_before is None:
+        return None
+    chat = find_chat(chat_rows(ctx, app, "read"), params.to, params.body, chat_before)
+    kind = None if chat is None else chat.get("type")
+    if kind == IM_CHAT_SENT:
+        return "happened"
+    if kind == IM_CHAT_FAILED:
+        return "did_not_happen"
+    return None if chat is None else "cannot_tell"  # stored, not sent nor failed: never resent
 
 
 # ---- declaration -------------------------------------------------------------------------

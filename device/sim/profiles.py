@@ -67,6 +67,9 @@ def properties(sdk: int, serial: str) -> dict[str, str]:
         "sys.boot_completed": "1",
         "init.svc.adbd": "running",
         "persist.sys.timezone": "UTC",
+        # a Pixel's factory language, and the one Settings wrote (AndroidRuntime readLocale)
+        "ro.product.locale": "en-US",
+        "persist.sys.locale": "en-US",
         "ro.sf.lcd_density": "420",
         "bluetooth.device.default_name": p.model,
     }

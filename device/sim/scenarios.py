@@ -19,6 +19,7 @@ prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from device.sim.phone import Phone
@@ -117,6 +118,13 @@ def _work_profile(phone: Phone, value: str) -> None:
     phone.ui.work_profile_apps.add(value)
 
 
+def _locale(phone: Phone, value: str) -> None:
+    # what Settings > Languages writes (LocalePicker.updateLocales -> persist.sys.locale)
+    if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*", value):
+        raise ValueError("locale needs a BCP 47 tag, e.g. locale:ru-RU or locale:ko-KR")
+    phone.props["persist.sys.locale"] = value
+
+
 def _samsung_power(phone: Phone, _: str) -> None:
     phone.ui.samsung_power = True
 
@@ -173,6 +181,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "inject-denied": _inject_denied,
     "work-profile": _work_profile,
     "samsung-power": _samsung_power,
+    "locale": _locale,
 }
 
 

@@ -110,7 +110,18 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "--uri",
             "content://sms/sent",
             "--projection",
-            "_id:address:date:body",
+            "_id:address:date:sub_id:body",
+        ),
+    ),
+    "sms_send.chat_store_query": (
+        sms_send.chat_store_query("content://im/chat"),
+        (
+            "content",
+            "query",
+            "--uri",
+            "content://im/chat",
+            "--projection",
+            "_id:address:date:type:sub_id:body",
         ),
     ),
     "permission.LISTENERS_GET": (

@@ -269,7 +269,7 @@ def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> Non
 
 def test_send_buttons_of_other_messaging_apps() -> None:
     from device.actions.sms import compose_field
-    from device.actions.sms_send import send_button
+    from device.actions.sms_send import choose_send, send_button
     from device.ui_hierarchy import parse_nodes
 
     compose_ui = parse_nodes(
@@ -287,5 +287,49 @@ def test_send_buttons_of_other_messaging_apps() -> None:
     )
     field = compose_field(samsung, "com.samsung.android.messaging")
     assert field is not None and field.text == "hi"
-    button = send_button(samsung)
-    assert button is not None and button.content_desc == "보내기"
+    button, why = choose_send(samsung, "ko-KR", None)  # one SIM's button: that one
+    assert button is not None and button.content_desc == "보내기", why
+
+
+def test_a_send_button_per_sim_is_chosen_by_the_task_never_guessed() -> None:
+    """Samsung Messages builds with a button per SIM (``send_button1`` / ``send_button2``,
+    public automation scripts, docs/android-variants.md V113): the task's ``sim`` picks one;
+    with two and no ``sim`` nothing is tapped; a single-button app cannot honour a ``sim``."""
+    from device.actions.sms_send import choose_send
+    from device.ui_hierarchy import parse_nodes
+
+    pkg = "com.samsung.android.messaging"
+    two = parse_nodes(
+        f'<hierarchy><node resource-id="{pkg}:id/send_button1" package="{pkg}" '
+        f'bounds="[700,2000][850,2100]"/><node resource-id="{pkg}:id/send_button2" '
+        f'package="{pkg}" bounds="[900,2000][1000,2100]"/></hierarchy>'
+    )
+    button, _ = choose_send(two, "ko-KR", 2)
+    assert button is not None and button.resource_id.endswith("send_button2")
+    button, why = choose_send(two, "ko-KR", None)
+    assert button is None and "params.sim" in why
+    one = parse_nodes(
+        f'<hierarchy><node resource-id="{pkg}:id/send_button" content-desc="전송" '
+        f'package="{pkg}" bounds="[900,2000][1000,2100]"/></hierarchy>'
+    )
+    assert choose_send(one, "ko-KR", None)[0] is not None
+    button, why = choose_send(one, "ko-KR", 1)
+    assert button is None and "does not choose a SIM" in why
+
+
+def test_a_send_button_found_by_its_description_in_the_phones_language() -> None:
+    """No known id: the description decides, in the app's own translation (AOSP Messaging
+    ``sendButtonContentDescription`` ru "Отправить сообщение"; Samsung ``send_description``
+    ko "전송"); a description no app ships is no send button."""
+    from device.actions.sms_send import send_button
+    from device.ui_hierarchy import parse_nodes
+
+    def ui(desc: str) -> list:
+        return parse_nodes(
+            f'<hierarchy><node resource-id="com.example:id/b" content-desc="{desc}" '
+            f'package="com.example" bounds="[0,0][10,10]"/></hierarchy>'
+        )
+
+    assert send_button(ui("Отправить сообщение"), "ru-RU") is not None
+    assert send_button(ui("전송"), "ko-KR") is not None
+    assert send_button(ui("Удалить"), "ru-RU") is None

@@ -106,6 +106,8 @@ class Ui:
             installed=tuple(p for p in labels.LAUNCH_ACTIVITIES if self.is_installed(p)),
             secure_settings=dict(secure),
             listener_apps=tuple(self.listener_apps),
+            locale=self.phone.props.get("persist.sys.locale")
+            or self.phone.props.get("ro.product.locale", "en-US"),
         )
 
     def windows(self) -> list[Window]:

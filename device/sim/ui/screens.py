@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from device.sim.ui import labels
+from device.sim.ui import labels, messaging_text
 from device.sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
@@ -53,6 +53,7 @@ class ScreenContext:
     installed: tuple[str, ...]
     secure_settings: dict[str, str]
     listener_apps: tuple[tuple[str, str], ...]  # (package, listener component)
+    locale: str = "en-US"  # persist.sys.locale: the language the apps draw their words in
 
 
 def _frame(package: str, children: list[View]) -> View:
@@ -191,7 +192,10 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         long_clickable=True,
     )
     entries = [SentEntry.decode(e) for e in rec.state.get("sent", "").split("\x1e") if e]
-    sent = [_bubble(pkg, entry, 1700 - 200 * i) for i, entry in enumerate(reversed(entries[-5:]))]
+    sent = [
+        _bubble(pkg, entry, 1700 - 200 * i, ctx.locale)
+        for i, entry in enumerate(reversed(entries[-5:]))
+    ]
     messages = View(
         "androidx.recyclerview.widget.RecyclerView",
         (0, 265, WIDTH, 2000),
@@ -243,22 +247,26 @@ class SentEntry:
         body, kind, at = text.split("\x1f")
         return cls(body, kind, float(at))
 
-    def status(self, now: float) -> str:
-        """The status line under the bubble, in AOSP Messaging's words (strings.xml
-        ``message_status_sending``, ``message_status_send_failed``,
-        ``delivered_status_content_description``, ``posted_now``)."""
-        if self.kind == "sms":
-            return "Now"
-        if self.kind == "chat-stuck" or now - self.at < CHAT_SEND_S:
-            return "Sending…"
-        return "Not sent. Tap to try again." if self.kind == "chat-fail" else "Delivered"
+    def status(self, now: float, locale: str, hour24: bool | None = None) -> str:
+        """The status line under the bubble, as AOSP Messaging draws it
+        (``ConversationMessageView.updateViewContent``), in the phone's language from the
+        app's own translations (``messaging_text``): sending / not sent words while a chat
+        message is on its way or failed, "Delivered" once a chat message arrived (Google
+        Messages' status text, V66), else the message's time (``Dates.getTimestamp``)."""
+        if self.kind != "sms":
+            if self.kind == "chat-stuck" or now - self.at < CHAT_SEND_S:
+                return messaging_text.word(locale, "message_status_sending")
+            if self.kind == "chat-fail":
+                return messaging_text.word(locale, "message_status_send_failed")
+            return messaging_text.word(locale, "delivered_status_content_description")
+        return messaging_text.stamp(locale, now - self.at, hour24)
 
 
 # How long a chat message shows "Sending…" before it is delivered (or fails).
 CHAT_SEND_S = 0.3
 
 
-def _bubble(pkg: str, entry: SentEntry, top: int) -> View:
+def _bubble(pkg: str, entry: SentEntry, top: int, locale: str) -> View:
     """A ConversationMessageView: ``message_text`` then, in ``message_metadata``, the
     ``message_status`` line (AOSP Messaging res/layout/conversation_message_view.xml)."""
     return View(
@@ -276,7 +284,7 @@ def _bubble(pkg: str, entry: SentEntry, top: int) -> View:
                 "android.widget.TextView",
                 (330, top + 125, 1010, top + 180),
                 resource_id=f"{pkg}:id/message_status",
-                text=entry.status(time.monotonic()),  # the clock of Phone.now()
+                text=entry.status(time.monotonic(), locale),  # the clock of Phone.now()
             ),
         ],
     )
