@@ -10,7 +10,10 @@ device variant skips, with its reason, when ``ANDROID_SERIAL`` is not set. Marke
   test skips itself when the real SDK does not fit);
 * ``sim_only``: needs fault injection or the simulator's command log: no device variant;
 * ``ui_costs``: keep the simulated UI cost model (``device/sim/ui/automation.py``); without
-  it the fixture sets every UI delay to zero so the suite stays fast.
+  it the fixture sets every UI delay to zero so the suite stays fast;
+* ``phone("locale:ru-RU,samsung-messages")``: the simulated phone is set up so (``phoned sim
+  --scenario`` names) before phoned first reads it, as an owner's phone is; the device
+  variant runs as the real phone is set up (a test checks what it needs and skips).
 """
 
 from __future__ import annotations
@@ -89,6 +92,11 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
         return
     server = request.getfixturevalue("adb_server")
     sim = request.getfixturevalue("sim_factory")(sdk=request.param)
+    setup = request.node.get_closest_marker("phone")
+    if setup is not None:
+        from device.sim import scenarios
+
+        scenarios.apply(sim.phone, setup.args[0])
     sim.phone.bluetooth.TURN_ON_S = 0.3  # shorter transitions keep the suite fast
     sim.phone.bluetooth.TURN_OFF_S = 0.2
     if request.node.get_closest_marker("ui_costs") is None:  # no UI delays unless measured

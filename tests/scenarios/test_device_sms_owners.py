@@ -1,0 +1,127 @@
+"""sms.send / sms.draft on phones as their owners set them up: their language, their maker's
+messaging app, their contacts, their two SIMs (issue #22).
+
+Each simulated case is a ``phone(...)`` set-up (``phoned sim --scenario`` names) applied before
+phoned first reads the phone; each has a device twin that runs on the phone named by
+``ANDROID_SERIAL`` when that phone is set up the same way (its language, its SMS app), and
+skips saying how to set it up otherwise. The twins that send a real message need
+``PHONED_DEVICE_SEND_TO`` (a number you own, e.g. an emulator's 5554).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from device.actions import Status
+
+pytestmark = pytest.mark.integration
+
+TO = "+79161234567"
+BODY = "Буду в 8 — 괜찮아요? 👍"
+
+
+def _taps(dut) -> list[tuple[str, ...]]:
+    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
+
+
+def _recipient(dut) -> str:
+    if dut.sim is not None:
+        return TO
+    to = os.environ.get("PHONED_DEVICE_SEND_TO")
+    if not to:
+        pytest.skip("sends a real message: set PHONED_DEVICE_SEND_TO to a number you own")
+    return to
+
+
+def _needs_language(dut, language: str) -> None:
+    locale = dut.device.identity.locale
+    if not locale.lower().startswith(language):
+        pytest.skip(
+            f"the phone speaks {locale or 'an unknown language'}: set its language to "
+            f"{language} (Settings > System > Languages) to run this twin"
+        )
+
+
+def _approved_send(dut, to: str, body: str = BODY, **params):
+    first = dut.run("sms.send", {"to": to, "body": body, **params})
+    assert first.status is Status.NEEDS_APPROVAL, first.message
+    return dut.run(
+        "sms.send",
+        {"to": to, "body": body, **params},
+        approval_digest=first.detail["preview_digest"],
+        settle_timeout=3.0 if dut.sim is not None else 30.0,
+    )
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.phone("locale:ru-RU,chat-send")
+def test_a_chat_message_delivered_on_a_russian_phone_completes(dut) -> None:
+    """The conversation shows «Доставлено» (AOSP Messaging values-ru
+    delivered_status_content_description): sent, proved by the conversation in Russian."""
+    _needs_language(dut, "ru")
+    out = _approved_send(dut, _recipient(dut))
+    assert out.status is Status.MET, out.message
+    ev = out.to_json()["evidence"]
+    assert ev["device"]["locale"].startswith("ru")
+    if dut.sim is not None:
+        assert out.detail["proved_by"] == "conversation"
+        assert out.detail["conversation_status"] == "Доставлено"
+        assert "delivered_status_content_description (ru)" in out.detail["conversation_proof"]
+        assert len(_taps(dut)) == 1 and dut.phone.sms.messages("sent") == []
+    else:
+        assert out.detail["proved_by"] in ("sent_box", "conversation", "chat_store")
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("locale:ru-RU,chat-send:fail")
+def test_a_chat_message_not_sent_on_a_russian_phone_fails_and_is_tapped_once(dut) -> None:
+    out = _approved_send(dut, TO)
+    assert out.status is Status.NOT_MET, out.message
+    assert out.detail["conversation_status"].startswith("Сообщение не отправлено")
+    assert "message_status_send_failed (ru)" in out.detail["conversation_proof"]
+    assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(33, 35)
+@pytest.mark.phone("locale:ko-KR,chat-send")
+def test_a_chat_message_delivered_on_a_korean_phone_completes(dut) -> None:
+    _needs_language(dut, "ko")
+    out = _approved_send(dut, _recipient(dut))
+    assert out.status is Status.MET, out.message
+    assert out.to_json()["evidence"]["device"]["locale"].startswith("ko")
+    if dut.sim is not None:
+        assert out.detail["conversation_status"] == "전송 완료"
+        assert "(ko)" in out.detail["conversation_proof"]
+        assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("locale:ko-KR,chat-send:fail")
+def test_a_chat_message_not_sent_on_a_korean_phone_fails_and_is_tapped_once(dut) -> None:
+    out = _approved_send(dut, TO)
+    assert out.status is Status.NOT_MET, out.message
+    assert "message_status_send_failed (ko)" in out.detail["conversation_proof"]
+    assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("locale:ko-KR,chat-send:stuck")
+def test_a_chat_message_still_sending_in_korean_is_cannot_tell(dut) -> None:
+    out = _approved_send(dut, TO)
+    assert out.status is Status.CANNOT_TELL, out.message
+    assert out.detail["conversation_status"] == "보내는 중..."
+    assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.phone("locale:ru-RU")
+def test_a_draft_on_a_russian_phone_completes(dut) -> None:
+    _needs_language(dut, "ru")
+    out = dut.run("sms.draft", {"to": TO, "body": BODY})
+    assert out.status is Status.MET, out.message
+    assert out.to_json()["evidence"]["device"]["locale"].startswith("ru")
