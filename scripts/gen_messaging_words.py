@@ -66,6 +66,8 @@ SAMSUNG_WORDS = {
     "message_send_failed_title": "failed",
     "rcs_send_status_not_delivered": "undelivered",
     "send_description": "send_button",
+    "sim_1_default_name": "sim_name",  # what the SIM mark and per-SIM buttons say
+    "sim_2_default_name": "sim_name",
 }
 
 # app -> (repository, strings kept, plurals kept)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from device.sim.services.audio import AudioService
     from device.sim.services.battery import Battery
     from device.sim.services.bluetooth import BluetoothAdapter
+    from device.sim.services.im_chat import ImChatStore
     from device.sim.services.notification import NotificationService
     from device.sim.services.packages import PackageManager
     from device.sim.services.sms import SmsProvider
@@ -320,6 +321,7 @@ class Phone:
     bluetooth: BluetoothAdapter
     audio: AudioService
     sms: SmsProvider
+    im_chat: ImChatStore
     battery: Battery
     wifi: WifiRadio
     ui: Ui

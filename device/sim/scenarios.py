@@ -14,7 +14,11 @@ displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: 
 ``inject-denied`` (a Xiaomi phone without "USB debugging (Security settings)": ``input``
 keys and taps are refused with a SecurityException), ``work-profile:PACKAGE`` (that app runs
 as user 10: ``u10`` in window and activity records), ``samsung-power`` (``dumpsys power``
-prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``).
+prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``),
+``contact:NAME=NUMBER[:TYPE]`` (repeatable: the address book holds NAME with NUMBER, TYPE a
+``ContactsContract.CommonDataKinds.Phone`` type code, 2 mobile by default; NAME may hold
+spaces, Cyrillic or Hangul but no comma; the same NAME again adds a number:
+``contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:1``).
 """
 
 from __future__ import annotations
@@ -125,6 +129,36 @@ def _locale(phone: Phone, value: str) -> None:
     phone.props["persist.sys.locale"] = value
 
 
+def _contact(phone: Phone, value: str) -> None:
+    """``NAME=NUMBER[:TYPE]``: NAME is everything before the last ``=``."""
+    from device.sim.services.contacts import ContactsProvider
+
+    name, _, rest = value.rpartition("=")
+    number, _, kind = rest.partition(":")
+    if not name.strip() or not number.strip():
+        raise ValueError("contact needs NAME=NUMBER[:TYPE], e.g. contact:Анна Иванова=+79161234567")
+    if kind and not re.fullmatch(r"[0-9]+", kind):
+        raise ValueError("contact TYPE is a Phone type code: 1 home, 2 mobile, 3 work, ...")
+    phone.service(ContactsProvider).add(name.strip(), number.strip(), int(kind or "2"))
+
+
+def _samsung_messages(phone: Phone, value: str) -> None:
+    """A Samsung phone whose default SMS app is Samsung Messages (its manifest's SENDTO
+    handler, its layouts and words: ``ui/samsung_messages.py``); ``dual``: two SIMs and an
+    older build's send button per SIM (``send_button1`` / ``send_button2``)."""
+    from device.sim.ui import samsung_messages
+
+    if value not in ("", "dual"):
+        raise ValueError("samsung-messages takes no value or dual")
+    phone.props.update(
+        {"ro.product.manufacturer": "samsung", "ro.product.brand": "samsung",
+         "ro.product.model": "SM-S921N"}
+    )  # fmt: skip
+    phone.packages.install_sms_app(samsung_messages.PKG, samsung_messages.WITH_ACTIVITY)
+    if value == "dual":
+        phone.ui.sims, phone.ui.per_sim_send = 2, True
+
+
 def _samsung_power(phone: Phone, _: str) -> None:
     phone.ui.samsung_power = True
 
@@ -182,6 +216,8 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "work-profile": _work_profile,
     "samsung-power": _samsung_power,
     "locale": _locale,
+    "contact": _contact,
+    "samsung-messages": _samsung_messages,
 }
 
 

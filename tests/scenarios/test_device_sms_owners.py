@@ -125,3 +125,76 @@ def test_a_draft_on_a_russian_phone_completes(dut) -> None:
     out = dut.run("sms.draft", {"to": TO, "body": BODY})
     assert out.status is Status.MET, out.message
     assert out.to_json()["evidence"]["device"]["locale"].startswith("ru")
+
+
+def _needs_samsung_messages(dut) -> None:
+    from device.actions import sms
+    from device.conversation import SAMSUNG_MESSAGES
+
+    app = sms.default_sms_app(dut.ctx("sms.draft"))
+    if app != SAMSUNG_MESSAGES:
+        pytest.skip(f"the phone's SMS app is {app}: make Samsung Messages the default to run")
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.phone("samsung-messages,locale:ko-KR")
+def test_a_draft_in_samsung_messages_completes(dut) -> None:
+    _needs_samsung_messages(dut)
+    out = dut.run("sms.draft", {"to": TO, "body": BODY})
+    assert out.status is Status.MET, out.message
+    assert out.detail["app"] == "com.samsung.android.messaging"
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.phone("samsung-messages,locale:ko-KR")
+def test_an_sms_through_samsung_messages_is_proved_by_the_sent_box(dut) -> None:
+    _needs_samsung_messages(dut)
+    out = _approved_send(dut, _recipient(dut))
+    assert out.status is Status.MET, out.message
+    if dut.sim is not None:
+        assert out.detail["proved_by"] == "sent_box" and out.detail["sub_id"] == "1"
+        assert len(_taps(dut)) == 1
+    else:
+        assert out.detail["proved_by"] in ("sent_box", "chat_store", "conversation")
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("samsung-messages,locale:ko-KR,chat-send")
+def test_a_chat_message_through_samsung_messages_is_proved_by_its_chat_store(dut) -> None:
+    """Samsung keeps chat messages in content://im/chat (type 2 once sent): the proof
+    needs no word on the screen."""
+    out = _approved_send(dut, TO)
+    assert out.status is Status.MET, out.message
+    assert out.detail["proved_by"] == "chat_store"
+    assert out.detail["store"] == "content://im/chat" and out.detail["chat_type"] == "2"
+    assert dut.phone.sms.messages("sent") == [] and len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("samsung-messages,locale:ru-RU,chat-send:fail")
+def test_a_failed_chat_message_in_samsung_messages_fails_and_is_tapped_once(dut) -> None:
+    out = _approved_send(dut, TO)
+    assert out.status is Status.NOT_MET, out.message
+    # whichever witness saw the failure first: the store (type 5) or the bubble («Сбой»)
+    assert out.detail.get("chat_type") == "5" or "status_failed (ru)" in str(
+        out.detail.get("conversation_proof")
+    )
+    assert len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("samsung-messages:dual,locale:ko-KR")
+def test_two_sims_send_from_the_sim_the_task_names_and_say_so(dut) -> None:
+    """An older Samsung Messages draws send_button1 / send_button2: params.sim picks one and
+    the sent box's sub_id shows which subscription sent; without sim nothing is tapped."""
+    refused = _approved_send(dut, TO)
+    assert refused.status is Status.UNSUPPORTED and "params.sim" in refused.message
+    assert _taps(dut) == []
+    out = _approved_send(dut, TO, sim=2)
+    assert out.status is Status.MET, out.message
+    assert out.detail["sub_id"] == "2"
+    (row,) = dut.phone.sms.messages("sent")
+    assert row["sub_id"] == 2 and len(_taps(dut)) == 1

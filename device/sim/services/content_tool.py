@@ -1,4 +1,5 @@
-"""The ``content`` tool for ``content://sms``: ``query`` and ``insert``.
+"""The ``content`` tool for ``content://sms`` (``query``, ``insert``) and
+``content://com.android.contacts`` (``query`` of ``phone_lookup/<number>`` and ``data/phones``).
 
 Behaviour of AOSP ``cmds/content/src/com/android/commands/content/Content.java``:
 
@@ -16,15 +17,40 @@ Behaviour of AOSP ``cmds/content/src/com/android/commands/content/Content.java``
 ``column = value`` / ``column != value`` joined by ``AND``, where a value is an integer, a
 single-quoted string (``''`` escapes a quote) or a double-quoted string. ``--sort`` takes
 ``column [ASC|DESC]``. Other authorities answer ``Could not find provider``.
+
+Contacts, as ContactsProvider2 (packages/providers/ContactsProvider) answers:
+
+* ``phone_lookup/<number>``: the segment is URI-decoded (``Uri.getLastPathSegment``), any
+  ``--where`` is ignored ("Phone lookup cannot be combined with a selection"), rows sort by
+  ``length(normalized_number) DESC`` unless ``--sort`` says otherwise, and a projection
+  without ``number`` gets it appended (the provider needs it to filter ``*`` numbers);
+* ``data/phones``: the ``--where`` subset above over its columns, no default order;
+* ``?limit=N`` bounds the rows (``ContactsProvider2.getLimit``; not a non-negative integer:
+  ignored); an unknown column is ``IllegalArgumentException: Invalid column X`` (strict
+  projection maps, SQLiteQueryBuilder); an unknown path is LegacyApiSupport's
+  ``IllegalArgumentException: URI: <uri>, calling user: android.uid.shell:2000, calling
+  package:com.android.shell`` (``ContactsDatabaseHelper.exceptionMessage``; the format as
+  quoted in jberkel/sms-backup-plus#175). Paths the real provider serves but the simulator
+  does not (``contacts``, ``raw_contacts``, ``data``, ``data/phones/<id>``...) answer as
+  unknown too, and ``insert`` is not simulated for contacts.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable
 
 from device.sim.registry import ToolIO, tool
+from device.sim.services.contacts import LOOKUP_COLUMNS, PHONE_COLUMNS, ContactsProvider
+from device.sim.services.im_chat import COLUMNS as IM_COLUMNS
 from device.sim.services.sms import BOX_TYPES, COLUMNS, SmsProvider, Value
+
+IM_CHAT_OWNER = "com.samsung.android.messaging"  # Samsung builds' telephony provider serves im
+
+CONTACTS_AUTHORITY = "com.android.contacts"
+# pm.getNameForUid of the shell's shared uid, and its package (PackageManagerService).
+_SHELL_CALLER = "calling user: android.uid.shell:2000, calling package:com.android.shell"
 
 _CLAUSE = re.compile(
     r"\s*(\w+)\s*(=|==|!=|<>)\s*('(?:[^']|'')*'|\"[^\"]*\"|-?\d+)\s*", re.IGNORECASE
@@ -47,14 +73,17 @@ def _literal(token: str) -> Value:
     return int(token)
 
 
-def parse_where(where: str | None) -> list[tuple[str, bool, Value]]:
-    """``[(column, equal?, value)]``; raises ProviderError for syntax outside the subset."""
+def parse_where(
+    where: str | None, columns: tuple[str, ...] = COLUMNS
+) -> list[tuple[str, bool, Value]]:
+    """``[(column, equal?, value)]``; raises ProviderError for syntax outside the subset or a
+    column not in ``columns`` (the sms table's by default)."""
     if not where:
         return []
     clauses = []
     for part in re.split(r"\s+AND\s+", where, flags=re.IGNORECASE):
         m = _CLAUSE.fullmatch(part)
-        if m is None or m.group(1) not in COLUMNS:
+        if m is None or m.group(1) not in columns:
             raise ProviderError(
                 "android.database.sqlite.SQLiteException: unsupported where clause in the "
                 f"simulator: {where}"
@@ -72,9 +101,16 @@ def _matches(row: dict[str, Value], clauses: list[tuple[str, bool, Value]]) -> b
     return True
 
 
-def _sorted(rows: list[dict[str, Value]], sort: str | None) -> list[dict[str, Value]]:
-    column, _, direction = (sort or "date DESC").strip().partition(" ")
-    if column not in COLUMNS:
+def _sorted(
+    rows: list[dict[str, Value]],
+    sort: str | None,
+    columns: tuple[str, ...] = COLUMNS,
+    default: str | None = "date DESC",
+) -> list[dict[str, Value]]:
+    if not (sort or default):
+        return rows
+    column, _, direction = (sort or default or "").strip().partition(" ")
+    if column not in columns:
         raise ProviderError(f"android.database.sqlite.SQLiteException: no such column: {column}")
     desc = direction.strip().upper() == "DESC"
 
@@ -120,6 +156,49 @@ def query(sms: SmsProvider, path: str, opts: dict[str, str]) -> str:
     clauses = parse_where(opts.get("--where"))
     rows = [r for r in _box_rows(sms, path) if _matches(r, clauses)]
     rows = _sorted(rows, opts.get("--sort"))
+    if not rows:
+        return "No result found.\n"
+    return "".join(format_row(i, r, projection) + "\n" for i, r in enumerate(rows))
+
+
+def _contacts_rows(
+    contacts: ContactsProvider, path: str, opts: dict[str, str]
+) -> tuple[list[dict[str, Value]], tuple[str, ...]]:
+    """The rows a contacts path selects, filtered and sorted, and the columns it has."""
+    route = path.partition("?")[0]
+    segments = [s for s in route.split("/") if s]  # Uri.getPathSegments skips empty ones
+    if len(segments) == 2 and segments[0] == "phone_lookup":
+        number = urllib.parse.unquote(segments[1], errors="replace")
+        rows = sorted(
+            contacts.lookup_rows(number),
+            key=lambda r: len(str(r["normalized_number"])) if r["normalized_number"] else -1,
+            reverse=True,
+        )
+        return _sorted(rows, opts.get("--sort"), LOOKUP_COLUMNS, None), LOOKUP_COLUMNS
+    if segments == ["data", "phones"]:
+        clauses = parse_where(opts.get("--where"), PHONE_COLUMNS)
+        rows = [r for r in contacts.phone_rows() if _matches(r, clauses)]
+        return _sorted(rows, opts.get("--sort"), PHONE_COLUMNS, None), PHONE_COLUMNS
+    raise ProviderError(
+        f"java.lang.IllegalArgumentException: URI: content://{CONTACTS_AUTHORITY}{path}, "
+        f"{_SHELL_CALLER}"
+    )
+
+
+def query_contacts(contacts: ContactsProvider, path: str, opts: dict[str, str]) -> str:
+    """What ``content query`` prints on stdout for ``content://com.android.contacts<path>``."""
+    rows, columns = _contacts_rows(contacts, path, opts)
+    projection = (
+        re.split(r"\s*:\s*", opts["--projection"]) if "--projection" in opts else list(columns)
+    )
+    for col in projection:
+        if col not in columns:
+            raise ProviderError(f"java.lang.IllegalArgumentException: Invalid column {col}")
+    if columns == LOOKUP_COLUMNS and "number" not in projection:
+        projection.append("number")  # the provider adds it (removeNonStarMatchesFromCursor)
+    limit = urllib.parse.parse_qs(path.partition("?")[2]).get("limit", [""])[0]
+    if limit.isdecimal() and limit.isascii():
+        rows = rows[: int(limit)]
     if not rows:
         return "No result found.\n"
     return "".join(format_row(i, r, projection) + "\n" for i, r in enumerate(rows))
@@ -186,17 +265,50 @@ def _run(io: ToolIO, operation: str, args: list[str]) -> None:
     m = re.fullmatch(r"content://([^/]*)(.*)", opts["--uri"], re.DOTALL)
     authority, path = (m.group(1), m.group(2)) if m else ("", "")
     try:
-        if authority != "sms":
+        if authority == "im" and not io.phone.packages.is_installed(IM_CHAT_OWNER):
+            raise ProviderError(  # a Pixel's telephony provider has no im tables
+                f"java.lang.IllegalStateException: Could not find provider: {authority}"
+            )
+        if authority not in ("sms", "im", CONTACTS_AUTHORITY):
             raise ProviderError(
                 f"java.lang.IllegalStateException: Could not find provider: {authority}"
             )
         with io.phone.lock:
-            if operation == "query":
+            if authority == CONTACTS_AUTHORITY:
+                io.out(_contacts_operation(io, operation, path, opts))
+            elif authority == "im":
+                io.out(_im_chat_query(io, operation, path, opts))
+            elif operation == "query":
                 io.out(query(io.phone.sms, path, opts))
             else:
                 insert(io.phone.sms, path, values)
     except ProviderError as exc:
         io.err(f"Error while accessing provider:{authority}\n{exc}\n")
+
+
+def _im_chat_query(io: ToolIO, operation: str, path: str, opts: dict[str, str]) -> str:
+    """Samsung's ``content://im/chat`` (``im_chat.py``): query only, no where or sort."""
+    if operation != "query" or path.rstrip("/") != "/chat":
+        raise ProviderError(f"java.lang.IllegalArgumentException: Unknown URL content://im{path}")
+    projection = [c for c in opts.get("--projection", "").split(":") if c] or list(IM_COLUMNS)
+    unknown = [c for c in projection if c not in IM_COLUMNS]
+    if unknown:
+        raise ProviderError(
+            f"android.database.sqlite.SQLiteException: no such column: {unknown[0]}"
+        )
+    rows = io.phone.im_chat.rows()
+    if not rows:
+        return "No result found.\n"
+    return "".join(format_row(i, row, projection) + "\n" for i, row in enumerate(rows))
+
+
+def _contacts_operation(io: ToolIO, operation: str, path: str, opts: dict[str, str]) -> str:
+    if operation != "query":
+        raise ProviderError(
+            "java.lang.UnsupportedOperationException: the simulator's contacts provider "
+            f"answers query only, not {operation}"
+        )
+    return query_contacts(io.phone.service(ContactsProvider), path, opts)
 
 
 @tool("content")

@@ -38,6 +38,7 @@ from device.sim.services.packages_catalog import (
     PackageSpec,
     installed_packages,
     protection,
+    sms_perms,
 )
 
 if TYPE_CHECKING:
@@ -218,6 +219,21 @@ class PackageManager:
             holders.remove(package)
         if role == ROLE_SMS and not holders:
             self.phone.settings.delete("secure", SMS_SETTING)
+
+    def install_sms_app(self, package: str, launch_activity: str) -> None:
+        """Install an SMS app (a vendor's, preinstalled as a system app) and make it the
+        default: the SMS role from API 29 (the secure setting follows), the setting below."""
+        sdk = self.phone.sdk
+        spec = PackageSpec(
+            package, 10171, f"/system/priv-app/{package.rsplit('.', 1)[-1]}", "16.2.10.27",
+            1621000027, True, sms_perms(sdk), f"{package}/{launch_activity}",
+        )  # fmt: skip
+        self.packages[package] = spec
+        self.runtime[package] = self._initial_grants(spec)
+        if sdk >= 29:
+            self.add_role_holder(ROLE_SMS, package)
+        else:
+            self.phone.settings.put("secure", SMS_SETTING, package, notify=False)
 
     def default_sms_package(self) -> str | None:
         """The holder of ``android.app.role.SMS`` (or ``sms_default_application`` below API 29)."""

@@ -83,7 +83,7 @@ class PackageSpec:
         return f"{self.code_path}/base.apk"
 
 
-def _sms_perms(sdk: int) -> tuple[str, ...]:
+def sms_perms(sdk: int) -> tuple[str, ...]:
     notif = (P + "POST_NOTIFICATIONS",) if sdk >= 33 else ()
     return (
         P + "SEND_SMS",
@@ -124,7 +124,7 @@ def installed_packages(sdk: int) -> list[PackageSpec]:
             "20240501_02_RC00.phone_dynamic",
             203003640,
             True,
-            _sms_perms(sdk),
+            sms_perms(sdk),
             "com.google.android.apps.messaging/.ui.ConversationListActivity",
             role_holds=("android.app.role.SMS",),
         ),

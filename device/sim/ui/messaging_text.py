@@ -53,8 +53,15 @@ def stamp(locale: str, age_s: float, hour24: bool | None = None) -> str:
             forms.get(cldr.plural_form(count)) or forms.get("other") or next(iter(forms.values()))
         )
         return str(form).replace("%d", str(count))
+    return clock(locale, age_s, hour24)
+
+
+def clock(locale: str, age_s: float, hour24: bool | None = None) -> str:
+    """The time of day a message sent ``age_s`` seconds ago was sent, as
+    ``DateUtils.formatDateTime(FORMAT_SHOW_TIME)`` draws it: CLDR's ``hm`` / ``Hm``."""
     from babel.dates import format_time
 
+    cldr = _babel(locale)
     if hour24 is None:  # time_12_24 unset: the locale's own clock
         hour24 = "H" in str(cldr.time_formats["short"].pattern)
     skeleton = cldr.datetime_skeletons["Hm" if hour24 else "hm"]

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from device.sim.registry import SimService
-from device.sim.ui import hierarchy, labels, render, screens
+from device.sim.ui import hierarchy, labels, render, samsung_messages, screens
 from device.sim.ui.automation import UiAutomation
 from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
 from device.sim.ui.screens import ActivityRecord, ScreenContext
+from device.sim.ui.sent_messages import SentEntry
 from device.sim.ui.views import View, Window, find_by_id, hit
 
 if TYPE_CHECKING:
@@ -52,6 +53,12 @@ BUILTIN_PACKAGES = (
     labels.SYSTEMUI_PKG,
 )
 SWIPE_UNLOCK_MIN_PX = 300
+# The activity a ``SENDTO smsto:`` intent opens in each SMS app (Google Messages'
+# ConversationActivity; Samsung Messages' manifest routes it to WithActivity).
+CONVERSATION_ACTIVITIES = {
+    labels.MESSAGING_PKG: labels.MESSAGING_CONVERSATION,
+    samsung_messages.PKG: samsung_messages.WITH_ACTIVITY,
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ class Ui:
         # Messages sends as a chat (RCS) message: "chat" (delivered after CHAT_SEND_S),
         # "chat-stuck" (stays "Sending…"), "chat-fail" ("Not sent"); None sends SMS.
         self.chat_send: str | None = None
+        self.sims = 1  # SIM cards: slot N sends with subscription id N
+        self.per_sim_send = False  # Samsung Messages draws send_button1 / send_button2
         self.stack: list[ActivityRecord] = [
             ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
         ]
@@ -108,6 +117,8 @@ class Ui:
             listener_apps=tuple(self.listener_apps),
             locale=self.phone.props.get("persist.sys.locale")
             or self.phone.props.get("ro.product.locale", "en-US"),
+            sims=self.sims,
+            per_sim_send=self.per_sim_send,
         )
 
     def windows(self) -> list[Window]:
@@ -174,7 +185,11 @@ class Ui:
             "smsto",
         ):
             sms = self.default_sms_package()
-            return (sms, labels.MESSAGING_CONVERSATION) if sms else None
+            return (
+                (sms, CONVERSATION_ACTIVITIES.get(sms, labels.MESSAGING_CONVERSATION))
+                if sms
+                else None
+            )
         if action in SETTINGS_ACTIONS:
             return labels.SETTINGS_PKG, SETTINGS_ACTIONS[action]
         if "android.intent.category.HOME" in intent.categories:
@@ -320,6 +335,8 @@ class Ui:
             top = self.top()
             if top.cls == labels.MESSAGING_CONVERSATION:
                 return find_by_id(self.windows(), f"{top.package}:id/compose_message_text")
+            if top.cls == samsung_messages.WITH_ACTIVITY:
+                return find_by_id(self.windows(), f"{top.package}:id/message_edit_text")
             return None
 
     def type_text(self, text: str) -> bool:
@@ -335,7 +352,10 @@ class Ui:
         """``UiObject.setText`` on ``view``; only the compose field holds text."""
         with self.phone.lock:
             top = self.top()
-            if view.resource_id == f"{top.package}:id/compose_message_text":
+            if view.resource_id in (
+                f"{top.package}:id/compose_message_text",
+                f"{top.package}:id/message_edit_text",
+            ):
                 top.state["body"] = text
                 return True
             if view.resource_id == f"{top.package}:id/recipient_text_view":
@@ -355,17 +375,26 @@ class Ui:
         self._push((self.top().package, labels.MESSAGING_CONVERSATION), Intent(data="new:"))
         return None
 
-    def _act_send(self, _arg: str) -> str | None:
-        """The composer's send button: as SMS, store in the sent box; as a chat message
-        (``chat_send`` set), only the conversation shows it. Then clear the field."""
-        state = self.top().state
+    def _act_send(self, arg: str) -> str | None:
+        """The composer's send button (``arg``: the SIM slot of a per-SIM button, else the
+        first SIM): as SMS, store in the sent box with that SIM's subscription; as a chat
+        message (``chat_send`` set), Samsung Messages stores it in ``content://im/chat``,
+        Google Messages in its own database (only the conversation shows it). Then clear
+        the field."""
+        top = self.top()
+        state = top.state
         body, recipient = state.get("body", ""), state.get("recipient", "")
         if not body or not recipient:
             return None
+        slot = int(arg) if arg.isdigit() else 1
         kind = self.chat_send or "sms"
         if kind == "sms":
-            self.phone.sms.insert("sent", recipient, body)
-        entry = screens.SentEntry(body, kind, self.phone.now())
+            self.phone.sms.insert_values(
+                {"type": 2, "address": recipient, "body": body, "sub_id": slot}
+            )
+        elif top.package == samsung_messages.PKG:
+            self.phone.im_chat.insert(recipient, body, kind, slot)
+        entry = SentEntry(body, kind, self.phone.now(), slot)
         state["sent"] = state.get("sent", "") + "\x1e" + entry.encode()
         state["body"] = ""
         return "sms.after_send_tap"
@@ -393,7 +422,7 @@ def _initial_state(cls: str, intent: Intent) -> dict[str, str]:
     """Per-screen state an intent carries: composer recipient/body, app-details package."""
     data = intent.data or ""
     scheme, _, rest = data.partition(":")
-    if cls == labels.MESSAGING_CONVERSATION and scheme.lower() in ("sms", "smsto"):
+    if cls in CONVERSATION_ACTIVITIES.values() and scheme.lower() in ("sms", "smsto"):
         body = intent.extras.get("sms_body", "")
         return {"recipient": rest.split("?", 1)[0], "body": str(body)}
     if scheme == "package":
@@ -404,7 +433,7 @@ def _initial_state(cls: str, intent: Intent) -> dict[str, str]:
 _ACTIONS: dict[str, Callable[[Ui, str], str | None]] = {
     "launch": Ui._act_launch,
     "new_conversation": Ui._act_new_conversation,
-    "send": Ui._act_send,
+    "send": Ui._act_send,  # "send:N": Samsung's send button of SIM N
     "focus": lambda ui, arg: None,
     "perm_allow": lambda ui, arg: ui._act_perm(True),
     "perm_deny": lambda ui, arg: ui._act_perm(False),

@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from device.sim.ui import labels, messaging_text
+from device.sim.ui import labels, samsung_messages
+from device.sim.ui.sent_messages import SentEntry
 from device.sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
@@ -54,6 +55,8 @@ class ScreenContext:
     secure_settings: dict[str, str]
     listener_apps: tuple[tuple[str, str], ...]  # (package, listener component)
     locale: str = "en-US"  # persist.sys.locale: the language the apps draw their words in
+    sims: int = 1  # SIM cards in the phone
+    per_sim_send: bool = False  # Samsung Messages draws a send button per SIM (older builds)
 
 
 def _frame(package: str, children: list[View]) -> View:
@@ -177,6 +180,14 @@ def conversation_list(rec: ActivityRecord, ctx: ScreenContext) -> View:
     return _frame(pkg, [_toolbar(pkg, "Messages"), listing, fab])
 
 
+def samsung_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
+    """Samsung Messages' conversation screen (``samsung_messages.py``)."""
+    children = samsung_messages.composer(
+        rec.state, ctx.locale, sims=ctx.sims, per_sim=ctx.per_sim_send
+    )
+    return _frame(rec.package, children)
+
+
 def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """Conversation screen: recipient chip, message list, compose field and send button."""
     pkg = rec.package
@@ -228,42 +239,6 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     return _frame(
         pkg, [_toolbar(pkg, recipient or "New conversation"), chip, messages, compose, send]
     )
-
-
-@dataclass(frozen=True)
-class SentEntry:
-    """One message the composer sent: its text, how (``sms``, ``chat``, ``chat-stuck``,
-    ``chat-fail``) and when (``phone.now()``)."""
-
-    body: str
-    kind: str
-    at: float
-
-    def encode(self) -> str:
-        return f"{self.body}\x1f{self.kind}\x1f{self.at}"
-
-    @classmethod
-    def decode(cls, text: str) -> SentEntry:
-        body, kind, at = text.split("\x1f")
-        return cls(body, kind, float(at))
-
-    def status(self, now: float, locale: str, hour24: bool | None = None) -> str:
-        """The status line under the bubble, as AOSP Messaging draws it
-        (``ConversationMessageView.updateViewContent``), in the phone's language from the
-        app's own translations (``messaging_text``): sending / not sent words while a chat
-        message is on its way or failed, "Delivered" once a chat message arrived (Google
-        Messages' status text, V66), else the message's time (``Dates.getTimestamp``)."""
-        if self.kind != "sms":
-            if self.kind == "chat-stuck" or now - self.at < CHAT_SEND_S:
-                return messaging_text.word(locale, "message_status_sending")
-            if self.kind == "chat-fail":
-                return messaging_text.word(locale, "message_status_send_failed")
-            return messaging_text.word(locale, "delivered_status_content_description")
-        return messaging_text.stamp(locale, now - self.at, hour24)
-
-
-# How long a chat message shows "Sending…" before it is delivered (or fails).
-CHAT_SEND_S = 0.3
 
 
 def _bubble(pkg: str, entry: SentEntry, top: int, locale: str) -> View:
@@ -376,6 +351,7 @@ BUILDERS: dict[str, Builder] = {
     labels.LAUNCHER_ACTIVITY: launcher,
     labels.MESSAGING_LIST: conversation_list,
     labels.MESSAGING_CONVERSATION: composer,
+    samsung_messages.WITH_ACTIVITY: samsung_composer,
     "com.android.settings.Settings": settings_home,
     "com.android.settings.Settings$NotificationAccessSettingsActivity": notification_access,
     "com.android.settings.Settings$ZenAccessSettingsActivity": zen_access,
