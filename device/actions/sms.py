@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from device import commands, parsers, ui_hierarchy
+from device import commands, contacts, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import Method, fixed
@@ -81,6 +81,7 @@ class Draft:
     app: str
     screen: ui.Screen
     seen: dict[str, Any]  # read_draft() of that screen
+    recipient_shown_as: str | None = None  # "number" or "contact name" (shown_as)
 
 
 def default_sms_app(ctx: ActionContext) -> str | None:
@@ -104,25 +105,57 @@ def compose_field(nodes: list[Node], app: str) -> Node | None:
     return candidates[0] if candidates else None
 
 
-def observed_draft(screen: ui.Screen, app: str, to: str) -> dict[str, Any]:
-    """What the screen shows of a draft: app in front, recipient shown, compose text."""
+def shown_as(nodes: list[Node], app: str, to: str, names: tuple[str, ...] = ()) -> str | None:
+    """How the app shows the recipient: ``"number"`` (a text of the app that is ``to``, as
+    PhoneNumberUtils.compare matches), ``"contact name"`` (a text that is one of ``names``,
+    the phone's contact names for ``to``), or None when it shows neither."""
+    texts = [n.text for n in nodes if n.package == app and n.text]
+    if any(parsers.same_phone_number(t, to) for t in texts):
+        return "number"
+    if any(contacts.same_display_name(t, name) for t in texts for name in names):
+        return "contact name"
+    return None
+
+
+def observed_draft(
+    screen: ui.Screen, app: str, to: str, names: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """What the screen shows of a draft: app in front, recipient shown (by number, or by a
+    contact name in ``names``), compose text."""
     field = compose_field(screen.nodes, app)
-    recipient = any(
-        n.package == app and n.text and parsers.same_phone_number(n.text, to) for n in screen.nodes
-    )
     return {
         "app_in_front": bool(screen.packages) and screen.packages[0] == app,
-        "recipient_shown": recipient,
+        "recipient_shown": shown_as(screen.nodes, app, to, names) is not None,
         "compose_text": field.text if field is not None else None,
     }
+
+
+def contact_names(ctx: ActionContext, to: str, phase: str) -> tuple[str, ...]:
+    """The names the phone's contacts give ``to`` (``content query`` of PhoneLookup; the
+    shell holds READ_CONTACTS, docs/android-variants.md C38); () when none or unreadable.
+    The names and the encoded number are secrets of the evidence like ``to`` itself."""
+    argv = contacts.phone_lookup_query(to)
+    ctx.recorder.add_sensitive(argv[3].rsplit("/", 1)[-1])
+
+    def parse(text: str) -> tuple[str, ...]:
+        found = contacts.parse_lookup(text)
+        names = contacts.names_for(to, found or ())
+        ctx.recorder.add_sensitive(*names)
+        return names
+
+    return read(ctx, "contact_names", argv, parse, phase, with_stderr=True)
 
 
 def read_draft(
     ctx: ActionContext, screen: ui.Screen, app: str, to: str, phase: str
 ) -> dict[str, Any]:
     """``observed_draft``, with the compose text read exactly on the uiautomator2 path
-    (``ui.exact_text``: its dump turns an emoji into dots)."""
+    (``ui.exact_text``: its dump turns an emoji into dots); a screen that does not show the
+    number is checked again against the phone's contact names for it (a saved contact's
+    conversation shows the name)."""
     seen = observed_draft(screen, app, to)
+    if not seen["recipient_shown"] and seen["app_in_front"]:
+        seen = observed_draft(screen, app, to, contact_names(ctx, to, phase))
     field = compose_field(screen.nodes, app)
     if field is not None and screen.path is UiPath.U2:
         seen["compose_text"] = ui.exact_text(ctx, field, phase)
@@ -181,7 +214,7 @@ def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Dr
     seen = read_draft(ctx, screen, app, to, "before")
     if _matches(seen, body):
         ctx.recorder.note("the composer already shows this draft: no intent sent")
-        return Draft(app, screen, seen)
+        return _draft(app, screen, seen, to)
     argv = commands.sms_compose(to, body, app)
     result = ctx.effect("sms.draft", f"composer {app}", argv, {"to": to, "body": body})
     error = parsers.am_start_failed(result.stdout + result.stderr)
@@ -207,7 +240,12 @@ def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Dr
             error or "the composer does not show the draft",
             app=app,
         )
-    return Draft(app, screen, seen)
+    return _draft(app, screen, seen, to)
+
+
+def _draft(app: str, screen: ui.Screen, seen: dict[str, Any], to: str) -> Draft:
+    how = shown_as(screen.nodes, app, to) or "contact name"  # verified shown: one of the two
+    return Draft(app, screen, seen, how)
 
 
 def draft(ctx: ActionContext, params: Sms) -> Outcome:
@@ -224,6 +262,7 @@ def draft(ctx: ActionContext, params: Sms) -> Outcome:
         "draft shown",
         app=result.app,
         snapshot_digest=result.screen.digest,
+        recipient_shown_as=result.recipient_shown_as,
     )
 
 

@@ -370,14 +370,14 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
         rows = sent_rows(ctx, "after")
         row = find_sent(rows, to, body, baseline.sent_id)
         chat, bubble, screen_read = None, None, True
-        if row is None and baseline.chat_id is not None:
-            chat = find_chat(chat_rows(ctx, app, "after"), to, body, baseline.chat_id)
-        if row is None and (chat is None or chat.get("type") not in chat_final):
+        if row is None:  # the screen first: an app writes its store before it redraws
             try:
                 bubble = _new_bubble(ctx, app, body, baseline.bubbles)
             except UiDumpFailed as exc:  # the conversation is no witness this time
                 ctx.recorder.note(f"the conversation could not be read: {exc}")
                 screen_read = False
+        if row is None and baseline.chat_id is not None:
+            chat = find_chat(chat_rows(ctx, app, "after"), to, body, baseline.chat_id)
         found.update(row=row, chat=chat, bubble=bubble, all_read=rows is not None and screen_read)
         return found
 

@@ -198,3 +198,39 @@ def test_two_sims_send_from_the_sim_the_task_names_and_say_so(dut) -> None:
     assert out.detail["sub_id"] == "2"
     (row,) = dut.phone.sms.messages("sent")
     assert row["sub_id"] == 2 and len(_taps(dut)) == 1
+
+
+@pytest.mark.sdks(30, 34)
+@pytest.mark.phone("contact:Анна Иванова=+79161234567,locale:ru-RU")
+def test_a_draft_to_a_saved_contact_completes_and_says_the_name_proved_it(dut) -> None:
+    """A saved contact's conversation shows the name, not the number (AOSP Messaging
+    ParticipantData.getDisplayName; Google Messages' conversation_title): the phone's
+    contacts say which name the number has, and the evidence says which one proved it."""
+    if dut.sim is None:
+        pytest.skip("needs a contact saved for the number: run on the simulated phone")
+    out = dut.run("sms.draft", {"to": TO, "body": BODY})
+    assert out.status is Status.MET, out.message
+    assert out.detail["recipient_shown_as"] == "contact name"
+    text = str(out.to_json()["evidence"])
+    assert "Анна" not in text and "79161234567" not in text  # name and number redacted
+    lookups = [a for a in dut.execs() if a[:2] == ("content", "query") and "phone_lookup" in a[3]]
+    assert len(lookups) == 1
+
+
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+@pytest.mark.phone("contact:김민준=+79161234567,locale:ko-KR")
+def test_a_send_to_a_saved_contact_is_proved_and_tapped_once(dut) -> None:
+    out = _approved_send(dut, TO)
+    assert out.status is Status.MET, out.message
+    assert out.detail["proved_by"] == "sent_box" and len(_taps(dut)) == 1
+
+
+def test_a_draft_on_this_phone_as_set_up_completes(dut) -> None:
+    """Device twin of the contact and vendor cases: whatever the phone's language, SMS app
+    and contacts, a draft to PHONED_DEVICE_SEND_TO (save it as a contact to exercise the
+    name path) completes and the evidence says how the recipient was shown."""
+    to = _recipient(dut)
+    out = dut.run("sms.draft", {"to": to, "body": "phoned device test"})
+    assert out.status is Status.MET, out.message
+    assert out.detail["recipient_shown_as"] in ("number", "contact name")

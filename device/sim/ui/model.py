@@ -230,11 +230,23 @@ class Ui:
             self._maybe_ask_permission(package)
             return StartResult(START_TASK_TO_FRONT, top, state, target)
         record = ActivityRecord(package, cls, _initial_state(cls, intent))
+        if "recipient" in record.state:  # a saved contact's conversation shows the name
+            self._name_recipient(record)
         self.stack = [r for r in self.stack if r.cls != cls or r.package != package]
         self.stack.append(record)
         self.running.add(package)
         self._maybe_ask_permission(package)
         return StartResult(START_SUCCESS, record, state, target)
+
+    def _name_recipient(self, record: ActivityRecord) -> None:
+        """The participant's display name, as AOSP Messaging's ParticipantData and Google
+        Messages' ``conversation_title`` show it: the contact's name when the number is saved
+        (then the chip holds the name, not the number), else the number."""
+        from device.sim.services.contacts import ContactsProvider
+
+        rows = self.phone.service(ContactsProvider).lookup_rows(record.state["recipient"])
+        if rows:
+            record.state["title"] = str(rows[0]["display_name"])
 
     def _launch_state(self, package: str, cls: str) -> str:
         if package not in self.running:

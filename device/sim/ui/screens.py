@@ -192,12 +192,13 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """Conversation screen: recipient chip, message list, compose field and send button."""
     pkg = rec.package
     recipient = rec.state.get("recipient", "")
+    shown = rec.state.get("title") or recipient  # a saved contact: its name, not the number
     body = rec.state.get("body", "")
     chip = View(
         "android.widget.MultiAutoCompleteTextView",
         (189, 150, 1000, 240),
         resource_id=f"{pkg}:id/recipient_text_view",
-        text=recipient,
+        text=shown,
         focusable=True,
         clickable=True,
         long_clickable=True,
@@ -236,9 +237,7 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         focusable=True,
         action="send",
     )
-    return _frame(
-        pkg, [_toolbar(pkg, recipient or "New conversation"), chip, messages, compose, send]
-    )
+    return _frame(pkg, [_toolbar(pkg, shown or "New conversation"), chip, messages, compose, send])
 
 
 def _bubble(pkg: str, entry: SentEntry, top: int, locale: str) -> View:
