@@ -293,7 +293,7 @@ def test_send_buttons_of_other_messaging_apps() -> None:
 
 def test_a_send_button_per_sim_is_chosen_by_the_task_never_guessed() -> None:
     """Samsung Messages builds with a button per SIM (``send_button1`` / ``send_button2``,
-    public automation scripts, docs/android-variants.md V113): the task's ``sim`` picks one;
+    public automation scripts, docs/android-variants.md V120): the task's ``sim`` picks one;
     with two and no ``sim`` nothing is tapped; a single-button app cannot honour a ``sim``."""
     from device.actions.sms_send import choose_send
     from device.ui_hierarchy import parse_nodes

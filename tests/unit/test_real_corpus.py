@@ -57,6 +57,11 @@ class Case:
     wrong_today: str | None = None  # what today's parser gets wrong (strict xfail)
 
 
+def _locale(text: str) -> str:
+    """The phone's language as ``DeviceConnection.identity`` reads it (V112)."""
+    return parsers.phone_locale(parsers.parse_getprop(text))
+
+
 def identity(text: str) -> tuple[str, str, str]:
     """(manufacturer, SDK, release) as ``DeviceConnection.identity`` reads them from getprop."""
     props = parsers.parse_getprop(text)
@@ -223,6 +228,9 @@ CASES: list[Case] = [
     Case("getprop-33-xiaomi12-miui14-subset.txt", identity, ("Xiaomi", "33", "13")),
     Case("getprop-35-xiaomi14-hyperos2-subset.txt", identity, ("Xiaomi", "35", "15")),
     Case("getprop-35-pixel6-subset.txt", identity, ("Google", "35", "15")),
+    # the owner's language: persist.sys.locale first, a script subtag kept (V112)
+    Case("getprop-34-samsung-s24-oneui61-subset.txt", _locale, "zh-Hans-CN"),
+    Case("getprop-35-pixel6-subset.txt", _locale, "zh-Hans-CN"),  # over ro.product en-US
     # Values over several lines (and CRLF line ends, as these files were saved) stay whole.
     Case(
         "getprop-35-xiaomi14-hyperos2-subset.txt",
