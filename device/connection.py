@@ -147,7 +147,8 @@ class Device:
     @property
     def identity(self) -> DeviceIdentity:
         if self._identity is None:
-            props = parsers.parse_getprop(self.read(commands.GETPROP_ALL).stdout)
+            text = self.read(commands.GETPROP_ALL).stdout
+            props = parsers.parse_getprop(text)
             self._identity = DeviceIdentity(
                 serial=self.serial,
                 model=props.get("ro.product.model", ""),
@@ -155,7 +156,7 @@ class Device:
                 sdk=int(props.get("ro.build.version.sdk", "0") or 0),
                 release=props.get("ro.build.version.release", ""),
                 fingerprint=props.get("ro.build.fingerprint", ""),
-                locale=parsers.phone_locale(props),
+                locale=parsers.phone_locale(text),
             )
         return self._identity
 

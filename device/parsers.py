@@ -40,11 +40,12 @@ def parse_getprop(text: str) -> dict[str, str]:
     return props
 
 
-def phone_locale(props: dict[str, str]) -> str:
-    """The phone's language from ``getprop``: ``persist.sys.locale`` (written when the owner
+def phone_locale(text: str) -> str:
+    """The phone's language from ``getprop`` output: ``persist.sys.locale`` (written when the owner
     picks a language; ``zh-Hans-CN`` style BCP 47 tags in real captures), else
     ``ro.product.locale`` (the build's default), as AOSP ``core/jni/AndroidRuntime.cpp``
     ``readLocale`` reads them; "" when neither is set."""
+    props = parse_getprop(text)
     for key in ("persist.sys.locale", "ro.product.locale"):
         value = props.get(key, "").strip()
         if value:

@@ -59,7 +59,7 @@ class Case:
 
 def _locale(text: str) -> str:
     """The phone's language as ``DeviceConnection.identity`` reads it (V112)."""
-    return parsers.phone_locale(parsers.parse_getprop(text))
+    return parsers.phone_locale(text)
 
 
 def identity(text: str) -> tuple[str, str, str]:
