@@ -154,7 +154,7 @@ def read_draft(
     number is checked again against the phone's contact names for it (a saved contact's
     conversation shows the name)."""
     seen = observed_draft(screen, app, to)
-    if not seen["recipient_shown"] and seen["app_in_front"]:
+    if not seen["recipient_shown"] and seen["app_in_front"] and seen["compose_text"]:
         seen = observed_draft(screen, app, to, contact_names(ctx, to, phase))
     field = compose_field(screen.nodes, app)
     if field is not None and screen.path is UiPath.U2:

@@ -59,7 +59,9 @@ def run(phone: tuple[Simulator, Device], method: str, params: dict[str, Any]) ->
     sim.phone.log.clear()
     ctx = ActionContext(recorder=Recorder(device, method), settle_timeout=2.0, poll_interval=0.05)
     out = execute(method, params, ctx)
-    secrets = {redact(str(v)): str(v) for v in params.values() if isinstance(v, str) and v}
+    # every value the recorder kept secret: the params, and what the action added (a
+    # number as a URI encodes it, a contact's name)
+    secrets = {redact(v): v for v in ctx.recorder.sensitive}
     ran = [
         tuple(unredact(a, secrets) for a in c.argv)
         for c in ctx.recorder.commands
