@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from device import commands, contacts, parsers, ui_hierarchy
 from device.actions import ui
@@ -45,7 +45,7 @@ class Sms(Params):
     body: str = Field(
         min_length=1, max_length=MAX_BODY, description="message text", examples=["See you at 8"]
     )
-    sim: int | None = Field(
+    sim: StrictInt | None = Field(
         default=None,
         ge=1,
         le=2,

@@ -118,6 +118,9 @@ def test_drop_after_the_tap_is_unknown_then_reconciled_without_a_second_tap(
         ({"to": TO, "body": ""}, "body"),
         ({"to": TO, "body": "x" * 10_001}, "body"),
         ({"to": TO, "body": "a\x00b"}, "body"),
+        ({"to": TO, "body": "x", "sim": 3}, "sim"),
+        ({"to": TO, "body": "x", "sim": True}, "sim"),
+        ({"to": TO, "body": "x", "sim": "1; reboot"}, "sim"),
     ],
 )
 def test_invalid_sms_params_send_nothing(dut, params, field) -> None:
