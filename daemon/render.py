@@ -113,7 +113,17 @@ def evidence_view(doc: dict[str, Any]) -> dict[str, Any]:
         "polls": [o for o in observations if o.get("phase") == "poll"],
         "artifacts": dict(inner.get("artifacts") or {}),
         "notes": list(inner.get("notes") or []),
+        "proof": _proof(_mapping(body.get("detail"))),
     }
+
+
+# The outcome details that say which read proved a verdict (sms.send, sms.draft).
+PROOF_KEYS = ("proved_by", "conversation_proof", "store", "sub_id", "recipient_shown_as")
+
+
+def _proof(detail: dict[str, Any]) -> str:
+    """``proved_by conversation, conversation_proof word ...``: what proved the verdict."""
+    return ", ".join(f"{k} {detail[k]}" for k in PROOF_KEYS if detail.get(k) not in (None, ""))
 
 
 def approval_preview(
@@ -257,7 +267,8 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
         return [f"    device: {device.get('serial')} (identity unreadable: {device['error']})"]
     return [
         f"    device: {device.get('serial')}  {device.get('manufacturer', '')} "
-        f"{device.get('model', '')}  SDK {device.get('sdk')} (Android {device.get('release')})",
+        f"{device.get('model', '')}  SDK {device.get('sdk')} (Android {device.get('release')})"
+        + (f"  locale {device['locale']}" if device.get("locale") else ""),
         f"    fingerprint: {device.get('fingerprint', '')}",
     ]
 
@@ -295,6 +306,8 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
     ]
     if view["status"]:
         lines += _multiline(f"    status: {view['status']}  ", view["message"], "      ")
+    if view.get("proof"):
+        lines += _multiline("    proof: ", view["proof"], "      ")
     if target:
         met = "yes" if target.get("met") else "no"
         lines.append(

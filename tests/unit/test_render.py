@@ -194,3 +194,21 @@ def test_iso_times() -> None:
     assert render.iso(0.0) == "1970-01-01T00:00:00.000Z"
     assert render.iso(1.9996) == "1970-01-01T00:00:02.000Z"
     assert render.iso(None) is None
+
+
+def test_show_names_the_phones_locale_and_what_proved_the_verdict() -> None:
+    """Issue #22: the evidence says which language the phone spoke and which read proved a
+    send (the chat store, the sent box, a word and its resource, a stamp)."""
+    from daemon.render import _evidence_lines, evidence_view
+
+    doc = {
+        "ref": "e1", "attempt": 1, "revision": 1, "kind": "action",
+        "body": {
+            "status": "met", "message": "sent",
+            "detail": {"proved_by": "conversation", "conversation_proof": "word 'Доставлено'"},
+            "evidence": {"device": {"serial": "S", "sdk": 34, "locale": "ru-RU"}},
+        },
+    }  # fmt: skip
+    text = "\n".join(_evidence_lines(evidence_view(doc)))
+    assert "locale ru-RU" in text
+    assert "proof: proved_by conversation, conversation_proof word 'Доставлено'" in text
