@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from daemon.verbs import context as context_commands
-from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, tasks
+from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, status, tasks
 from daemon.verbs import mcp as mcp_command
 from daemon.verbs import serve as serve_command
 from daemon.verbs.common import EXIT_USAGE, fail
@@ -29,6 +29,7 @@ def main() -> None:
 for _command in (
     sim.sim,
     doctor.doctor,
+    status.status,
     run.run,
     tasks.submit,
     tasks.workflow,

@@ -178,11 +178,18 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
+# The host's config, written by scripts/install.sh with the service's queue and state
+# folder: read first, by every verb and any user, so the service, an operator's CLI and a
+# desktop MCP client find one queue (issue #23). ``./config/phoned.yaml`` (a checkout's
+# documented defaults) only where the host has none.
+HOST_CONFIG = Path("/etc/phoned/phoned.yaml")
+
+
 def default_config_path() -> Path | None:
-    """``$PHONED_CONFIG``, else ``./config/phoned.yaml``, else ``/etc/phoned/phoned.yaml``."""
+    """``$PHONED_CONFIG``, else ``/etc/phoned/phoned.yaml``, else ``./config/phoned.yaml``."""
     if os.environ.get(f"{ENV_PREFIX}CONFIG"):
         return Path(os.environ[f"{ENV_PREFIX}CONFIG"])
-    for candidate in (Path("config/phoned.yaml"), Path("/etc/phoned/phoned.yaml")):
+    for candidate in (HOST_CONFIG, Path("config/phoned.yaml")):
         if candidate.exists():
             return candidate
     return None

@@ -7,18 +7,39 @@ A mode is set explicitly (``chmod`` after creating), never left to the umask: a 
 0o022 or 0o002 would otherwise make them world- or group-readable. SQLite creates a
 database's ``-wal`` and ``-shm`` with the database file's own permissions, so a queue file
 created here keeps them private too; ``private_file`` also tightens ones left by older runs.
+
+A queue's folder that is setgid and group-writable (the service's ``/var/lib/phoned``, mode
+2770, group ``phoned``: ``scripts/install.sh``) shares the queue with that group: its SQLite
+files are 0660 there (``queue_mode``), so operators in the group submit to the service's
+queue and nobody else reads it. Artifacts stay 0600 in any folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import uuid
 from pathlib import Path
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+SHARED_FILE_MODE = 0o660  # a queue in a group's shared folder (see the module docstring)
+
+
+def shared_with_group(folder: str | os.PathLike[str]) -> bool:
+    """True when ``folder`` is setgid and group-writable: what it holds is the group's too."""
+    try:
+        mode = os.stat(folder).st_mode
+    except OSError:
+        return False
+    return bool(mode & stat.S_ISGID and mode & stat.S_IWGRP)
+
+
+def queue_mode(path: str | os.PathLike[str]) -> int:
+    """The mode of a queue file at ``path``: 0660 in a group's shared folder, else 0600."""
+    return SHARED_FILE_MODE if shared_with_group(Path(path).parent) else FILE_MODE
 
 
 def private_dir(path: str | os.PathLike[str], own: bool = True) -> Path:
@@ -58,14 +79,16 @@ def private_file(path: str | os.PathLike[str]) -> Path:
 
 def tighten_sqlite(path: str | os.PathLike[str]) -> None:
     """Set a SQLite file that SQLite itself created (the queue, the outbox, the ledger) and
-    its side files to 0600. Called right after opening, before any private row is written;
-    SQLite creates later ``-wal``/``-shm`` files with the database file's mode. A file of
-    another user (or ``:memory:``) is left as it is."""
+    its side files to 0600 (0660 in a group's shared folder, ``queue_mode``). Called right
+    after opening, before any private row is written; SQLite creates later ``-wal``/``-shm``
+    files with the database file's mode. A file of another user (or ``:memory:``) is left
+    as it is."""
     base = Path(path)
+    mode = queue_mode(base)
     for candidate in (base, *(base.with_name(base.name + s) for s in SQLITE_SIDE_FILES)):
         with contextlib.suppress(FileNotFoundError, PermissionError):
-            if not candidate.is_symlink():
-                os.chmod(candidate, FILE_MODE)
+            if not candidate.is_symlink() and candidate.stat().st_uid == os.geteuid():
+                os.chmod(candidate, mode)
 
 
 def write_private(path: str | os.PathLike[str], data: bytes | str) -> Path:

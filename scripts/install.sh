@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install phoned as a systemd service on the host the phones are plugged into.
 #
-# Usage: sudo scripts/install.sh [--dry-run] [--start] [--prefix DIR] [--root DIR] [--uninstall]
+# Usage: sudo scripts/install.sh [--dry-run] [--start] [--prefix DIR] [--root DIR]
+#                               [--operator USER]... [--uninstall]
 #
 #   --dry-run    print every action it would take; change nothing (no root needed)
 #   --start      start (or restart, when something changed) phoned.service afterwards
@@ -9,13 +10,17 @@
 #                follows it
 #   --root DIR   install into a staging root (packaging, tests): every absolute path is
 #                prefixed by DIR; no user is created and systemd/udev are left alone
+#   --operator USER  let USER submit to the service's queue (and point an MCP client at it):
+#                adds USER to the group phoned, which shares /var/lib/phoned (mode 2770)
 #   --uninstall  remove what install put in place; the config (/etc/phoned), the state
 #                (/var/lib/phoned) and the user stay
 #
 # What it does (see docs/deploy.md): a venv in PREFIX/venv with phoned installed from this
 # checkout (non-editable); the system user `phoned` (home /var/lib/phoned, no login shell,
 # member of plugdev); /etc/systemd/system/phoned.service; the udev rule for ADB interfaces;
-# /etc/phoned/phoned.yaml only when absent; `systemctl daemon-reload` and `enable` only when
+# /etc/phoned/phoned.yaml only when absent, naming the service's queue and state folder so
+# every verb run by any user finds the one queue of this host; the state folder
+# /var/lib/phoned (2770, group phoned); `systemctl daemon-reload` and `enable` only when
 # systemd runs this host. Idempotent: a second run changes nothing and says so.
 # Environment: PYTHON (default python3) creates the venv; PIP_* variables reach pip.
 set -euo pipefail
@@ -38,6 +43,10 @@ RULE_DIR=/etc/udev/rules.d
 CONFIG=/etc/phoned/phoned.yaml
 SERVICE_USER=phoned
 SERVICE_HOME=/var/lib/phoned
+# The one queue of this host, written into the config: the service, an operator's CLI and a
+# desktop MCP client all read /etc/phoned/phoned.yaml first (daemon/config.py HOST_CONFIG).
+HOST_QUEUE=sqlite:///$SERVICE_HOME/queue.db
+OPERATORS=()
 USB_GROUP=plugdev
 
 CHANGES=0       # actions taken (or, under --dry-run, that would be taken)
@@ -78,6 +87,11 @@ parse_args() {
         --dry-run) DRY_RUN=1 ;;
         --start) START=1 ;;
         --uninstall) UNINSTALL=1 ;;
+        --operator)
+            [ $# -ge 2 ] || die "--operator needs a user name" 2
+            OPERATORS+=("$2")
+            shift
+            ;;
         --prefix)
             [ $# -ge 2 ] || die "--prefix needs a directory" 2
             PREFIX=$2
@@ -188,13 +202,56 @@ install_rule() {
 }
 
 install_config() {
-    local dst
+    local dst rendered=$WORK/phoned.yaml
     dst=$(dest "$CONFIG")
     if [ -e "$dst" ]; then
         unchanged "$dst exists (a config is never overwritten; compare with $SRC/config/phoned.yaml)"
+        if grep -Eq '^queue: *("")? *$' "$dst" || ! grep -Eq '^queue:' "$dst"; then
+            say "warning: $dst names no queue: the CLI and MCP clients of other users then use a"
+            say "  queue of their own; add these two lines to it so every door finds the service's:"
+            say "    queue: \"$HOST_QUEUE\""
+            say "    state_dir: \"$SERVICE_HOME\""
+        fi
         return
     fi
-    act "install $dst (mode 0644)" install -D -m 0644 "$SRC/config/phoned.yaml" "$dst"
+    sed -e "s#^queue: \"\"#queue: \"$HOST_QUEUE\"  \# written by scripts/install.sh: this host's one queue#" \
+        -e "s#^state_dir: \"\"#state_dir: \"$SERVICE_HOME\"  \# written by scripts/install.sh#" \
+        "$SRC/config/phoned.yaml" >"$rendered"
+    act "install $dst (mode 0644; queue $HOST_QUEUE)" install -D -m 0644 "$rendered" "$dst"
+}
+
+# The state folder, shared with the group phoned (setgid: what is created in it stays the
+# group's; device/private_files.py makes the queue 0660 there, artifacts 0600).
+install_state_dir() {
+    local dst
+    dst=$(dest "$SERVICE_HOME")
+    if [ "$ROOT" != / ]; then
+        if [ -d "$dst" ]; then unchanged "$dst"; else act "create $dst (mode 2770)" install -d -m 2770 "$dst"; fi
+        return
+    fi
+    if [ -d "$dst" ] && [ "$(stat -c '%a %U %G' "$dst")" = "2770 $SERVICE_USER $SERVICE_USER" ]; then
+        unchanged "$dst (2770, $SERVICE_USER:$SERVICE_USER)"
+        return
+    fi
+    act "create $dst (mode 2770, owner $SERVICE_USER, group $SERVICE_USER)" \
+        install -d -m 2770 -o "$SERVICE_USER" -g "$SERVICE_USER" "$dst"
+}
+
+# --operator USER: USER may submit to the service's queue (group phoned).
+add_operators() {
+    local user
+    for user in "${OPERATORS[@]+"${OPERATORS[@]}"}"; do
+        if [ "$ROOT" != / ]; then
+            skipped "operator $user is not added under --root $ROOT (usermod -aG $SERVICE_USER $user on the target)"
+        elif ! getent passwd "$user" >/dev/null; then
+            die "--operator $user: no such user"
+        elif id -nG "$user" | tr ' ' '\n' | grep -qx "$SERVICE_USER"; then
+            unchanged "operator $user is in group $SERVICE_USER"
+        else
+            act "add operator $user to group $SERVICE_USER (takes effect at their next login)" \
+                usermod -a -G "$SERVICE_USER" "$user"
+        fi
+    done
 }
 
 nologin_shell() {
@@ -271,6 +328,8 @@ do_install() {
     install_unit
     install_rule
     install_config
+    install_state_dir
+    add_operators
     reload_udev
     enable_service
     start_service

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 POLL_S = 0.1
 
 
+# How long a tool call waits for some daemon to be there before saying none is.
+UNSERVED_GRACE_S = 5.0
+
+
 class ToolError(Exception):
     """A tool call that cannot be carried out; the message is what the model is told."""
 
@@ -89,6 +93,26 @@ class Bridge:
 
     def get(self, task_id: str) -> TaskRecord:
         return self.store.get(task_id)
+
+    def unattended(self, task: TaskRecord) -> str | None:
+        """The unserved warning for a task just queued, when no daemon took it up within
+        ``UNSERVED_GRACE_S`` (a daemon that is just starting gets that long to say it is
+        there); None as soon as one is there or the task moved."""
+        deadline = time.monotonic() + UNSERVED_GRACE_S
+        while True:
+            warning = self.unserved(task.device)
+            if warning is None or self.store.get(task.id).state.value != "queued":
+                return None
+            if time.monotonic() >= deadline:
+                return warning
+            time.sleep(POLL_S)
+
+    def unserved(self, device: str | None = None) -> str | None:
+        """The warning when no daemon served this queue (or ``device``) recently, naming
+        the queue (``daemon.store.presence``); None when one did."""
+        from daemon.verbs.status import unserved_warning
+
+        return unserved_warning(self.store, self.queue_url, device)
 
     def own(self, task_id: str) -> TaskRecord:
         """The task, refused when it belongs to another conversation."""
@@ -179,12 +203,15 @@ class Bridge:
     def queue(self, device: str | None = None, limit: int = 20) -> dict[str, Any]:
         """Tasks per state and this conversation's latest tasks, newest first."""
         counts = self.store.queue_status(device)
+        warning = self.unserved(device)
         tasks = self.store.list_tasks(
             device=device, conversation_id=self.conversation, limit=100_000
         )
         latest = sorted(tasks, key=lambda t: t.created_at, reverse=True)[:limit]
         return {
             "conversation": self.conversation,
+            "queue": self.queue_url,
+            "warning": warning,
             "counts": counts,
             "tasks": [
                 {"task_id": t.id, "method": t.method, "state": t.state.value,
@@ -194,13 +221,21 @@ class Bridge:
         }  # fmt: skip
 
     def context(self, device: str | None) -> dict[str, Any]:
-        """The device planning context read now through the configured adb server."""
+        """The device planning context read now through the configured adb server. Never
+        starts an adb server: the daemon serving the queue runs it (a second one would
+        take the phones from it); none answering is said, with where it was looked for."""
         from daemon.device_context import AdbContextProvider, context_json
         from daemon.planning import planning_context
         from daemon.verbs.context import adb_server
         from device.connection import connect
 
         server = adb_server(self.cfg)
+        if not server.is_running():
+            hint = self.unserved(device or self.device) or "is the daemon running? (phoned status)"
+            raise ToolError(
+                f"no adb server answers at {server.host}:{server.port}, so the phone cannot be "
+                f"read; phoned does not start one from here: {hint}"
+            )
         serial = connect(device or self.device, server).serial
         planning = planning_context(AdbContextProvider(server), self.store, serial, time.time())
         return {

@@ -141,6 +141,14 @@ class PhonedTools:
             return await self._answered(ctx, params)
         if name in self.methods:
             task = await anyio.to_thread.run_sync(self.bridge.submit, self.methods[name], args)
+            warning = await anyio.to_thread.run_sync(self.bridge.unattended, task)
+            if warning is not None:  # said at once: waiting would only time out
+                content = await anyio.to_thread.run_sync(
+                    lambda: self.bridge.result(task, timed_out=True)
+                )
+                content["warning"] = warning
+                content["message"] = f"{warning}. {content['message']}"
+                return _task_result(content)
             return await self._settled(ctx, task.id, name)
         if name == "task_status":  # the call succeeds whatever state the task is in
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))

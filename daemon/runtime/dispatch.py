@@ -57,6 +57,8 @@ class Dispatcher:
         self._attention = threading.Event()  # a worker became idle, or stop
         self._stop = threading.Event()
         self.batches = 0  # claim round trips made (for tests and logs)
+        self.claimed_at: dict[str, float] = {}  # serial -> this daemon's last claim for it
+        self.claimed = threading.Event()  # set at each claim (the supervisor's presence)
 
     # -- the workers' side -----------------------------------------------------------------
     def offer(self, worker: Worker) -> None:
@@ -149,6 +151,9 @@ class Dispatcher:
             for task in leased:
                 with self._lock:
                     worker = self._idle.pop(task.lease_owner or "", None)
+                    if worker is not None:
+                        self.claimed_at[worker.device.serial] = self.clock()
+                        self.claimed.set()
                 if worker is None:  # cannot happen: withdrawing waits for us
                     log.error("task %s leased to %s, who left", task.id, task.lease_owner)
                     continue

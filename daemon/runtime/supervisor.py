@@ -18,6 +18,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from daemon.config import Config
@@ -28,6 +29,8 @@ from daemon.runtime.dispatch import Dispatcher, start_dispatcher
 from daemon.runtime.notify import Notifier
 from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
+from daemon.store.presence import PRESENCE_INTERVAL_S
+from daemon.store.protocol import WorkerStore
 from daemon.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
@@ -61,6 +64,7 @@ class Supervisor:
         self._stop = threading.Event()
         self._now = threading.Event()
         self._lock = threading.Lock()
+        self._presence_due = threading.Event()  # the phones served changed
         self.devices: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
         if stores.batch_claims:
@@ -82,20 +86,26 @@ class Supervisor:
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> int:
         """Serve until stopped; returns the process exit code (0)."""
+        self._present()  # at once: a planner asking meanwhile learns the queue is served
         self._recover()
         if self.dispatcher is not None:
             start_dispatcher(self.dispatcher)
         tracker = threading.Thread(target=self._track, name="track-devices", daemon=True)
         tracker.start()
         self.notifier.ready(self._status())
-        log.info("phoned %s serving; queue %s", self.daemon_id, self.cfg.queue_url)
+        log.info("%s", self._ready_line())
         next_sweep = 0.0
+        next_presence = time.monotonic() + PRESENCE_INTERVAL_S
         watchdog = self.notifier.watchdog_interval()
         while not self._stop.wait(min(1.0, watchdog or 1.0)):
             if time.monotonic() >= next_sweep:
                 self._sweep()
                 next_sweep = time.monotonic() + self.cfg.sweep_interval
             self._reap()
+            claimed = self.dispatcher is not None and self.dispatcher.claimed.is_set()
+            if time.monotonic() >= next_presence or self._presence_due.is_set() or claimed:
+                self._present()
+                next_presence = time.monotonic() + PRESENCE_INTERVAL_S
             if watchdog and self._alive():
                 self.notifier.watchdog()
             self.notifier.status(self._status())
@@ -103,7 +113,47 @@ class Supervisor:
         self._drain()
         if self.dispatcher is not None:
             self.dispatcher.stop()
+        self._absent()
         return 0
+
+    def _ready_line(self) -> str:
+        """One line that says the daemon is ready, on which queue, and what to try."""
+        with self._lock:
+            serials = sorted(self.workers)
+        queue = self.cfg.queue_url
+        phones = (
+            f"serving {len(serials)} phone(s) ({', '.join(serials)})"
+            if serials
+            else "no phone yet (plug one in with USB debugging on, or run with --sim)"
+        )
+        return (
+            f"ready: phoned {self.daemon_id} {phones} on queue {queue}; try: phoned submit "
+            f"--queue {queue} --method dnd.get --conversation demo, then phoned tasks --queue {queue}"
+        )
+
+    def _present(self) -> None:
+        """Say in the queue that this daemon serves its phones now (``store.presence``)."""
+        self._presence_due.clear()
+        if self.dispatcher is not None:
+            self.dispatcher.claimed.clear()
+        with self._lock:
+            serials = sorted(s for s, r in self.workers.items() if not r.worker.stopping)
+        claimed = dict(self.dispatcher.claimed_at) if self.dispatcher is not None else {}
+        self._with_store("record presence", lambda store: store.mark_presence(
+            self.daemon_id, serials, claimed, time.time()))  # fmt: skip
+
+    def _absent(self) -> None:
+        self._with_store("remove presence", lambda store: store.forget_presence(self.daemon_id))
+
+    def _with_store(self, what: str, call: Callable[[WorkerStore], None]) -> None:
+        try:
+            store = self.stores()
+            try:
+                call(store)
+            finally:
+                store.close()
+        except LifecycleError as exc:  # a busy or gone queue: said, and tried again later
+            log.warning("could not %s: %s", what, exc)
 
     def _recover(self) -> None:
         store = self.stores()
@@ -154,10 +204,12 @@ class Supervisor:
         """Start workers for phones that came online; stop those of phones that left."""
         if self._stop.is_set():
             return
+        started = False
         with self._lock:
             for serial, state in snapshot.items():
                 if self._wanted(serial, state) and serial not in self.workers:
                     self._start_worker(serial)
+                    started = True
             for serial, running in list(self.workers.items()):
                 if running.worker.stopping:  # told once already (offline, then gone)
                     continue
@@ -168,6 +220,8 @@ class Supervisor:
                         snapshot.get(serial, "gone"),
                     )
                     running.worker.stop()
+        if started:  # at once: a submit for this phone must find it served
+            self._present()
 
     def _start_worker(self, serial: str) -> None:
         device = Device(serial, self.server)

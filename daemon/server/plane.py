@@ -20,6 +20,7 @@ from daemon.server.reports import ReportLedger
 from daemon.server.settings import ServerSettings
 from daemon.server.wakeup import Wakeup
 from daemon.store.open import open_store
+from daemon.store.presence import PRESENCE_INTERVAL_S
 from daemon.store.protocol import Store
 from daemon.sweeper import sweep
 
@@ -73,6 +74,7 @@ class Plane:
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.Lock()
+        self._presence_at: dict[str, float] = {}  # owner -> when its presence was written
         self.wakeup = Wakeup(
             lambda: open_store(settings.queue_url),
             settings.fallback_poll,
@@ -81,6 +83,18 @@ class Plane:
         self._ledger: ReportLedger | None = None
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
+
+    def saw_claim(self, owner: str, host: str, claimed: bool) -> None:
+        """A daemon looked for work for one phone (``owner`` is ``<daemon id>/<serial>``):
+        its presence row, written when it claimed or at most every PRESENCE_INTERVAL_S."""
+        daemon_id, _, serial = owner.rpartition("/")
+        now = time.time()
+        with self._lock:
+            last = self._presence_at.get(owner, 0.0)
+            if not claimed and now - last < PRESENCE_INTERVAL_S:
+                return
+            self._presence_at[owner] = now
+        self.store().touch_presence(daemon_id, serial, host, now, claimed)
 
     def store(self) -> Store:
         """This thread's store (opened on first use)."""

@@ -135,6 +135,7 @@ async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str
 
     def attempt() -> dict[str, Any] | None:
         task = plane.store().claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        plane.saw_claim(body.owner, principal.name, claimed=task is not None)
         if task is None:
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)

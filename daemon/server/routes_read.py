@@ -247,6 +247,13 @@ def counts_for(
     return counts
 
 
+@router.get("/presence", summary="Which daemons serve this queue, and when they last did")
+def presence(plane: PlaneDep, _: Reader) -> dict[str, Any]:
+    """Presence rows (``daemon.store.presence``): each daemon, phone, when it last looked
+    for work and claimed. Written from daemons' claims, at most every 30 s each."""
+    return {"presence": [p.to_json() for p in plane.store().presence()]}
+
+
 @router.get("/devices", summary="Registered daemons and their devices")
 def devices(plane: PlaneDep, _: Reader) -> dict[str, Any]:
     """Daemons that registered with this replica, their devices and supported methods."""

@@ -56,6 +56,7 @@ from daemon.lifecycle.states import TaskState, after_failure
 from daemon.server import wire
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
+from daemon.store.presence import Presence
 from daemon.store.protocol import DEFAULT_LEASE_S
 
 log = logging.getLogger("phoned.http_store")
@@ -202,6 +203,18 @@ class HttpStore:
             self._s.unregistered[serial] = doc
         self._send_registrations()
         self._call("PUT", f"/v1/devices/{serial}/context", json=context())
+
+    def mark_presence(
+        self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
+    ) -> None:
+        """Nothing to send: the plane records a daemon's presence from its claims."""
+
+    def forget_presence(self, daemon_id: str) -> None:
+        """Nothing to send (the plane's rows age out, ``presence.RECENT_S``)."""
+
+    def presence(self) -> list[Presence]:
+        """The plane's presence rows (``GET /v1/presence``)."""
+        return [Presence.from_json(p) for p in self._call("GET", "/v1/presence")["presence"]]
 
     def _send_registrations(self) -> None:
         with self._s.lock:

@@ -27,6 +27,7 @@ from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, 
 from daemon.lifecycle.states import TaskState
 from daemon.server import wire
 from daemon.store.outbox import Answer
+from daemon.store.presence import Presence
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +201,10 @@ class PlaneClient:
         wanted = {"device": device, "conversation_id": conversation_id}
         params = {k: v for k, v in wanted.items() if v} or None
         return dict(self._call("GET", "/v1/queue", params=params)["queue"])
+
+    def presence(self) -> list[Presence]:
+        """Which daemons serve the plane's queue (``GET /v1/presence``)."""
+        return [Presence.from_json(p) for p in self._call("GET", "/v1/presence")["presence"]]
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:
         return wire.workflow_from(self._call("GET", f"/v1/workflows/{workflow_id}")["workflow"])

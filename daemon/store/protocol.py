@@ -37,6 +37,7 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import TaskState
+from daemon.store.presence import Presence
 
 DEFAULT_LEASE_S = 60.0
 
@@ -73,6 +74,10 @@ class _Reads(Protocol):
         """A waiting/permission task's condition is met: requeue to resume the attempt."""
         ...
 
+    def presence(self) -> list[Presence]:
+        """Which daemons serve this queue, most recent first (``daemon.store.presence``)."""
+        ...
+
     def close(self) -> None:
         """Release the connection."""
         ...
@@ -94,6 +99,18 @@ class WorkerStore(_Reads, Protocol):
         An embedded queue keeps nothing (its ``phoned context``/``classify --serial`` read
         the phone); a control plane answers ``/v1/classify`` and ``/v1/devices`` from it.
         """
+        ...
+
+    def mark_presence(
+        self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
+    ) -> None:
+        """This daemon serves ``serials`` and looked for work at ``now``; ``claimed`` holds its
+        last claim per phone (``daemon.store.presence``). A control plane learns it from
+        the daemon's claims instead."""
+        ...
+
+    def forget_presence(self, daemon_id: str) -> None:
+        """This daemon stopped: it serves nothing any more."""
         ...
 
     def claim(
@@ -278,6 +295,12 @@ class PlannerStore(_Reads, Protocol):
 
 class Store(WorkerStore, PlannerStore, Protocol):
     """A queue held directly: both sides' verbs and the system's."""
+
+    def touch_presence(
+        self, daemon_id: str, serial: str, host: str, now: float, claimed: bool
+    ) -> None:
+        """A control plane saw ``daemon_id`` look for work for ``serial``."""
+        ...
 
     def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
         """The admission gate before an external action; raises when it may not run."""

@@ -40,7 +40,7 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.store import rules
+from daemon.store import presence, rules
 from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.rows import (
     Row,
@@ -182,6 +182,26 @@ class SqlStore:
     ) -> None:
         """Nothing to keep: planners of a queue held directly read the phone themselves
         (``phoned context``, ``phoned classify --serial``); ``context`` is never read."""
+
+    def mark_presence(
+        self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
+    ) -> None:
+        """This daemon serves ``serials`` now (``daemon.store.presence``)."""
+        presence.mark(self.db, daemon_id, serials, claimed, now)
+
+    def forget_presence(self, daemon_id: str) -> None:
+        """This daemon stopped serving the queue."""
+        presence.forget(self.db, daemon_id)
+
+    def touch_presence(
+        self, daemon_id: str, serial: str, host: str, now: float, claimed: bool
+    ) -> None:
+        """A control plane saw ``daemon_id`` claim for ``serial`` (``presence.touch``)."""
+        presence.touch(self.db, daemon_id, serial, host, now, claimed)
+
+    def presence(self) -> list[presence.Presence]:
+        """Which daemons serve this queue, most recent first."""
+        return presence.read(self.db)
 
     def claim(
         self,

@@ -28,6 +28,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from device.private_files import shared_with_group
+
 log = logging.getLogger(__name__)
 
 # sockaddr_un.sun_path is 108 bytes on Linux, including the terminating NUL
@@ -47,9 +49,12 @@ class WakeChannel:
             log.info("wake-up socket path too long (%s); polling the queue only", path)
             return None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        shared = shared_with_group(self.folder.parent)  # the group's queue: it pokes too
         try:
             self.folder.mkdir(mode=0o700, exist_ok=True)
-            old = os.umask(0o077)
+            if shared and self.folder.stat().st_uid == os.geteuid():
+                os.chmod(self.folder, 0o2770)  # explicit: the umask would take g+rwx
+            old = os.umask(0o007 if shared else 0o077)
             try:
                 sock.bind(os.fspath(path))
             finally:

@@ -98,7 +98,7 @@ def common_options(fn: F) -> F:
         "config_file",
         type=click.Path(dir_okay=False),
         default=None,
-        help="Config file (default: $PHONED_CONFIG, ./config/phoned.yaml, /etc/phoned/phoned.yaml).",
+        help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
     )(fn)
     fn = click.option(
         "--queue",

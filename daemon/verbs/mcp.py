@@ -44,7 +44,7 @@ def _host_port(text: str) -> tuple[str, int]:
     "config_file",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Config file (default: $PHONED_CONFIG, ./config/phoned.yaml, /etc/phoned/phoned.yaml).",
+    help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
 )
 @user_errors
 def mcp(

@@ -127,8 +127,11 @@ def submit(
     cfg = load_config(config_file, queue=queue)
     with opened_store(queue, config_file, create=True) as store:
         queued, many = queue_spec(store, raw, cfg)
+        unserved = _unserved(store, cfg, queued)
     _print_queued(queued, as_json, many)
     warn_unknown_devices(queued, cfg)
+    if unserved:
+        click.echo(f"phoned: {unserved}", err=True)
 
 
 @click.group()
@@ -148,8 +151,23 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
     cfg = load_config(config_file, queue=queue)
     with opened_store(queue, config_file, create=True) as store:
         queued, _ = queue_spec(store, raw, cfg, workflow_only=True)
+        unserved = _unserved(store, cfg, queued)
     _print_queued(queued, as_json, many=True)
     warn_unknown_devices(queued, cfg)
+    if unserved:
+        click.echo(f"phoned: {unserved}", err=True)
+
+
+def _unserved(store: PlannerStore, cfg: Config, queued: list[TaskRecord]) -> str | None:
+    """The warning to give at once when no daemon serves the queue (or the phone) the
+    tasks wait in (``daemon.verbs.status``); None when one does."""
+    from daemon.verbs.status import unserved_warning
+
+    for device in dict.fromkeys(t.device for t in queued if not t.terminal):
+        warning = unserved_warning(store, cfg.queue_url, device)
+        if warning is not None:
+            return warning
+    return None
 
 
 def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
@@ -251,6 +269,10 @@ def tasks(
             newest_first=True,
         )
         more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
+        if any(not t.terminal for t in found):
+            from daemon.verbs.status import warn_unserved
+
+            warn_unserved(store, load_config(config_file, queue=queue).queue_url, device)
     found = found[:limit]
     if as_json:
         echo_json([task_json(t) for t in found])

@@ -127,11 +127,18 @@ def test_install_places_files_with_their_modes(staged: Staged) -> None:
     root = staged.root
     for path in (UNIT, RULE, CONFIG, "opt/phoned/README.md", "opt/phoned/docs/deploy.md"):
         assert mode(root / path) == 0o644, path
-    assert (root / CONFIG).read_text() == (staged.src / "config/phoned.yaml").read_text()
+    # the documented defaults, with this host's one queue and state folder named (#23)
+    written = (root / CONFIG).read_text().splitlines()
+    source = (staged.src / "config/phoned.yaml").read_text().splitlines()
+    changed = [(a, b) for a, b in zip(source, written, strict=True) if a != b]
+    assert [a for a, _ in changed] == ['queue: ""', 'state_dir: ""']
+    assert changed[0][1].startswith('queue: "sqlite:////var/lib/phoned/queue.db"')
+    assert changed[1][1].startswith('state_dir: "/var/lib/phoned"')
+    assert mode(root / "var/lib/phoned") == 0o2770  # the group phoned's shared state folder
     assert (root / RULE).read_text() == (staged.src / "systemd/51-android.rules").read_text()
     unit = (root / UNIT).read_text()
     assert "ExecStart=/opt/phoned/venv/bin/phoned run\n" in unit  # final path, not the stage
-    assert "done: 6 change(s)" in staged.first_output
+    assert "done: 7 change(s)" in staged.first_output
 
 
 def test_installed_console_script_runs(staged: Staged) -> None:

@@ -174,3 +174,18 @@ SELECT * FROM task_revisions WHERE task_id = :task_id ORDER BY revision;
 SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = :workflow_id
 UNION ALL
 SELECT id, conversation_id, NULL FROM workflows WHERE id = :workflow_id;
+
+-- name: upsert_presence
+INSERT INTO presence (daemon_id, serial, host, pid, looked_at, claimed_at)
+VALUES (:daemon_id, :serial, :host, :pid, :looked_at, :claimed_at)
+ON CONFLICT (daemon_id, serial) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+    looked_at = excluded.looked_at,
+    claimed_at = coalesce(excluded.claimed_at, presence.claimed_at);
+
+-- name: drop_presence
+-- A daemon's phones it no longer serves (every one when :keep is '[]').
+DELETE FROM presence WHERE daemon_id = :daemon_id
+    AND serial NOT IN (SELECT value FROM json_each(:keep));
+
+-- name: all_presence
+SELECT * FROM presence ORDER BY looked_at DESC, daemon_id, serial;

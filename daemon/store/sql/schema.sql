@@ -144,3 +144,18 @@ CREATE TABLE IF NOT EXISTS task_revisions (
     checkpoint       TEXT,
     PRIMARY KEY (task_id, revision)
 );
+
+-- Which daemons serve this queue (issue #23): one row per daemon and phone ('' when it has
+-- none), written by the daemon every presence interval while it runs and removed when it
+-- stops. ``looked_at``: when it last looked for work; ``claimed_at``: its last claim for
+-- that phone. ``phoned status`` lists them; submit and the MCP tools warn when none is
+-- recent.
+CREATE TABLE IF NOT EXISTS presence (
+    daemon_id   TEXT NOT NULL,
+    serial      TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    looked_at   REAL NOT NULL,
+    claimed_at  REAL,
+    PRIMARY KEY (daemon_id, serial)
+);

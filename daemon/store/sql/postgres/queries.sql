@@ -195,3 +195,18 @@ SELECT * FROM task_revisions WHERE task_id = %(task_id)s ORDER BY revision;
 SELECT id, conversation_id, step_id FROM tasks WHERE workflow_id = %(workflow_id)s
 UNION ALL
 SELECT id, conversation_id, NULL FROM workflows WHERE id = %(workflow_id)s;
+
+-- name: upsert_presence
+INSERT INTO presence (daemon_id, serial, host, pid, looked_at, claimed_at)
+VALUES (%(daemon_id)s, %(serial)s, %(host)s, %(pid)s, %(looked_at)s, %(claimed_at)s)
+ON CONFLICT (daemon_id, serial) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+    looked_at = excluded.looked_at,
+    claimed_at = coalesce(excluded.claimed_at, presence.claimed_at);
+
+-- name: drop_presence
+-- A daemon's phones it no longer serves (every one when :keep is '[]').
+DELETE FROM presence WHERE daemon_id = %(daemon_id)s
+    AND NOT (serial = ANY (ARRAY(SELECT jsonb_array_elements_text(%(keep)s::jsonb))));
+
+-- name: all_presence
+SELECT * FROM presence ORDER BY looked_at DESC, daemon_id, serial;

@@ -1,0 +1,83 @@
+"""``phoned status``: which queue this host's verbs use, who serves it, what waits in it.
+
+Like a CI runner's ``svc.sh status`` or Buildkite's agent list: the resolved queue and the
+config file it came from, the daemons that serve it (host, pid, each phone, when each last
+looked for work and claimed), and the tasks per state. ``warn_unserved`` is the one-line
+form the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
+when nobody serves the queue (``daemon.store.presence``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from daemon.verbs.common import common_options, echo_json, load_config, now, user_errors
+
+
+def unserved_warning(store: Any, queue: str, device: str | None = None) -> str | None:
+    """The warning for a queue (or phone) no daemon served recently; None when one did or
+    when the store cannot say (an answer is never held up by this check)."""
+    from daemon.lifecycle.errors import LifecycleError
+    from daemon.store import presence
+
+    try:
+        rows = store.presence()
+    except (LifecycleError, OSError):
+        return None
+    return presence.unserved_warning(queue, rows, now(), device)
+
+
+def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
+    """Print ``unserved_warning`` on stderr when it applies."""
+    warning = unserved_warning(store, queue, device)
+    if warning is not None:
+        click.echo(f"phoned: {warning}", err=True)
+
+
+def _ago(t: float | None, at: float) -> str:
+    return "never" if t is None else f"{max(0.0, at - t):.0f} s ago"
+
+
+@click.command()
+@common_options
+@user_errors
+def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
+    """Show the queue this host uses, the daemons serving it and its tasks per state."""
+    from daemon import config
+    from daemon.store import presence
+    from daemon.store.open import open_planner_store
+    from daemon.terminal import terminal_text
+
+    cfg = load_config(config_file, queue=queue)
+    path = config_file or config.default_config_path()
+    store = open_planner_store(cfg.queue_url)
+    try:
+        rows = store.presence()
+        counts = store.queue_status()
+    finally:
+        store.close()
+    at = now()
+    live = presence.serving(rows, at)
+    if as_json:
+        echo_json({
+            "queue": cfg.queue_url, "config": str(path) if path else None,
+            "serving": bool(live), "recent_s": presence.RECENT_S,
+            "daemons": [r.to_json() for r in rows], "tasks": counts,
+        })  # fmt: skip
+        return
+    click.echo(f"queue   {cfg.queue_url}")
+    click.echo(f"config  {path or '(none: defaults and PHONED_* variables)'}")
+    if not rows:
+        click.echo("daemons none has served this queue: start one (`systemctl start phoned`, "
+                   "or `phoned run`)")  # fmt: skip
+    for r in rows:
+        state = "serving" if r in live else "not seen lately"
+        phone = r.serial or "(no phone attached)"
+        click.echo(terminal_text(
+            f"daemon  {r.daemon_id} on {r.host} pid {r.pid}: {state}; phone {phone}, looked "
+            f"for work {_ago(r.looked_at, at)}, last claim {_ago(r.claimed_at, at)}"
+        ))  # fmt: skip
+    waiting = ", ".join(f"{state} {n}" for state, n in counts.items() if n) or "none"
+    click.echo(f"tasks   {waiting}")
