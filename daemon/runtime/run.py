@@ -7,13 +7,11 @@ resumable), 5 stopped.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
@@ -26,6 +24,7 @@ from daemon.store.open import WorkerStores, open_planner_store
 from daemon.store.protocol import PlannerStore, WorkerStore
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
+RESUME_CLAIM_WAIT_S = 5.0  # after an inline approval: the requeued task is claimable at once
 _EXIT_BY_STATE = {
     TaskState.COMPLETED: EXIT_COMPLETED,
     TaskState.FAILED: EXIT_FAILED,
@@ -99,26 +98,36 @@ def _submit_file(
     return task.id, task if task.lease_owner == owner else None
 
 
-def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool) -> None:
+def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool, queue: str | None) -> None:
     from daemon import render
 
     evidence = store.evidence(task.id)
     journal = store.journal(task.id)
     events = [e for e in store.events(after=0, limit=100_000) if e.task_id == task.id]
     if as_json:
-        click.echo(
-            json.dumps(
-                render.render_json(task, evidence, journal, events), indent=2, ensure_ascii=False
-            )
-        )
+        doc = render.render_json(task, evidence, journal, events, queue)
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        click.echo(render.render_text(task, evidence, journal, events))
+        click.echo(render.render_text(task, evidence, journal, events, queue))
 
 
 def run_once(
-    cfg: Config, serial: str | None, wait: float, task_file: str | None, as_json: bool
+    cfg: Config,
+    serial: str | None,
+    wait: float,
+    task_file: str | None,
+    as_json: bool,
+    *,
+    prompt: bool = False,
+    queue: str | None = None,
 ) -> int:
-    """Claim at most one task (or the one in ``task_file``), run it, print it, exit code."""
+    """Claim at most one task (or the one in ``task_file``), run it, print it, exit code.
+
+    With ``prompt`` a task that reaches approval is asked about inline
+    (``daemon.runtime.approval_prompt``) and, once approved, run on to its end; ``queue``
+    is the ``--queue`` the printed approve/deny commands carry (as ``phoned show``'s do).
+    """
+    from daemon.runtime.approval_prompt import ask_approval
     from daemon.runtime.worker import worker_for
     from device.adb import AdbServer
     from device.connection import connect
@@ -148,7 +157,17 @@ def run_once(
             click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
             return EXIT_NO_TASK
         task = planner.get(results[0].task.id)
-        _print_result(planner, task, as_json)
+        while prompt and not worker.stopping:
+            approved = ask_approval(planner, task, queue)
+            if approved is None:
+                break
+            # The same task, on: the approval requeued it to resume the attempt that paused.
+            worker = worker_for(cfg, stores, device, owner, once=True)
+            _install_once_signals(worker)
+            if not worker.run(wait=max(wait, RESUME_CLAIM_WAIT_S), task_id=task.id):
+                click.echo(f"phoned: task {task.id} was claimed by another worker", err=True)
+            task = planner.get(task.id)
+        _print_result(planner, task, as_json, queue)
         return exit_code(task)
     finally:
         planner.close()
@@ -192,48 +211,6 @@ def run_forever(cfg: Config) -> int:
         stores.close()
 
 
-@contextlib.contextmanager
-def simulated_phone_if_none(cfg: Config, sdk: int | None) -> Iterator[str | None]:
-    """With ``sdk``: when no phone is attached, run a simulated one and attach it to adb.
-
-    Yields the simulator's serial (None when a real phone is attached or ``sdk`` is None);
-    the simulator is detached and stopped on exit.
-    """
-    if sdk is None:
-        yield None
-        return
-    from device.adb import AdbServer
-    from device.connection import list_devices
-    from device.sim.server import Simulator
-
-    server = AdbServer(cfg.adb_host, cfg.adb_port)
-    server.ensure_running()
-    if any(state == "device" for state in list_devices(server).values()):
-        yield None
-        return
-    sim = Simulator(sdk=sdk, port=0).start()
-    log = logging.getLogger("phoned")
-    try:
-        server.client.connect(sim.serial, timeout=10)
-        _wait_attached(server, sim.serial)
-        log.info("no phone attached: serving simulated phone %s (SDK %s)", sim.serial, sdk)
-        yield sim.serial
-    finally:
-        with contextlib.suppress(Exception):  # the adb server may be gone; nothing to detach
-            server.client.disconnect(sim.serial)
-        sim.stop()
-
-
-def _wait_attached(server: Any, serial: str, timeout: float = 10.0) -> None:
-    from device.connection import list_devices
-
-    deadline = time.monotonic() + timeout
-    while list_devices(server).get(serial) != "device":
-        if time.monotonic() > deadline:
-            raise OSError(f"the simulated phone {serial} did not come online in adb")
-        time.sleep(0.1)
-
-
 def run_daemon(
     cfg: Config,
     *,
@@ -243,18 +220,29 @@ def run_daemon(
     task_file: str | None = None,
     as_json: bool = False,
     sim_sdk: int | None = None,
+    sim_port: int | None = None,
+    prompt: bool = False,
+    queue: str | None = None,
 ) -> int:
-    """Entry point of ``phoned run``; returns the process exit code."""
+    """Entry point of ``phoned run``; returns the process exit code.
+
+    ``sim_sdk``/``sim_port``: ``--sim``/``--sim-port`` (``daemon.runtime.sim_phone``);
+    ``prompt``: ask for a pending approval inline (``--once`` at a terminal, without
+    ``--no-prompt``); ``queue``: the ``--queue`` flag, quoted in printed commands.
+    """
     from daemon.lifecycle.errors import InvalidTask, LifecycleError
+    from daemon.runtime.sim_phone import simulated_phone_if_none
     from daemon.store.open import QueueUrlError
     from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     setup_logging(cfg)
     try:
-        with simulated_phone_if_none(cfg, sim_sdk) as sim_serial:
+        with simulated_phone_if_none(cfg, sim_sdk, sim_port) as sim_serial:
             if once:
-                return run_once(cfg, serial or sim_serial, wait, task_file, as_json)
+                return run_once(
+                    cfg, serial or sim_serial, wait, task_file, as_json, prompt=prompt, queue=queue
+                )
             if serial:
                 cfg = cfg.model_copy(update={"devices": (serial,)})
             return run_forever(cfg)

@@ -36,6 +36,19 @@ from daemon.verbs.common import common_options, load_config, user_errors
     type=click.Choice(["28", "30", "33", "34", "35"]),
     help="When no phone is attached, start a simulated one (SDK 34, or --sim=N) and serve it.",
 )
+@click.option(
+    "--sim-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    metavar="PORT",
+    help="With --sim: the simulated phone listens on 127.0.0.1:PORT, the same address every "
+    "run, and stays up while a task pinned to it is unfinished (a paused --once).",
+)
+@click.option(
+    "--no-prompt",
+    is_flag=True,
+    help="With --once at a terminal: do not ask for a pending approval inline; exit 4.",
+)
 @click.option("--poll-interval", type=float, default=None, help="Seconds between claims when idle.")
 @click.option("--grace-period", type=float, default=None, help="SIGTERM: time to a safe point.")
 @common_options
@@ -46,6 +59,8 @@ def run(
     wait: float,
     task_file: str | None,
     sim_sdk: str | None,
+    sim_port: int | None,
+    no_prompt: bool,
     poll_interval: float | None,
     grace_period: float | None,
     queue: str | None,
@@ -55,11 +70,17 @@ def run(
     """Run the daemon: one worker per attached device (or --once: one task, then exit).
 
     --once exit codes: 0 completed, 1 failed, 2 usage/config error, 3 no task within
-    the wait, 4 paused (waiting/approval/permission), 5 stopped.
+    the wait, 4 paused (waiting/approval/permission), 5 stopped. At a terminal (stdin and
+    stdout), --once shows a pending approval's preview and asks "Approve? [y/N]"; yes
+    approves it as `phoned approve` would and runs the task on (not with --json or
+    --no-prompt).
     """
+    if sim_port is not None and sim_sdk is None:
+        raise click.UsageError("--sim-port needs --sim", ctx=click.get_current_context())
     cfg = load_config(
         config_file, queue=queue, poll_interval=poll_interval, grace_period=grace_period
     )
+    from daemon.runtime.approval_prompt import at_a_terminal
     from daemon.runtime.run import run_daemon
 
     sys.exit(
@@ -71,5 +92,8 @@ def run(
             task_file=task_file,
             as_json=as_json,
             sim_sdk=int(sim_sdk) if sim_sdk else None,
+            sim_port=sim_port,
+            prompt=once and not no_prompt and not as_json and at_a_terminal(),
+            queue=queue,
         )
     )
