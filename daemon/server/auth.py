@@ -6,8 +6,13 @@ The tokens file (YAML) holds only sha256 digests of tokens, never a raw token::
       - sha256: 3f1c...            # hex digest of the token
         role: daemon               # daemon | planner | approver | viewer
         name: lab-pi-1             # shown in logs instead of the token
-        devices: [emulator-5554]   # daemon only: serials it may claim and report for ("*": any)
+        devices: [emulator-5554]   # daemon only: serials (or patterns) it may claim and report for
         conversations: [c1]        # planner/approver/viewer: bound to these conversations
+
+A ``devices`` entry is a serial or a pattern where ``*`` stands for any run of characters
+(``127.0.0.1:*``: every phone adb reaches on a loopback port, the simulated ones; ``*``: any
+device). A daemon token serves exactly the serials its entries match: a phone whose serial
+matches none does not exist for it (403), whichever daemon registered it.
 
 What each role may do (``CAN``): a viewer reads; a planner reads and submits, amends,
 cancels, reruns and resumes; an approver reads and approves or denies; a daemon
@@ -20,13 +25,20 @@ may submit only into its own (403 naming ``conversation_id``). A token without t
 an operator's and reaches every conversation (``docs/security.md``).
 
 The file must not be group- or world-writable (refused); group/world-readable is warned.
+``add_to_tokens_file`` appends one entry the way ``phoned serve --make-token --write`` does:
+text kept as it is (other entries, comments), the result checked as ``load`` would, then
+written whole to a temporary file renamed over the old one (mode 0600); a symlink, a file of
+another user or a group/world-writable file is refused.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import logging
+import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass, field
@@ -35,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from device.private_files import write_private
 
 log = logging.getLogger("phoned.server")
 
@@ -103,10 +117,20 @@ class Principal:
         return not self.bound or self.role is Role.APPROVER
 
     def serves(self, serial: str | None) -> bool:
-        """True when this daemon may claim and report for ``serial``."""
+        """True when this daemon may claim and report for ``serial``: one of its ``devices``
+        is that serial or a pattern matching it."""
         if self.role is not Role.DAEMON or serial is None:
             return False
-        return "*" in self.devices or serial in self.devices
+        return any(serial_matches(pattern, serial) for pattern in self.devices)
+
+
+def serial_matches(pattern: str, serial: str) -> bool:
+    """True when ``serial`` is ``pattern``, where each ``*`` of it stands for any run of
+    characters (nothing else is special: ``?``, ``[`` and ``.`` are themselves)."""
+    if "*" not in pattern:
+        return serial == pattern
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, serial, flags=re.DOTALL) is not None
 
 
 def token_digest(token: str) -> str:
@@ -129,13 +153,15 @@ class TokenBook:
         """
         check_permissions(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
             raise TokensFileError(f"cannot read tokens file {path}: {exc}") from exc
-        entries = data.get("tokens") if isinstance(data, dict) else None
-        if not isinstance(entries, list):
-            raise TokensFileError(f"{path}: expected a mapping with a 'tokens' list")
-        return cls(dict(_entry(i, e) for i, e in enumerate(entries)))
+        return cls.parse(text, path)
+
+    @classmethod
+    def parse(cls, text: str, path: Path) -> TokenBook:
+        """The book a tokens file's ``text`` describes; ``TokensFileError`` names a bad entry."""
+        return cls(dict(_entry(i, e) for i, e in enumerate(_token_entries(text, path))))
 
     def lookup(self, token: str) -> Principal | None:
         """The principal of a raw token, or None; compares digests in constant time."""
@@ -161,6 +187,18 @@ def check_permissions(path: Path) -> None:
         log.warning("tokens file %s is group/world-readable (mode %04o): chmod 600 it", path, mode)
 
 
+def _token_entries(text: str, path: Path) -> list[Any]:
+    """The ``tokens`` list of a tokens file's text (not yet checked entry by entry)."""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise TokensFileError(f"cannot read tokens file {path}: {exc}") from exc
+    entries = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise TokensFileError(f"{path}: expected a mapping with a 'tokens' list")
+    return entries
+
+
 def _entry(index: int, entry: Any) -> tuple[str, Principal]:
     where = f"tokens.{index}"
     if not isinstance(entry, dict):
@@ -173,8 +211,8 @@ def _entry(index: int, entry: Any) -> tuple[str, Principal]:
     except ValueError as exc:
         raise TokensFileError(f"{where}.role: one of {', '.join(r.value for r in Role)}") from exc
     devices = entry.get("devices") or []
-    if not isinstance(devices, list) or not all(isinstance(d, str) for d in devices):
-        raise TokensFileError(f"{where}.devices: expected a list of serials")
+    if not isinstance(devices, list) or not all(isinstance(d, str) and d for d in devices):
+        raise TokensFileError(f"{where}.devices: expected a list of serials or patterns")
     if role is Role.DAEMON and not devices:
         raise TokensFileError(f"{where}.devices: a daemon token must list its devices")
     conversations = entry.get("conversations") or []
@@ -205,3 +243,124 @@ def make_token(
         entry["conversations"] = list(conversations)
     text = yaml.safe_dump([entry], sort_keys=False, default_flow_style=False)
     return token, "".join(f"  {line}\n" for line in text.splitlines())
+
+
+def add_to_tokens_file(path: Path, entry: str) -> bool:
+    """Append ``entry`` (the text ``make_token`` returns) to the tokens file ``path``, which
+    is created (mode 0600) when missing; True when it was created.
+
+    Everything already in the file (entries, comments, other keys) is kept as written; the
+    result must load as ``TokenBook.load`` reads it and hold exactly the old entries and the
+    new one, else nothing is written (``TokensFileError``). The new text goes to a temporary
+    file renamed over ``path``; writers of one folder take turns (``flock`` on the folder).
+    Refused: a symlink at ``path``, anything but a regular file, a file of another user, and a
+    group/world-writable file (anyone could have added a token to it).
+    """
+    try:
+        lock = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise TokensFileError(f"cannot write tokens file {path}: {exc}") from exc
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        existing = _read_own_file(path)
+        text = _with_entry(existing or "", entry, path)
+        try:
+            write_private(path, text)
+        except OSError as exc:
+            raise TokensFileError(f"cannot write tokens file {path}: {exc}") from exc
+    finally:
+        os.close(lock)  # releases the lock
+    return existing is None
+
+
+def _read_own_file(path: Path) -> str | None:
+    """The text of the tokens file at ``path`` (None: there is none), once it is known to be
+    a regular file of this user that only this user may write (``TokensFileError`` else)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise TokensFileError(
+                f"{path} is a symlink: refusing to write through it (name the file itself)"
+            ) from exc
+        raise TokensFileError(f"cannot read tokens file {path}: {exc}") from exc
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise TokensFileError(f"{path} is not a regular file")
+        if info.st_uid != os.geteuid():
+            raise TokensFileError(
+                f"{path} belongs to uid {info.st_uid}, not to this user (uid {os.geteuid()}): "
+                "refusing to rewrite it"
+            )
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise TokensFileError(
+                f"tokens file {path} is group/world-writable (mode {mode:04o}): anyone could "
+                f"have added a token; check its entries, then chmod 600 {path}"
+            )
+        return file.read().decode("utf-8")
+
+
+def _with_entry(text: str, entry: str, path: Path) -> str:
+    """The tokens file ``text`` with ``entry`` appended, checked: it loads as ``load`` reads
+    it and says what ``text`` said plus the one entry (else ``TokensFileError``)."""
+    appended = _appended(text, entry, path)
+    TokenBook.parse(appended, path)  # every entry as serve will read it
+    before = yaml.safe_load(text) or {}
+    tokens = before.get("tokens") if isinstance(before, dict) else None
+    expected = None
+    if isinstance(before, dict) and isinstance(tokens, (list, type(None))):
+        expected = {**before, "tokens": [*(tokens or []), *yaml.safe_load(entry)]}
+    if expected is None or yaml.safe_load(appended) != expected:
+        raise _not_appendable(path)
+    return appended
+
+
+def _not_appendable(path: Path) -> TokensFileError:
+    return TokensFileError(
+        f"cannot add to {path} as text (its 'tokens' list is not a block list like the one "
+        "--make-token writes); add the entry by hand: run without --write"
+    )
+
+
+def _appended(text: str, entry: str, path: Path) -> str:
+    """``text`` with ``entry`` added as the last item of its ``tokens`` block list (indented
+    as that list is), or under a new ``tokens:`` key when it has none."""
+    try:
+        document = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise TokensFileError(f"cannot read tokens file {path}: {exc}") from exc
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    if document is not None and not isinstance(document, yaml.MappingNode):
+        raise TokensFileError(f"{path}: expected a mapping with a 'tokens' list")
+    pairs = document.value if document is not None else []
+    found = [(key, value) for key, value in pairs if getattr(key, "value", None) == "tokens"]
+    if not found:
+        return "".join(lines) + "tokens:\n" + entry
+    key, value = found[-1]
+    if isinstance(value, yaml.SequenceNode) and not value.flow_style:
+        indent, last = value.start_mark.column, _last_content_line(lines, value)
+    elif isinstance(value, yaml.ScalarNode) and value.tag.endswith(":null") and not value.value:
+        indent, last = 2, key.end_mark.line  # ``tokens:`` with nothing under it yet
+    else:
+        raise _not_appendable(path)
+    item = "".join(" " * indent + line[2:] + "\n" for line in entry.splitlines())
+    return "".join(lines[: last + 1]) + item + "".join(lines[last + 1 :])
+
+
+def _last_content_line(lines: list[str], node: yaml.Node) -> int:
+    """The index of the last line of ``node`` that is neither blank nor only a comment
+    (a block node's end mark lies past the comments and blank lines that follow it, at the
+    start of the next key's line)."""
+    end = node.end_mark.line + (1 if node.end_mark.column else 0)  # past the node's last line
+    last = node.start_mark.line
+    for index in range(node.start_mark.line, min(end, len(lines))):
+        stripped = lines[index].strip()
+        if stripped and not stripped.startswith("#"):
+            last = index
+    return last

@@ -3,8 +3,11 @@
 ``phoned serve --queue URL --host 127.0.0.1 --port 8400 --tokens FILE`` serves the
 ``/v1`` API over the store the queue URL names (default: the config's queue). ``phoned
 serve --make-token ROLE [--device S ...] [--conversation C ...]`` prints a new token and
-the tokens-file entry that admits it (only the digest goes in the file), then exits; a
-token made with ``--conversation`` reaches only those conversations (``docs/security.md``).
+the tokens-file entry that admits it (only the digest goes in the file), then exits;
+``--write FILE`` adds that entry to the tokens file instead (``auth.add_to_tokens_file``)
+and prints the token alone. A token made with ``--conversation`` reaches only those
+conversations (``docs/security.md``); a daemon's ``--device`` may be a pattern
+(``'127.0.0.1:*'``: the simulated phones, whose ports are not known in advance).
 ``--tls-cert/--tls-key`` serve HTTPS; ``--max-body-bytes`` caps JSON bodies; ``--docs``
 turns on ``/docs`` (``docs/security-limits.md``).
 """
@@ -21,25 +24,50 @@ from daemon.verbs.common import EXIT_USAGE, fail, load_config
 ROLES = ("daemon", "planner", "approver", "viewer")
 
 
-def _print_token(
-    role: str, devices: tuple[str, ...], name: str, conversations: tuple[str, ...]
+def _make_token(
+    role: str,
+    devices: tuple[str, ...],
+    name: str,
+    conversations: tuple[str, ...],
+    write: str | None,
 ) -> None:
-    from daemon.server.auth import Role, make_token
+    """Make a token; print it with its tokens-file entry, or (``write``) add the entry to
+    that file and print the token alone on stdout (``$(...)`` takes it), where it went on
+    stderr."""
+    from pathlib import Path
+
+    from daemon.server.auth import Role, TokensFileError, add_to_tokens_file, make_token
 
     if role == "daemon" and not devices:
-        fail("a daemon token needs --device SERIAL (or --device '*')", EXIT_USAGE)
+        fail(
+            "a daemon token needs --device SERIAL or a pattern (--device '127.0.0.1:*': "
+            "the simulated phones; --device '*': any)",
+            EXIT_USAGE,
+        )
     if role == "daemon" and conversations:
         fail(
             "--conversation: a daemon token is bound to its devices, not conversations", EXIT_USAGE
         )
     if role != "daemon" and devices:
         fail("--device: only a daemon token serves devices", EXIT_USAGE)
+    if any(not d.strip() for d in devices):
+        fail("--device: expected a serial or a pattern", EXIT_USAGE)
     if any(not c.strip() for c in conversations):
         fail("--conversation: expected a conversation id", EXIT_USAGE)
     token, entry = make_token(Role(role), devices, name, conversations)
-    click.echo(f"token: {token}")
-    click.echo("# add under `tokens:` in the tokens file (the token itself is not stored):")
-    click.echo(entry, nl=False)
+    if write is None:
+        click.echo(f"token: {token}")
+        click.echo("# add under `tokens:` in the tokens file (the token itself is not stored):")
+        click.echo(entry, nl=False)
+        return
+    try:
+        created = add_to_tokens_file(Path(write), entry)
+    except TokensFileError as exc:
+        fail(str(exc), EXIT_USAGE)
+    scope = f" for {', '.join(devices or conversations)}" if devices or conversations else ""
+    how = "a new file, mode 0600" if created else "its other entries kept"
+    click.echo(token)
+    click.echo(f"{role} token{scope} added to {write} ({how}); shown only this once", err=True)
 
 
 def _serve(
@@ -115,7 +143,21 @@ def _serve(
     default=None,
     help="Print a new token for ROLE and its tokens-file entry, then exit.",
 )
-@click.option("--device", "devices", multiple=True, help="With --make-token daemon: a serial.")
+@click.option(
+    "--write",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="With --make-token: add the entry to this tokens file (made 0600 if missing) and "
+    "print only the token.",
+)
+@click.option(
+    "--device",
+    "devices",
+    multiple=True,
+    help="With --make-token daemon: a serial, or a pattern where * is any text "
+    "('127.0.0.1:*': simulated phones; '*': any device). Repeatable.",
+)
 @click.option(
     "--conversation",
     "conversations",
@@ -135,12 +177,15 @@ def serve(
     devices: tuple[str, ...],
     conversations: tuple[str, ...],
     name: str,
+    write: str | None,
     **options: Any,
 ) -> None:
     """Serve the REST control plane (planners, approvers and daemons) over the queue."""
     if make_role is not None:
-        _print_token(make_role, devices, name, conversations)
+        _make_token(make_role, devices, name, conversations, write)
         return
+    if write is not None:
+        fail("--write goes with --make-token ROLE", EXIT_USAGE)
     if not tokens:
         fail("--tokens FILE is required (make one with --make-token ROLE)", EXIT_USAGE)
     if (options["tls_cert"] is None) != (options["tls_key"] is None):
