@@ -69,9 +69,9 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
                     ratio = floor.per_second / mine.per_second
                     note += f"; {ratio:.2f}x slower than the floor"
                     if claimers <= 4:  # issue #16's goals; 50 claimers show the CPU bound
-                        note += f" (goal within 2x: {_met(ratio <= 2.0)}"
+                        note += f" (goal within 2x: {cfg.verdict(ratio <= 2.0)}"
                         if claimers == 4:
-                            note += (f"; goal p99 < 10 ms: {_met(r.p99_ms < 10.0)}, the floor's "
+                            note += (f"; goal p99 < 10 ms: {cfg.verdict(r.p99_ms < 10.0)}, the floor's "
                                      f"p99 {floor.p99_ms:.2f} ms in this run")  # fmt: skip
                         note += ")"
                     else:
@@ -104,10 +104,6 @@ def _cpu_bound(r: Any) -> str:
     server = r.server_cpu_ms / 1e3 * r.per_second
     return (f"the server used {server:.2f} and the claimers {claimers:.2f} of the machine's "
             f"{cores} cores")  # fmt: skip
-
-
-def _met(ok: bool) -> str:
-    return "met" if ok else "NOT met"
 
 
 def run(cfg: Config) -> Section:

@@ -150,10 +150,6 @@ def measure_longpoll(runs: int, idle_s: float) -> tuple[dict[str, float] | None,
     return ms, note
 
 
-def _met(ok: bool) -> str:
-    return "met" if ok else "NOT met"
-
-
 def run(cfg: Config) -> Section:
     """Idle first (nothing queued) for each phone count, then the task latencies on one
     phone, then the same task's action alone on that phone."""
@@ -179,9 +175,9 @@ def run(cfg: Config) -> Section:
         row("dnd.set action alone (same phone, executor defaults)", ms=act),
         row("submit-to-completed over the action (medians)",
             value=f"{over} ms" if over is not None else "not measured",
-            note=f"goal < 10 ms: {_met(over is not None and over < 10.0)}"),
+            note=f"goal < 10 ms: {cfg.verdict(over is not None and over < 10.0)}"),
         row("pickup: SQLite daemon (submit -> dispatched)", ms=pick,
-            note=f"goal < 5 ms (median): {_met(bool(pick['n']) and pick['median'] < 5.0)}"),
+            note=f"goal < 5 ms (median): {cfg.verdict(bool(pick['n']) and pick['median'] < 5.0)}"),
         row("pickup: long-poll via phoned serve (submit -> claimed)", ms=longpoll, value=idle_requests)
         if longpoll is not None
         else row("pickup: long-poll via phoned serve", value=idle_requests),
@@ -191,7 +187,7 @@ def run(cfg: Config) -> Section:
         rows.append(row(f"idle, {phones} phone(s), over {idle['seconds']} s",
                         value=f"CPU {idle['cpu_percent']} % of one core ({per_phone:.3f} % per phone)",
                         note=f"RSS peak {idle['rss_mib_peak']} MiB, end {idle['rss_mib_end']} MiB; "
-                             f"goal < 0.2 % per phone: {_met(per_phone < 0.2)}"))  # fmt: skip
+                             f"goal < 0.2 % per phone: {cfg.verdict(per_phone < 0.2)}"))  # fmt: skip
     samples = {"submit-to-completed dnd.set": completed, "dnd.set action alone": alone,
                "pickup SQLite daemon": pickups}  # fmt: skip
     data: dict[str, Any] = {
