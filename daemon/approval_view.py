@@ -7,6 +7,13 @@ and the screen it was taken from is the attempt's pause snapshot (its screenshot
 ``pending_approval`` gathers them for ``phoned show`` and ``GET /v1/tasks/{id}``, with the
 exact ``phoned approve``/``phoned deny`` lines (revision, digest and conversation quoted as
 those verbs need them, shell-quoted so any value pastes safely).
+
+Two marks say whether the preview still stands (SPEC §7): ``void`` when this preview
+replaced one whose approval was void (the phone changed before the send; the outcome that
+asked again says why), and ``stale`` when the daemon has seen the phone change since this
+preview was shown (``approval_watch``): approving it then sends nothing
+(``can_approve``: the resumed attempt asks again with a fresh preview), or, when the person
+edited the draft, can only fail (``can_approve`` false: deny, then ``phoned rerun``).
 """
 
 from __future__ import annotations
@@ -37,6 +44,74 @@ def _screenshot_of(evidence: Sequence[dict[str, Any]], attempt: int) -> str | No
             if "screenshot" in str(name):
                 shot = str(value)
     return shot
+
+
+def _asking_outcome(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any]:
+    """The ``detail`` of the outcome that asked for the approval now pending (the latest one
+    of the attempt whose preview digest is the task's approval digest); {} when none."""
+    found: dict[str, Any] = {}
+    for doc in evidence:
+        body = doc.get("body")
+        detail = body.get("detail") if isinstance(body, dict) else None
+        if (
+            doc.get("attempt") == task.attempt
+            and isinstance(detail, dict)
+            and detail.get("preview_digest") == task.approval_digest
+        ):
+            found = detail
+    return found
+
+
+def void_mark(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any] | None:
+    """Why the approval before this preview was void, when this preview replaced it."""
+    detail = _asking_outcome(evidence, task)
+    if detail.get("approval_void") is not True:
+        return None
+    given = detail.get("voided")
+    voided: dict[str, Any] = given if isinstance(given, dict) else {}
+    why = str(voided.get("why") or "the approval given did not match the phone any more")
+    return {
+        "why": why,
+        "changed": [str(c) for c in voided.get("changed") or []],
+        "resume_check": voided.get("resume_check"),
+        "message": f"The approval given before is void: {why}. This is a fresh preview of "
+        "what the phone shows now; approve it again to go on.",
+    }
+
+
+def stale_mark(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any] | None:
+    """What the daemon saw change on the phone since this preview was shown; None while
+    nothing did (or nobody looked)."""
+    from daemon.runtime.approval_watch import latest_check
+
+    check = latest_check(evidence, task)
+    body = check.get("body") if check else None
+    if not isinstance(body, dict) or body.get("decision") in (None, "continue"):
+        return None
+    changed = sorted(str(k) for k in body.get("diff") or {})
+    fields = ", ".join(changed) or "the screen"
+    can_approve = body.get("decision") != "stale"
+    if can_approve:
+        message = (
+            f"Stale: the phone changed since this preview was shown ({fields}). Approving "
+            "checks the phone again first: while it differs nothing is sent, and a fresh "
+            "preview is asked for."
+        )
+    else:
+        message = (
+            f"Stale: the draft on the phone was edited since this preview was shown "
+            f"({fields}): approving can only end the task stale_state while it is. Deny it "
+            f"(nothing is sent), then phoned rerun {task.id} queues a new task that drafts "
+            "it again."
+        )
+    return {
+        "decision": body.get("decision"),
+        "changed": changed,
+        "checked_at": check.get("created_at") if check else None,
+        "after_task": body.get("after_task"),
+        "can_approve": can_approve,
+        "message": message,
+    }
 
 
 def decision_command(verb: str, task: TaskRecord, queue: str | None = None) -> str:
@@ -79,6 +154,8 @@ def pending_approval(
         "screenshot": _screenshot_of(evidence, task.attempt),
         "approve_command": decision_command("approve", task, queue),
         "deny_command": decision_command("deny", task, queue),
+        "void": void_mark(evidence, task),
+        "stale": stale_mark(evidence, task),
     }
 
 
@@ -101,6 +178,7 @@ def approval_lines(pending: dict[str, Any]) -> list[str]:
         f"  screenshot  {show(pending['screenshot'])}",
         f"  revision {pending['revision']}  digest {show(pending['digest'])}",
         f"  decide before {iso(pending['deadline']) or '-'}",
+        *[f"  {mark['message']}" for mark in (pending.get("void"), pending.get("stale")) if mark],
         "  to approve:",
         f"    {pending['approve_command']}",
         "  to deny:",

@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ from daemon.runtime.staleness import (
 from daemon.store.protocol import WorkerStore
 from device.actions.base import ActionContext, Status, Superseded
 from device.actions.base import Outcome as ActionOutcome
-from device.actions.registry import NON_IDEMPOTENT, REGISTRY
+from device.actions.registry import APPROVAL_METHODS, NON_IDEMPOTENT, REGISTRY
 from device.connection import Device
 from device.errors import DeviceError, DeviceNotFound, DeviceOffline
 from device.evidence import Recorder
@@ -377,13 +377,13 @@ def execute_task(
     ended = _reconcile_safely(store, device, task, settings, attempt)
     if ended is not None:
         return Result(ended)
-    ended, void_approval = _resume(store, device, task, settings, attempt)
+    ended, void = _resume(store, device, task, settings, attempt)
     if ended is not None:
         return Result(ended)
     for _ in range(MAX_REPLANS):
-        ctx = _context(store, device, task, settings, attempt, void_approval)
+        ctx = _context(store, device, task, settings, attempt, void is not None)
         try:
-            outcome = execute(task.method, task.params, ctx)
+            outcome = voided(execute(task.method, task.params, ctx), void)
         except Superseded:
             current = store.get(task.id)
             if current.stop_requested:
@@ -409,7 +409,8 @@ def execute_task(
             return Result(_stop(store, task, ctx, clock), outcome, ref)
         except RevisionSuperseded:  # amended after the effect was admitted
             task = _replan_after_late_result(store, task, ref, clock)
-            void_approval = True  # an approval of the old revision never covers the new one
+            # an approval of the old revision never covers the new one
+            void = {"why": f"amended to revision {task.revision} after the effect was admitted"}
     message = "amended too often while running"
     return Result(_fail(store, task, FailureReason.ACTION_ERROR, message, clock, attempt))
 
@@ -520,15 +521,42 @@ def _failure_of(exc: Exception) -> tuple[FailureReason, str]:
     return FailureReason.ACTION_ERROR, f"{type(exc).__name__}: {exc}"
 
 
+def voided(outcome: ActionOutcome, void: dict[str, Any] | None) -> ActionOutcome:
+    """``outcome`` of an attempt whose approval is void (``void``: why, what changed): a
+    fresh preview asked for says so (``approval_void``, ``voided``); any other as it is."""
+    if void is None or outcome.status is not Status.NEEDS_APPROVAL:
+        return outcome
+    message = f"{void['why']}: the approval given is void; approve this fresh preview"
+    detail = {**outcome.detail, "approval_void": True, "voided": void}
+    return replace(outcome, message=message, detail=detail)
+
+
+def stale_message(task: TaskRecord, diff: dict[str, Any]) -> str:
+    """Why a resumed task cannot go on (a person edited its draft), and what to do next."""
+    asks = " and asks for approval" if task.method in APPROVAL_METHODS else ""
+    return (
+        f"the draft on the phone was edited while the task was paused ({describe(diff)}): "
+        "it is left as the person made it and nothing was sent; to do it anyway: "
+        f"phoned rerun {task.id} (a new task that drafts it again{asks})"
+    )
+
+
+def _void_of(diff: dict[str, Any], check_ref: str) -> dict[str, Any]:
+    """Why the approval is void after a resume check decided ``void_approval``."""
+    changed = sorted(diff)
+    why = f"the phone changed after the preview was shown ({', '.join(changed)})"
+    return {"why": why, "changed": changed, "resume_check": check_ref}
+
+
 def _resume(
     store: WorkerStore,
     device: Device,
     task: TaskRecord,
     settings: ExecutorSettings,
     attempt: AttemptEvidence,
-) -> tuple[TaskRecord | None, bool]:
-    """The stale check of a resuming attempt: (the record if it ended the attempt, whether
-    the old approval is void)."""
+) -> tuple[TaskRecord | None, dict[str, Any] | None]:
+    """The stale check of a resuming attempt: (the record if it ended the attempt, why the
+    old approval is void: None while it holds)."""
     clock = settings.clock
     recorders: list[Recorder] = []
 
@@ -539,22 +567,22 @@ def _resume(
     try:
         check = resume_check(store, device, task, _artifacts(settings, task), clock, track)
     except (DeviceOffline, StoreUnavailable) as exc:  # the check's reads go in the failure
-        return _fail(store, task, *_failure_of(exc), clock, attempt), False
+        return _fail(store, task, *_failure_of(exc), clock, attempt), None
     if check is None:
-        return None, False
+        return None, None
     for recorder in recorders:
         attempt.kept(recorder)  # in the resume_check document
     decision, diff, check_ref = check
     log.info("task %s resumes: %s (changed: %s)", task.id, decision, describe(diff))
-    if decision == "stale":
-        message = f"changed while paused: {describe(diff)}; the old plan does not continue"
-        failure = Failure(FailureReason.STALE_STATE, message)
-        return store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)), False
+    if decision == "stale":  # only what cannot go on without undoing a person's edit
+        failure = Failure(FailureReason.STALE_STATE, stale_message(task, diff))
+        return store.fail(task.ticket, failure, clock(), evidence_refs=(check_ref,)), None
+    void = _void_of(diff, check_ref) if decision == "void_approval" else None
     try:
         denied = _recheck_grants(store, device, task, clock)
     except DeviceOffline as exc:
-        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), False
-    return denied, decision == "void_approval"
+        return _fail(store, task, FailureReason.DEVICE_OFFLINE, str(exc), clock, attempt), None
+    return denied, void
 
 
 def _reconcile_safely(

@@ -10,14 +10,21 @@ fresh snapshot of the same level is compared with it (kind ``resume_check``), an
 * ``recheck``: something changed, the task has no approval at stake: run it again, it
   re-reads every precondition from the phone;
 * ``void_approval``: an approval-gated effect whose context changed: the old approval is
-  void, the action runs without it and comes back with a fresh preview;
-* ``stale``: continuing would destroy what the user did meanwhile (they edited the very
-  draft the task prepared): the task fails ``stale_state`` with the difference.
+  void, the action runs without it and comes back to ``approval`` with a fresh preview
+  (``approval_void``). A draft that now holds what a later task of phoned put there (its
+  ``sms.*`` body, on the same phone, after the pause), or nothing at all, is such a change:
+  phoned's own work, or nothing of the person's, is not destroyed by drafting again;
+* ``stale``: continuing would destroy what the person did meanwhile (they typed into the
+  very draft the task prepared, text no task of phoned put there): the task fails
+  ``stale_state`` with the difference and the way on (``phoned rerun``).
+
+The same comparison runs before a person decides a pending approval
+(``approval_watch``): its ``approval_check`` document marks the preview stale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from daemon.lifecycle.records import TaskRecord
@@ -85,8 +92,14 @@ def pause_snapshot_of(store: WorkerStore, task: TaskRecord) -> dict[str, Any] | 
     return pending
 
 
-def _user_edited_draft(task: TaskRecord, old: Snapshot, new: Snapshot) -> bool:
-    """The draft the task prepared now holds text that is neither ours nor the paused one
+EMPTY_TEXT = private.redact_text("")  # an empty compose field, as snapshots keep it
+
+
+def _user_edited_draft(
+    task: TaskRecord, old: Snapshot, new: Snapshot, phoned_texts: Collection[str]
+) -> bool:
+    """The draft the task prepared now holds text that is neither ours, nor the paused one,
+    nor empty, nor one a later task of phoned drafted (``phoned_texts``): the person's own
     (snapshots keep the compose text redacted; equal texts have equal forms)."""
     if task.method not in SCREEN_METHODS:
         return False
@@ -97,23 +110,79 @@ def _user_edited_draft(task: TaskRecord, old: Snapshot, new: Snapshot) -> bool:
         text is not None
         and after.get("front_app") == before.get("front_app")
         and after.get("recipient_shown")
-        and text != ours
-        and text != before.get("compose_text")
+        and text not in (ours, before.get("compose_text"), EMPTY_TEXT)
+        and text not in phoned_texts
     )
 
 
 def decide(
-    task: TaskRecord, approved: bool, old: Snapshot | None, new: Snapshot | None
+    task: TaskRecord,
+    approved: bool,
+    old: Snapshot | None,
+    new: Snapshot | None,
+    phoned_texts: Collection[str] = (),
 ) -> tuple[str, dict[str, Any]]:
-    """What the resumed attempt may do, and the difference that decided it."""
+    """What the resumed attempt may do, and the difference that decided it.
+
+    ``phoned_texts``: the redacted bodies later tasks of phoned drafted on this phone since
+    the pause (``later_drafts``); a composer showing one of them was not edited by a person.
+    """
     if old is None or new is None:  # no baseline or no fresh reading: trust nothing
         return ("void_approval" if approved else "recheck"), {"snapshot": "missing"}
     diff = compare(old, new, fields_for(task.method))
     if not diff:
         return "continue", diff
-    if _user_edited_draft(task, old, new):
+    if _user_edited_draft(task, old, new, phoned_texts):
         return "stale", diff
     return ("void_approval" if approved else "recheck"), diff
+
+
+def later_drafts(store: WorkerStore, task: TaskRecord, since: float) -> dict[str, str]:
+    """The drafts later tasks of phoned may have left on ``task``'s phone: the redacted
+    form of each body an ``sms.*`` task that ran there since ``since`` drafts, with its id."""
+    if task.device is None or task.method not in SCREEN_METHODS:
+        return {}
+    drafts: dict[str, str] = {}
+    for other in store.list_tasks(device=task.device, limit=100, newest_first=True):
+        body = other.params.get("body")
+        ran = other.attempt > 0 and other.updated_at >= since  # claimed: it may have drafted
+        if other.id != task.id and other.method in SCREEN_METHODS and ran and body:
+            drafts.setdefault(private.redact_text(str(body)), other.id)
+    return drafts
+
+
+def compare_with_pause(
+    store: WorkerStore,
+    device: Device,
+    task: TaskRecord,
+    artifacts: Any,
+    approved: bool,
+    track: Callable[[Recorder], Recorder] = lambda recorder: recorder,
+) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+    """A fresh snapshot compared with the attempt's pause snapshot: the decision, the diff
+    and the document that keeps both (not stored yet); None when the attempt has no pause
+    snapshot to resume from."""
+    paused = pause_snapshot_of(store, task)
+    if paused is None:
+        return None
+    old_json = paused["body"].get("snapshot")
+    old = Snapshot.from_json(old_json) if old_json else None
+    ctx = ActionContext(recorder=track(_recorder(device, task)), artifacts_dir=artifacts)
+    new, doc = snapshot_doc(ctx, task, old.level if old else level_for(task.method))
+    shown = _compose_text(new)
+    drafts: dict[str, str] = {}
+    if shown is not None and shown != _compose_text(old):  # who wrote the draft now shown?
+        drafts = later_drafts(store, task, float(paused.get("created_at") or 0.0))
+    decision, diff = decide(task, approved, old, new, drafts)
+    doc.update(decision=decision, diff=diff, paused_ref=paused["ref"], approved=approved)
+    if shown in drafts:
+        doc["drafted_by"] = drafts[shown]  # the later task whose draft the composer shows
+    return decision, diff, doc
+
+
+def _compose_text(snap: Snapshot | None) -> str | None:
+    text = (snap.texts or {}).get("compose_text") if snap is not None else None
+    return text if isinstance(text, str) else None
 
 
 def resume_check(
@@ -129,16 +198,11 @@ def resume_check(
     ``track`` is handed the check's recorder before it reads the phone (the attempt's
     ``AttemptEvidence.track``), so a check that fails still leaves its reads as evidence.
     """
-    paused = pause_snapshot_of(store, task)
-    if paused is None:
-        return None
-    old_json = paused["body"].get("snapshot")
-    old = Snapshot.from_json(old_json) if old_json else None
-    ctx = ActionContext(recorder=track(_recorder(device, task)), artifacts_dir=artifacts)
-    new, doc = snapshot_doc(ctx, task, old.level if old else level_for(task.method))
     approved = task.approval_status == "approved"
-    decision, diff = decide(task, approved, old, new)
-    doc.update(decision=decision, diff=diff, paused_ref=paused["ref"], approved=approved)
+    checked = compare_with_pause(store, device, task, artifacts, approved, track)
+    if checked is None:
+        return None
+    decision, diff, doc = checked
     ref = store.put_evidence(task.ticket, RESUME_KIND, stored(task, doc), clock())
     return decision, diff, ref
 

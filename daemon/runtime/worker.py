@@ -246,7 +246,23 @@ class Worker:
             self.current = None
         log.info("task %s ended this attempt as %s", task.id, result.task.state.value)
         paused_point(result.task)
+        self._recheck_approvals(store, result.task)
         return result
+
+    def _recheck_approvals(self, store: WorkerStore, ended: TaskRecord) -> None:
+        """Mark the phone's pending approvals whose preview the task that ended made stale
+        (``approval_watch``; reads only). Not for ``--once``, which watches nothing, nor
+        once stopping. A mark is advice: whatever goes wrong, the resume check decides."""
+        if self.settings.pause_check_interval is None or self.stopping:
+            return
+        from daemon.runtime.approval_watch import recheck_pending
+
+        try:
+            recheck_pending(store, self.device, self.owner, ended, self.executor.clock)
+        except (DeviceError, LifecycleError) as exc:
+            log.info("pending approvals on %s not checked: %s", self.device.serial, exc)
+        except Exception:  # a bug here must not end the phone's worker
+            log.exception("pending approvals on %s: check failed", self.device.serial)
 
     def _internal_error(
         self, store: WorkerStore, task: TaskRecord, exc: Exception, attempt: AttemptEvidence

@@ -6,11 +6,15 @@
 // it is never shown or logged. Screenshots are fetched with the token as blobs and shown through blob: URLs.
 // Pending approvals are asked for by state (/v1/tasks?state=approval), never picked out of a
 // limited list; a token that may decide (approver) gets Approve / Deny buttons whose request
-// quotes the revision and preview digest shown on the card.
+// quotes the revision and preview digest shown on the card. A card says when its preview is a
+// fresh one that replaced a void approval, or when the daemon saw the phone change since it
+// was shown (stale); a stale card whose approval can only fail offers Deny alone.
 "use strict";
 
 const TOKEN_KEY = "phoned.monitor.token";
 const WAIT_S = 25; // long-poll on /v1/events
+const APPROVAL_WAIT_S = 3; // the long-poll while approvals are pending: their stale marks are
+// evidence the daemon adds without an event, so the cards are read again this often
 const RETRY_MS = 2000; // after a failed request
 const ARTIFACT_PATH = /^\/v1\/tasks\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/artifacts\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})$/;
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
@@ -25,6 +29,7 @@ const monitor = {
   again: false,
   blobs: new Map(), // artifact path -> blob: URL (or null when not an image)
   rendered: 0, // how many refreshes have completed (tests and humans can watch it)
+  approvals: 0, // pending approvals the last refresh showed
 };
 
 // ---- DOM helpers --------------------------------------------------------------------
@@ -197,6 +202,7 @@ async function renderApprovals() {
   const cards = await Promise.all(pending.map(approvalCard));
   $("no-approvals").hidden = cards.length > 0;
   $("approval-list").replaceChildren(...cards);
+  monitor.approvals = cards.length;
 }
 
 async function approvalCard(status) {
@@ -210,8 +216,20 @@ async function approvalCard(status) {
     el("tr", {}, el("th", {}, name), el("td", { class: cls || "" }, text(value)));
   const shot = pending.screenshot
     ? await artifactNode(task.id, "preview screenshot", text(pending.screenshot)) : null;
-  const card = el("div", { class: "card approval", "data-task-id": task.id },
-    el("h3", {}, el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id), " ", task.method),
+  const stale = pending.stale || null;
+  const fresh = pending.void || null;
+  const badge = stale ? el("span", { class: "badge stale" }, "stale")
+    : fresh ? el("span", { class: "badge fresh" }, "fresh preview") : null;
+  const card = el("div", {
+    class: "card approval" + (stale ? " stale" : "") + (fresh ? " void" : ""),
+    "data-task-id": task.id,
+    "data-stale": stale ? text(stale.decision) : null,
+    "data-void": fresh ? "1" : null,
+  },
+    el("h3", {}, el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id), " ", task.method,
+      badge ? " " : null, badge),
+    fresh ? el("p", { class: "mark void-mark", role: "note" }, text(fresh.message)) : null,
+    stale ? el("p", { class: "mark stale-mark", role: "note" }, text(stale.message)) : null,
     el("table", {},
       field("effect", preview.effect, "preview-effect"),
       field("target", preview.target, "preview-target"),
@@ -223,12 +241,15 @@ async function approvalCard(status) {
       field("revision", revision, "revision"),
       field("decide before", when(task.approval_deadline))),
     el("div", { class: "preview-shot" }, shot));
-  if (status.may_decide) card.append(decisionButtons(task, revision, digest));
+  if (status.may_decide) {
+    card.append(decisionButtons(task, revision, digest, !stale || stale.can_approve !== false));
+  }
   return card;
 }
 
-/** Approve / Deny for a token that may decide; the request quotes what the card shows. */
-function decisionButtons(task, revision, digest) {
+/** Approve / Deny for a token that may decide; the request quotes what the card shows.
+ * Without ``canApprove`` (approving can only fail) Deny is the one button. */
+function decisionButtons(task, revision, digest, canApprove) {
   const outcome = el("p", { class: "decision-outcome", role: "status" });
   const decide = async (verb, buttons) => {
     for (const b of buttons) b.disabled = true;
@@ -247,13 +268,15 @@ function decisionButtons(task, revision, digest) {
     outcome.dataset.kind = answer.ok ? "ok" : "error";
     refresh();
   };
-  const approve = el("button", { type: "button", class: "approve" }, "Approve");
+  const approve = canApprove ? el("button", { type: "button", class: "approve" }, "Approve") : null;
   const deny = el("button", { type: "button", class: "deny" }, "Deny");
-  approve.addEventListener("click", () => decide("approve", [approve, deny]));
-  deny.addEventListener("click", () => decide("deny", [approve, deny]));
+  const buttons = [approve, deny].filter(Boolean);
+  if (approve) approve.addEventListener("click", () => decide("approve", buttons));
+  deny.addEventListener("click", () => decide("deny", buttons));
   return el("div", { class: "decision" },
     el("p", { class: "muted" }, `Deciding revision ${text(revision)}, preview digest ${text(digest)}.`),
-    approve, " ", deny, outcome);
+    canApprove ? null : el("p", { class: "muted no-approve" }, "Approve is not offered: it can only fail."),
+    approve, approve ? " " : null, deny, outcome);
 }
 
 // ---- the selected task ----------------------------------------------------------------
@@ -384,10 +407,11 @@ async function follow(session) {
   }
   while (session === monitor.session) {
     try {
-      const batch = await api(`/v1/events?after=${monitor.cursor}&wait=${WAIT_S}`);
+      const pending = monitor.approvals > 0;
+      const batch = await api(`/v1/events?after=${monitor.cursor}&wait=${pending ? APPROVAL_WAIT_S : WAIT_S}`);
       if (session !== monitor.session) return;
       monitor.cursor = batch.cursor;
-      if (batch.events.length) await refresh();
+      if (batch.events.length || pending) await refresh();
     } catch (error) {
       failed(error);
       await sleep(RETRY_MS);
