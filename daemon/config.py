@@ -50,6 +50,7 @@ class Config(_Section):
     devices: tuple[str, ...] = ()  # serials to serve; empty = every attached device
     adb_host: str = ""  # "" = $ANDROID_ADB_SERVER_HOST or 127.0.0.1, as adb does
     adb_port: int = Field(default=0, ge=0, le=65535)  # 0 = $ANDROID_ADB_SERVER_PORT or 5037
+    adb_path: str = ""  # adb binary that starts the server; "" = adbutils.adb_path()
     poll_interval: float = Field(default=1.0, gt=0, le=60)  # seconds between claims when idle
     lease_seconds: float = Field(default=60.0, ge=5)
     heartbeat_interval: float = Field(default=10.0, gt=0)

@@ -10,13 +10,19 @@ uiautomator2 session (docs/device-layer.md explains the choice).
 
 Text reaches the phone only as a quoted argv (``quote_argv``): no value can add a command
 to the device shell.
+
+The adb binary that starts the server is the configured ``adb_path`` (``$PHONED_ADB_PATH``),
+else adbutils' choice (``adbutils.adb_path()``: ``$ADBUTILS_ADB_PATH``, an ``adb`` on PATH
+that runs, else the x86-64 Linux binary adbutils ships, which an arm64 board cannot run).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
+import shutil
 import socket
 import struct
 import subprocess
@@ -41,6 +47,15 @@ if TYPE_CHECKING:
     import adbutils
 
 DEFAULT_PORT = 5037
+ADB_PATH_ENV = "PHONED_ADB_PATH"  # the config key adb_path, for code handed no config
+# What to do when the adb binary cannot run on this machine (doctor prints it too).
+ADB_INSTALL_HINT = (
+    "install an adb built for this machine (Debian, Raspberry Pi OS: `sudo apt install adb`), "
+    "then set `adb_path: /usr/bin/adb` in the config (or PHONED_ADB_PATH=/usr/bin/adb)"
+)
+# exec() errors of a binary that is missing or not for this machine: ENOEXEC for a foreign
+# ELF, ENOENT for a missing file or one whose loader is missing (x86-64 adb on arm64)
+_EXEC_FAILURES = (errno.ENOEXEC, errno.ENOENT)
 # shell protocol packet ids (packages/modules/adb/shell_protocol.h)
 _ID_STDOUT, _ID_STDERR, _ID_EXIT = 1, 2, 3
 _HEADER = struct.Struct("<BI")
@@ -125,30 +140,44 @@ def map_failure(message: str, serial: str | None) -> DeviceError:
     return DeviceError(message, serial=serial)
 
 
+def bundled_adb_path() -> str:
+    """The adb binary adbutils ships (x86-64 Linux only: it may not run on this machine)."""
+    import adbutils.binaries
+
+    return os.path.join(os.path.dirname(adbutils.binaries.__file__), "adb")
+
+
 class AdbServer:
     """The local adb server, found the way adb itself finds it.
 
     Port from ``ANDROID_ADB_SERVER_PORT`` (default 5037), host from
     ``ANDROID_ADB_SERVER_HOST`` (default 127.0.0.1); ``ensure_running`` starts the server
-    with the adb binary adbutils ships when none answers.
+    with ``adb_path()`` when none answers.
     """
 
-    def __init__(self, host: str | None = None, port: int | None = None) -> None:
+    def __init__(
+        self, host: str | None = None, port: int | None = None, adb_path: str = ""
+    ) -> None:
         self.host = host or os.environ.get("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
         self.port = port or int(os.environ.get("ANDROID_ADB_SERVER_PORT", DEFAULT_PORT))
+        self._adb_path = adb_path or os.environ.get(ADB_PATH_ENV, "")
         self._client: adbutils.AdbClient | None = None
 
-    @staticmethod
-    def adb_path() -> str:
-        """The adb binary: ``$ADBUTILS_ADB_PATH``, ``adb`` on PATH, or the one adbutils ships."""
+    def adb_path(self) -> str:
+        """The adb binary that starts the server: the configured one (a bare name is looked
+        up on PATH), else adbutils' choice; raise ``AdbServerError`` when there is none."""
+        if self._adb_path:
+            if os.sep in self._adb_path:
+                return self._adb_path
+            return shutil.which(self._adb_path) or self._adb_path
         try:
             from adbutils import adb_path
         except ImportError as exc:  # pragma: no cover - adbutils is a hard dependency
             raise AdbServerError("adbutils is not installed") from exc
         try:
             return adb_path()
-        except Exception as exc:  # adbutils raises AdbError when no binary exists
-            raise AdbServerError(f"no adb binary found: {exc}") from exc
+        except Exception as exc:  # adbutils raises AdbError when no binary runs here
+            raise AdbServerError(f"no adb binary found: {exc}: {ADB_INSTALL_HINT}") from exc
 
     def is_running(self, timeout: float = 0.5) -> bool:
         try:
@@ -157,23 +186,47 @@ class AdbServer:
         except OSError:
             return False
 
-    def ensure_running(self, timeout: float = 20.0) -> None:
-        """Start the adb server on our port unless one already answers."""
+    def ensure_running(self, timeout: float = 20.0) -> bool:
+        """Start the adb server on our port unless one already answers.
+
+        Returns True when this call started it (the caller may then ``kill_server``).
+        """
         if self.is_running():
-            return
+            return False
         env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.port)}
+        adb = self.adb_path()
         try:
             subprocess.run(
-                [self.adb_path(), "-P", str(self.port), "start-server"],
+                [adb, "-P", str(self.port), "start-server"],
                 env=env,
                 timeout=timeout,
                 check=True,
                 capture_output=True,
             )
-        except (OSError, subprocess.SubprocessError) as exc:
+        except OSError as exc:
+            hint = f": {ADB_INSTALL_HINT}" if exc.errno in _EXEC_FAILURES else ""
+            raise AdbServerError(f"cannot run {adb}: {exc.strerror or exc}{hint}") from exc
+        except subprocess.SubprocessError as exc:
             raise AdbServerError(f"cannot start the adb server on port {self.port}: {exc}") from exc
         if not self.is_running(timeout=2.0):
             raise AdbServerError(f"the adb server on port {self.port} did not come up")
+        return True
+
+    def kill_server(self, timeout: float = 5.0) -> bool:
+        """Stop the server on our port (``host:kill``, what ``adb kill-server`` sends).
+
+        Returns True once nothing answers on the port any more, False if it still does
+        after ``timeout`` seconds.
+        """
+        with contextlib.suppress(OSError, DeviceError), self._open(timeout) as sock:
+            sock.sendall(_request("host:kill"))
+            self._read_status(sock, None, time.monotonic() + timeout)
+        deadline = time.monotonic() + timeout
+        while self.is_running(timeout=0.2):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def version(self) -> int:
         """The server's protocol version (``host:version``)."""

@@ -5,6 +5,10 @@ control plane, ``phoned serve``; see docs/control-plane.md).
 SQLite URLs follow the usual form: ``sqlite:///queue.db`` is relative to the working
 directory, ``sqlite:////var/lib/phoned/queue.db`` (a fourth slash) is absolute.
 
+PostgreSQL needs the ``postgres`` extra (psycopg): without it a ``postgresql://`` URL is a
+``QueueUrlError`` (exit 2) that says ``pip install 'phoned[postgres]'``. Nothing imports
+psycopg until such a URL is opened, so SQLite and control-plane installs run without it.
+
 * ``open_store``: the whole queue, held directly (SQL URLs only): ``phoned serve``, tests;
 * ``open_planner_store``: what the ``phoned`` verbs use: the SQL store, or ``PlaneClient``;
 * ``WorkerStores``: how a daemon opens its queue: one ``WorkerStore`` per thread (the SQL
@@ -21,6 +25,8 @@ from daemon.store.protocol import PlannerStore, Store, WorkerStore
 OUTBOX_ENV = "PHONED_OUTBOX"  # a daemon's outbox file (default: <state dir>/outbox.db)
 
 SQLITE_PREFIX = "sqlite:///"
+POSTGRES_PREFIXES = ("postgresql://", "postgres://")
+POSTGRES_EXTRA_HINT = "pip install 'phoned[postgres]'"
 
 
 class QueueUrlError(ValueError):
@@ -33,6 +39,17 @@ def _is_plane(url: str) -> bool:
 
 class QueueMissing(QueueUrlError):
     """A reading verb named a SQLite queue that does not exist (nothing is created)."""
+
+
+def require_postgres_driver() -> None:
+    """Raise ``QueueUrlError`` naming the ``postgres`` extra when psycopg cannot be imported."""
+    try:
+        import psycopg  # noqa: F401  (only to learn whether it is there)
+    except ImportError as exc:  # not installed, or installed without a libpq it can load
+        raise QueueUrlError(
+            f"a postgresql:// queue needs psycopg, which this install lacks ({exc}): "
+            f"install phoned's PostgreSQL extra, {POSTGRES_EXTRA_HINT}"
+        ) from exc
 
 
 def sqlite_path(url: str) -> Path:
@@ -65,7 +82,8 @@ def open_store(url: str, *, create: bool = True) -> Store:
         if not os.access(path.parent, os.W_OK | os.X_OK):
             raise QueueUrlError(f"cannot open queue {path}: {path.parent} is not writable")
         return SqliteStore(str(path))
-    if url.startswith(("postgresql://", "postgres://")):
+    if url.startswith(POSTGRES_PREFIXES):
+        require_postgres_driver()
         from daemon.store.postgres_store import PostgresStore
 
         return PostgresStore(url)

@@ -6,12 +6,26 @@ import sys
 
 import click
 
+from daemon.verbs.common import load_config, user_errors
+
 
 @click.command()
 @click.option("--serial", default=None, help="Only this device (default: every device).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def doctor(serial: str | None, as_json: bool) -> None:
-    """Check adb, its server and every attached device; say what to do about problems."""
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Config file for adb_host, adb_port and adb_path (default: the one every verb reads).",
+)
+@user_errors
+def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
+    """Check adb (can this machine run it?), its server and every attached device; say
+    what to do about problems. An adb server doctor starts is stopped again."""
     from daemon.doctor import run_doctor
+    from device.adb import AdbServer
 
-    sys.exit(run_doctor(serial=serial, as_json=as_json))
+    cfg = load_config(config_file)
+    server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
+    sys.exit(run_doctor(serial=serial, as_json=as_json, server=server))
