@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
 
 def adb_server(cfg: Config) -> AdbServer:
-    """The adb server the config names (``adb_host``, ``adb_port``)."""
+    """The adb server the config names (``adb_host``, ``adb_port``, ``adb_path``)."""
     from device.adb import AdbServer
 
-    return AdbServer(cfg.adb_host, cfg.adb_port)
+    return AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
 
 
 def _value_text(value: Any) -> str:

@@ -88,6 +88,13 @@ def _serve(
     cfg = load_config(config_file, queue=queue)
     if cfg.queue_url.startswith(("http://", "https://")):
         fail("phoned serve needs a database queue (sqlite:/// or postgresql://)", EXIT_USAGE)
+    from daemon.store.open import POSTGRES_PREFIXES, QueueUrlError, require_postgres_driver
+
+    if cfg.queue_url.startswith(POSTGRES_PREFIXES):
+        try:  # before uvicorn starts: its start-up would turn this into a traceback
+            require_postgres_driver()
+        except QueueUrlError as exc:
+            fail(str(exc), EXIT_USAGE)
     try:
         book = TokenBook.load(Path(tokens))
     except TokensFileError as exc:

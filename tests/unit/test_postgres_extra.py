@@ -94,3 +94,24 @@ print(sorted(m for m in sys.modules if m.split(".")[0].startswith("psycopg")))
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert proc.stdout.strip() == "[]"
+
+
+def test_serve_on_a_postgresql_queue_without_psycopg_exits_2_naming_the_extra(tmp_path) -> None:
+    """``phoned serve`` checks for the driver before uvicorn starts (whose start-up would
+    turn the missing import into a traceback and exit 3)."""
+    import subprocess
+    import sys
+
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text("tokens: []\n")
+    tokens.chmod(0o600)
+    blocker = (
+        "import sys; sys.modules['psycopg'] = None; "
+        "from daemon.cli import main; sys.argv = ['phoned', 'serve', '--queue', "
+        f"'postgresql://x@127.0.0.1:1/db', '--tokens', {str(tokens)!r}]; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocker], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2, done.stderr
+    assert "phoned[postgres]" in done.stderr and "Traceback" not in done.stderr
