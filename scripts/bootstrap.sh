@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Create .venv (if missing) and install phoned with its test and bench extras. Idempotent:
-# re-running only reinstalls when pyproject.toml changed since the last install.
+# re-running only reinstalls when pyproject.toml changed since the last install. Says what
+# it does on stderr while it works (a first install takes about a minute), nothing when
+# there is nothing to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
+say() { printf 'phoned set-up: %s\n' "$*" >&2; }
+start=$SECONDS
 if [ ! -x .venv/bin/python ]; then
+    say "creating .venv with $("$PYTHON" --version 2>&1) (first run only)"
     "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.phoned-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    say "installing phoned and its dependencies into .venv (about a minute on a first run)..."
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[test,bench]'
     touch "$stamp"
+    say "done in $((SECONDS - start)) s"
 fi
