@@ -1,9 +1,11 @@
 """The live monitor page of ``phoned serve``: ``GET /monitor`` and its script and style.
 
 The page is static (``daemon/server/static/``) and served without a token: it holds no
-data. It asks for a reader token, keeps it in ``sessionStorage`` and calls the ``/v1``
-read endpoints with it in the ``Authorization`` header (screenshots too: fetched as blobs
-from ``/v1/tasks/{id}/artifacts/{name}``, which needs the same token). Only the three
+data. It asks for a reader token (typed in, or handed over as ``/monitor#token=...``: a
+fragment never reaches the server, and the script takes it out of the address at once),
+keeps it in ``sessionStorage`` and calls the ``/v1`` read endpoints with it in the
+``Authorization`` header (screenshots too: fetched as blobs from
+``/v1/tasks/{id}/artifacts/{name}``, which needs the same token). Only the three
 files named in ``ASSETS`` are served, so no path can reach anything else on disk. A strict
 Content-Security-Policy allows scripts, styles and connections to this origin only and
 images from it or ``blob:``; nothing is loaded from anywhere else.

@@ -3,12 +3,17 @@
 // Every text from the server is put in the page as a text node or textContent (never parsed
 // as markup), so a hostile SMS body or task id renders as text. The token lives in
 // sessionStorage only and is sent only in the Authorization header of same-origin requests;
-// it is never shown or logged. Screenshots are fetched with the token as blobs and shown through blob: URLs.
+// it is never shown or logged. It is typed into the form or handed over in the address
+// (/monitor#token=...), which is read once and taken out of the address bar at once.
+// Screenshots are fetched with the token as blobs and shown through blob: URLs; a click
+// on one shows it large in a modal <dialog> (a click or Escape closes it).
 // Pending approvals are asked for by state (/v1/tasks?state=approval), never picked out of a
 // limited list; a token that may decide (approver) gets Approve / Deny buttons whose request
 // quotes the revision and preview digest shown on the card. A card says when its preview is a
 // fresh one that replaced a void approval, or when the daemon saw the phone change since it
-// was shown (stale); a stale card whose approval can only fail offers Deny alone.
+// was shown (stale); a stale card whose approval can only fail offers Deny alone. Each
+// decision made here is kept in this tab ("Decided in this tab": its outcome, or the server's
+// refusal, and the task's state at every refresh) until dismissed or signed out.
 "use strict";
 
 const TOKEN_KEY = "phoned.monitor.token";
@@ -19,6 +24,7 @@ const RETRY_MS = 2000; // after a failed request
 const ARTIFACT_PATH = /^\/v1\/tasks\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\/artifacts\/([A-Za-z0-9][A-Za-z0-9._-]{0,127})$/;
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 const LIST_LIMIT = 1000; // tasks in the table: the newest ones
+const DECISIONS_KEPT = 10; // decisions of this tab listed under the approvals
 const STATE_ORDER = ["queued", "dispatched", "running", "waiting", "approval", "permission",
   "completed", "failed", "stopped"];
 
@@ -30,6 +36,7 @@ const monitor = {
   blobs: new Map(), // artifact path -> blob: URL (or null when not an image)
   rendered: 0, // how many refreshes have completed (tests and humans can watch it)
   approvals: 0, // pending approvals the last refresh showed
+  decisions: new Map(), // task id -> the last decision made in this tab (oldest first)
 };
 
 // ---- DOM helpers --------------------------------------------------------------------
@@ -194,8 +201,9 @@ function previewOf(status) {
   return last ? last.body.detail.preview : null;
 }
 
-/** Every task waiting for approval, asked for by state (however many other tasks there are). */
-async function renderApprovals() {
+/** Every task waiting for approval, asked for by state (however many other tasks there are),
+ * then this tab's decisions with the state of their tasks now (``tasks``: the listed ones). */
+async function renderApprovals(tasks) {
   const list = await api(`/v1/tasks?state=approval&limit=${LIST_LIMIT}&order=newest`);
   const statuses = await Promise.all(list.tasks.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
   const pending = statuses.filter((s) => s.task.state === "approval");
@@ -203,6 +211,9 @@ async function renderApprovals() {
   $("no-approvals").hidden = cards.length > 0;
   $("approval-list").replaceChildren(...cards);
   monitor.approvals = cards.length;
+  const known = new Map(tasks.map((t) => [t.id, t]));
+  for (const status of statuses) known.set(status.task.id, status.task);
+  await renderDecisions(known);
 }
 
 async function approvalCard(status) {
@@ -247,25 +258,30 @@ async function approvalCard(status) {
   return card;
 }
 
+function showOutcome(node, message, kind) {
+  node.textContent = message;
+  node.dataset.kind = kind;
+}
+
 /** Approve / Deny for a token that may decide; the request quotes what the card shows.
- * Without ``canApprove`` (approving can only fail) Deny is the one button. */
+ * Without ``canApprove`` (approving can only fail) Deny is the one button. A card drawn
+ * again before the task moved on (same state version) shows the decision made on it. */
 function decisionButtons(task, revision, digest, canApprove) {
   const outcome = el("p", { class: "decision-outcome", role: "status" });
   const decide = async (verb, buttons) => {
     for (const b of buttons) b.disabled = true;
-    outcome.textContent = verb === "approve" ? "approving…" : "denying…";
-    const answer = await post(`/v1/tasks/${encodeURIComponent(task.id)}/${verb}`,
-      { conversation_id: task.conversation_id, revision, preview_digest: digest });
-    if (answer.ok) {
-      const after = answer.body && answer.body.task;
-      outcome.textContent = `${verb === "approve" ? "approved" : "denied"}: the task is now ` +
-        text(after ? after.state : "?");
-    } else {
-      const why = answer.body && (answer.body.message || answer.body.error || answer.body.detail);
-      outcome.textContent = `refused (HTTP ${answer.status}): ${text(why)}`;
-      for (const b of buttons) b.disabled = false;
+    showOutcome(outcome, verb === "approve" ? "approving…" : "denying…", "ok");
+    let result;
+    try {
+      const answer = await post(`/v1/tasks/${encodeURIComponent(task.id)}/${verb}`,
+        { conversation_id: task.conversation_id, revision, preview_digest: digest });
+      result = decisionResult(verb, answer);
+    } catch (error) { // the request never got an answer
+      result = { ok: false, message: `${verb} not sent: ${error.message}` };
     }
-    outcome.dataset.kind = answer.ok ? "ok" : "error";
+    remember(task, result);
+    showOutcome(outcome, result.message, result.ok ? "ok" : "error");
+    if (!result.ok) for (const b of buttons) b.disabled = false;
     refresh();
   };
   const approve = canApprove ? el("button", { type: "button", class: "approve" }, "Approve") : null;
@@ -273,10 +289,78 @@ function decisionButtons(task, revision, digest, canApprove) {
   const buttons = [approve, deny].filter(Boolean);
   if (approve) approve.addEventListener("click", () => decide("approve", buttons));
   deny.addEventListener("click", () => decide("deny", buttons));
+  const last = monitor.decisions.get(task.id);
+  if (last && last.version === task.state_version) {
+    showOutcome(outcome, last.message, last.ok ? "ok" : "error");
+    if (last.ok) for (const b of buttons) b.disabled = true;
+  }
   return el("div", { class: "decision" },
-    el("p", { class: "muted" }, `Deciding revision ${text(revision)}, preview digest ${text(digest)}.`),
+    el("p", { class: "muted deciding" }, `Deciding revision ${text(revision)}, preview digest `,
+      el("code", { class: "digest elided", title: text(digest) }, text(digest))),
     canApprove ? null : el("p", { class: "muted no-approve" }, "Approve is not offered: it can only fail."),
     approve, approve ? " " : null, deny, outcome);
+}
+
+/** What a decision's answer says: "approved: queued revision 2", "denied: stopped revision 1",
+ * or the server's refusal ("refused (HTTP 409 ApprovalMismatch): <its message>"). */
+function decisionResult(verb, answer) {
+  const body = answer.body && typeof answer.body === "object" ? answer.body : {};
+  if (answer.ok) {
+    const after = body.task || {};
+    return { ok: true, message: `${verb === "approve" ? "approved" : "denied"}: ` +
+      `${text(after.state ?? "?")} revision ${text(after.revision ?? "?")}` };
+  }
+  const name = typeof body.error === "string" ? " " + body.error : "";
+  const why = body.message ?? body.detail ?? "(no message)";
+  return { ok: false, message: `refused (HTTP ${answer.status}${name}): ${text(why)}` };
+}
+
+/** Keep a decision made in this tab (the newest DECISIONS_KEPT, one per task). */
+function remember(task, result) {
+  monitor.decisions.delete(task.id);
+  monitor.decisions.set(task.id, { taskId: task.id, method: task.method,
+    version: task.state_version, ok: result.ok, message: result.message });
+  while (monitor.decisions.size > DECISIONS_KEPT) {
+    monitor.decisions.delete(monitor.decisions.keys().next().value);
+  }
+}
+
+/** The task as it is now: from ``known`` (this refresh's reads), else read on its own. */
+async function taskNow(id, known) {
+  if (known.has(id)) return known.get(id);
+  try {
+    return (await api("/v1/tasks/" + encodeURIComponent(id))).task;
+  } catch (error) {
+    if (error instanceof AuthError) throw error;
+    return null;
+  }
+}
+
+/** This tab's decisions, newest first, each with its outcome and its task's state now. */
+async function renderDecisions(known) {
+  const decisions = [...monitor.decisions.values()].reverse();
+  const now = await Promise.all(decisions.map((d) => taskNow(d.taskId, known)));
+  $("decisions").hidden = decisions.length === 0;
+  $("decision-list").replaceChildren(...decisions.map((d, i) => decisionCard(d, now[i])));
+}
+
+function decisionCard(decision, task) {
+  const kind = decision.ok ? "ok" : "error";
+  const dismiss = el("button", { type: "button", class: "dismiss" }, "Dismiss");
+  const card = el("div", { class: "card decided", "data-decided-id": decision.taskId, "data-kind": kind },
+    el("h4", {}, el("a", { href: "#task=" + encodeURIComponent(decision.taskId) }, decision.taskId),
+      " ", decision.method),
+    el("p", { class: "decision-outcome", "data-kind": kind }, decision.message),
+    el("p", { class: "muted now" }, task
+      ? ["now ", el("span", { class: "state " + task.state }, task.state), ` · revision ${text(task.revision)}`]
+      : "now: not readable"),
+    dismiss);
+  dismiss.addEventListener("click", () => {
+    monitor.decisions.delete(decision.taskId);
+    card.remove();
+    $("decisions").hidden = monitor.decisions.size === 0;
+  });
+  return card;
 }
 
 // ---- the selected task ----------------------------------------------------------------
@@ -342,9 +426,32 @@ async function artifactNode(taskId, name, value) {
   }
   const url = monitor.blobs.get(value);
   if (url === null) return el("p", { class: "artifact" }, `${name} (${match[2]})`);
-  return el("figure", { class: "artifact" },
-    el("img", { src: url, alt: name, class: "screenshot", "data-artifact": name }),
-    el("figcaption", {}, name));
+  const shot = el("img", { src: url, alt: name, class: "screenshot", "data-artifact": name,
+    title: "Show large", tabIndex: 0 }); // not a <button>: a card's buttons are its decisions
+  shot.setAttribute("role", "button");
+  shot.addEventListener("click", () => showLarge(url, name));
+  shot.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    event.preventDefault();
+    showLarge(url, name);
+  });
+  return el("figure", { class: "artifact" }, shot, el("figcaption", {}, name));
+}
+
+// ---- a screenshot shown large ----------------------------------------------------------
+
+/** The same blob shown as large as the window allows, in the modal #viewer dialog. */
+function showLarge(url, name) {
+  const viewer = $("viewer");
+  viewer.replaceChildren(
+    el("img", { src: url, alt: name, class: "screenshot enlarged", "data-artifact": name }),
+    el("p", { class: "viewer-caption" }, name, " · click or press Escape to close"));
+  if (!viewer.open) viewer.showModal();
+}
+
+function closeLarge() {
+  const viewer = $("viewer");
+  if (viewer.open) viewer.close();
 }
 
 // ---- refresh and the live loop --------------------------------------------------------
@@ -355,7 +462,7 @@ async function refreshOnce() {
   renderByState(queue.queue);
   renderByDevice(list.tasks);
   renderTasks(list.tasks);
-  await Promise.all([renderWorkflows(list.tasks), renderApprovals(), renderDetail()]);
+  await Promise.all([renderWorkflows(list.tasks), renderApprovals(list.tasks), renderDetail()]);
   monitor.rendered += 1;
   document.body.dataset.rendered = String(monitor.rendered);
 }
@@ -436,13 +543,42 @@ function start() {
   refresh().then(() => follow(session));
 }
 
-function signOut(message) {
-  sessionStorage.removeItem(TOKEN_KEY);
+/** Drop what the last token read: its screenshots, its decisions, the large view. */
+function forget() {
   monitor.session += 1;
+  closeLarge();
   for (const url of monitor.blobs.values()) if (url) URL.revokeObjectURL(url);
   monitor.blobs.clear();
+  monitor.decisions.clear();
+}
+
+function signIn(value) {
+  forget();
+  sessionStorage.setItem(TOKEN_KEY, value);
+  start();
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  forget();
   showBoard(false);
   setStatus(message || "signed out", message ? "error" : "ok");
+}
+
+/** A token handed over in the address (``/monitor#token=...``, with or without ``&task=``):
+ * the address is rewritten without it (history.replaceState, so this tab's history entry
+ * loses it too) before anything is fetched; the token itself, or null. */
+function tokenFromAddress() {
+  const parts = location.hash.replace(/^#/, "").split("&");
+  const given = parts.filter((part) => part.startsWith("token="));
+  if (!given.length) return null;
+  const rest = parts.filter((part) => part && !part.startsWith("token=")).join("&");
+  history.replaceState(history.state, "", location.pathname + location.search + (rest ? "#" + rest : ""));
+  try {
+    return decodeURIComponent(given[given.length - 1].slice("token=".length)).trim() || null;
+  } catch (error) { // a malformed %-escape: no token
+    return null;
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -451,11 +587,18 @@ document.addEventListener("DOMContentLoaded", () => {
     const input = $("token");
     const value = input.value.trim();
     input.value = "";
-    if (!value) return;
-    sessionStorage.setItem(TOKEN_KEY, value);
-    start();
+    if (value) signIn(value);
   });
   $("signout").addEventListener("click", () => signOut());
-  window.addEventListener("hashchange", () => { if (token()) refresh(); });
-  if (token()) start();
+  $("viewer").addEventListener("click", closeLarge); // anywhere: the picture or around it
+  $("viewer").addEventListener("close", () => $("viewer").replaceChildren());
+  document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeLarge(); });
+  window.addEventListener("hashchange", () => {
+    const given = tokenFromAddress();
+    if (given) signIn(given);
+    else if (token()) refresh();
+  });
+  const given = tokenFromAddress();
+  if (given) signIn(given);
+  else if (token()) start();
 });
