@@ -115,10 +115,17 @@ class Bridge:
         return unserved_warning(self.store, self.queue_url, device)
 
     def own(self, task_id: str) -> TaskRecord:
-        """The task, refused when it belongs to another conversation."""
-        task = self.store.get(task_id)
-        if task.conversation_id != self.conversation:
-            raise ToolError(f"task {task_id} belongs to another conversation")
+        """The task, when it is one of this conversation's; ``TaskNotFound`` with the same
+        text whether no task has that id or another conversation's has (as the plane's
+        404: a caller cannot tell the two apart)."""
+        from daemon.lifecycle.errors import TaskNotFound
+
+        try:
+            task = self.store.get(task_id)
+        except TaskNotFound:
+            task = None
+        if task is None or task.conversation_id != self.conversation:
+            raise TaskNotFound(f"no task {task_id} in this conversation")
         return task
 
     def settle(self, task_id: str, timeout: float | None = None) -> Settled:
@@ -200,9 +207,14 @@ class Bridge:
             "deny_command": decision_command("deny", task, self.queue_url),
         }
 
+    def counts(self, device: str | None = None) -> dict[str, int]:
+        """This conversation's tasks per state (never another conversation's: a token bound
+        to this conversation learns nothing of the others through the counts)."""
+        return self.store.queue_status(device, self.conversation)
+
     def queue(self, device: str | None = None, limit: int = 20) -> dict[str, Any]:
-        """Tasks per state and this conversation's latest tasks, newest first."""
-        counts = self.store.queue_status(device)
+        """This conversation's tasks per state and its latest tasks, newest first."""
+        counts = self.counts(device)
         warning = self.unserved(device)
         tasks = self.store.list_tasks(
             device=device, conversation_id=self.conversation, limit=100_000
@@ -240,7 +252,7 @@ class Bridge:
         planning = planning_context(AdbContextProvider(server), self.store, serial, time.time())
         return {
             "device": context_json(planning.device),
-            "queue": planning.queue,
+            "queue": self.counts(serial),  # this conversation's, as queue_status
             "stale": list(planning.stale),
             "missing": list(planning.missing),
             "at": planning.at,

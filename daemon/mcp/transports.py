@@ -1,24 +1,53 @@
 """Serving the MCP server: stdio (one client, the process's stdin/stdout) or streamable HTTP
 behind a bearer token from the same tokens file ``phoned serve`` reads.
 
-HTTP: every request needs ``Authorization: Bearer <token>`` of a ``planner`` (the tools
-queue and cancel tasks): missing or unknown token 401, another role 403. The MCP endpoint
-is ``/mcp``.
+HTTP (``/mcp``), from the outside in:
+
+- ``ReadDeadlines`` (``daemon.mcp.read_deadlines``): a request's head and body must arrive
+  within ``HttpOptions.header_timeout_s`` / ``body_timeout_s``, else the connection closes;
+- ``BearerGate``: ``Authorization: Bearer <token>`` of a ``planner`` (the tools queue and
+  cancel tasks) that reaches the server's conversation: missing or unknown token 401,
+  another role or conversation 403;
+- ``TokenSessions`` (``daemon.mcp.token_sessions``): the token's own SDK session manager,
+  so ``max_sessions`` and ``session_idle_s`` hold per token;
+- the SDK's DNS-rebinding protection on whatever address is served (``rebinding_guard``):
+  a ``Host`` outside the allowed list is 421, an ``Origin`` outside its list 403.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from daemon.mcp.token_sessions import CALLER, TokenSessions
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from daemon.server.auth import TokenBook
 
 Scope = dict[str, Any]
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what a local client puts in Host
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Where and how ``phoned mcp --http`` serves (the verb's options)."""
+
+    host: str
+    port: int
+    allowed_hosts: tuple[str, ...] = ()  # more Host values (``name``, ``name:port``, ``name:*``)
+    allowed_origins: tuple[str, ...] = ()  # more Origin values (``https://agent.example``)
+    max_sessions: int = 16  # open sessions per token
+    session_idle_s: float = 300.0  # a session with no request in flight this long ends
+    header_timeout_s: float = 10.0  # a request's head must arrive within this
+    body_timeout_s: float = 30.0  # and its body within this of the head
 
 
 def serve_stdio(server: Server[Any]) -> None:
@@ -62,7 +91,7 @@ class BearerGate:
                 send, 403, f"this token may not act in conversation {self.conversation!r}"
             )
             return
-        await self.app(scope, receive, send)
+        await self.app({**scope, CALLER: principal.key}, receive, send)
 
 
 async def _refuse(send: Any, status: int, message: str) -> None:
@@ -75,20 +104,87 @@ async def _refuse(send: Any, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(server: Server[Any], book: TokenBook, conversation: str, host: str) -> BearerGate:
-    """The streamable HTTP app (``/mcp``) behind the bearer gate."""
-    return BearerGate(server.streamable_http_app(host=host), book, conversation)
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_any(host: str) -> bool:
+    """True for a wildcard address (``0.0.0.0``, ``::``), which serves loopback too."""
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def served_names(host: str) -> list[str]:
+    """The names a client of ``host`` puts in ``Host``: the address itself (an IPv6 literal
+    in brackets), and the loopback names when it is loopback or a wildcard."""
+    served = f"[{host}]" if ":" in host else host
+    names = [served]
+    if _is_loopback(host) or _is_any(host):
+        names += [name for name in LOOPBACK_NAMES if name != served]
+    return names
+
+
+def rebinding_guard(options: HttpOptions) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection for the address served on, whatever it is.
+
+    ``Host`` may be one of ``served_names`` with any port or none (a tunnel may forward
+    another port), or any ``--allowed-host``. An ``Origin``, when sent, may be ``http://``
+    with one of those names, or any ``--allowed-origin``. A name a rebinding page chose is
+    in neither list.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = served_names(options.host)
+    hosts = [form for name in names for form in (name, f"{name}:*")]
+    origins = [form for name in names for form in (f"http://{name}", f"http://{name}:*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *options.allowed_hosts],
+        allowed_origins=[*origins, *options.allowed_origins],
+    )
+
+
+def http_app(
+    server: Server[Any], book: TokenBook, conversation: str, options: HttpOptions
+) -> BearerGate:
+    """The streamable HTTP app (``/mcp``, a session manager per token) behind the gate."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    sessions = TokenSessions(
+        server,
+        max_sessions=options.max_sessions,
+        idle_timeout=options.session_idle_s,
+        security=rebinding_guard(options),
+    )
+    app = Starlette(routes=[Route("/mcp", endpoint=sessions)], lifespan=lambda _: sessions.run())
+    return BearerGate(app, book, conversation)
 
 
 def serve_http(
-    server: Server[Any], book: TokenBook, conversation: str, host: str, port: int, log_level: str
+    server: Server[Any], book: TokenBook, conversation: str, options: HttpOptions, log_level: str
 ) -> None:
-    """Serve streamable HTTP on ``host:port`` until SIGINT/SIGTERM."""
+    """Serve streamable HTTP on ``options.host:port`` until SIGINT/SIGTERM."""
     import uvicorn
 
+    from daemon.mcp.read_deadlines import protocol
+
+    names = ", ".join(served_names(options.host))
+    extra = "".join(f", {name}" for name in (*options.allowed_hosts, *options.allowed_origins))
+    hint = " (a LAN address needs --allowed-host)" if _is_any(options.host) else ""
+    sys.stderr.write(f"phoned mcp: accepting Host/Origin {names} (any port){extra}{hint}\n")
     uvicorn.run(
-        http_app(server, book, conversation, host),
-        host=host,
-        port=port,
+        http_app(server, book, conversation, options),
+        host=options.host,
+        port=options.port,
         log_level=log_level.lower(),
+        http=protocol(options.header_timeout_s, options.body_timeout_s),
+        ws="none",
     )

@@ -29,6 +29,24 @@ def _host_port(text: str) -> tuple[str, int]:
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")  # fmt: skip
 @click.option("--tokens", default=None, type=click.Path(dir_okay=False),
               help="With --http: the tokens file (as `phoned serve`); planner tokens may call.")  # fmt: skip
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME[:PORT]",
+              help="With --http: another Host clients may name (repeatable; `name:*` for any "
+              "port). Always allowed: the --http address, and 127.0.0.1, localhost, [::1] "
+              "when it is loopback or 0.0.0.0.")  # fmt: skip
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="URL",
+              help="With --http: another Origin browsers may send (repeatable), e.g. "
+              "https://agent.example.")  # fmt: skip
+@click.option("--max-sessions", default=16, show_default=True, type=click.IntRange(1),
+              help="With --http: open MCP sessions per token.")  # fmt: skip
+@click.option("--session-idle", default=300.0, show_default=True,
+              type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="With --http: a session with no request in flight this long is closed.")  # fmt: skip
+@click.option("--header-timeout", default=10.0, show_default=True,
+              type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="With --http: a request's head must arrive within this.")  # fmt: skip
+@click.option("--body-timeout", default=30.0, show_default=True,
+              type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="With --http: a request's body must arrive within this of its head.")  # fmt: skip
 @click.option("--elicit-approvals/--no-elicit-approvals", "elicit", default=None,
               help="Let the person at the MCP client approve or deny a preview through "
               "elicitation (default: yes over stdio on a database queue; no over --http or "
@@ -53,6 +71,12 @@ def mcp(
     wait: float,
     http: str | None,
     tokens: str | None,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    max_sessions: int,
+    session_idle: float,
+    header_timeout: float,
+    body_timeout: float,
     elicit: bool | None,
     queue: str | None,
     config_file: str | None,
@@ -68,14 +92,18 @@ def mcp(
 
     from daemon.mcp.bridge import Bridge
     from daemon.mcp.server import build_server
-    from daemon.mcp.transports import serve_http, serve_stdio
+    from daemon.mcp.transports import HttpOptions, serve_http, serve_stdio
     from daemon.store.open import open_planner_store
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
-    address = _host_port(http) if http is not None else None
+    options = None
+    if http is not None:
+        host, port = _host_port(http)
+        options = HttpOptions(host, port, allowed_hosts, allowed_origins, max_sessions,
+                              session_idle, header_timeout, body_timeout)  # fmt: skip
     book = None
-    if address is not None and tokens is not None:
+    if options is not None and tokens is not None:
         from daemon.server.auth import TokenBook, TokensFileError
 
         try:
@@ -87,11 +115,11 @@ def mcp(
     try:
         bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
         if elicit is None:  # a caller with only a planner token does not decide by default
-            elicit = address is None and not cfg.queue_url.startswith(("http://", "https://"))
+            elicit = options is None and not cfg.queue_url.startswith(("http://", "https://"))
         server = build_server(bridge, elicit=elicit)
-        if address is None or book is None:
+        if options is None or book is None:
             serve_stdio(server)
         else:
-            serve_http(server, book, conversation, address[0], address[1], cfg.log_level)
+            serve_http(server, book, conversation, options, cfg.log_level)
     finally:
         store.close()

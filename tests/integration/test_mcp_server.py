@@ -366,10 +366,10 @@ def test_a_forged_answer_to_an_unasked_question_is_refused(daemon: Daemon, sim_f
     assert sim.phone.sms.messages("sent") == []
 
 
-def test_task_status_of_another_conversation_is_refused(daemon: Daemon) -> None:
+def test_task_status_of_another_conversation_reads_as_no_such_task(daemon: Daemon) -> None:
     other = daemon.submit({"method": "dnd.get", "params": {}})  # conversation conv-e2e
     result = run_stdio(daemon, lambda s: s.call_tool("task_status", {"task_id": other}))
-    assert result.is_error and "another conversation" in result.content[0].text
+    assert result.is_error and result.content[0].text == f"no task {other} in this conversation"
 
 
 def test_reads_context_queue_and_cancel(daemon: Daemon, sim_factory) -> None:
@@ -427,7 +427,9 @@ def test_the_readme_client_configuration_starts_a_working_server(daemon: Daemon)
         command=str(Path(sys.executable).parent / "phoned"), args=server["args"],
         env=daemon.env, cwd=str(REPO),
     )  # fmt: skip
-    task_id = daemon.submit({"method": "dnd.get", "params": {}, "conversation_id": "x"})
+    conversation = server["args"][server["args"].index("--conversation") + 1]
+    task_id = daemon.submit({"method": "dnd.get", "params": {}, "conversation_id": conversation})
+    daemon.submit({"method": "dnd.get", "params": {}, "conversation_id": "not-counted"})
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
@@ -437,6 +439,7 @@ def test_the_readme_client_configuration_starts_a_working_server(daemon: Daemon)
     listed, queue = anyio.run(main)
     assert "dnd_set" in {t.name for t in listed.tools}
     assert queue.structured_content["counts"]["queued"] == 1  # the daemon's queue, not another
+    assert queue.structured_content["tasks"][0]["task_id"] == task_id  # (its conversation's)
     assert daemon.task(task_id).state is TaskState.QUEUED
 
 
