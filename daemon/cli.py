@@ -5,6 +5,11 @@ at module level, so ``phoned --help`` starts instantly). Exit codes: 0 success, 
 2 usage or configuration error (click's own usage errors are 2 as well); ``run --once``
 adds 3 (no task), 4 (paused) and 5 (stopped). User errors are one clear line on stderr,
 never a traceback. Every verb and exit code is documented in ``docs/cli.md``.
+
+Every verb that takes TASK reads it as ``daemon.verbs.common.resolve_task`` does: the full
+id, a unique prefix of at least 6 hex characters, or ``last``. Shell completion is
+click's: ``_PHONED_COMPLETE=bash_source phoned`` (``zsh_source``, ``fish_source``) prints
+the script (``docs/cli.md``, "Shell completion").
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from daemon.verbs import context as context_commands
 from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, status, tasks
 from daemon.verbs import mcp as mcp_command
 from daemon.verbs import serve as serve_command
-from daemon.verbs.common import EXIT_USAGE, fail
+from daemon.verbs.common import EXIT_USAGE, SentenceHelpGroup, accept_task_reference, fail
 
 __all__ = ["EXIT_USAGE", "fail", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SentenceHelpGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="phoned", prog_name="phoned")
 def main() -> None:
     """phoned: run structured tasks on an Android phone through ADB, with evidence."""
@@ -42,8 +47,8 @@ for _command in (
     decisions.cancel,
     lifecycle.pause,
     lifecycle.resume,
-    lifecycle.revisions,
-    lifecycle.wait,
+    accept_task_reference(lifecycle.revisions),
+    accept_task_reference(lifecycle.wait),
     events.events,
     context_commands.context,
     context_commands.classify,

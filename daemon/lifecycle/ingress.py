@@ -7,14 +7,27 @@ cloud_plan_id, cloud_output_key, wait_policy, params}`` and a workflow as
 workflowName, executionMode, subTasks: [{taskMethod, ..., completionTarget}]}``, with
 step parameters flattened beside ``taskMethod`` and ``payload.subTasks`` as a mirror.
 ``parse_ingress`` accepts both that shape and the canonical one.
+
+Its errors say what would work where a near name exists: an unknown method or field names
+the closest known one (``did you mean dnd.set?``, ``did you mean conversation_id?``), a
+boolean names its two words.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, validate_task, validate_workflow
+from daemon.lifecycle.contract import (
+    StepSpec,
+    TaskSpec,
+    Timeouts,
+    WorkflowSpec,
+    validate_task,
+    validate_workflow,
+)
 from daemon.lifecycle.errors import FieldError, InvalidTask
+from device.actions.registry import METHOD_PARAMS
 
 # seed-004 name -> canonical name, for the task/workflow envelope
 _ENVELOPE = {
@@ -55,6 +68,13 @@ def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
     if not isinstance(raw, dict):
         raise InvalidTask([FieldError(field="(root)", message="expected a JSON object")])
     _refuse_nul(raw)
+    try:
+        return _parse(raw)
+    except InvalidTask as exc:
+        raise InvalidTask([_hinted(e, raw) for e in exc.errors]) from None
+
+
+def _parse(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
     if not is_seed004(raw):
         return validate_workflow(raw) if "steps" in raw else validate_task(raw)
     canonical = _from_seed004(raw)
@@ -62,6 +82,66 @@ def parse_ingress(raw: dict[str, Any]) -> TaskSpec | WorkflowSpec:
         return validate_workflow(canonical) if "steps" in canonical else validate_task(canonical)
     except InvalidTask as exc:  # name the fields as the caller submitted them
         raise InvalidTask([_as_submitted(e, raw) for e in exc.errors]) from None
+
+
+_NOT_PERMITTED = "Extra inputs are not permitted"
+_NOT_BOOLEAN = "Input should be a valid boolean"
+
+
+def _hinted(error: FieldError, raw: dict[str, Any]) -> FieldError:
+    """``error`` with what would work added to its message, when something near is known."""
+    parts = error["field"].split(".")
+    message = error["message"]
+    if parts[-1] in ("method", "taskMethod") and message.startswith("unknown method"):
+        given = _at(raw, parts)
+        near = _nearest(given, METHOD_PARAMS) if isinstance(given, str) else None
+        if near:
+            message = message.replace("unknown method", f"unknown method (did you mean {near}?)", 1)
+    elif message == _NOT_PERMITTED:
+        near = _nearest(parts[-1], _names_at(raw, parts[:-1]))
+        if near:
+            message = f"{message} (did you mean {near}?)"
+    elif message == _NOT_BOOLEAN:
+        message = f"{message}: true or false"
+    return FieldError(field=error["field"], message=message)
+
+
+def _nearest(given: str, known: Any) -> str | None:
+    """The known name closest to ``given`` (difflib's ratio at least 0.6), if any."""
+    close = difflib.get_close_matches(given[:200], sorted(known), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _at(raw: Any, parts: list[str]) -> Any:
+    """The value at a dotted path of ``raw``, or None."""
+    for part in parts:
+        if isinstance(raw, dict):
+            raw = raw.get(part)
+        elif isinstance(raw, list) and part.isdigit() and int(part) < len(raw):
+            raw = raw[int(part)]
+        else:
+            return None
+    return raw
+
+
+def _names_at(raw: dict[str, Any], parent: list[str]) -> set[str]:
+    """The field names the object at ``parent`` may hold (a task, a step, params, timeouts)."""
+    if not parent:
+        workflow = "steps" in raw or "subTasks" in raw
+        names = set(WorkflowSpec.model_fields if workflow else TaskSpec.model_fields)
+        return names | (set(_ENVELOPE) if is_seed004(raw) else set())
+    if parent[-1] == "timeouts":
+        return set(Timeouts.model_fields)
+    if parent[-1] == "params":
+        owner = _at(raw, parent[:-1])
+        method = owner.get("taskMethod", owner.get("method")) if isinstance(owner, dict) else None
+        model = METHOD_PARAMS.get(method) if isinstance(method, str) else None
+        return set(model.model_fields) if model is not None else set()
+    if len(parent) == 2 and parent[0] == "steps":
+        return set(StepSpec.model_fields)
+    if len(parent) == 2 and parent[0] == "subTasks":  # its params are flattened beside it
+        return set(_STEP) | _names_at(raw, [*parent, "params"])
+    return set()
 
 
 _ENVELOPE_BACK = {canonical: seed for seed, canonical in _ENVELOPE.items()}

@@ -3,6 +3,8 @@
 Each names the conversation that owns the task; approve and deny also quote the revision
 and the preview digest they were shown, so a decision about a preview that has since
 changed is refused (``ApprovalMismatch``, exit 1) instead of applied to something else.
+TASK is a full id, a unique id prefix or ``last``, looked up among the tasks of the
+conversation named (``daemon.verbs.common.resolve_task``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.verbs.common import common_options, echo_json, now, opened_store, user_errors
+from daemon.verbs.common import (
+    common_options,
+    echo_json,
+    now,
+    opened_store,
+    task_reference,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord
@@ -46,6 +55,7 @@ def _decision(
     @click.option("--conversation", required=True, help="Conversation that owns the task.")
     @common_options
     @user_errors
+    @task_reference
     def decide(
         task_id: str,
         revision: int,
@@ -76,6 +86,7 @@ def conversation_verb(
     @click.option("--conversation", required=True, help="Conversation that owns the task.")
     @common_options
     @user_errors
+    @task_reference
     def steer(
         task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
     ) -> None:
@@ -106,6 +117,7 @@ deny = _decision(
 @click.option("--conversation", required=True, help="Conversation that owns the task.")
 @common_options
 @user_errors
+@task_reference
 def amend(
     task_id: str,
     params: tuple[str, ...],

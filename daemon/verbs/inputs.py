@@ -5,6 +5,9 @@ Phone numbers must survive as text. JSON has no leading ``+`` or leading zeros, 
 ``15551234567`` is a JSON number; so documents are loaded with a YAML loader that keeps
 such scalars as strings, and a ``--param`` value stays a string whenever the method's
 schema wants text for that key or the value looks like a phone number.
+
+What cannot be used is an ``InputError`` that says what would work: the line and column
+of a syntax error, the keys a method takes, one ``--param`` per key.
 """
 
 from __future__ import annotations
@@ -61,14 +64,25 @@ def read_document(path: str) -> Any:
         raise InputError(f"{name} is empty")
     try:  # JSON first: YAML refuses some valid JSON (surrogate-pair escapes, DEL, U+2028)
         return json.loads(text)
-    except ValueError:
-        pass
+    except ValueError as exc:
+        json_error = exc
     try:
         return yaml.load(text, Loader=_text_number_loader())  # a SafeLoader subclass
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise InputError(f"{name} is neither JSON nor YAML{where}") from exc
+        where = _syntax_error(text, json_error, exc)
+        raise InputError(f"{name} is neither JSON nor YAML: {where}") from exc
+
+
+def _syntax_error(text: str, json_error: ValueError, yaml_error: Exception) -> str:
+    """Where and what the syntax error is: JSON's for a document that opens like JSON
+    (``{`` or ``[``), else YAML's (``line 4, column 2: expected <block end> ...``)."""
+    if text.lstrip()[:1] in ("{", "[") and isinstance(json_error, json.JSONDecodeError):
+        return f"line {json_error.lineno}, column {json_error.colno}: {json_error.msg} (as JSON)"
+    mark = getattr(yaml_error, "problem_mark", None)
+    problem = getattr(yaml_error, "problem", None) or "not a YAML document"
+    if mark is None:
+        return f"{problem} (as YAML)"
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem} (as YAML)"
 
 
 def _is_text_type(annotation: Any) -> bool:
@@ -85,36 +99,88 @@ def _is_text_type(annotation: Any) -> bool:
     return False
 
 
-def wants_text(method: str | None, key: str) -> bool:
-    """True when ``method``'s parameter schema declares ``key`` as text."""
+def _is_bool_type(annotation: Any) -> bool:
+    """True when ``annotation`` accepts only booleans (bool, a Literal of bools, Optional)."""
+    if annotation is bool:
+        return True
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return all(isinstance(a, bool) for a in args)
+    if origin is typing.Union or origin is types.UnionType:
+        rest = [a for a in args if a is not type(None)]
+        return bool(rest) and all(_is_bool_type(a) for a in rest)
+    return False
+
+
+def _param_fields(method: str | None) -> dict[str, Any]:
+    """``method``'s parameter fields by name ({} for an unknown method)."""
     from device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
-    field = model.model_fields.get(key) if model is not None else None
+    return dict(model.model_fields) if model is not None else {}
+
+
+def wants_text(method: str | None, key: str) -> bool:
+    """True when ``method``'s parameter schema declares ``key`` as text."""
+    field = _param_fields(method).get(key)
     return field is not None and _is_text_type(field.annotation)
+
+
+def wants_bool(method: str | None, key: str) -> bool:
+    """True when ``method``'s parameter schema declares ``key`` as a boolean."""
+    field = _param_fields(method).get(key)
+    return field is not None and _is_bool_type(field.annotation)
+
+
+# How a boolean is written on the command line: YAML 1.2's core schema.
+BOOLEAN_WORDS = {"true": True, "True": True, "TRUE": True,
+                 "false": False, "False": False, "FALSE": False}  # fmt: skip
 
 
 def parse_value(method: str | None, key: str, text: str) -> Any:
     """``text`` as JSON when it parses and the key is not text or a dial string, else as is.
 
     ``enabled=true`` is a bool, ``level=7`` an int, ``to=+15551234567`` and
-    ``to=15551234567`` stay strings.
+    ``to=15551234567`` stay strings. A key the schema declares boolean takes ``true`` or
+    ``false`` (``True``, ``TRUE``... too, as YAML 1.2 reads them); another word (``yes``,
+    ``on``, ``1``) is left as it is, for ingress to refuse naming those two.
     """
     if wants_text(method, key) or looks_like_dial_string(text):
         return text
+    if wants_bool(method, key) and text.strip() in BOOLEAN_WORDS:
+        return BOOLEAN_WORDS[text.strip()]
     try:
         return json.loads(text)
     except ValueError:
         return text
 
 
+def _takes(method: str | None) -> str:
+    """`` (dnd.set takes mode)``: the keys ``method`` takes, for an error message ("" for
+    an unknown method: ingress names that one)."""
+    from device.actions.registry import METHOD_PARAMS
+
+    model = METHOD_PARAMS.get(method or "")
+    if model is None:
+        return ""
+    return f" ({method} takes {', '.join(model.model_fields) or 'no params'})"
+
+
 def parse_params(method: str | None, pairs: Iterable[str]) -> dict[str, Any]:
-    """``k=v`` pairs as a params dict; ``InputError`` naming a pair without ``=`` or key."""
+    """``k=v`` pairs as a params dict; ``InputError`` naming a pair without ``=`` or key,
+    and one that nests params (``params=k=v``, ``param=k=v``: one ``--param`` per key)."""
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise InputError(f"--param {pair!r}: expected KEY=VALUE")
+            raise InputError(f"--param {pair!r}: expected KEY=VALUE{_takes(method)}")
+        if key in ("params", "param") and key not in _param_fields(method):
+            inner = text if "=" in text else "KEY=VALUE"
+            raise InputError(
+                f"--param {pair!r}: give each parameter as its own --param KEY=VALUE "
+                f"(--param {inner}){_takes(method)}"
+            )
         params[key] = parse_value(method, key, text)
     return params

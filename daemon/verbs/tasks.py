@@ -1,29 +1,33 @@
 """Verbs that put tasks in the queue and look at them: submit, workflow submit, tasks, show,
 rerun. Each validates through the lifecycle contract (``parse_ingress``), so an invalid
-task is refused with the field named, exit 2, and nothing is queued.
+task is refused with the field named, exit 2, and nothing is queued. TASK is a full id, a
+unique id prefix or ``last`` (``daemon.verbs.common.resolve_task``).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from daemon.verbs.common import (
-    EXIT_USAGE,
     InputError,
+    SentenceHelpGroup,
     common_options,
     echo_json,
-    fail,
     load_config,
     now,
     opened_store,
+    task_reference,
     user_errors,
 )
 
 if TYPE_CHECKING:
     from daemon.config import Config
+    from daemon.lifecycle.errors import InvalidTask
     from daemon.lifecycle.records import Event, TaskRecord
     from daemon.store.protocol import PlannerStore
 
@@ -52,7 +56,10 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
     if file is not None and (raw_options["params"] or raw_options["conversation"]):
-        raise InputError("--param and --conversation go with --method; put them in FILE")
+        raise InputError(
+            "--param and --conversation go with --method; put them in FILE "
+            "(as params and conversation_id)"
+        )
     if file is not None:
         return read_document(file)
     if method is None:
@@ -119,6 +126,8 @@ def submit(
 
     Prints the task id (every step's id for a workflow); --json prints the record.
     """
+    from daemon.lifecycle.errors import InvalidTask
+
     extra = {"device": device, "source": source, "idempotency_key": idempotency_key}
     options = {"params": params, "conversation": conversation, "extra": extra}
     raw = _raw_input(file, method, options)
@@ -126,7 +135,12 @@ def submit(
         raw.update({k: v for k, v in extra.items() if v is not None})
     cfg = load_config(config_file, queue=queue)
     with opened_store(queue, config_file, create=True) as store:
-        queued, many = queue_spec(store, raw, cfg)
+        try:
+            queued, many = queue_spec(store, raw, cfg)
+        except InvalidTask as exc:
+            if method is None:
+                raise
+            raise _named_as_options(exc) from None
         unserved = _unserved(store, cfg, queued)
     _print_queued(queued, as_json, many)
     warn_unknown_devices(queued, cfg)
@@ -134,7 +148,23 @@ def submit(
         click.echo(f"phoned: {unserved}", err=True)
 
 
-@click.group()
+def _named_as_options(exc: InvalidTask) -> InvalidTask:
+    """``exc`` for a task given as options: a missing ``conversation_id`` names
+    ``--conversation``, which is how it is given there."""
+    from daemon.lifecycle.errors import FieldError, InvalidTask
+
+    hint = ": give --conversation C, the conversation that owns the task"
+    return InvalidTask(
+        [
+            FieldError(field=e["field"], message=e["message"] + hint)
+            if e["field"] == "conversation_id" and e["message"] == "Field required"
+            else e
+            for e in exc.errors
+        ]
+    )
+
+
+@click.group(cls=SentenceHelpGroup)
 def workflow() -> None:
     """Workflows: ordered steps that run strictly in order on one device."""
 
@@ -206,14 +236,49 @@ def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
         )
 
 
+def task_note(task: TaskRecord) -> str:
+    """The NOTE of ``phoned tasks``: ``stop requested`` for a live task asked to stop, else
+    what a paused task waits for (``approval: phoned approve ...`` with the id and digest
+    shortened, ``permission: <permission> (<package>)``, ``waiting: <condition>``), else
+    the failure reason; "" when there is nothing to say. Not escaped (the row is)."""
+    if task.stop_requested and not task.terminal:
+        return "stop requested"
+    waits = _wait_note(task)
+    if waits:
+        return waits
+    return task.failure.reason.value if task.failure is not None else ""
+
+
+def _wait_note(task: TaskRecord) -> str:
+    from daemon.lifecycle.states import TaskState
+    from daemon.lifecycle.waiting import WaitKind
+
+    if task.state is TaskState.APPROVAL:
+        if task.approval_status != "pending" or not task.approval_digest:
+            return f"approval {task.approval_status or ''}".rstrip()
+        algorithm, _, value = task.approval_digest.partition(":")
+        digest = f"{algorithm}:{value[:8]}…" if value else f"{algorithm[:8]}…"
+        revision = task.approval_revision or task.revision
+        return f"approval: phoned approve {task.id[:8]} --revision {revision} --digest {digest}"
+    wait = task.waiting
+    if task.state not in (TaskState.PERMISSION, TaskState.WAITING) or wait is None:
+        return ""
+    if wait.kind is WaitKind.PERMISSION:
+        return f"permission: {wait.permission} ({wait.package})"
+    if wait.kind is WaitKind.PERMISSION_DIALOG:
+        missing = f" ({', '.join(wait.missing)})" if wait.missing else ""
+        return f"permission: a dialog over {wait.package or 'the screen'}{missing}"
+    if wait.kind is WaitKind.USER:
+        return f"waiting: user (phoned resume {task.id[:8]})"
+    return f"waiting: {wait.condition}"
+
+
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
     """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.terminal``)."""
     from daemon.render import iso
     from daemon.terminal import terminal_text
 
-    note = task.failure.reason.value if task.failure is not None else ""
-    if task.stop_requested and not task.terminal:
-        note = "stop requested"
+    note = task_note(task)
     cells = (
         task.id, task.state.value, task.method, task.device or "-", task.conversation_id,
         str(task.revision), f"{task.attempt}/{task.max_attempts}", iso(task.updated_at) or "",
@@ -317,19 +382,68 @@ def all_events(store: PlannerStore, page: int = 1000) -> list[Event]:
         cursor = batch[-1].cursor
 
 
+def write_report(path: str, page: str, force: bool) -> Path:
+    """Write ``page`` to ``path`` and return its absolute path; ``InputError`` when it cannot.
+
+    The file is created 0600 (its screenshots show the messages) and never through a
+    symbolic link: a link at ``path`` is refused, an existing file too unless ``force``,
+    which replaces it whole (a new 0600 file renamed over it, so a link put there meanwhile
+    is replaced, not followed).
+    """
+    target = Path(path).absolute()
+    if target.is_symlink():
+        raise InputError(f"{target} is a symbolic link; a report is never written through one")
+    try:
+        if force:
+            _replace_file(target, page)
+            return target
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(target, flags, 0o600), "w", encoding="utf-8") as out:
+            out.write(page)
+    except FileExistsError:
+        raise InputError(f"{target} exists; --force replaces it") from None
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror}") from exc
+    return target
+
+
+def _replace_file(target: Path, page: str) -> None:
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp creates it 0600
+            out.write(page)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
 @click.command()
 @click.argument("task_id", metavar="TASK")
+@click.option("--conversation", default=None,
+              help="With TASK `last` or an id prefix: look among this conversation's tasks.")  # fmt: skip
 @click.option("--html", "html_file", default=None, type=click.Path(dir_okay=False),
-              help="Write a self-contained HTML report (screenshots inlined) to this file.")  # fmt: skip
+              help="Write a self-contained HTML report (screenshots inlined) to this new file.")  # fmt: skip
+@click.option("--force", is_flag=True, help="With --html: replace the file if it exists.")
 @common_options
 @user_errors
+@task_reference
 def show(
-    task_id: str, html_file: str | None, queue: str | None, config_file: str | None, as_json: bool
+    task_id: str,
+    conversation: str | None,
+    html_file: str | None,
+    force: bool,
+    queue: str | None,
+    config_file: str | None,
+    as_json: bool,
 ) -> None:
     """A task with its transitions, journal and evidence (text, --json or --html FILE).
 
-    A pending approval is shown with its preview (effect, recipient, text, app, screenshot)
-    and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
+    TASK is the task id, a unique prefix of it (at least 6 characters) or `last`, the
+    newest task. A pending approval is shown with its preview (effect, recipient, text,
+    app, screenshot) and the exact ``phoned approve`` / ``phoned deny`` commands to copy.
+    --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
+    says on stderr where.
     """
     from daemon import render
     from daemon.verbs.lifecycle import revision_json, revision_lines
@@ -341,15 +455,11 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        try:
-            page = render.render_html(*inputs, artifact_roots=roots)
-            # a new report file is 0600: its screenshots show the messages
-            opener = lambda path, flags: os.open(path, flags, 0o600)  # noqa: E731
-            with open(html_file, "w", encoding="utf-8", opener=opener) as out:
-                out.write(page)
-        except OSError as exc:
-            fail(f"cannot write {html_file}: {exc.strerror}", EXIT_USAGE)
-        click.echo(html_file)
+        from daemon.terminal import terminal_text
+
+        page = render.render_html(*inputs, artifact_roots=roots)
+        written = write_report(html_file, page, force)
+        click.echo(f"phoned: report written to {terminal_text(written)}", err=True)
     elif as_json:
         echo_json({**render.render_json(*inputs, queue=queue),
                    "revisions": [revision_json(r) for r in kept]})  # fmt: skip
@@ -362,6 +472,7 @@ def show(
 @click.argument("task_id", metavar="TASK")
 @common_options
 @user_errors
+@task_reference
 def rerun(task_id: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue a new task from a terminal one (rerun_of set, fresh attempts); print its id."""
     with opened_store(queue, config_file) as store:
