@@ -162,6 +162,15 @@ class Daemon:
     def state(self, task_id: str, *states: TaskState, timeout: float = 30) -> TaskRecord:
         return self.wait_for(task_id, lambda t: t.state in states, timeout)
 
+    def serving(self, serial: str, timeout: float = 30) -> None:
+        """Wait until the queue's presence rows say this daemon serves ``serial`` (what
+        ``phoned status`` shows; ``daemon.store.presence``)."""
+        deadline = time.monotonic() + timeout
+        while not any(p.serial == serial for p in self.using(lambda s: s.presence())):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{serial} not served\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.1)
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()

@@ -186,6 +186,7 @@ def test_submit_warns_about_a_phone_not_attached_and_the_queue_limit_fails_it(
     warning = absent.stderr.strip()
     assert warning.startswith("phoned: warning: device emulator-5999 is not attached to this host")
     assert "the adb server does not list it" in warning and "timeouts.queued (2 s)" in warning
+    daemon.serving(sim.serial)  # a served phone: no warning at all (phoned status shows it)
     here = phoned(limited, "submit", "--method", "dnd.get", "--conversation", "c",
                   "--device", sim.serial)  # fmt: skip
     assert here.returncode == 0 and here.stderr == ""
