@@ -75,6 +75,7 @@ from device.actions.registry import APPROVAL_METHODS, NON_IDEMPOTENT, REGISTRY
 from device.connection import Device
 from device.errors import DeviceError, DeviceNotFound, DeviceOffline
 from device.evidence import Recorder
+from device.private_files import UnsafePath
 
 log = logging.getLogger("phoned.executor")
 
@@ -148,8 +149,11 @@ def _artifacts(settings: ExecutorSettings, task: TaskRecord) -> Path | None:
         return None
     from device.private_files import private_dir
 
-    private_dir(settings.artifacts_dir)  # 0700: screenshots and dumps show the message
-    return private_dir(settings.artifacts_dir / task.id)
+    # 0700: screenshots and dumps show the message. Walked from the state (or queue) folder
+    # without following a link; a planted one is UnsafePath, nothing written through it.
+    top = settings.artifacts_dir.parent
+    private_dir(settings.artifacts_dir, root=top)
+    return private_dir(settings.artifacts_dir / task.id, root=top)
 
 
 def _context(
@@ -381,8 +385,8 @@ def execute_task(
     if ended is not None:
         return Result(ended)
     for _ in range(MAX_REPLANS):
-        ctx = _context(store, device, task, settings, attempt, void is not None)
-        try:
+        try:  # a refused artifacts folder (a planted symlink) fails the attempt, named
+            ctx = _context(store, device, task, settings, attempt, void is not None)
             outcome = voided(execute(task.method, task.params, ctx), void)
         except Superseded:
             current = store.get(task.id)
@@ -392,7 +396,7 @@ def execute_task(
                 return Result(_hold(store, device, current, ctx, clock))
             task = current  # a newer revision: re-plan from the device's current state
             continue
-        except (DeviceError, StoreUnavailable, ValueError) as exc:
+        except (DeviceError, StoreUnavailable, ValueError, UnsafePath) as exc:
             return Result(_fail(store, task, *_failure_of(exc), clock, attempt))
         fault_point("after_verify")
         ref = _keep(store, task, "outcome", outcome.to_json(), clock)

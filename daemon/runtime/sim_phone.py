@@ -207,7 +207,7 @@ class KeptPhone:
         return once it listens, or raise ``OSError`` with what it said."""
         from device.private_files import private_dir, write_private
 
-        private_dir(self.folder, own=False)
+        private_dir(self.folder, own=False, root=self.folder.parent)  # <state>/sim, no link
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             child = subprocess.Popen(

@@ -1,8 +1,10 @@
 """Artifacts on the server's disk: ``<state>/artifacts/<task id>/<name>``.
 
 Names are single path components (letters, digits, ``._-``) so no upload can escape its
-task's directory. Uploads are streamed to a ``.part`` file and counted against the cap as
-they arrive (never held in memory whole); over the cap the part file is removed and the
+task's directory, and the task's folder and the file are created from the artifacts root
+without following a link (``device.private_files``: a planted one is refused, 500, and
+logged). Uploads are streamed to a temporary file and counted against the cap as they
+arrive (never held in memory whole); over the cap the temporary file is removed and the
 upload is 413. Downloads are served as ``application/octet-stream`` with
 ``X-Content-Type-Options: nosniff``, except PNG, JPEG, GIF and WebP images, whose type is
 set from their leading bytes (never guessed from the name).
@@ -10,7 +12,7 @@ set from their leading bytes (never guessed from the name).
 
 from __future__ import annotations
 
-import os
+import logging
 import re
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from fastapi.responses import FileResponse
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 OCTET_STREAM = "application/octet-stream"
+log = logging.getLogger("phoned.server")
 NOSNIFF = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
@@ -41,15 +44,13 @@ async def receive_artifact(request: Request, path: Path, cap: int) -> int:
     413 as soon as more than ``cap`` bytes arrived; the part file is then removed and the
     rest of the body is never read.
     """
-    from device.private_files import FILE_MODE, private_dir
+    from device.private_files import UnsafePath, private_dir, private_writer
 
-    private_dir(path.parent)  # 0700: screenshots and hierarchies show messages
-    tmp = path.with_name(path.name + ".part")
+    root = path.parent.parent  # the artifacts root: <root>/<task id>/<name>
     size = 0
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE)
-        os.fchmod(fd, FILE_MODE)  # 0600 whatever the umask
-        with os.fdopen(fd, "wb") as out:
+        private_dir(path.parent, root=root)  # 0700: screenshots and hierarchies show messages
+        with private_writer(path, root=root) as out:  # 0600, renamed over path once whole
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > cap:
@@ -57,9 +58,9 @@ async def receive_artifact(request: Request, path: Path, cap: int) -> int:
                         413, f"artifact larger than {cap} bytes", {"Connection": "close"}
                     )
                 out.write(chunk)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    except UnsafePath as exc:  # a planted link or a foreign folder: nothing written there
+        log.error("artifact upload refused: %s", exc)
+        raise HTTPException(500, "the plane cannot keep this artifact (see its log)") from exc
     return size
 
 

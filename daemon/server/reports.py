@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
-from device.private_files import private_dir, tighten_sqlite
+from device.private_files import sqlite_file, tighten_sqlite
 
 PENDING_PREFIX = "pending:"
 _SCHEMA = (
@@ -57,7 +57,7 @@ class ReportLedger:
     """Answers already given to reports, and granted claims (SQLite, shared by replicas)."""
 
     def __init__(self, path: Path) -> None:
-        private_dir(path.parent, own=False)
+        sqlite_file(path, create=True)  # made 0600 here, in a 0700 folder; never a link
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
         tighten_sqlite(path)  # answers hold task records: 0600
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -71,10 +71,12 @@ def open_store(url: str, *, create: bool = True) -> Store:
         if not create and not path.exists():
             raise QueueMissing(f"no queue at {path} (nothing was submitted there; check --queue)")
         from daemon.store.sqlite_store import SqliteStore
-        from device.private_files import private_dir
+        from device.private_files import UnsafePath, sqlite_file
 
-        try:
-            private_dir(path.parent, own=False)  # a folder made here is 0700
+        try:  # a folder made here is 0700; it, the queue and its side files are never links
+            sqlite_file(path)
+        except UnsafePath as exc:
+            raise QueueUrlError(f"cannot open queue {path}: {exc}") from exc
         except OSError as exc:
             raise QueueUrlError(
                 f"cannot open queue {path}: cannot create {path.parent}: {exc.strerror}"

@@ -6,6 +6,8 @@ SQLite file under the daemon's state directory, with a ``report_id`` the control
 deduplicates by. Rows are delivered strictly in ``seq`` order and removed only once the
 plane gave a definitive answer (accepted, or refused as stale/invalid), so nothing is
 lost while the plane is down or the daemon restarts, and a redelivery is harmless.
+The file is created 0600 by phoned before SQLite opens it; it and its side files are never
+links (``device.private_files.sqlite_file``: a planted one stops the daemon, exit 2).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
-from device.private_files import private_dir, tighten_sqlite
+from device.private_files import sqlite_file, tighten_sqlite
 
 log = logging.getLogger("phoned.outbox")
 
@@ -58,7 +60,7 @@ class Outbox:
     """Reports in delivery order, in one SQLite file (safe across threads)."""
 
     def __init__(self, path: Path) -> None:
-        private_dir(path.parent, own=False)
+        sqlite_file(path, create=True)  # made 0600 here, in a 0700 folder; never a link
         self.path = path
         self._lock = threading.Lock()
         try:

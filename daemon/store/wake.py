@@ -10,7 +10,9 @@ that does not poke, a socket path too long for ``sun_path``).
 It is the SQLite counterpart of PostgreSQL's ``LISTEN phoned_work`` (``tasks_notify_work``
 in ``sql/postgres/0001_initial.sql``): it fires on the same rows, a task row written in
 state ``queued``. The folder is 0700 and each socket 0600: only the queue's owner may
-wake its workers. A socket whose process died is unlinked by the next poke that finds
+wake its workers. The folder is made and opened without following a link
+(``device.private_files``): a link planted in its place is refused (polling only), never
+chmod-ed, bound into or poked. A socket whose process died is unlinked by the next poke that finds
 no one listening on it.
 """
 
@@ -28,7 +30,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from device.private_files import shared_with_group
+from device.private_files import UnsafePath, private_dir, shared_with_group
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +52,18 @@ class WakeChannel:
             return None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         shared = shared_with_group(self.folder.parent)  # the group's queue: it pokes too
-        try:
-            self.folder.mkdir(mode=0o700, exist_ok=True)
-            if shared and self.folder.stat().st_uid == os.geteuid():
-                os.chmod(self.folder, 0o2770)  # explicit: the umask would take g+rwx
+        try:  # walked from the queue's folder, never through a link (UnsafePath)
+            mode = 0o2770 if shared else 0o700  # explicit: the umask would take g+rwx
+            private_dir(self.folder, own=shared, root=self.folder.parent, mode=mode, group=shared)
             old = os.umask(0o007 if shared else 0o077)
             try:
                 sock.bind(os.fspath(path))
             finally:
                 os.umask(old)
+        except UnsafePath as exc:
+            sock.close()
+            log.warning("no wake-up socket: %s; polling the queue only", exc)
+            return None
         except OSError as exc:
             sock.close()
             log.info("no wake-up socket in %s (%s); polling the queue only", self.folder, exc)
@@ -68,25 +73,36 @@ class WakeChannel:
 
     def poke(self) -> int:
         """Wake every listener; return how many were reached. Never raises."""
+        try:  # the folder itself, not a link planted in its place
+            folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return 0
         try:
-            entries = list(os.scandir(self.folder))
+            return self._poke_in(folder)
+        finally:
+            os.close(folder)
+
+    def _poke_in(self, folder: int) -> int:
+        """``poke`` with the folder's descriptor: a dead socket is unlinked relative to it."""
+        try:
+            names = [entry.name for entry in os.scandir(folder)]
         except OSError:
             return 0
         reached = 0
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.setblocking(False)
-            for entry in entries:
-                if not entry.name.endswith(".sock"):
+            for name in names:
+                if not name.endswith(".sock"):
                     continue
                 try:
-                    sock.sendto(b"w", entry.path)
+                    sock.sendto(b"w", os.fspath(self.folder / name))
                     reached += 1
                 except BlockingIOError:
                     reached += 1  # its buffer is full of wake-ups already
                 except OSError as exc:
                     if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):
                         with contextlib.suppress(OSError):
-                            os.unlink(entry.path)  # its process is gone
+                            os.unlink(name, dir_fd=folder)  # its process is gone
         return reached
 
 

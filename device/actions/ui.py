@@ -13,7 +13,6 @@ file is never read and a failed read is never a screen. Every observation names 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from device.errors import (
     UiAutomatorError,
     UiDumpFailed,
 )
-from device.private_files import FILE_MODE, private_file, write_private
+from device.private_files import private_writer, write_private
 from device.ui_hierarchy import HierarchyError, Node
 from device.ui_session import Lease, UiPath
 
@@ -121,7 +120,7 @@ def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
     screen = _parse(ctx, phase, xml, reader, argv)
     ctx.recorder.observe("hierarchy", screen.to_json(), phase, argv)
     if artifact and ctx.artifacts_dir is not None:
-        path = write_private(Path(ctx.artifacts_dir) / f"{artifact}.xml", xml)  # 0600
+        path = write_private(Path(ctx.artifacts_dir) / f"{artifact}.xml", xml)  # 0600, no link
         ctx.recorder.artifacts[artifact] = str(path)
     return screen
 
@@ -131,9 +130,12 @@ def screenshot(ctx: ActionContext, name: str) -> str | None:
     if ctx.artifacts_dir is None:
         return None
     ctx.recorder.read(commands.SCREENCAP, timeout=30.0)
-    path = private_file(Path(ctx.artifacts_dir) / f"{name}.png")  # 0600 before the pull
-    ctx.device.adb.sync.pull(commands.SCREENSHOT_PATH, str(path))
-    os.chmod(path, FILE_MODE)  # however the pull wrote it
+    path = Path(ctx.artifacts_dir) / f"{name}.png"
+    # Pulled into a file phoned created 0600 (O_NOFOLLOW, in the task folder's descriptor)
+    # and renamed over ``path``: ``sync.pull`` would open the path itself, through any link.
+    with private_writer(path) as out:
+        for chunk in ctx.device.adb.sync.iter_content(commands.SCREENSHOT_PATH):
+            out.write(chunk)
     ctx.recorder.artifacts[name] = str(path)
     return str(path)
 

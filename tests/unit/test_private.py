@@ -10,7 +10,7 @@ from pathlib import Path
 from daemon.terminal import terminal_lines, terminal_text
 from device import private
 from device.digest import digest
-from device.private_files import private_dir, private_file, write_private
+from device.private_files import private_dir, sqlite_file, write_private
 
 TO, BODY = "+15551234567", "Running late, start without me"
 
@@ -77,7 +77,7 @@ def test_private_files_whatever_the_umask(tmp_path: Path) -> None:
     old = os.umask(0o002)
     try:
         folder = private_dir(tmp_path / "a" / "b")
-        made = private_file(folder / "queue.db")
+        made = sqlite_file(folder / "queue.db", create=True)
         written = write_private(folder / "x.xml", "<hierarchy/>")
     finally:
         os.umask(old)
