@@ -183,7 +183,8 @@ def _refuse_nul(raw: dict[str, Any]) -> None:
         elif isinstance(value, dict | list | tuple):
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
-                name = f"{path}.{key}" if path else str(key)
+                label = str(key) or '""'  # an empty key is named, not left blank
+                name = f"{path}.{label}" if path else label
                 if isinstance(key, str) and "\x00" in key:
                     errors.append(FieldError(field=name.replace("\x00", "\\u0000"),
                                              message="NUL character (\\u0000) in a key"))  # fmt: skip

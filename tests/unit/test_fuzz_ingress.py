@@ -167,3 +167,8 @@ def test_submit_accepts_any_valid_json(body: str, ascii_only: bool) -> None:
     assert refusal_fields(raw) is None
     code, output, queued = _submit(raw, ascii_only=ascii_only)
     assert (code, queued) == (0, 1), output
+
+
+# Regression (found by the fuzzer in CI): a NUL under an empty key was named by a blank field.
+def test_a_nul_under_an_empty_key_names_that_key() -> None:
+    assert refusal_fields({"": "\x00"}) == ['""']
