@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import struct
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -121,6 +122,7 @@ class DeviceReport:
     identity: dict[str, Any] = field(default_factory=dict)
     capabilities: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    holder: str = ""  # who drives the phone ("held by daemon ..."), "" when nobody does
 
     @property
     def healthy(self) -> bool:
@@ -162,8 +164,13 @@ def _devices(server: AdbServer, serial: str | None, adb: dict[str, Any]) -> list
     return [_probe(server, s, st) for s, st in sorted(states.items())]
 
 
-def collect(serial: str | None = None, server: AdbServer | None = None) -> dict[str, Any]:
-    """Everything doctor checks, as one JSON-able document.
+def collect(
+    serial: str | None = None,
+    server: AdbServer | None = None,
+    holder: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """Everything doctor checks, as one JSON-able document; ``holder(serial)`` says who
+    drives each device (``daemon.runtime.phone_hold.describe_holder``).
 
     A server that does not run is started with the checked binary (never with one that
     cannot run here), and stopped again before returning: ``adb.started_by_doctor`` and
@@ -188,6 +195,8 @@ def collect(serial: str | None = None, server: AdbServer | None = None) -> dict[
     finally:
         if started:
             adb["stopped"] = server.kill_server()
+    for report in reports:
+        report.holder = holder(report.serial) if holder and report.state == "device" else ""
     result["devices"] = [{**asdict(r), "healthy": r.healthy} for r in reports]
     return result
 
@@ -215,6 +224,8 @@ def _print_device(dev: dict[str, Any]) -> None:
         click.echo(f"           -> {dev['advice']}")
     if dev["error"]:
         click.echo(f"           -> probe failed: {dev['error']}")
+    if dev["state"] == "device":
+        click.echo(f"           {dev['holder'] or 'no daemon holds it'}")
     ident = dev["identity"]
     if ident:
         click.echo(
@@ -244,9 +255,14 @@ def _print_text(result: dict[str, Any]) -> None:
         _print_device(dev)
 
 
-def run_doctor(serial: str | None, as_json: bool, server: AdbServer | None = None) -> int:
+def run_doctor(
+    serial: str | None,
+    as_json: bool,
+    server: AdbServer | None = None,
+    holder: Callable[[str], str] | None = None,
+) -> int:
     """Print the report; return the exit code."""
-    result = collect(serial, server)
+    result = collect(serial, server, holder)
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:

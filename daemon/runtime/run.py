@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,13 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.open import WorkerStores, open_planner_store
 from daemon.store.protocol import PlannerStore, WorkerStore
+
+if TYPE_CHECKING:
+    from daemon.runtime.executor import Result
+    from daemon.runtime.once_handover import OnceStop
+    from daemon.runtime.phone_hold import PhoneHold
+    from daemon.store.holds import Holder
+    from device.connection import Device
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 RESUME_CLAIM_WAIT_S = 5.0  # after an inline approval: the requeued task is claimable at once
@@ -69,11 +76,17 @@ def exit_code(task: TaskRecord) -> int:
 
 
 def _submit_file(
-    planner: PlannerStore, worker: WorkerStore, path: str, serial: str, cfg: Config, owner: str
+    planner: PlannerStore,
+    worker: WorkerStore,
+    path: str,
+    serial: str,
+    cfg: Config,
+    owner: str | None,
 ) -> tuple[str, TaskRecord | None]:
     """Queue the task in ``path`` (pinned to ``serial`` when it names no device): its id,
     and the task already leased to ``owner`` when it could be claimed in the same step
-    (so a daemon serving the same queue and phone cannot take it first)."""
+    (so a daemon serving the same queue and phone cannot take it first). ``owner`` None:
+    only queued (left to the phone's holder)."""
     from daemon.lifecycle.ingress import parse_ingress
     from daemon.verbs.inputs import read_document
 
@@ -88,7 +101,7 @@ def _submit_file(
     now = time.time()
     if isinstance(spec, WorkflowSpec):  # --once runs its first step
         return planner.submit_workflow(spec, now)[0].id, None
-    if spec.device not in (None, serial):
+    if owner is None or spec.device not in (None, serial):
         return planner.submit(spec, now).id, None
     if isinstance(planner, SqlStore):  # queued and leased in one transaction
         task = planner.submit_claimed(spec, owner, serial, now, lease_s=cfg.lease_seconds)
@@ -123,63 +136,151 @@ def run_once(
 ) -> int:
     """Claim at most one task (or the one in ``task_file``), run it, print it, exit code.
 
+    The phone's hold (``daemon.runtime.phone_hold``) comes first. While another holds the
+    phone (a daemon serving it), a ``task_file`` task is left to the holder: submitted and
+    waited for to its end (``daemon.runtime.once_handover``); without one, the phone is
+    waited for up to ``wait`` seconds. Either way nothing is sent to a phone another holds.
+
     With ``prompt`` a task that reaches approval is asked about inline
     (``daemon.runtime.approval_prompt``) and, once approved, run on to its end; ``queue``
     is the ``--queue`` the printed approve/deny commands carry (as ``phoned show``'s do).
     """
-    from daemon.runtime.approval_prompt import ask_approval
-    from daemon.runtime.worker import worker_for
+    from daemon.runtime.once_handover import OnceStop
+    from daemon.runtime.phone_hold import phone_hold
     from device.adb import AdbServer
     from device.connection import connect
 
     server = AdbServer(cfg.adb_host, cfg.adb_port)
-    device = connect(serial, server)
+    device = connect(serial, server)  # asks the adb server only, never the phone
     daemon_id = cfg.stable_daemon_id()
     stores = WorkerStores(cfg.queue_url, cfg.state_path)
     planner = open_planner_store(cfg.queue_url)  # the task file's submit, the printed result
+    # Its own holder and owner names: a daemon of the same state dir may be serving this
+    # queue and phone right now, and its hold and leases are not this process's.
+    hold = phone_hold(
+        cfg, stores, device.serial, holder=f"{daemon_id}/once", command="phoned run --once"
+    )
+    stop = OnceStop().install()
+    hold.on_lost = stop.set
+    once = _Once(cfg, stores, planner, device, f"{daemon_id}/once/{device.serial}", stop)
+    own = stores()
     try:
-        # Its own owner name: a daemon of the same state dir may be serving this queue and
-        # phone right now, and its leases are not this process's to recover.
-        owner = f"{daemon_id}/once/{device.serial}"
-        task_id, claimed = None, None
-        own = stores()
-        try:
-            own.recover(f"{daemon_id}/once/", time.time())
-            if task_file:
-                task_id, claimed = _submit_file(planner, own, task_file, device.serial, cfg, owner)
-                click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
-        finally:
-            own.close()
-        worker = worker_for(cfg, stores, device, owner, once=True)
-        _install_once_signals(worker)
-        results = worker.run(wait=wait, task_id=task_id, claimed=claimed)
-        if not results:
-            click.echo(f"phoned: no task for {device.serial} within {wait:g}s", err=True)
-            return EXIT_NO_TASK
-        task = planner.get(results[0].task.id)
-        while prompt and not worker.stopping:
-            approved = ask_approval(planner, task, queue)
-            if approved is None:
-                break
-            # The same task, on: the approval requeued it to resume the attempt that paused.
-            worker = worker_for(cfg, stores, device, owner, once=True)
-            _install_once_signals(worker)
-            if not worker.run(wait=max(wait, RESUME_CLAIM_WAIT_S), task_id=task.id):
-                click.echo(f"phoned: task {task.id} was claimed by another worker", err=True)
-            task = planner.get(task.id)
+        task = once.serve(own, hold, wait, task_file, prompt=prompt, queue=queue)
+        if task is None:
+            return EXIT_STOPPED if stop.event.is_set() else EXIT_NO_TASK
         _print_result(planner, task, as_json, queue)
         return exit_code(task)
     finally:
+        own.close()
+        hold.release()
         planner.close()
         stores.close()
 
 
-def _install_once_signals(worker: Any) -> None:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        worker.stop()
+class _Once:
+    """One ``run --once``: its queue, phone, owner name and stop."""
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, handler)
+    def __init__(
+        self,
+        cfg: Config,
+        stores: WorkerStores,
+        planner: PlannerStore,
+        device: Device,
+        owner: str,
+        stop: OnceStop,
+    ) -> None:
+        self.cfg, self.stores, self.planner = cfg, stores, planner
+        self.device, self.owner, self.stop = device, owner, stop
+
+    def serve(
+        self,
+        own: WorkerStore,
+        hold: PhoneHold,
+        wait: float,
+        task_file: str | None,
+        *,
+        prompt: bool,
+        queue: str | None,
+    ) -> TaskRecord | None:
+        """The task this run ended on; None when there was none within ``wait`` (or it
+        was stopped while waiting)."""
+        from daemon.runtime.approval_prompt import ask_approval
+
+        serial = self.device.serial
+        holder = hold.take(own)
+        if holder is not None and task_file:
+            return self._leave_to(holder, own, hold, wait, task_file, prompt=prompt, queue=queue)
+        deadline = time.monotonic() + wait
+        if holder is not None and not hold.wait(own, self.stop.event, self.cfg.poll_interval,
+                                                deadline):  # fmt: skip
+            if not self.stop.event.is_set():
+                click.echo(f"phoned: no task for {serial} within {wait:g}s: the phone is held "
+                           f"by {holder.describe()}", err=True)  # fmt: skip
+            return None
+        self._recover(own)
+        task_id, claimed = None, None
+        if task_file:
+            task_id, claimed = _submit_file(
+                self.planner, own, task_file, serial, self.cfg, self.owner
+            )
+            click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
+        results = self._drive(max(0.0, deadline - time.monotonic()), task_id, claimed)
+        if not results:
+            click.echo(f"phoned: no task for {serial} within {wait:g}s", err=True)
+            return None
+        task = self.planner.get(results[0].task.id)
+        while prompt and not self.stop.event.is_set():
+            if ask_approval(self.planner, task, queue) is None:
+                break
+            # The same task, on: the approval requeued it to resume the attempt that paused.
+            if not self._drive(max(wait, RESUME_CLAIM_WAIT_S), task.id):
+                click.echo(f"phoned: task {task.id} was claimed by another worker", err=True)
+            task = self.planner.get(task.id)
+        return task
+
+    def _leave_to(
+        self,
+        holder: Holder,
+        own: WorkerStore,
+        hold: PhoneHold,
+        wait: float,
+        task_file: str,
+        *,
+        prompt: bool,
+        queue: str | None,
+    ) -> TaskRecord | None:
+        """Another holds the phone: queue the task for it and wait for the task's end
+        (``once_handover``); run it here only if the phone comes free first."""
+        from daemon.runtime.approval_prompt import ask_approval
+        from daemon.runtime.once_handover import try_take, wait_for_end
+
+        task_id, _ = _submit_file(self.planner, own, task_file, self.device.serial, self.cfg, None)
+        click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
+        return wait_for_end(
+            self.planner, hold, holder, task_id,
+            take=lambda: try_take(hold, own) and self._recover(own),
+            drive=lambda tid: self._drive(max(wait, RESUME_CLAIM_WAIT_S), tid),
+            ask=(lambda t: ask_approval(self.planner, t, queue)) if prompt else None,
+            stop=self.stop, poll=self.cfg.poll_interval,
+        )  # fmt: skip
+
+    def _recover(self, own: WorkerStore) -> bool:
+        """Fail what an earlier ``run --once`` left leased on this phone (this run holds
+        the phone now, so no live run of this name drives it); True."""
+        prefix = self.owner[: -len(self.device.serial)]  # "<daemon id>/once/"
+        own.recover(prefix, time.time(), device=self.device.serial)
+        return True
+
+    def _drive(
+        self, wait: float, task_id: str | None, claimed: TaskRecord | None = None
+    ) -> list[Result]:
+        """Run one task on the phone this run holds: ``claimed``, else ``task_id`` (or the
+        next task) when it is claimable within ``wait``."""
+        from daemon.runtime.worker import worker_for
+
+        worker = worker_for(self.cfg, self.stores, self.device, self.owner, once=True)
+        self.stop.running(worker)
+        return worker.run(wait=wait, task_id=task_id, claimed=claimed)
 
 
 def run_forever(cfg: Config) -> int:

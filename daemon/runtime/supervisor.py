@@ -1,11 +1,14 @@
 """The daemon: one worker per attached phone, following hotplug, with sweeps and systemd.
 
-``Supervisor.run()`` reconciles the tasks this daemon owned before a restart (they fail
+``Supervisor.run()`` follows ``adb track-devices``: a phone that comes online gets a
+worker, one that goes away has its worker stopped. Each worker takes the hold on its phone
+first (``daemon.runtime.phone_hold``; it waits while another daemon or a ``run --once``
+holds it), then reconciles the tasks this daemon owned there before a restart (they fail
 ``runtime_recovery`` and are requeued while attempts remain; their unknown journal entries
-are reconciled by the next attempt before anything is retried), then follows
-``adb track-devices``: a phone that comes online gets a worker, one that goes away has its
-worker stopped. It sweeps an embedded queue for timeouts every ``sweep_interval`` (a
-control plane sweeps its own) and keeps systemd informed (READY, STATUS, WATCHDOG).
+are reconciled by the next attempt before anything is retried). Presence names only the
+phones this daemon holds. It sweeps an embedded queue for timeouts every
+``sweep_interval`` (a control plane sweeps its own) and keeps systemd informed (READY,
+STATUS, WATCHDOG).
 
 ``stop()`` (first SIGTERM/SIGINT) claims nothing more and gives running tasks
 ``grace_period`` seconds to reach a reported end; ``stop(now=True)`` (a second signal)
@@ -27,6 +30,7 @@ from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.dispatch import Dispatcher, start_dispatcher
 from daemon.runtime.notify import Notifier
+from daemon.runtime.phone_hold import phone_hold
 from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
 from daemon.store.presence import PRESENCE_INTERVAL_S
@@ -65,6 +69,7 @@ class Supervisor:
         self._now = threading.Event()
         self._lock = threading.Lock()
         self._presence_due = threading.Event()  # the phones served changed
+        self._presented: list[str] = []  # the phones the last presence row named
         self.devices: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
         if stores.batch_claims:
@@ -87,7 +92,6 @@ class Supervisor:
     def run(self) -> int:
         """Serve until stopped; returns the process exit code (0)."""
         self._present()  # at once: a planner asking meanwhile learns the queue is served
-        self._recover()
         if self.dispatcher is not None:
             start_dispatcher(self.dispatcher)
         tracker = threading.Thread(target=self._track, name="track-devices", daemon=True)
@@ -103,6 +107,8 @@ class Supervisor:
                 next_sweep = time.monotonic() + self.cfg.sweep_interval
             self._reap()
             claimed = self.dispatcher is not None and self.dispatcher.claimed.is_set()
+            if self._served() != self._presented:  # a hold was taken or given up
+                self._presence_due.set()
             if time.monotonic() >= next_presence or self._presence_due.is_set() or claimed:
                 self._present()
                 next_presence = time.monotonic() + PRESENCE_INTERVAL_S
@@ -136,11 +142,16 @@ class Supervisor:
         self._presence_due.clear()
         if self.dispatcher is not None:
             self.dispatcher.claimed.clear()
-        with self._lock:
-            serials = sorted(s for s, r in self.workers.items() if not r.worker.stopping)
+        serials = self._presented = self._served()
         claimed = dict(self.dispatcher.claimed_at) if self.dispatcher is not None else {}
         self._with_store("record presence", lambda store: store.mark_presence(
             self.daemon_id, serials, claimed, time.time()))  # fmt: skip
+
+    def _served(self) -> list[str]:
+        """The phones this daemon serves now: its workers hold them and are not stopping."""
+        with self._lock:
+            running = list(self.workers.items())
+        return sorted(s for s, r in running if r.worker.holding and not r.worker.stopping)
 
     def _absent(self) -> None:
         self._with_store("remove presence", lambda store: store.forget_presence(self.daemon_id))
@@ -155,26 +166,12 @@ class Supervisor:
         except LifecycleError as exc:  # a busy or gone queue: said, and tried again later
             log.warning("could not %s: %s", what, exc)
 
-    def _recover(self) -> None:
-        store = self.stores()
-        try:
-            recovered = store.recover(f"{self.daemon_id}/", time.time())
-        finally:
-            store.close()
-        for task in recovered:
-            log.info(
-                "recovered task %s (%s) from before the restart: %s",
-                task.id,
-                task.method,
-                task.state.value,
-            )
-
     def _sweep(self) -> None:
         if not self.stores.sweeps:  # a control plane sweeps its own queue
             return
         store = self.stores.full()
         try:
-            for task in sweep(store, time.time()):
+            for task in sweep(store, time.time(), self.cfg.retention_rule):
                 log.info("sweep: task %s is now %s", task.id, task.state.value)
         except LifecycleError as exc:
             log.warning("sweep failed: %s", exc)
@@ -189,7 +186,9 @@ class Supervisor:
     def _status(self) -> str:
         with self._lock:
             busy = sum(1 for r in self.workers.values() if r.worker.busy_with)
-            return f"{len(self.workers)} device(s), {busy} busy"
+            held = sum(1 for r in self.workers.values() if not r.worker.holding)
+            waiting = f", {held} waiting for another daemon's hold" if held else ""
+            return f"{len(self.workers)} device(s), {busy} busy{waiting}"
 
     # -- devices ---------------------------------------------------------------------------
     def _track(self) -> None:
@@ -225,9 +224,14 @@ class Supervisor:
 
     def _start_worker(self, serial: str) -> None:
         device = Device(serial, self.server)
-        worker = worker_for(
-            self.cfg, self.stores, device, f"{self.daemon_id}/{serial}", dispatcher=self.dispatcher
+        hold = phone_hold(
+            self.cfg, self.stores, serial, holder=self.daemon_id, command="phoned run"
         )
+        hold.on_taken = self._present  # named as served before its first claim
+        worker = worker_for(
+            self.cfg, self.stores, device, f"{self.daemon_id}/{serial}",
+            dispatcher=self.dispatcher, hold=hold,
+        )  # fmt: skip
         thread = threading.Thread(
             target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
         )

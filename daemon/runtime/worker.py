@@ -3,6 +3,12 @@
 ``Worker.run()`` is the loop and ``Worker.stop()`` asks it to finish: it claims nothing
 more and returns after the current task reached a reported end. ``--once`` is the same loop
 with a limit of one task.
+
+A daemon's worker first takes the hold on its phone (``daemon.runtime.phone_hold``: one
+driver per phone across processes and hosts), waiting for it while another holds it and
+sending the phone nothing meanwhile; then it fails what its own name still held there
+from before a restart (``runtime_recovery``), and only then reads the phone. A lost hold
+stops it after its current task.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from device.errors import DeviceError
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.runtime.dispatch import Dispatcher
+    from daemon.runtime.phone_hold import PhoneHold
 
 log = logging.getLogger("phoned.worker")
 
@@ -52,9 +59,12 @@ def worker_for(
     *,
     once: bool = False,
     dispatcher: Dispatcher | None = None,
+    hold: PhoneHold | None = None,
 ) -> Worker:
     """The worker the daemon runs for ``device``, timed by ``cfg``; with ``once`` the
-    ``--once`` variant: at most one task, a quicker poll, no watching of paused tasks."""
+    ``--once`` variant: at most one task, a quicker poll, no watching of paused tasks.
+    ``hold``: the phone's hold, taken by the worker before anything else (the ``--once``
+    takes its own before it submits)."""
     settings = WorkerSettings(cfg.poll_interval, cfg.lease_seconds, cfg.heartbeat_interval)
     if once:
         settings = WorkerSettings(
@@ -69,8 +79,10 @@ def worker_for(
         artifacts_dir=cfg.artifacts_path,
     )
     if once:
-        return Worker(store_factory, device, owner, settings, executor, limit=1)
-    return Worker(store_factory, device, owner, settings, executor, dispatcher=dispatcher)
+        return Worker(store_factory, device, owner, settings, executor, limit=1, hold=hold)
+    return Worker(
+        store_factory, device, owner, settings, executor, dispatcher=dispatcher, hold=hold
+    )
 
 
 class Worker:
@@ -85,9 +97,13 @@ class Worker:
         executor: ExecutorSettings,
         limit: int | None = None,
         dispatcher: Dispatcher | None = None,
+        hold: PhoneHold | None = None,
     ) -> None:
         self.store_factory = store_factory
         self.dispatcher = dispatcher
+        self.hold = hold
+        if hold is not None:
+            hold.on_lost = self.stop  # another may drive the phone now: claim nothing more
         self.device = device
         self.owner = owner
         self.settings = settings
@@ -119,6 +135,11 @@ class Worker:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
+    @property
+    def holding(self) -> bool:
+        """The worker may drive its phone: it holds it (or needs no hold)."""
+        return self.hold is None or self.hold.held
+
     def run(
         self,
         wait: float | None = None,
@@ -129,12 +150,18 @@ class Worker:
 
         ``wait`` bounds the time spent without a task (None: forever); ``task_id`` claims
         only that task; ``claimed`` is a task already leased to this worker, run first.
+        Returns the results of a worker with a ``limit`` (``--once``); a daemon's worker,
+        unlimited, keeps none (issue #24: each kept result grew the daemon by ~9 KiB).
         """
         store = self.store_factory()
         deadline = None if wait is None else time.monotonic() + wait
         next_watch = 0.0
-        self._warm_up()
+        took = False
         try:
+            took = self._take_phone(store)
+            if not self.holding:
+                return self.results  # stopped while another held the phone
+            self._warm_up()
             while not self._stop.is_set():
                 task, claimed = claimed or self._claim(store, task_id), None
                 if task is None and self.dispatcher is not None and task_id is None:
@@ -147,15 +174,37 @@ class Worker:
                     next_watch = self._watch_paused(store, next_watch)
                     store.wait_for_work(self._idle_wait(deadline, next_watch), self._stop)
                     continue
-                self.results.append(self._run_one(store, task))
-                if self.limit is not None and len(self.results) >= self.limit:
-                    break
+                result = self._run_one(store, task)
+                if self.limit is not None:  # a daemon's worker keeps nothing per task
+                    self.results.append(result)
+                    if len(self.results) >= self.limit:
+                        break
         finally:
             store.close()
             # The phone's UI session (a uiautomator2 server) lives as long as this worker:
-            # warm across its tasks, stopped when the phone leaves or the daemon stops.
+            # warm across its tasks, stopped when the phone leaves or the daemon stops
+            # (before the hold goes: the next holder's commands come after ours).
             self.device.close()
+            if took and self.hold is not None:
+                self.hold.release()
         return self.results
+
+    def _take_phone(self, store: WorkerStore) -> bool:
+        """Wait for the phone's hold (unless it is held already, or none is needed), then
+        fail what this worker's name still held on the phone from before; True when this
+        call took the hold (and so gives it up at the end)."""
+        if self.hold is None or self.hold.held:
+            return False
+        if not self.hold.wait(store, self._stop, self.settings.poll_interval):
+            return False
+        prefix = self.owner[: -len(self.device.serial)]  # "<daemon id>/"
+        try:
+            for task in store.recover(prefix, self.executor.clock(), device=self.device.serial):
+                log.info("recovered task %s (%s) from before the restart: %s",
+                         task.id, task.method, task.state.value)  # fmt: skip
+        except LifecycleError as exc:  # its lease runs out and the sweeper fails it instead
+            log.warning("recovery on %s failed: %s", self.device.serial, exc)
+        return True
 
     def _wait_for_dispatch(self, dispatcher: Dispatcher) -> TaskRecord | None:
         """Idle: let the daemon's dispatcher claim for this worker; sleep until it hands a

@@ -73,6 +73,24 @@ class ClaimBody(_Body):
     task_id: str | None = None
 
 
+class HoldBody(_Body):
+    """A daemon takes or renews the hold on its phone for ``hold_s`` seconds."""
+
+    holder: str = Field(min_length=1, max_length=300)  # daemon id, "<id>/once" for --once
+    host: str = Field(default="", max_length=255)
+    pid: int = Field(default=0, ge=0, le=2**22)  # Linux pid_max at most
+    command: str = Field(default="", max_length=200)
+    hold_s: float = Field(default=60.0, ge=5, le=3600)
+
+
+class ReleaseBody(_Body):
+    """A daemon gives up the hold it took (``HoldBody`` named the same holder)."""
+
+    holder: str = Field(min_length=1, max_length=300)
+    host: str = Field(default="", max_length=255)
+    pid: int = Field(default=0, ge=0, le=2**22)  # Linux pid_max at most
+
+
 class TicketBody(_Body):
     """The guard of every report: the claim it belongs to."""
 
@@ -162,3 +180,4 @@ class StoppedBody(Report):
 class RecoverBody(_Body):
     daemon_id: str = Field(min_length=1)
     at: At = None
+    device: str | None = None  # only this phone's (a worker that just took its hold)

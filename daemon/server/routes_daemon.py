@@ -48,16 +48,19 @@ from daemon.server.models import (
     EvidenceBody,
     FailBody,
     HeartbeatBody,
+    HoldBody,
     JournalAfterBody,
     JournalBeforeBody,
     PauseBody,
     RecoverBody,
     RegisterBody,
+    ReleaseBody,
     Report,
     StoppedBody,
 )
 from daemon.server.plane import DaemonInfo, Plane
 from daemon.server.wire import error_json, error_status, plain
+from daemon.store.holds import Holder
 from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
@@ -121,6 +124,31 @@ def put_context(
     return {"serial": serial}
 
 
+@router.put("/devices/{serial}/hold", summary="A daemon takes or renews the hold on a phone")
+def hold_phone(serial: str, body: HoldBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
+    """One driver per phone (``daemon.store.holds``): the phone's holder afterwards, this
+    daemon's row when granted, the other holder's when refused. Timed by the plane's clock;
+    403 for a phone the token may not serve or a daemon id another token registered."""
+    check_serves(principal, serial)
+    with plane.registry.lock:
+        _check_daemon_id(plane, principal, body.holder.split("/", 1)[0])
+    now = time.time()
+    want = Holder(serial, body.holder, body.host, body.pid, body.command, now, now + body.hold_s)
+    return {"hold": plane.store().hold_phone(want).to_json()}
+
+
+@router.post("/devices/{serial}/release", summary="A daemon gives up the hold on a phone")
+def release_phone(
+    serial: str, body: ReleaseBody, plane: PlaneDep, principal: Daemon
+) -> dict[str, Any]:
+    """The hold goes if this holder (daemon id, host, pid) still has it; else nothing changes."""
+    check_serves(principal, serial)
+    with plane.registry.lock:
+        _check_daemon_id(plane, principal, body.holder.split("/", 1)[0])
+    plane.store().release_phone(Holder(serial, body.holder, body.host, body.pid, "", 0.0, 0.0))
+    return {"serial": serial}
+
+
 @router.post("/claims", summary="Claim a task (long-poll)")
 async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s.
@@ -180,7 +208,8 @@ async def work(
 @router.post("/recover", summary="Fail tasks a restarted daemon owned")
 def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """``runtime_recovery`` for tasks leased to exactly this daemon id (owner
-    ``<daemon id>/<serial>``), on the token's devices, under claims granted to this token.
+    ``<daemon id>/<serial>``), on the token's devices (on ``device`` only, when given),
+    under claims granted to this token.
     """
     store, now = plane.store(), report_time(body.at)
     failure = Failure(FailureReason.RUNTIME_RECOVERY, "daemon restarted mid-task")
@@ -190,6 +219,8 @@ def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, 
         owner = task.lease_owner or ""
         daemon_id, _, serial = owner.rpartition("/")
         if daemon_id != body.daemon_id or not principal.serves(serial):
+            continue
+        if body.device is not None and serial != body.device:
             continue
         if not plane.ledger.held(task.id, principal.key, task.attempt, owner):
             continue

@@ -254,6 +254,18 @@ def presence(plane: PlaneDep, _: Reader) -> dict[str, Any]:
     return {"presence": [p.to_json() for p in plane.store().presence()]}
 
 
+@router.get("/holds", summary="Who drives each phone now")
+def holds(plane: PlaneDep, principal: Caller) -> dict[str, Any]:
+    """Phone holds (``daemon.store.holds``): per phone the daemon that drives it, its host,
+    pid and command, since when and until when (renewed every heartbeat while held). A
+    daemon token sees the rows of the phones it may serve."""
+    if principal.role is not Role.DAEMON and not principal.may(Right.READ):
+        raise HTTPException(403, f"role {principal.role.value} may not read")
+    daemon = principal.role is Role.DAEMON
+    rows = [h for h in plane.store().phone_holds() if not daemon or principal.serves(h.serial)]
+    return {"holds": [h.to_json() for h in rows]}
+
+
 @router.get("/devices", summary="Registered daemons and their devices")
 def devices(plane: PlaneDep, _: Reader) -> dict[str, Any]:
     """Daemons that registered with this replica, their devices and supported methods."""

@@ -24,6 +24,8 @@ recover                     retried for up to ``sync_wait`` seconds, then
 claim                       refused (``StoreUnavailable``) while reports wait, so the
                             worker claims nothing new until the plane has them all
 register_device             kept and sent again before the next claim
+hold_phone, release_phone   ``StoreUnavailable``: the worker drives no phone on a
+                            hold the plane did not grant (``daemon.runtime.phone_hold``)
 heartbeat, evidence,        ``StoreUnavailable`` (the lease may run out)
 list_tasks, resume
 ==========================  ====================================================
@@ -54,6 +56,7 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.states import TaskState, after_failure
 from daemon.server import wire
+from daemon.store.holds import Holder
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
@@ -215,6 +218,25 @@ class HttpStore:
     def presence(self) -> list[Presence]:
         """The plane's presence rows (``GET /v1/presence``)."""
         return [Presence.from_json(p) for p in self._call("GET", "/v1/presence")["presence"]]
+
+    def hold_phone(self, want: Holder) -> Holder:
+        """Take or renew the hold on the plane (``PUT /v1/devices/{serial}/hold``), timed by
+        the plane's clock; ``StoreUnavailable`` while it is unreachable (never spooled: a
+        phone is not driven on a hold nobody granted)."""
+        doc = {"holder": want.holder, "host": want.host, "pid": want.pid,
+               "command": want.command, "hold_s": round(want.expires_at - want.since, 3)}  # fmt: skip
+        return Holder.from_json(
+            self._call("PUT", f"/v1/devices/{want.serial}/hold", json=doc)["hold"]
+        )
+
+    def release_phone(self, mine: Holder) -> None:
+        """Give the hold up (``POST /v1/devices/{serial}/release``)."""
+        doc = {"holder": mine.holder, "host": mine.host, "pid": mine.pid}
+        self._call("POST", f"/v1/devices/{mine.serial}/release", json=doc)
+
+    def phone_holds(self) -> list[Holder]:
+        """Who drives each phone (``GET /v1/holds``)."""
+        return [Holder.from_json(h) for h in self._call("GET", "/v1/holds")["holds"]]
 
     def _send_registrations(self) -> None:
         with self._s.lock:
@@ -463,9 +485,10 @@ class HttpStore:
             ticket, "confirm_stopped", doc, now, state=TaskState.STOPPED, stop_summary=summary
         )
 
-    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
-        """Deliver every queued report first, then fail what this daemon still held."""
-        doc = {"daemon_id": owner_prefix.rstrip("/"), "at": now}
+    def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
+        """Deliver every queued report first, then fail what this daemon still held (on
+        ``device`` only, when given)."""
+        doc = {"daemon_id": owner_prefix.rstrip("/"), "at": now, "device": device}
         return [wire.task_from(t) for t in self._patient("POST", "/v1/recover", doc)["tasks"]]
 
     # --- reads and the pause watch -----------------------------------------------------

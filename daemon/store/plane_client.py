@@ -26,6 +26,7 @@ from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, WorkflowRecord
 from daemon.lifecycle.states import TaskState
 from daemon.server import wire
+from daemon.store.holds import Holder
 from daemon.store.outbox import Answer
 from daemon.store.presence import Presence
 
@@ -205,6 +206,10 @@ class PlaneClient:
     def presence(self) -> list[Presence]:
         """Which daemons serve the plane's queue (``GET /v1/presence``)."""
         return [Presence.from_json(p) for p in self._call("GET", "/v1/presence")["presence"]]
+
+    def phone_holds(self) -> list[Holder]:
+        """Who drives each phone (``GET /v1/holds``)."""
+        return [Holder.from_json(h) for h in self._call("GET", "/v1/holds")["holds"]]
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:
         return wire.workflow_from(self._call("GET", f"/v1/workflows/{workflow_id}")["workflow"])

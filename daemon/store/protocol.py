@@ -1,9 +1,9 @@
 """The store protocols: what each side of the queue may ask of it.
 
 * ``WorkerStore``: what a daemon's workers and supervisor need to serve a phone: announce
-  the device, claim, heartbeat, report each transition, journal each effect, keep
-  evidence (and the artifacts it names), wait for work, watch and resume their paused
-  tasks, recover after a restart. Implemented by the SQL stores and by ``HttpStore`` (a
+  the device, hold the phone (one driver per phone), claim, heartbeat, report each
+  transition, journal each effect, keep evidence (and the artifacts it names), wait for
+  work, watch and resume their paused tasks, recover after a restart. Implemented by the SQL stores and by ``HttpStore`` (a
   daemon of a remote ``phoned serve``); ``tests/store_contract/test_worker_contract.py``
   runs one suite over SQLite, PostgreSQL and HTTP.
 * ``PlannerStore``: what planners, approvers and the ``phoned`` verbs ask: submit, decide,
@@ -37,6 +37,7 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import TaskState
+from daemon.store.holds import Holder
 from daemon.store.presence import Presence
 
 DEFAULT_LEASE_S = 60.0
@@ -78,6 +79,10 @@ class _Reads(Protocol):
         """Which daemons serve this queue, most recent first (``daemon.store.presence``)."""
         ...
 
+    def phone_holds(self) -> list[Holder]:
+        """Who drives each phone, expired rows included (``daemon.store.holds``)."""
+        ...
+
     def close(self) -> None:
         """Release the connection."""
         ...
@@ -111,6 +116,16 @@ class WorkerStore(_Reads, Protocol):
 
     def forget_presence(self, daemon_id: str) -> None:
         """This daemon stopped: it serves nothing any more."""
+        ...
+
+    def hold_phone(self, want: Holder) -> Holder:
+        """Take or renew the hold on ``want.serial`` until ``want.expires_at`` (``want.since``
+        is now); the phone's holder afterwards, another's when it holds the phone (refused:
+        nothing changed). Taken before any command is sent to the phone."""
+        ...
+
+    def release_phone(self, mine: Holder) -> None:
+        """Give up the hold ``mine`` took; another holder's row is left alone."""
         ...
 
     def claim(
@@ -223,8 +238,9 @@ class WorkerStore(_Reads, Protocol):
         """A stop was requested and the worker reached a safe point: -> stopped."""
         ...
 
-    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
-        """Fail (runtime_recovery) every task leased by owners starting with the prefix."""
+    def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
+        """Fail (runtime_recovery) every task leased to ``<owner_prefix><serial>`` (only
+        ``device``'s when given: a worker that just took the hold on its phone)."""
         ...
 
 

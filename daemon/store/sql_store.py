@@ -40,7 +40,7 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.store import presence, rules
+from daemon.store import holds, presence, rules
 from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.rows import (
     Row,
@@ -202,6 +202,18 @@ class SqlStore:
     def presence(self) -> list[presence.Presence]:
         """Which daemons serve this queue, most recent first."""
         return presence.read(self.db)
+
+    def hold_phone(self, want: holds.Holder) -> holds.Holder:
+        """Take or renew the hold on a phone (``daemon.store.holds.take``)."""
+        return holds.take(self.db, want)
+
+    def release_phone(self, mine: holds.Holder) -> None:
+        """Give up a hold this holder took (``daemon.store.holds.release``)."""
+        holds.release(self.db, mine)
+
+    def phone_holds(self) -> list[holds.Holder]:
+        """Who drives each phone (``daemon.store.holds.read``)."""
+        return holds.read(self.db)
 
     def claim(
         self,
@@ -638,15 +650,17 @@ class SqlStore:
             decision = True if failure.reason is FailureReason.TIMEOUT else None
             return self._write(row, after, now, decision=decision)
 
-    def recover(self, owner_prefix: str, now: float) -> list[TaskRecord]:
+    def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased by this daemon's workers: owners
-        ``<owner_prefix><serial>``, exactly (a serial has no ``/``). ``daemon/`` therefore
-        never takes ``daemon/once/<serial>``, the lease of a ``run --once`` beside it, as the
-        plane's ``/v1/recover`` matches the daemon id exactly."""
+        ``<owner_prefix><serial>``, exactly (a serial has no ``/``), only ``<owner_prefix>
+        <device>`` when ``device`` is given. ``daemon/`` therefore never takes
+        ``daemon/once/<serial>``, the lease of a ``run --once`` beside it, as the plane's
+        ``/v1/recover`` matches the daemon id exactly."""
         failure = Failure(FailureReason.RUNTIME_RECOVERY, "daemon restarted mid-task")
         with self.db.transaction():
             rows = self.db.all("owned_by_daemon", prefix=owner_prefix)
-            mine = [r for r in rows if "/" not in (r["lease_owner"] or "")[len(owner_prefix) :]]
+            serials = [(r, (r["lease_owner"] or "")[len(owner_prefix) :]) for r in rows]
+            mine = [r for r, s in serials if "/" not in s and device in (None, s)]
             return [self._write(r, rules.fail(r, failure, now), now) for r in mine]
 
     # --- queries ----------------------------------------------------------------------------

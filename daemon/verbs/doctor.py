@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import click
@@ -22,10 +23,13 @@ from daemon.verbs.common import load_config, user_errors
 @user_errors
 def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
     """Check adb (can this machine run it?), its server and every attached device; say
-    what to do about problems. An adb server doctor starts is stopped again."""
+    what to do about problems and who holds each phone (the daemon driving it). An adb
+    server doctor starts is stopped again."""
     from daemon.doctor import run_doctor
+    from daemon.runtime.phone_hold import describe_holder
     from device.adb import AdbServer
 
     cfg = load_config(config_file)
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
-    sys.exit(run_doctor(serial=serial, as_json=as_json, server=server))
+    holder = functools.partial(describe_holder, cfg)  # who holds each phone
+    sys.exit(run_doctor(serial=serial, as_json=as_json, server=server, holder=holder))

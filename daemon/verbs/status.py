@@ -2,7 +2,8 @@
 
 Like a CI runner's ``svc.sh status`` or Buildkite's agent list: the resolved queue and the
 config file it came from, the daemons that serve it (host, pid, each phone, when each last
-looked for work and claimed), and the tasks per state. ``warn_unserved`` is the one-line
+looked for work and claimed), who drives each phone (its hold: ``daemon.store.holds``),
+and the tasks per state. ``warn_unserved`` is the one-line
 form the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
 when nobody serves the queue (``daemon.store.presence``).
 """
@@ -36,6 +37,16 @@ def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
         click.echo(f"phoned: {warning}", err=True)
 
 
+def _phone_holds(store: Any) -> list[Any]:
+    """Who holds each phone; none when the queue cannot say (a plane of an older build)."""
+    from daemon.lifecycle.errors import LifecycleError
+
+    try:
+        return list(store.phone_holds())
+    except LifecycleError:
+        return []
+
+
 def _ago(t: float | None, at: float) -> str:
     return "never" if t is None else f"{max(0.0, at - t):.0f} s ago"
 
@@ -44,9 +55,10 @@ def _ago(t: float | None, at: float) -> str:
 @common_options
 @user_errors
 def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
-    """Show the queue this host uses, the daemons serving it and its tasks per state."""
+    """Show the queue this host uses, the daemons serving it, who holds each phone and its
+    tasks per state."""
     from daemon import config
-    from daemon.store import presence
+    from daemon.store import holds, presence
     from daemon.store.open import open_planner_store
     from daemon.terminal import terminal_text
 
@@ -56,6 +68,7 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
     try:
         rows = store.presence()
         counts = store.queue_status()
+        held = holds.live(_phone_holds(store), now())
     finally:
         store.close()
     at = now()
@@ -65,6 +78,7 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
             "queue": cfg.queue_url, "config": str(path) if path else None,
             "serving": bool(live), "recent_s": presence.RECENT_S,
             "daemons": [r.to_json() for r in rows], "tasks": counts,
+            "holds": [h.to_json() for _, h in sorted(held.items())],
         })  # fmt: skip
         return
     click.echo(f"queue   {cfg.queue_url}")
@@ -78,6 +92,10 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
         click.echo(terminal_text(
             f"daemon  {r.daemon_id} on {r.host} pid {r.pid}: {state}; phone {phone}, looked "
             f"for work {_ago(r.looked_at, at)}, last claim {_ago(r.claimed_at, at)}"
+        ))  # fmt: skip
+    for serial, h in sorted(held.items()):
+        click.echo(terminal_text(
+            f"phone   {serial} held by {h.describe()} for {max(0.0, at - h.since):.0f} s"
         ))  # fmt: skip
     waiting = ", ".join(f"{state} {n}" for state, n in counts.items() if n) or "none"
     click.echo(f"tasks   {waiting}")

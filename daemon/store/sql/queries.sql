@@ -189,3 +189,114 @@ DELETE FROM presence WHERE daemon_id = :daemon_id
 
 -- name: all_presence
 SELECT * FROM presence ORDER BY looked_at DESC, daemon_id, serial;
+
+-- name: take_phone_hold
+-- Take or renew the hold on a phone: granted when nobody holds it, when the hold expired,
+-- or when it is this holder's on this host already (a renewal, or a restart of the same
+-- daemon); ``since`` moves only when another holder (or another process) takes it.
+INSERT INTO phone_hold (serial, holder, host, pid, command, since, expires_at)
+VALUES (:serial, :holder, :host, :pid, :command, :now, :expires_at)
+ON CONFLICT (serial) DO UPDATE SET holder = excluded.holder, host = excluded.host,
+    pid = excluded.pid, command = excluded.command, expires_at = excluded.expires_at,
+    since = CASE WHEN phone_hold.holder = excluded.holder AND phone_hold.host = excluded.host
+                  AND phone_hold.pid = excluded.pid THEN phone_hold.since ELSE excluded.since END
+WHERE phone_hold.expires_at < :now
+    OR (phone_hold.holder = excluded.holder AND phone_hold.host = excluded.host);
+
+-- name: phone_hold
+SELECT * FROM phone_hold WHERE serial = :serial;
+
+-- name: release_phone_hold
+DELETE FROM phone_hold
+WHERE serial = :serial AND holder = :holder AND host = :host AND pid = :pid;
+
+-- name: all_phone_holds
+SELECT * FROM phone_hold ORDER BY serial;
+
+-- name: retention_lock
+-- Retention (daemon/store/retention.py): one pruner at a time; on SQLite the batch's
+-- BEGIN IMMEDIATE serialises writers already.
+SELECT 1 AS got;
+
+-- name: retention_terminal_count
+SELECT count(*) AS n FROM tasks WHERE state IN ('completed', 'failed', 'stopped');
+
+-- name: retention_candidates
+-- The terminal tasks that ended (updated_at) before :before, first ended first, walking
+-- index tasks_ended (without statistics the planner would sort the queue's terminal tasks
+-- from tasks_claim instead). Never one with an unreconciled journal entry, nor a step of a
+-- workflow that is still active.
+SELECT t.id FROM tasks AS t INDEXED BY tasks_ended
+WHERE t.state IN ('completed', 'failed', 'stopped') AND t.updated_at < :before
+    AND NOT EXISTS (SELECT 1 FROM journal AS j WHERE j.task_id = t.id
+        AND (j.outcome IS NULL OR j.outcome = 'unknown'))
+    AND NOT EXISTS (SELECT 1 FROM workflows AS w WHERE w.id = t.workflow_id
+        AND w.state = 'active')
+ORDER BY t.updated_at, t.rowid
+LIMIT :limit;
+
+-- name: retention_finished_workflows
+-- The finished workflows of the tasks in :ids (a JSON array) that have no other task.
+SELECT w.id FROM workflows AS w
+WHERE w.state <> 'active'
+    AND w.id IN (SELECT t.workflow_id FROM tasks AS t
+        WHERE t.id IN (SELECT value FROM json_each(:ids)))
+    AND NOT EXISTS (SELECT 1 FROM tasks AS o WHERE o.workflow_id = w.id
+        AND o.id NOT IN (SELECT value FROM json_each(:ids)));
+
+-- name: retention_count
+-- What the retention_delete_* statements would remove for the tasks in :ids (dry run).
+SELECT
+    (SELECT count(*) FROM tasks WHERE id IN (SELECT value FROM json_each(:ids))) AS tasks,
+    (SELECT count(*) FROM events WHERE task_id IN (SELECT value FROM json_each(:ids)))
+        AS events,
+    (SELECT count(*) FROM evidence WHERE task_id IN (SELECT value FROM json_each(:ids)))
+        AS evidence,
+    (SELECT count(*) FROM journal WHERE task_id IN (SELECT value FROM json_each(:ids)))
+        AS journal,
+    (SELECT count(*) FROM task_revisions WHERE task_id IN (SELECT value FROM json_each(:ids)))
+        AS revisions;
+
+-- name: retention_count_workflow_events
+SELECT count(*) AS n FROM events
+WHERE kind = 'workflow' AND workflow_id IN (SELECT value FROM json_each(:ids));
+
+-- name: retention_delete_evidence
+DELETE FROM evidence WHERE task_id IN (SELECT value FROM json_each(:ids));
+
+-- name: retention_delete_journal
+-- Reconciled entries only: a task with an open one is never a candidate.
+DELETE FROM journal WHERE task_id IN (SELECT value FROM json_each(:ids))
+    AND outcome IN ('confirmed_success', 'confirmed_failure');
+
+-- name: retention_delete_revisions
+DELETE FROM task_revisions WHERE task_id IN (SELECT value FROM json_each(:ids));
+
+-- name: retention_delete_events
+DELETE FROM events WHERE task_id IN (SELECT value FROM json_each(:ids));
+
+-- name: retention_delete_tasks
+DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(:ids))
+    AND state IN ('completed', 'failed', 'stopped');
+
+-- name: retention_delete_workflow_events
+DELETE FROM events
+WHERE kind = 'workflow' AND workflow_id IN (SELECT value FROM json_each(:ids));
+
+-- name: retention_delete_workflows
+DELETE FROM workflows WHERE id IN (SELECT value FROM json_each(:ids)) AND state <> 'active'
+    AND NOT EXISTS (SELECT 1 FROM tasks WHERE tasks.workflow_id = workflows.id);
+
+-- name: retention_free_pages
+SELECT f.freelist_count AS pages, s.page_size AS page_size FROM pragma_freelist_count() AS f,
+    pragma_page_size() AS s;
+
+-- name: retention_reclaim
+-- Hand free pages back to the file system; each step of the statement frees one page, and
+-- Python's sqlite3 steps a statement without result columns once per call (the caller calls
+-- it once per page). A file without incremental auto-vacuum ignores it (and reuses them).
+PRAGMA incremental_vacuum;
+
+-- name: retention_queue_bytes
+SELECT c.page_count * s.page_size AS n FROM pragma_page_count() AS c,
+    pragma_page_size() AS s;

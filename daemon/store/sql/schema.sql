@@ -159,3 +159,25 @@ CREATE TABLE IF NOT EXISTS presence (
     claimed_at  REAL,
     PRIMARY KEY (daemon_id, serial)
 );
+
+-- One driver per phone (issue #24): who drives each phone now, for daemons on several
+-- hosts (or with separate state folders) sharing this queue. Taken before the first
+-- command to the phone and renewed every heartbeat while held; a row whose ``expires_at``
+-- passed is free for anyone (``daemon.store.holds``). ``holder`` is the daemon id
+-- (``<id>/once`` for a ``run --once``).
+CREATE TABLE IF NOT EXISTS phone_hold (
+    serial      TEXT PRIMARY KEY,
+    holder      TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    command     TEXT NOT NULL,
+    since       REAL NOT NULL,
+    expires_at  REAL NOT NULL
+);
+
+-- Retention (daemon/store/retention.py, PostgreSQL's 0008_retention.sql): the terminal
+-- tasks that ended first, and a removed task's (or workflow's) events, found by index.
+CREATE INDEX IF NOT EXISTS tasks_ended ON tasks (updated_at)
+    WHERE state IN ('completed', 'failed', 'stopped');
+CREATE INDEX IF NOT EXISTS events_task ON events (task_id) WHERE task_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_workflow ON events (workflow_id) WHERE workflow_id IS NOT NULL;

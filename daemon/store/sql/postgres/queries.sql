@@ -210,3 +210,129 @@ DELETE FROM presence WHERE daemon_id = %(daemon_id)s
 
 -- name: all_presence
 SELECT * FROM presence ORDER BY looked_at DESC, daemon_id, serial;
+
+-- name: take_phone_hold
+-- Take or renew the hold on a phone: granted when nobody holds it, when the hold expired,
+-- or when it is this holder's on this host already (a renewal, or a restart of the same
+-- daemon); ``since`` moves only when another holder (or another process) takes it.
+INSERT INTO phone_hold (serial, holder, host, pid, command, since, expires_at)
+VALUES (%(serial)s, %(holder)s, %(host)s, %(pid)s, %(command)s, %(now)s, %(expires_at)s)
+ON CONFLICT (serial) DO UPDATE SET holder = excluded.holder, host = excluded.host,
+    pid = excluded.pid, command = excluded.command, expires_at = excluded.expires_at,
+    since = CASE WHEN phone_hold.holder = excluded.holder AND phone_hold.host = excluded.host
+                  AND phone_hold.pid = excluded.pid THEN phone_hold.since ELSE excluded.since END
+WHERE phone_hold.expires_at < %(now)s
+    OR (phone_hold.holder = excluded.holder AND phone_hold.host = excluded.host);
+
+-- name: phone_hold
+SELECT * FROM phone_hold WHERE serial = %(serial)s;
+
+-- name: release_phone_hold
+DELETE FROM phone_hold
+WHERE serial = %(serial)s AND holder = %(holder)s AND host = %(host)s AND pid = %(pid)s;
+
+-- name: all_phone_holds
+SELECT * FROM phone_hold ORDER BY serial;
+
+-- name: retention_lock
+-- Retention (daemon/store/retention.py): one pruner at a time per schema (every daemon on
+-- the queue sweeps); a batch that does not get the lock removes nothing this sweep.
+SELECT pg_try_advisory_xact_lock(hashtext('phoned.retention'),
+    hashtext(coalesce(current_schema(), ''))) AS got;
+
+-- name: retention_terminal_count
+SELECT count(*)::integer AS n FROM tasks WHERE state IN ('completed', 'failed', 'stopped');
+
+-- name: retention_candidates
+-- The terminal tasks that ended (updated_at) before :before, first ended first (index
+-- tasks_ended, 0008_retention.sql). Never one with an unreconciled journal entry, nor a
+-- step of a workflow that is still active.
+SELECT t.id FROM tasks AS t
+WHERE t.state IN ('completed', 'failed', 'stopped') AND t.updated_at < %(before)s
+    AND NOT EXISTS (SELECT 1 FROM journal AS j WHERE j.task_id = t.id
+        AND (j.outcome IS NULL OR j.outcome = 'unknown'))
+    AND NOT EXISTS (SELECT 1 FROM workflows AS w WHERE w.id = t.workflow_id
+        AND w.state = 'active')
+ORDER BY t.updated_at, t.seq
+LIMIT %(limit)s;
+
+-- name: retention_finished_workflows
+-- The finished workflows of the tasks in :ids (a JSON array) that have no other task.
+SELECT w.id FROM workflows AS w
+WHERE w.state <> 'active'
+    AND w.id IN (SELECT t.workflow_id FROM tasks AS t
+        WHERE t.id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))
+    AND NOT EXISTS (SELECT 1 FROM tasks AS o WHERE o.workflow_id = w.id
+        AND NOT (o.id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))));
+
+-- name: retention_count
+-- What the retention_delete_* statements would remove for the tasks in :ids (dry run).
+SELECT
+    (SELECT count(*) FROM tasks
+        WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))::integer
+        AS tasks,
+    (SELECT count(*) FROM events
+        WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))::integer
+        AS events,
+    (SELECT count(*) FROM evidence
+        WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))::integer
+        AS evidence,
+    (SELECT count(*) FROM journal
+        WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))::integer
+        AS journal,
+    (SELECT count(*) FROM task_revisions
+        WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb))))::integer
+        AS revisions;
+
+-- name: retention_count_workflow_events
+SELECT count(*)::integer AS n FROM events
+WHERE kind = 'workflow'
+    AND workflow_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)));
+
+-- name: retention_delete_evidence
+DELETE FROM evidence
+WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)));
+
+-- name: retention_delete_journal
+-- Reconciled entries only: the journal_keep_open trigger (0008) refuses an open one.
+DELETE FROM journal
+WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+    AND outcome IN ('confirmed_success', 'confirmed_failure');
+
+-- name: retention_delete_revisions
+DELETE FROM task_revisions
+WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)));
+
+-- name: retention_delete_events
+DELETE FROM events
+WHERE task_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)));
+
+-- name: retention_delete_tasks
+-- The tasks_keep_active trigger (0008) refuses a task that is not terminal.
+DELETE FROM tasks
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+    AND state IN ('completed', 'failed', 'stopped');
+
+-- name: retention_delete_workflow_events
+DELETE FROM events
+WHERE kind = 'workflow'
+    AND workflow_id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)));
+
+-- name: retention_delete_workflows
+DELETE FROM workflows
+WHERE id = ANY (ARRAY(SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+    AND state <> 'active'
+    AND NOT EXISTS (SELECT 1 FROM tasks WHERE tasks.workflow_id = workflows.id);
+
+-- name: retention_free_pages
+-- Nothing to hand back by hand: autovacuum makes PostgreSQL's dead rows reusable.
+SELECT 0 AS pages, current_setting('block_size')::integer AS page_size;
+
+-- name: retention_reclaim
+SELECT 0 AS pages;
+
+-- name: retention_queue_bytes
+SELECT (pg_total_relation_size('tasks') + pg_total_relation_size('events')
+    + pg_total_relation_size('evidence') + pg_total_relation_size('journal')
+    + pg_total_relation_size('task_revisions') + pg_total_relation_size('workflows'))::bigint
+    AS n;
