@@ -19,6 +19,7 @@ import click
 from daemon.verbs import context as context_commands
 from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, status, tasks
 from daemon.verbs import mcp as mcp_command
+from daemon.verbs import prune as prune_command
 from daemon.verbs import serve as serve_command
 from daemon.verbs.common import EXIT_USAGE, SentenceHelpGroup, accept_task_reference, fail
 
@@ -55,6 +56,7 @@ for _command in (
     serve_command.serve,
     methods.methods,
     mcp_command.mcp,
+    prune_command.prune,
 ):
     main.add_command(_command)
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    from daemon.store.retention import RetentionRule
 
 # How often timed-out tasks are swept, by the daemon and by `phoned serve` alike.
 DEFAULT_SWEEP_INTERVAL_S = 30.0
@@ -41,6 +44,13 @@ class Timeouts(_Section):
     queued: float = Field(default=3600.0, ge=0)  # time a task may wait unclaimed; 0 = no limit
 
 
+class Retention(_Section):
+    """How long the queue keeps finished tasks (``daemon.store.retention``; the sweeper)."""
+
+    days: float = Field(default=30.0, ge=0)  # terminal tasks that ended longer ago go; 0 = never
+    max_tasks: int = Field(default=100_000, ge=0)  # terminal tasks kept (newest); 0 = no cap
+
+
 class Config(_Section):
     """The daemon's settings after every source has been applied."""
 
@@ -61,6 +71,7 @@ class Config(_Section):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["json", "text"] = "text"
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    retention: Retention = Field(default_factory=Retention)
 
     @field_validator("queue")
     @classmethod
@@ -96,6 +107,13 @@ class Config(_Section):
             queue_file = sqlite_path(self.queue)
             return queue_file.with_name(queue_file.name + ".artifacts")
         return self.state_path / "artifacts"
+
+    @property
+    def retention_rule(self) -> RetentionRule:
+        """The retention this host applies (``retention.*``), with its artifacts folder."""
+        from daemon.store.retention import RetentionRule
+
+        return RetentionRule(self.retention.days, self.retention.max_tasks, self.artifacts_path)
 
     def stable_daemon_id(self) -> str:
         """The configured id, or one created once and kept in the state directory."""
@@ -137,14 +155,18 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
     return fill(spec)
 
 
+# nested sections: PHONED_<SECTION>_<KEY> in the environment
+_SECTIONS: dict[str, type[_Section]] = {"timeouts": Timeouts, "retention": Retention}
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, field in Config.model_fields.items():
-        if name == "timeouts":
-            for sub in Timeouts.model_fields:
-                key = f"{ENV_PREFIX}TIMEOUTS_{sub.upper()}"
+        if name in _SECTIONS:
+            for sub in _SECTIONS[name].model_fields:
+                key = f"{ENV_PREFIX}{name.upper()}_{sub.upper()}"
                 if key in environ:
-                    out.setdefault("timeouts", {})[sub] = environ[key]
+                    out.setdefault(name, {})[sub] = environ[key]
             continue
         key = f"{ENV_PREFIX}{name.upper()}"
         if key in environ:

@@ -1,19 +1,29 @@
-"""The sweeper: ends tasks whose lease, timeout or TTL ran out (run every 30 s), and fails
-tasks that waited queued past their ``timeouts.queued_s`` (nobody serves their phone).
+"""The sweeper: ends tasks whose lease, timeout or TTL ran out (run every 30 s), fails
+tasks that waited queued past their ``timeouts.queued_s`` (nobody serves their phone), and
+applies the queue's retention, one batch per sweep.
 
 ``sweep_verdict`` is the pure rule; ``sweep`` applies it through the store, each
 expiry guarded by the state version it read, so a worker reporting at the same moment
 wins cleanly. Retry classification and requeue happen in the store (``rules.fail``).
+Retention (``daemon.store.retention``: finished tasks past ``retention.days`` or beyond
+``retention.max_tasks``, with their evidence, events, journal, revisions and artifacts
+folders) removes at most ``batch`` (500) tasks per sweep in one transaction, after the
+expiries, so a task this sweep ended is counted with the others.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
-from daemon.lifecycle.errors import GuardError, TaskTerminal
+from daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
 from daemon.store.protocol import Store
+from daemon.store.retention import Pruned, RetentionRule, prune_batch
+from daemon.store.sql_store import SqlStore
+
+log = logging.getLogger("phoned.sweeper")
 
 
 def _dispatched(task: TaskRecord, now: float) -> Failure | None:
@@ -79,8 +89,9 @@ def queued_verdict(task: TaskRecord, now: float) -> Failure | None:
     )
 
 
-def sweep(store: Store, now: float) -> list[TaskRecord]:
-    """Expire every overdue task at ``now``; return the tasks as written (requeued or ended)."""
+def sweep(store: Store, now: float, retention: RetentionRule | None = None) -> list[TaskRecord]:
+    """Expire every overdue task at ``now``, then apply one batch of ``retention`` (None:
+    keep every task); return the tasks as written (requeued or ended)."""
     changed: list[TaskRecord] = []
     candidates = [(t, sweep_verdict(t, now)) for t in store.due_for_sweep(now)]
     queued = store.list_tasks(states=(TaskState.QUEUED,), limit=1000)  # oldest first
@@ -92,4 +103,21 @@ def sweep(store: Store, now: float) -> list[TaskRecord]:
             changed.append(store.expire(task.id, task.state_version, failure, now))
         except (GuardError, TaskTerminal):
             continue  # a worker reported first; its report stands
+    if retention is not None:
+        apply_retention(store, retention, now)
     return changed
+
+
+def apply_retention(store: Store, retention: RetentionRule, now: float) -> Pruned:
+    """One batch of ``retention`` on a queue held directly (logged); a failure is logged
+    and left to the next sweep, the expiries of this one stand."""
+    if not isinstance(store, SqlStore) or retention.keeps_everything:
+        return Pruned()
+    try:
+        pruned = prune_batch(store.db, retention, now)
+    except LifecycleError as exc:  # a busy queue, or a row the server refused to delete
+        log.warning("retention batch failed: %s", exc)
+        return Pruned()
+    if pruned.tasks:
+        log.info("retention: removed %s", pruned.describe())
+    return pruned

@@ -149,7 +149,7 @@ class Plane:
         try:
             while not self._stop.wait(self.settings.sweep_interval):
                 try:
-                    for task in sweep(store, time.time()):
+                    for task in sweep(store, time.time(), self.settings.retention):
                         log.info("sweep: task %s is now %s", task.id, task.state.value)
                 except LifecycleError as exc:
                     log.warning("sweep failed: %s", exc)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.config import DEFAULT_SWEEP_INTERVAL_S
+from daemon.store.retention import RetentionRule
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class ServerSettings:
     max_json_depth: int = 64  # nesting of a JSON body; deeper is 422
     max_polls_per_token: int = 32  # long-polls one token may hold open at once; more is 429
     docs: bool = False  # serve /docs and /redoc (their Swagger/ReDoc scripts come from a CDN)
+    retention: RetentionRule | None = None  # applied by the sweeper; None keeps every task
 
     @property
     def artifacts_dir(self) -> Path:

@@ -65,6 +65,18 @@ from daemon.store.protocol import DEFAULT_LEASE_S
 log = logging.getLogger("phoned.http_store")
 
 _DEFINITIVE = {404, 409, 413, 422}  # refusals that redelivery cannot change
+# the newest task records and journal entries a link keeps for its predictions (one task
+# runs per phone at a time; kept for ever they grew the daemon with every task, issue #24)
+KEPT_RECORDS = 256
+
+
+def _keep(table: dict[str, Any], key: str, value: Any) -> None:
+    """``table[key] = value`` as the newest entry; the oldest beyond ``KEPT_RECORDS`` go.
+    Called with the link's lock held."""
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > KEPT_RECORDS:
+        del table[next(iter(table))]
 
 
 class PlaneLink:
@@ -106,10 +118,10 @@ class PlaneLink:
         with self.lock:
             if isinstance(body.get("task"), dict):
                 record = wire.task_from(body["task"])
-                self.known[record.id] = record
+                _keep(self.known, record.id, record)
             if isinstance(body.get("entry"), dict):
                 entry = wire.journal_from(body["entry"])
-                self.entries[entry.op_id] = entry
+                _keep(self.entries, entry.op_id, entry)
 
 
 class HttpStore:
@@ -174,7 +186,7 @@ class HttpStore:
             record = dataclasses.replace(
                 known, state_version=known.state_version + 1, updated_at=time.time(), **changes
             )
-            self._s.known[task_id] = record
+            _keep(self._s.known, task_id, record)
         return record
 
     def _task_report(
@@ -374,7 +386,8 @@ class HttpStore:
 
         def predict(pending: Pending) -> dict[str, Any]:
             done = dataclasses.replace(entry, outcome=outcome, detail=detail, finished_at=now)
-            self._s.entries[op_id] = done
+            with self._s.lock:
+                _keep(self._s.entries, op_id, done)
             return {"entry": wire.plain(done)}
 
         body = self._report(f"/v1/tasks/{entry.task_id}/journal/{op_id}", doc, predict)

@@ -79,6 +79,7 @@ def _serve(
     state: str | None,
     options: dict[str, Any],
 ) -> None:
+    import dataclasses
     from pathlib import Path
 
     from daemon.server.app import create_app, run
@@ -108,6 +109,7 @@ def _serve(
         max_body_bytes=options["max_body"],
         max_polls_per_token=options["max_polls"],
         docs=options["docs"],
+        retention=dataclasses.replace(cfg.retention_rule, artifacts_dir=state_dir / "artifacts"),
     )
     app = create_app(settings, book)
     run(
