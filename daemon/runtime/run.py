@@ -150,7 +150,7 @@ def run_once(
     from device.adb import AdbServer
     from device.connection import connect
 
-    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     device = connect(serial, server)  # asks the adb server only, never the phone
     daemon_id = cfg.stable_daemon_id()
     stores = WorkerStores(cfg.queue_url, cfg.state_path)
@@ -288,7 +288,7 @@ def run_forever(cfg: Config) -> int:
     from daemon.runtime.supervisor import Supervisor
     from device.adb import AdbServer
 
-    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
     stores = WorkerStores(cfg.queue_url, cfg.state_path)  # fails early on a bad queue
     supervisor = Supervisor(cfg, server, stores, cfg.stable_daemon_id())

@@ -59,7 +59,7 @@ def simulated_phone_if_none(
     from device.adb import AdbServer
     from device.connection import list_devices
 
-    server = AdbServer(cfg.adb_host, cfg.adb_port)
+    server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
     ready = {serial for serial, state in list_devices(server).items() if state == "device"}
     if port is None:
