@@ -30,7 +30,10 @@ def _connect(path: str) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     # before WAL, the first write: a new file lets retention hand freed pages back
     # (daemon/store/retention.py); an older file ignores it until `phoned prune --vacuum`
-    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    # Only on an empty file: the pragma writes the header even when nothing changes, and a
+    # write on every open would wake every idle daemon (their change token moves).
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")

@@ -123,3 +123,21 @@ def test_a_dispatcher_whose_store_fails_starts_over_and_still_hands_out_work(
         dispatcher.stop()
         thread.join(timeout=10)
         planner.close()
+
+
+def test_opening_the_queue_again_does_not_move_an_idle_daemons_change_token(
+    tmp_path: Path,
+) -> None:
+    """A CLI call or a daemon's periodic store opens the queue; if opening wrote (the
+    auto_vacuum pragma writes the header even when nothing changes) every idle dispatcher
+    would claim again. A new file still gets incremental auto-vacuum (retention)."""
+    path = str(tmp_path / "q.db")
+    SqliteStore(path).close()
+    idle = SqliteStore(path)
+    try:
+        token = idle.change_token()
+        SqliteStore(path).close()
+        assert idle.change_token() == token
+        assert idle.sqlite._conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        idle.close()
