@@ -60,7 +60,9 @@ done
 echo "STEP operator_task $state"
 for _ in $(seq 1 25); do  # the daemon says which phone it serves within a second or two
     status=$(as_alice "$phoned status --json" | tr -d "\n")
-    case $status in *'"serial": "127.0.0.1:'*) break ;; esac
+    served=$(printf '%s' "$status" | /usr/bin/python3 -c \
+        'import json,sys; print(any(d["serial"] for d in json.load(sys.stdin)["daemons"]))')
+    [ "$served" = True ] && break
     sleep 0.2
 done
 echo "STEP status $status"
