@@ -68,7 +68,7 @@ class RetentionRule:
         """The rule in words, as ``phoned prune`` prints it."""
         age = f"ended more than {self.days:g} days ago" if self.days else ""
         cap = f"beyond the newest {self.max_tasks}" if self.max_tasks else ""
-        return " or ".join(p for p in (age, cap) if p) or "nothing (keeps every task)"
+        return " or ".join(p for p in (age, cap) if p) or "never (every task is kept)"
 
 
 @dataclass(frozen=True)

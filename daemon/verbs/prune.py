@@ -75,7 +75,10 @@ def prune(
     if as_json:
         echo_json(report)
         return
-    click.echo(f"retention: finished tasks that {rule.describe()}")
+    if rule.keeps_everything:
+        click.echo("retention keeps every task (retention.days and retention.max_tasks are 0)")
+    else:
+        click.echo(f"retention: finished tasks that {rule.describe()}")
     if dry_run:
         click.echo(f"would remove {pruned.describe()}; would keep {kept - pruned.tasks} "
                    f"finished task(s); queue {_mib(size_before)}")  # fmt: skip
