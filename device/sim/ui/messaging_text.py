@@ -17,16 +17,19 @@ from typing import Any
 from device import messaging_words
 
 
-def _strings(locale: str) -> list[dict[str, Any]]:
-    shipped = messaging_words.table()["locales"]
+def _strings(locale: str, app: str = "aosp") -> list[dict[str, Any]]:
+    """``app``'s strings for ``locale`` in Android's lookup order: language and region,
+    the language, the default (English)."""
+    shipped = messaging_words.table(app)["locales"]
     parts = locale.replace("_", "-").split("-")
     tags = [f"{parts[0]}-{parts[-1]}", parts[0], "en"] if len(parts) > 1 else [parts[0], "en"]
     return [shipped[t] for t in dict.fromkeys(tags) if t in shipped]
 
 
-def word(locale: str, name: str) -> str:
-    """String resource ``name`` as the app shows it on a phone speaking ``locale``."""
-    for strings in _strings(locale):
+def word(locale: str, name: str, app: str = "aosp") -> str:
+    """String resource ``name`` as ``app`` (a ``messaging_words`` table) shows it on a phone
+    speaking ``locale``."""
+    for strings in _strings(locale, app):
         if isinstance(strings.get(name), str):
             return str(strings[name])
     raise KeyError(name)

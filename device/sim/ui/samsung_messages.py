@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import time
 
-from device import messaging_words
 from device.sim.ui import messaging_text
 from device.sim.ui.sent_messages import CHAT_SEND_S, SentEntry
 from device.sim.ui.views import View
@@ -34,14 +33,7 @@ WIDTH = 1080
 
 def word(locale: str, name: str) -> str:
     """One of Samsung Messages' strings on a phone speaking ``locale``."""
-    shipped = messaging_words.table("samsung")["locales"]
-    parts = locale.replace("_", "-").split("-")
-    tags = [f"{parts[0]}-{parts[-1]}", parts[0], "en"] if len(parts) > 1 else [parts[0], "en"]
-    for tag in dict.fromkeys(tags):
-        value = shipped.get(tag, {}).get(name)
-        if isinstance(value, str):
-            return value
-    raise KeyError(name)
+    return messaging_text.word(locale, name, app="samsung")
 
 
 def _status(kind: str, age_s: float, locale: str) -> tuple[str, str]:
