@@ -7,6 +7,7 @@ resumable), 5 stopped.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import logging
 import signal
@@ -306,6 +307,9 @@ def run_forever(cfg: Config) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
+    # `kill -USR1 <pid>`: every thread's stack on stderr (the journal under systemd), for
+    # a daemon that seems stuck; it keeps serving
+    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     try:
         return supervisor.run()
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -139,9 +140,7 @@ class Daemon:
         task = self.task(task_id)
         while not done(task):
             if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"task {task_id} stuck in {task}\n{self.log.read_text()[-3000:]}"
-                )
+                raise AssertionError(f"task {task_id} stuck in {task}\n{self.stacks()}")
             time.sleep(0.1)
             task = self.task(task_id)
         return task
@@ -168,8 +167,16 @@ class Daemon:
         deadline = time.monotonic() + timeout
         while not any(p.serial == serial for p in self.using(lambda s: s.presence())):
             if time.monotonic() > deadline:
-                raise AssertionError(f"{serial} not served\n{self.log.read_text()[-3000:]}")
+                raise AssertionError(f"{serial} not served\n{self.stacks()}")
             time.sleep(0.1)
+
+    def stacks(self) -> str:
+        """The end of the log, with every thread's stack when the daemon still runs (it
+        dumps them on SIGUSR1): what a timed-out wait reports."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+        return self.log.read_text()[-12000:]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -235,3 +235,16 @@ def test_an_unplugged_phone_is_logged_as_left_once(
     left = [line for line in daemon.log.read_text().splitlines()
             if f"device {sim.serial} left" in line]  # fmt: skip
     assert len(left) == 1, left
+
+
+def test_sigusr1_prints_every_threads_stack_and_the_daemon_keeps_serving(
+    daemon: Daemon, sim_factory: Any
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    daemon.serving(sim.serial)
+    dumped = daemon.stacks()
+    assert "Current thread" in dumped or "Thread 0x" in dumped
+    assert "supervisor.py" in dumped and "worker.py" in dumped  # the main loop and the phone's
+    assert daemon.proc is not None and daemon.proc.poll() is None
+    daemon.state(daemon.submit({"method": "dnd.get", "params": {}}), TaskState.COMPLETED)
