@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import adbutils
 
@@ -62,20 +63,45 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def measure_idle(pid: int, seconds: float) -> dict[str, float]:
+def thread_switches(pid: int) -> dict[str, int]:
+    """Each thread's context switches so far (voluntary + involuntary), by ``name/tid``:
+    a thread that sleeps until a timer or a socket wakes it switches once per wake-up."""
+    counts: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            status = (task / "status").read_text().splitlines()
+        except OSError:  # the thread ended meanwhile
+            continue
+        switches = sum(int(line.split()[1]) for line in status if "ctxt_switches" in line)
+        counts[f"{name}/{task.name}"] = switches
+    return counts
+
+
+def measure_idle(pid: int, seconds: float) -> dict[str, Any]:
+    """CPU, RSS and wake-ups per minute (in all and per thread) of ``pid`` over ``seconds``;
+    the measuring loop reads only /proc (it sends the daemon nothing)."""
     start_cpu, start = cpu_seconds(pid), time.monotonic()
+    before = thread_switches(pid)
     peak = rss_mib(pid)
     while time.monotonic() - start < seconds:
         time.sleep(1.0)
         peak = max(peak, rss_mib(pid))
     elapsed = time.monotonic() - start
     used = cpu_seconds(pid) - start_cpu
+    after = thread_switches(pid)
+    per_minute = {
+        name: round((count - before.get(name, 0)) * 60 / elapsed, 1)
+        for name, count in sorted(after.items())
+    }
     return {
         "seconds": round(elapsed, 1),
         "cpu_seconds": round(used, 3),
         "cpu_percent": round(100 * used / elapsed, 3),
         "rss_mib_peak": round(peak, 1),
         "rss_mib_end": round(rss_mib(pid), 1),
+        "wakeups_per_min": round(sum(per_minute.values()), 1),
+        "wakeups_per_min_by_thread": {k: v for k, v in per_minute.items() if v},
     }
 
 
@@ -152,8 +178,11 @@ def main() -> int:
         print(f"phoned run, one simulated phone (SDK {args.sdk}), SQLite queue")
         print(
             f"idle over {idle['seconds']} s: CPU {idle['cpu_seconds']} s = {idle['cpu_percent']} % "
-            f"of one core; RSS peak {idle['rss_mib_peak']} MiB"
+            f"of one core; RSS peak {idle['rss_mib_peak']} MiB; "
+            f"{idle['wakeups_per_min']} wake-ups/min"
         )
+        for name, rate in idle["wakeups_per_min_by_thread"].items():
+            print(f"  thread {name}: {rate} wake-ups/min")
         print(
             f"dnd.set submit -> completed, {latency['runs']} runs: median {latency['median_ms']} ms, "
             f"p90 {latency['p90_ms']} ms, min {latency['min_ms']} ms, max {latency['max_ms']} ms"

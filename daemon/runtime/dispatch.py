@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 from daemon.lifecycle.errors import LifecycleError
 from daemon.store.protocol import WorkerStore
+from daemon.store.wake import Alarm
+from device.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.runtime.worker import Worker
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("phoned.dispatch")
 
 RESTART_S = 1.0  # pause before the dispatcher starts over after an unexpected error
+# an idle dispatcher on a store that wakes it (``WorkerStore.wakes_on_work``) looks again
+# on its own this seldom: a queued task wakes it at once, nothing else makes work claimable
+IDLE_LOOK_S = 60.0
 
 
 class Dispatcher:
@@ -54,17 +59,20 @@ class Dispatcher:
         self._idle: dict[str, Worker] = {}
         self._lock = threading.Lock()  # guards _idle
         self._claiming = threading.Lock()  # held from a claim to its hand-over
-        self._attention = threading.Event()  # a worker became idle, or stop
+        self._attention = Alarm()  # a worker became idle, or stop (wakes a socket wait)
+        self._relist = False  # a worker became idle: its phone's paused tasks are listed
         self._stop = threading.Event()
         self.batches = 0  # claim round trips made (for tests and logs)
         self.claimed_at: dict[str, float] = {}  # serial -> this daemon's last claim for it
         self.claimed = threading.Event()  # set at each claim (the supervisor's presence)
+        self.on_claimed: Callable[[], None] | None = None  # called after a claim leased
 
     # -- the workers' side -----------------------------------------------------------------
     def offer(self, worker: Worker) -> None:
         """``worker`` found nothing to claim: claim for it from now on."""
         with self._lock:
             self._idle[worker.owner] = worker
+            self._relist = True  # it may have paused a task just now
         self._attention.set()
 
     def withdraw(self, worker: Worker) -> None:
@@ -97,6 +105,7 @@ class Dispatcher:
         empty: tuple[object, frozenset[str]] | None = None  # (token, owners) of the last miss
         quiet: tuple[object, frozenset[str]] | None = None  # same, of the last paused listing
         next_watch = 0.0
+        paused = True  # the last listing found paused tasks: they are watched on a timer
         try:
             while not self._stop.is_set():
                 self._attention.clear()
@@ -107,21 +116,31 @@ class Dispatcher:
                 token = store.change_token()
                 owners = frozenset(idle)
                 handed: set[str] = set()
+                failed = False
                 if not _unchanged(empty, token, owners):
                     got = self._claim(store, idle)
-                    handed = got or set()
+                    handed, failed = got or set(), got is None
                     empty = None if got is None or got or token is None else (token, owners)
-                if time.monotonic() >= next_watch:
+                relist, self._relist = self._relist, False
+                if relist or (paused and time.monotonic() >= next_watch):
                     if not _unchanged(quiet, token, owners):
-                        found = self._watch_paused(store)
-                        quiet = None if found or token is None else (token, owners)
+                        paused = self._watch_paused(store)
+                        quiet = None if paused or token is None else (token, owners)
                     next_watch = time.monotonic() + self.pause_check_interval
                 if set(self._idle_workers()) - (owners - handed):
                     continue  # a worker became idle meanwhile: claim for it at once
-                wait = min(self.poll_interval, max(0.0, next_watch - time.monotonic()))
-                store.wait_for_work(wait, self._attention)
+                store.wait_for_work(self._wait(store, failed, paused, next_watch), self._attention)
         finally:
             store.close()
+
+    def _wait(self, store: WorkerStore, failed: bool, paused: bool, next_watch: float) -> float:
+        """How long an idle dispatcher sleeps: until a queued task wakes it when the store
+        can (``IDLE_LOOK_S`` at most), the poll interval otherwise or after a failed claim,
+        and no later than the next look at paused tasks while there are any."""
+        wait = IDLE_LOOK_S if store.wakes_on_work and not failed else self.poll_interval
+        if paused:
+            wait = min(wait, max(0.0, next_watch - time.monotonic()))
+        return wait
 
     def _idle_workers(self) -> dict[str, Worker]:
         with self._lock:
@@ -158,6 +177,8 @@ class Dispatcher:
                     log.error("task %s leased to %s, who left", task.id, task.lease_owner)
                     continue
                 worker.hand(task)
+            if leased and self.on_claimed is not None:
+                self.on_claimed()
             return {task.lease_owner or "" for task in leased}
 
     def _watch_paused(self, store: WorkerStore) -> bool:
@@ -191,6 +212,4 @@ def _unchanged(
 
 def start_dispatcher(dispatcher: Dispatcher) -> threading.Thread:
     """Run ``dispatcher`` on a daemon thread of its own."""
-    thread = threading.Thread(target=dispatcher.run, name="dispatch", daemon=True)
-    thread.start()
-    return thread
+    return spawn("dispatch", dispatcher.run)

@@ -20,8 +20,8 @@ and kept while a worker serves it:
   file is 0600, 0660 in a group's shared state folder (``device.private_files``).
 * the queue's phone hold (``daemon.store.holds``): daemons on other hosts, or with another
   state folder, sharing the queue, as with a network phone (``host:port``) two hosts
-  reach. Renewed every ``heartbeat_interval``; it expires ``lease_seconds`` after the last
-  renewal, so a holder that died without releasing blocks the phone that long at most (a
+  reach. Renewed every third of ``lease_seconds`` (20 s by default: three times a minute
+  for an idle phone, issue #24); it expires ``lease_seconds`` after the last renewal, so a holder that died without releasing blocks the phone that long at most (a
   restart of the same daemon takes its own row back at once).
 
 A hold that could not be renewed within ``lease_seconds`` (the queue unreachable that long)
@@ -51,6 +51,7 @@ from urllib.parse import quote
 from daemon.lifecycle.errors import LifecycleError
 from daemon.store.holds import Holder
 from device.private_files import UnsafePath, private_dir, queue_mode
+from device.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -225,10 +226,7 @@ class PhoneHold:
         self._held = True
         self.lost.clear()
         self._done.clear()
-        self._renewer = threading.Thread(
-            target=self._renew, name=f"hold-{self.serial}", daemon=True
-        )
-        self._renewer.start()
+        self._renewer = spawn(f"hold-{self.serial}", self._renew)
         if self.on_taken is not None:
             self.on_taken()
         return None
@@ -331,15 +329,15 @@ def phone_hold(
     command: str,
 ) -> PhoneHold:
     """The hold ``holder`` (a daemon id; ``<id>/once`` for ``run --once``) takes on
-    ``serial``: its lock file in ``cfg``'s state folder, renewed every
-    ``heartbeat_interval``, expiring ``lease_seconds`` after the last renewal."""
+    ``serial``: its lock file in ``cfg``'s state folder, renewed every third of
+    ``lease_seconds``, expiring ``lease_seconds`` after the last renewal."""
     me = Holder(serial, holder, socket.gethostname(), os.getpid(), command, 0.0, 0.0)
     return PhoneHold(
         me,
         LockFile(lock_path(cfg.state_path, serial)),
         store_factory,
         hold_s=cfg.lease_seconds,
-        renew_s=cfg.heartbeat_interval,
+        renew_s=cfg.lease_seconds / 3,
     )
 
 

@@ -23,6 +23,7 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.open import WorkerStores, open_planner_store
 from daemon.store.protocol import PlannerStore, WorkerStore
+from device.threads import name_os_thread
 
 if TYPE_CHECKING:
     from daemon.runtime.executor import Result
@@ -310,6 +311,7 @@ def run_forever(cfg: Config) -> int:
     # `kill -USR1 <pid>`: every thread's stack on stderr (the journal under systemd), for
     # a daemon that seems stuck; it keeps serving
     faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+    name_os_thread("phoned")
     try:
         return supervisor.run()
     finally:

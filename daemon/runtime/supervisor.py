@@ -38,8 +38,11 @@ from daemon.store.protocol import WorkerStore
 from daemon.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
+from device.threads import spawn
 
 log = logging.getLogger("phoned.supervisor")
+
+PRESENCE_SLACK_S = 5.0  # a presence row due this soon is written on the wake-up at hand
 
 
 @dataclass
@@ -69,6 +72,7 @@ class Supervisor:
         self._now = threading.Event()
         self._lock = threading.Lock()
         self._presence_due = threading.Event()  # the phones served changed
+        self._tick = threading.Event()  # something for the main loop: it sleeps until then
         self._presented: list[str] = []  # the phones the last presence row named
         self.devices: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
@@ -80,6 +84,7 @@ class Supervisor:
                 poll_interval=cfg.poll_interval,
                 pause_check_interval=PAUSE_CHECK_INTERVAL_S,
             )
+            self.dispatcher.on_claimed = self._tick.set  # presence names the claim
 
     # -- control ---------------------------------------------------------------------------
     def stop(self, now: bool = False) -> None:
@@ -87,6 +92,7 @@ class Supervisor:
         self._stop.set()
         if now:
             self._now.set()
+        self._tick.set()
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> int:
@@ -94,14 +100,21 @@ class Supervisor:
         self._present()  # at once: a planner asking meanwhile learns the queue is served
         if self.dispatcher is not None:
             start_dispatcher(self.dispatcher)
-        tracker = threading.Thread(target=self._track, name="track-devices", daemon=True)
-        tracker.start()
+        spawn("track-devices", self._track)
         self.notifier.ready(self._status())
         log.info("%s", self._ready_line())
-        next_sweep = 0.0
-        next_presence = time.monotonic() + PRESENCE_INTERVAL_S
         watchdog = self.notifier.watchdog_interval()
-        while not self._stop.wait(min(1.0, watchdog or 1.0)):
+        now = time.monotonic()
+        next_sweep, next_presence = now, now + PRESENCE_INTERVAL_S
+        next_ping = now + watchdog if watchdog else float("inf")
+        # Asleep until the next timer is due (a sweep, presence, the watchdog) or something
+        # happened (a worker ended, a claim, the phones changed, stop): an idle daemon's
+        # main thread wakes about four times a minute (issue #24), not every second.
+        while True:
+            self._tick.wait(max(0.0, min(next_sweep, next_presence, next_ping) - now))
+            self._tick.clear()
+            if self._stop.is_set():
+                break
             if time.monotonic() >= next_sweep:
                 self._sweep()
                 next_sweep = time.monotonic() + self.cfg.sweep_interval
@@ -109,12 +122,17 @@ class Supervisor:
             claimed = self.dispatcher is not None and self.dispatcher.claimed.is_set()
             if self._served() != self._presented:  # a hold was taken or given up
                 self._presence_due.set()
-            if time.monotonic() >= next_presence or self._presence_due.is_set() or claimed:
+            now = time.monotonic()
+            # a presence row due within PRESENCE_SLACK_S goes now, on this wake-up
+            if now >= next_presence - PRESENCE_SLACK_S or self._presence_due.is_set() or claimed:
                 self._present()
                 next_presence = time.monotonic() + PRESENCE_INTERVAL_S
-            if watchdog and self._alive():
-                self.notifier.watchdog()
+            if now >= next_ping:
+                if self._alive():
+                    self.notifier.watchdog()
+                next_ping = now + (watchdog or float("inf"))
             self.notifier.status(self._status())
+            now = time.monotonic()
         self.notifier.stopping("finishing running tasks")
         self._drain()
         if self.dispatcher is not None:
@@ -219,6 +237,7 @@ class Supervisor:
                         snapshot.get(serial, "gone"),
                     )
                     running.worker.stop()
+                    self._tick.set()  # its presence row goes
         if started:  # at once: a submit for this phone must find it served
             self._present()
 
@@ -232,19 +251,16 @@ class Supervisor:
             self.cfg, self.stores, device, f"{self.daemon_id}/{serial}",
             dispatcher=self.dispatcher, hold=hold,
         )  # fmt: skip
-        thread = threading.Thread(
-            target=self._serve, args=(worker,), name=f"worker-{serial}", daemon=True
-        )
-        self.workers[serial] = _Running(worker, thread)
         log.info("device %s online: worker started", serial)
-        thread.start()
+        self.workers[serial] = _Running(worker, spawn(f"worker-{serial}", self._serve, worker))
 
-    @staticmethod
-    def _serve(worker: Worker) -> None:
+    def _serve(self, worker: Worker) -> None:
         try:
             worker.run()
         except Exception:  # a worker must never take the daemon down; log and let it be reaped
             log.exception("worker for %s crashed", worker.device.serial)
+        finally:
+            self._tick.set()  # reaped at once: a returning phone gets a fresh worker
 
     def _reap(self) -> None:
         """Forget workers whose thread ended, so a returning phone gets a fresh one."""

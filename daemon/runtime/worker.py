@@ -30,6 +30,7 @@ from daemon.runtime.faults import fault_point, paused_point
 from daemon.store.protocol import WorkerStore
 from device.connection import Device
 from device.errors import DeviceError
+from device.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -351,8 +352,7 @@ class Worker:
                 if store is not None:
                     store.close()
 
-        thread = threading.Thread(target=beat, name=f"heartbeat-{task.id}", daemon=True)
-        thread.start()
+        thread = spawn(f"heartbeat-{task.id}", beat)
         try:
             yield
         finally:

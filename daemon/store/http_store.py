@@ -61,6 +61,7 @@ from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
 from daemon.store.protocol import DEFAULT_LEASE_S
+from device.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
 
@@ -309,6 +310,10 @@ class HttpStore:
         """None: only an embedded file can tell cheaply that nothing changed."""
         return None
 
+    @property
+    def wakes_on_work(self) -> bool:
+        return True  # the plane's long-poll answers when the queue changes
+
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Long-poll the plane until the queue changes, ``max(timeout, idle_wait)`` or ``stop``.
 
@@ -331,7 +336,7 @@ class HttpStore:
             finally:
                 done.set()
 
-        threading.Thread(target=poll, name="long-poll", daemon=True).start()
+        spawn("long-poll", poll)
         while not done.wait(0.05):
             if stop.is_set():
                 return

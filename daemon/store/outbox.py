@@ -25,6 +25,7 @@ from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
 from device.private_files import sqlite_file, tighten_sqlite
+from device.threads import spawn
 
 log = logging.getLogger("phoned.outbox")
 
@@ -152,8 +153,7 @@ class Courier:
         self._expected: set[int] = set()
         self._kick = threading.Event()
         self._closed = threading.Event()
-        self._thread = threading.Thread(target=self._retry, name="outbox", daemon=True)
-        self._thread.start()
+        self._thread = spawn("outbox", self._retry)
 
     def close(self) -> None:
         """Stop the background delivery (undelivered reports stay in the outbox)."""

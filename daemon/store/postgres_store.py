@@ -145,3 +145,7 @@ class PostgresStore(SqlStore):
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Block until a task becomes queued (LISTEN/NOTIFY), ``timeout`` passed or ``stop``."""
         self.pg.wait_for_work(timeout, stop)
+
+    @property
+    def wakes_on_work(self) -> bool:
+        return True  # LISTEN phoned_work

@@ -168,6 +168,12 @@ class WorkerStore(_Reads, Protocol):
         """
         ...
 
+    @property
+    def wakes_on_work(self) -> bool:
+        """``wait_for_work`` returns as soon as a task is queued (a wake-up socket, LISTEN,
+        a long-poll), so an idle caller need not look again on a timer."""
+        ...
+
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         """Renew the lease; refused for a stale attempt or a lost lease."""
         ...

@@ -255,6 +255,11 @@ class SqlStore:
         """None: only an embedded file can tell cheaply that nothing changed."""
         return None
 
+    @property
+    def wakes_on_work(self) -> bool:
+        """False: a backend with a wake-up (SQLite's socket, PostgreSQL's LISTEN) says so."""
+        return False
+
     def submit_claimed(
         self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
     ) -> TaskRecord:

@@ -17,8 +17,10 @@ from daemon.store.sql_store import SqlStore
 from daemon.store.sqlite_db import Database
 from daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
-# the fallback: how often an idle worker reads PRAGMA data_version (and notices stop)
+# the fallback: how often an idle worker reads PRAGMA data_version when it has no wake-up
+# socket; with one, only a writer that does not poke (sqlite3 by hand) waits this long
 FALLBACK_POLL_S = 1.0
+LISTENING_FALLBACK_S = 60.0
 
 
 class SqliteStore(SqlStore):
@@ -77,8 +79,9 @@ class SqliteStore(SqlStore):
 
         Woken at once by a local commit's poke (to a worker that claimed before); any other
         commit to the file since the last claim (another host, a writer that does not
-        poke) is noticed by ``PRAGMA data_version`` within ``FALLBACK_POLL_S``: no lock,
-        no write, no claiming in a loop.
+        poke) is noticed by ``PRAGMA data_version`` within ``FALLBACK_POLL_S`` without a
+        wake-up socket, ``LISTENING_FALLBACK_S`` with one: no lock, no write, no claiming
+        in a loop.
         """
         seen = self._seen if self._seen is not None else self.sqlite.data_version()
         self._seen = None
@@ -87,5 +90,10 @@ class SqliteStore(SqlStore):
             lambda: self.sqlite.data_version() != seen,
             timeout,
             stop,
-            FALLBACK_POLL_S,
+            FALLBACK_POLL_S if self._listener is None else LISTENING_FALLBACK_S,
         )
+
+    @property
+    def wakes_on_work(self) -> bool:
+        """A commit that queues a task wakes ``wait_for_work`` (a bound wake-up socket)."""
+        return self._listener is not None

@@ -27,8 +27,10 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from device.private_files import UnsafePath, private_dir, shared_with_group
 
@@ -36,6 +38,40 @@ log = logging.getLogger(__name__)
 
 # sockaddr_un.sun_path is 108 bytes on Linux, including the terminating NUL
 _SUN_PATH_MAX = 107
+STOP_CHECK_S = 1.0  # how soon a wait notices a plain Event's stop (an Alarm's: at once)
+
+
+class Alarm(threading.Event):
+    """A ``threading.Event`` a waiter can also ``select`` on: ``set()`` makes ``fileno()``
+    readable, so a thread asleep on a socket wakes the moment it is set instead of looking
+    at a flag every second (issue #24: an idle daemon's wake-ups)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._read, self._write = socket.socketpair()
+        self._read.setblocking(False)
+        self._write.setblocking(False)
+        # its two sockets live as long as the Alarm (no one has to remember to close it)
+        weakref.finalize(self, _close_all, self._read, self._write)
+
+    def set(self) -> None:
+        super().set()
+        with contextlib.suppress(OSError):  # full: it is readable already
+            self._write.send(b"!")
+
+    def clear(self) -> None:
+        with contextlib.suppress(OSError):  # drained before the flag: a set() racing this
+            while self._read.recv(64):  # leaves the flag set or a byte to wake the next wait
+                pass
+        super().clear()
+
+    def fileno(self) -> int:
+        return self._read.fileno()
+
+
+def _close_all(*socks: socket.socket) -> None:
+    for sock in socks:
+        sock.close()
 
 
 class WakeChannel:
@@ -114,11 +150,13 @@ class Listener:
         self.path = path
 
     def wait(self, timeout: float, stop: threading.Event) -> bool:
-        """Sleep up to ``timeout``; True when poked. Drains queued wake-ups."""
+        """Sleep up to ``timeout`` (less once an ``Alarm`` ``stop`` is set); True when
+        poked. Drains queued wake-ups."""
         if stop.is_set():
             return False
-        readable, _, _ = select.select([self._sock], [], [], max(0.0, timeout))
-        if not readable:
+        watched: list[Any] = [self._sock, stop] if isinstance(stop, Alarm) else [self._sock]
+        readable, _, _ = select.select(watched, [], [], max(0.0, timeout))
+        if self._sock not in readable:
             return False
         self._drain()
         return True
@@ -144,17 +182,24 @@ def wait_for_commit(
     poll_s: float,
 ) -> None:
     """Return when poked, when ``changed()`` says another commit happened, after ``timeout``
-    or once ``stop`` is set; ``changed`` is checked every ``poll_s`` (the fallback)."""
-    deadline = time.monotonic() + timeout
+    or once ``stop`` is set; ``changed`` is checked every ``poll_s`` (the fallback). An
+    ``Alarm`` ``stop`` ends the wait at once; a plain Event is looked at every
+    ``STOP_CHECK_S``."""
+    start = time.monotonic()
+    deadline, next_check = start + timeout, start + poll_s
     while not stop.is_set():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        now = time.monotonic()
+        if now >= deadline:
             return
-        step = min(poll_s, remaining)
+        step = min(deadline, next_check) - now
+        if not isinstance(stop, Alarm):
+            step = min(step, STOP_CHECK_S)
         if listener is not None:
             if listener.wait(step, stop):
                 return
         elif stop.wait(step):
             return
-        if changed():
-            return
+        if time.monotonic() >= next_check:
+            if changed():
+                return
+            next_check = time.monotonic() + poll_s

@@ -173,10 +173,12 @@ class Daemon:
     def stacks(self) -> str:
         """The end of the log, with every thread's stack when the daemon still runs (it
         dumps them on SIGUSR1): what a timed-out wait reports."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGUSR1)
-            time.sleep(1)
-        return self.log.read_text()[-12000:]
+        before = self.log.read_text()
+        if self.proc is None or self.proc.poll() is not None:
+            return before[-3000:]
+        self.proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        return before[-3000:] + self.log.read_text()[len(before) :]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -141,3 +141,63 @@ def test_opening_the_queue_again_does_not_move_an_idle_daemons_change_token(
         assert idle.sqlite._conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     finally:
         idle.close()
+
+
+def test_an_idle_dispatcher_on_a_waking_queue_reads_it_only_when_poked(
+    tmp_path: Path, mocker: Any
+) -> None:
+    """Issue #24: an idle daemon read the queue every second (``PRAGMA data_version`` and
+    the paused listing) although the wake-up socket wakes it. Now, with no paused task, it
+    sleeps until a submit pokes it, and that submit is handed out at once."""
+    path = str(tmp_path / "q.db")
+    SqliteStore(path).close()
+    stores: list[SqliteStore] = []
+
+    def store() -> SqliteStore:
+        stores.append(SqliteStore(path))
+        return stores[-1]
+
+    dispatcher = Dispatcher(store, time.time, lease_s=60, poll_interval=0.05,
+                            pause_check_interval=0.05)  # fmt: skip
+    worker = _Worker("d/A", _Phone("A"))
+    dispatcher.offer(worker)  # type: ignore[arg-type]
+    listed = mocker.spy(Dispatcher, "_watch_paused")
+    thread = start_dispatcher(dispatcher)
+    planner = SqliteStore(path)
+    try:
+        deadline = time.monotonic() + 10
+        while dispatcher.batches < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stores
+        reads = mocker.spy(stores[0].sqlite, "data_version")
+        time.sleep(1.5)  # 30 poll intervals and pause checks, with nothing changed
+        assert reads.call_count == 0 and dispatcher.batches == 1
+        assert listed.call_count == 1  # once, when the phone became idle
+        task = planner.submit(_spec(device="A"), time.time())
+        assert worker.got.wait(2), "a submit's poke did not wake the idle dispatcher"
+        assert [t.id for t in worker.handed] == [task.id]
+    finally:
+        dispatcher.stop()
+        thread.join(timeout=10)
+        planner.close()
+    assert not thread.is_alive(), "stop did not wake the dispatcher's socket wait"
+
+
+def test_a_paused_task_of_an_idle_phone_is_still_watched_on_its_timer(
+    tmp_path: Path, mocker: Any
+) -> None:
+    """The quiet idle above must not stop the paused-task watch: while the listing finds
+    paused tasks of the idle phones, it runs every ``pause_check_interval``."""
+    path = str(tmp_path / "q.db")
+    SqliteStore(path).close()
+    dispatcher = Dispatcher(lambda: SqliteStore(path), time.time, lease_s=60,
+                            poll_interval=0.05, pause_check_interval=0.1)  # fmt: skip
+    found = mocker.patch.object(Dispatcher, "_watch_paused", return_value=True)
+    dispatcher.offer(_Worker("d/A", _Phone("A")))  # type: ignore[arg-type]
+    thread = start_dispatcher(dispatcher)
+    try:
+        time.sleep(1.0)
+    finally:
+        dispatcher.stop()
+        thread.join(timeout=10)
+    assert found.call_count >= 5  # ~10 looks in one second; not one

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from daemon.lifecycle.contract import validate_task
 from daemon.store import sqlite_store
 from daemon.store.sqlite_store import SqliteStore
-from daemon.store.wake import WakeChannel
+from daemon.store.wake import Alarm, WakeChannel, wait_for_commit
 
 SPEC = {"method": "dnd.get", "conversation_id": "c1"}
 
@@ -88,3 +89,23 @@ def test_a_path_too_long_for_a_socket_falls_back_to_polling(tmp_path):
 def test_a_folder_that_cannot_be_made_means_polling_not_a_crash(tmp_path):
     Path(f"{tmp_path / 'q.db'}.wake").write_text("a file where the folder would be")
     assert WakeChannel(str(tmp_path / "q.db")).listener() is None
+
+
+def test_an_alarm_ends_a_socket_wait_at_once_and_the_fallback_keeps_its_own_pace(tmp_path):
+    """``wait_for_commit`` with a listener reads the queue (``changed``) only at the
+    fallback's pace, and an ``Alarm`` set from another thread wakes it at once; a plain
+    Event is looked at every ``STOP_CHECK_S``."""
+    listener = WakeChannel(str(tmp_path / "q.db")).listener()
+    assert listener is not None
+    looks: list[float] = []
+    alarm = Alarm()
+    threading.Timer(0.3, alarm.set).start()
+    began = time.monotonic()
+    wait_for_commit(listener, lambda: looks.append(1) or False, 30, alarm, poll_s=60)
+    assert time.monotonic() - began < 5 and not looks
+    alarm.clear()
+    assert not alarm.is_set() and not listener.wait(0.05, alarm)  # drained: no stale wake
+    began = time.monotonic()
+    wait_for_commit(listener, lambda: looks.append(1) or False, 0.5, alarm, poll_s=0.2)
+    assert 1 <= len(looks) <= 3  # the fallback's own pace (0.2 s) within the 0.5 s wait
+    listener.close()

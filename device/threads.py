@@ -1,0 +1,41 @@
+"""The daemon's threads, named for the operating system too.
+
+``top -H -p PID``, ``/proc/PID/task/*/comm`` and the idle benchmark's wake-ups per thread
+(``scripts/bench_daemon.py``) then say which thread is which: Python before 3.14 names only
+its own ``Thread`` object, every OS thread of the process being called ``python``. Linux
+keeps 15 bytes of a name (``prctl(PR_SET_NAME)``, prctl(2)); elsewhere names stay Python's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_PR_SET_NAME = 15  # <linux/prctl.h>
+_libc: Any = None
+
+
+def name_os_thread(name: str) -> None:
+    """Give the calling thread ``name`` (its first 15 bytes) in the operating system."""
+    global _libc
+    if not sys.platform.startswith("linux"):
+        return
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    _libc.prctl(_PR_SET_NAME, name.encode("utf-8", "replace")[:15], 0, 0, 0)
+
+
+def spawn(name: str, target: Callable[..., object], *args: Any) -> threading.Thread:
+    """Start ``target(*args)`` on a daemon thread called ``name`` in Python and the OS."""
+
+    def run() -> None:
+        name_os_thread(name)
+        target(*args)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
