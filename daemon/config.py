@@ -65,6 +65,9 @@ class Config(_Section):
     lease_seconds: float = Field(default=60.0, ge=5)
     heartbeat_interval: float = Field(default=10.0, gt=0)
     sweep_interval: float = Field(default=DEFAULT_SWEEP_INTERVAL_S, gt=0)
+    # how long a verb (submit, approve, MCP) waits for another process's write lock on a
+    # SQLite queue before it fails with "queue busy" (the daemon itself retries forever)
+    queue_busy_wait: float = Field(default=30.0, ge=0, le=3600)
     grace_period: float = Field(default=20.0, ge=0)  # SIGTERM: time to reach a safe point
     settle_timeout: float = Field(default=10.0, gt=0)  # bound on async device transitions
     ci_grant_permissions: bool = False  # CI only: grant with pm/cmd instead of waiting

@@ -14,7 +14,7 @@ expiries, so a task this sweep ended is counted with the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
 from daemon.lifecycle.records import Failure, TaskRecord
@@ -59,12 +59,19 @@ _RULES: dict[TaskState, Callable[[TaskRecord, float], Failure | None]] = {
 }
 
 
-def sweep_verdict(task: TaskRecord, now: float) -> Failure | None:
+def sweep_verdict(task: TaskRecord, now: float, alive: bool = False) -> Failure | None:
     """The failure the sweeper records for ``task`` at ``now``, or None if it is in time.
 
-    A lost lease (``runtime_offline``) is checked before the state's own timeout.
+    A lost lease (``runtime_offline``) is checked before the state's own timeout, unless
+    ``alive``: the sweeping process's own worker is running the task now (its heartbeat
+    could not reach a busy or full queue; issue #24: the attempt is not blamed on it).
     """
-    if task.state in LEASED and task.lease_until is not None and task.lease_until < now:
+    if (
+        not alive
+        and task.state in LEASED
+        and task.lease_until is not None
+        and task.lease_until < now
+    ):
         return Failure(FailureReason.RUNTIME_OFFLINE, "lease expired without heartbeat")
     rule = _RULES.get(task.state)
     return rule(task, now) if rule else None
@@ -89,11 +96,18 @@ def queued_verdict(task: TaskRecord, now: float) -> Failure | None:
     )
 
 
-def sweep(store: Store, now: float, retention: RetentionRule | None = None) -> list[TaskRecord]:
+def sweep(
+    store: Store,
+    now: float,
+    retention: RetentionRule | None = None,
+    running: Collection[str] = (),
+) -> list[TaskRecord]:
     """Expire every overdue task at ``now``, then apply one batch of ``retention`` (None:
-    keep every task); return the tasks as written (requeued or ended)."""
+    keep every task); return the tasks as written (requeued or ended). ``running``: the
+    ids of tasks this process's live workers run now (their leases are not judged)."""
     changed: list[TaskRecord] = []
-    candidates = [(t, sweep_verdict(t, now)) for t in store.due_for_sweep(now)]
+    due = store.due_for_sweep(now)
+    candidates = [(t, sweep_verdict(t, now, alive=t.id in running)) for t in due]
     queued = store.list_tasks(states=(TaskState.QUEUED,), limit=1000)  # oldest first
     overdue = [(t, queued_verdict(t, now)) for t in queued]
     for task, failure in [*candidates, *overdue]:

@@ -124,3 +124,17 @@ class IdempotencyConflict(LifecycleError):
 
 class StoreUnavailable(LifecycleError):
     """The backing database could not complete the operation."""
+
+
+class QueueWeather(StoreUnavailable):
+    """The queue is usable again once something outside phoned passes (issue #24): a
+    daemon waits and retries (``daemon.runtime.patience``) instead of failing its task."""
+
+
+class QueueBusy(QueueWeather):
+    """Another process held the queue's write lock longer than this call waited (a backup,
+    ``sqlite3`` opened by hand, a second tool)."""
+
+
+class QueueFull(QueueWeather):
+    """The disk under the queue is full: ``queue disk full (PATH)``."""

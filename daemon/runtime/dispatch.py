@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.errors import LifecycleError, QueueWeather
+from daemon.runtime.patience import weather
 from daemon.store.protocol import WorkerStore
 from daemon.store.wake import Alarm
 from device.threads import spawn
@@ -159,9 +160,13 @@ class Dispatcher:
                 return set()
             try:
                 leased = store.claim_batch(claims, self.clock(), self.lease_s)
-            except LifecycleError as exc:  # the store is busy or gone: try again later
+            except QueueWeather as exc:  # busy or full: said once, tried again later
+                weather.met(f"claim for {len(claims)} idle phone(s)", exc)
+                return None
+            except LifecycleError as exc:  # the store is gone: try again later
                 log.warning("claim for %d idle phone(s) failed: %s", len(claims), exc)
                 return None
+            weather.cleared()
             self.batches += 1
             if leased:
                 log.info(

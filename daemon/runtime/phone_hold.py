@@ -24,7 +24,8 @@ and kept while a worker serves it:
   for an idle phone, issue #24); it expires ``lease_seconds`` after the last renewal, so a holder that died without releasing blocks the phone that long at most (a
   restart of the same daemon takes its own row back at once).
 
-A hold that could not be renewed within ``lease_seconds`` (the queue unreachable that long)
+A hold that could not be renewed within ``lease_seconds`` (the queue unreachable that long;
+a busy or full queue is waited out instead: ``daemon.runtime.patience``)
 or that another holder took meanwhile is lost: ``on_lost`` is called, and the worker stops
 after its current task (``daemon.runtime.worker``); the supervisor's next worker for the
 phone waits for it again.
@@ -48,7 +49,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.errors import LifecycleError, QueueWeather
+from daemon.runtime.patience import weather
 from daemon.store.holds import Holder
 from device.private_files import UnsafePath, private_dir, queue_mode
 from device.threads import spawn
@@ -280,6 +282,12 @@ class PhoneHold:
                 try:
                     store = store or self.store_factory()
                     row = store.hold_phone(self.me.renewed(time.time(), self.hold_s))
+                except QueueWeather as exc:
+                    # Busy or full: no other holder can write the row either, and this
+                    # host's lock file is still ours. Kept; renewed once the queue takes it
+                    # (a holder that took the row meanwhile is found then).
+                    weather.met(f"hold renewal of {self.serial}", exc)
+                    continue
                 except LifecycleError as exc:
                     if time.monotonic() < good_until:
                         log.warning("phone %s: hold not renewed: %s", self.serial, exc)

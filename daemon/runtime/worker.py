@@ -19,14 +19,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from daemon.lifecycle.errors import GuardError, LifecycleError
+from daemon.lifecycle.errors import GuardError, LifecycleError, QueueWeather
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.attempt_evidence import AttemptEvidence
 from daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from daemon.runtime.faults import fault_point, paused_point
+from daemon.runtime.patience import PatientStore, weather
 from daemon.store.protocol import WorkerStore
 from device.connection import Device
 from device.errors import DeviceError
@@ -272,7 +273,10 @@ class Worker:
                 lease_s=self.settings.lease_seconds,
                 task_id=task_id,
             )
-        except LifecycleError as exc:  # the store is busy or gone: try again later
+        except QueueWeather as exc:  # busy or full: said once, tried again later
+            weather.met(f"claim on {self.device.serial}", exc)
+            return None
+        except LifecycleError as exc:  # the store is gone: try again later
             log.warning("claim failed on %s: %s", self.device.serial, exc)
             return None
 
@@ -283,15 +287,16 @@ class Worker:
         self.current = task
         attempt = AttemptEvidence(self.device)
         fault_point("after_claim")
+        patient = cast(WorkerStore, PatientStore(store))  # reports wait out a busy queue
         try:
             with self._heartbeat(task):
-                result = execute_task(store, self.device, task, self.executor, attempt)
+                result = execute_task(patient, self.device, task, self.executor, attempt)
         except GuardError as exc:  # the lease was lost meanwhile: someone else owns it now
             log.warning("task %s: report refused (%s)", task.id, exc)
-            result = Result(store.get(task.id))
+            result = Result(patient.get(task.id))
         except Exception as exc:  # a bug must end the attempt, not strand the task or the worker
             log.exception("task %s: internal error", task.id)
-            result = Result(self._internal_error(store, task, exc, attempt))
+            result = Result(self._internal_error(patient, task, exc, attempt))
         finally:
             self.current = None
         log.info("task %s ended this attempt as %s", task.id, result.task.state.value)
@@ -346,6 +351,8 @@ class Worker:
                         )
                     except GuardError:
                         return  # the attempt ended or the lease moved on; nothing to renew
+                    except QueueWeather as exc:  # the sweeper spares a live worker's lease
+                        weather.met(f"heartbeat for {task.id}", exc)
                     except LifecycleError as exc:
                         log.warning("heartbeat for %s failed: %s", task.id, exc)
             finally:

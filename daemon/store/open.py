@@ -60,11 +60,13 @@ def sqlite_path(url: str) -> Path:
     return Path(os.path.abspath(rest))  # "/abs" stays absolute, "rel" joins the cwd
 
 
-def open_store(url: str, *, create: bool = True) -> Store:
+def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = None) -> Store:
     """The store behind ``url``; raise ``QueueUrlError`` with what is wrong.
 
     With ``create=False`` a SQLite queue that does not exist yet is not created (neither
-    its folder nor the file): ``QueueMissing`` says so instead.
+    its folder nor the file): ``QueueMissing`` says so instead. ``busy_wait_s``: how long
+    a SQLite call waits for another process's write lock (``queue_busy_wait`` for the
+    verbs; a daemon's default is shorter, and it retries: ``daemon.runtime.patience``).
     """
     if url.startswith(SQLITE_PREFIX):
         path = sqlite_path(url)
@@ -83,7 +85,9 @@ def open_store(url: str, *, create: bool = True) -> Store:
             ) from exc
         if not os.access(path.parent, os.W_OK | os.X_OK):
             raise QueueUrlError(f"cannot open queue {path}: {path.parent} is not writable")
-        return SqliteStore(str(path))
+        if busy_wait_s is None:
+            return SqliteStore(str(path))
+        return SqliteStore(str(path), busy_wait_s)
     if url.startswith(POSTGRES_PREFIXES):
         require_postgres_driver()
         from daemon.store.postgres_store import PostgresStore
@@ -94,7 +98,9 @@ def open_store(url: str, *, create: bool = True) -> Store:
     raise QueueUrlError("queue URL must start with sqlite:///, postgresql:// or http(s)://")
 
 
-def open_planner_store(url: str, *, create: bool = True) -> PlannerStore:
+def open_planner_store(
+    url: str, *, create: bool = True, busy_wait_s: float | None = None
+) -> PlannerStore:
     """The planner's side of ``url``: the SQL store, or the plane's API with ``$PHONED_TOKEN``.
 
     ``create=False``: a SQLite queue that does not exist is ``QueueMissing``, not created.
@@ -103,7 +109,7 @@ def open_planner_store(url: str, *, create: bool = True) -> PlannerStore:
         from daemon.store.plane_client import PlaneClient, token_from_env
 
         return PlaneClient(url, token_from_env())
-    return open_store(url, create=create)
+    return open_store(url, create=create, busy_wait_s=busy_wait_s)
 
 
 class WorkerStores:

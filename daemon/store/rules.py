@@ -56,16 +56,19 @@ def check_not_terminal(row: Row) -> None:
 
 
 def check_lease(row: Row, ticket: Ticket, now: float, *, revision: bool = True) -> None:
-    """Refuse a worker report unless ``ticket`` holds the live lease of the current attempt.
+    """Refuse a worker report unless ``ticket`` holds the lease of the current attempt.
 
-    With ``revision=True`` the ticket's revision must also be current.
+    With ``revision=True`` the ticket's revision must also be current. A lease past its
+    time still holds for a report until the sweeper acted on it (which moves the attempt
+    on or ends the task, so the report is refused then): nobody else can have claimed the
+    task meanwhile, and the report is the truth of what the phone did. A heartbeat that a
+    busy or full queue kept out (issue #24) does not cost the attempt. Starting an effect
+    needs a live lease (``check_admission``).
     """
     if ticket.attempt != row["attempt"]:
         raise StaleAttempt(f"task {row['id']}: attempt {ticket.attempt} is not {row['attempt']}")
     if row["lease_owner"] != ticket.owner or TaskState(row["state"]) not in LEASED:
         raise LeaseLost(f"task {row['id']}: lease not held by {ticket.owner}")
-    if row["lease_until"] is None or row["lease_until"] < now:
-        raise LeaseLost(f"task {row['id']}: lease expired at {row['lease_until']}")
     if revision and ticket.revision != row["revision"]:
         raise RevisionSuperseded(
             f"task {row['id']}: revision {ticket.revision} superseded by {row['revision']}"
@@ -75,6 +78,8 @@ def check_lease(row: Row, ticket: Ticket, now: float, *, revision: bool = True) 
 def check_admission(row: Row, ticket: Ticket, now: float) -> None:
     """The admission gate: live lease, current revision, running, no stop requested."""
     check_lease(row, ticket, now)
+    if row["lease_until"] is None or row["lease_until"] < now:
+        raise LeaseLost(f"task {row['id']}: lease expired at {row['lease_until']}")
     if row["state"] != TaskState.RUNNING.value:
         raise IllegalTransition(f"task {row['id']} is {row['state']}, not running")
     if row["stop_requested"]:

@@ -7,27 +7,56 @@ translated to ``StoreUnavailable`` here and nowhere else.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
-from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.errors import QueueBusy, QueueFull, StoreUnavailable
 from daemon.store.rows import Row
 from daemon.store.sqlfile import queries, script
 from device.private_files import tighten_sqlite
 
 SCHEMA_VERSION = 2
-BUSY_TIMEOUT_MS = 10_000
+BUSY_WAIT_S = 10.0  # a daemon's call waits this long for the write lock, then retries
+# result codes (https://www.sqlite.org/rescode.html), the primary code in the low byte
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 5, 6, 10, 13, 14
+_LOW_SPACE = 64 * 1024  # an I/O error with less free space than this is a full disk
 # statements that can leave a task row in state 'queued' (PostgreSQL's tasks_notify_work)
 _QUEUEING = frozenset({"insert_task", "write_task"})
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def translate(path: str, exc: sqlite3.Error, what: str) -> NoReturn:
+    """Raise ``exc`` as the store error it means: ``QueueBusy`` for a write lock held too
+    long, ``QueueFull`` for a full disk (SQLite says SQLITE_FULL, or an I/O error with the
+    disk out of space: a WAL or shared-memory file that cannot grow), else
+    ``StoreUnavailable``; each names the queue file."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        raise QueueBusy(
+            f"queue busy: another process holds the write lock of {path} ({what}: {exc})"
+        ) from exc
+    if code == _SQLITE_FULL or (code in (_SQLITE_IOERR, _SQLITE_CANTOPEN) and _no_space(path)):
+        raise QueueFull(f"queue disk full ({path}): {what}: {exc}") from exc
+    raise StoreUnavailable(f"{what}: {exc} ({path})") from exc
+
+
+def _no_space(path: str) -> bool:
+    try:
+        fs = os.statvfs(os.path.dirname(os.path.abspath(path)) or ".")
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < _LOW_SPACE
+
+
+def _connect(path: str, busy_wait_s: float) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_wait_s * 1000)}")
     # before WAL, the first write: a new file lets retention hand freed pages back
     # (daemon/store/retention.py); an older file ignores it until `phoned prune --vacuum`
     # Only on an empty file: the pragma writes the header even when nothing changes, and a
@@ -40,6 +69,16 @@ def _connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+@functools.cache
+def _schema_names() -> frozenset[str]:
+    """The tables and indexes ``schema.sql`` creates."""
+    return frozenset(
+        words[words.index("EXISTS") + 1]
+        for statement in _statements(script("schema.sql"))
+        if (words := statement.split()) and "EXISTS" in words
+    )
+
+
 def _statements(text: str) -> list[str]:
     """The statements of a schema script (no semicolons inside statements or comments)."""
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
@@ -49,19 +88,33 @@ def _statements(text: str) -> list[str]:
 class Database:
     """One connection to a queue file, serialised by a lock for use from several threads."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, busy_wait_s: float = BUSY_WAIT_S) -> None:
         self.path = path
         self._lock = threading.RLock()
         self.on_queued: Callable[[], object] | None = None  # called after a commit that queued
         self._queued = False
         try:
-            self._conn = _connect(path)
+            self._conn = _connect(path, busy_wait_s)
             if path != ":memory:":
                 tighten_sqlite(path)  # 0600 (and its -wal/-shm) before a task is written
-            self._migrate()
+            if not self._current():
+                self._migrate()
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"cannot open queue {path}: {exc}") from exc
+            with contextlib.suppress(AttributeError, sqlite3.Error):
+                self._conn.close()
+            translate(path, exc, "cannot open queue")
         self._sql = queries()
+
+    def _current(self) -> bool:
+        """The file holds this schema version and every table and index of ``schema.sql``
+        already: opening it writes nothing and needs no write lock (a CLI read or a
+        daemon's store opens while a backup holds the lock). A file of an older build
+        that lacks a table added since (same version) is migrated."""
+        have = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master")}
+        if not _schema_names() <= have:
+            return False
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return row is not None and int(row[0]) == SCHEMA_VERSION
 
     def _migrate(self) -> None:
         with self.transaction():
@@ -103,21 +156,27 @@ class Database:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreUnavailable(f"queue busy: {exc}") from exc
+                translate(self.path, exc, "begin")
             try:
                 yield
             except BaseException:
                 self._queued = False
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             try:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._queued = False
-                raise StoreUnavailable(f"commit failed: {exc}") from exc
+                self._rollback()  # a failed COMMIT (a full disk) may leave it open
+                translate(self.path, exc, "commit")
             queued, self._queued = self._queued, False
         if queued and self.on_queued is not None:
             self.on_queued()
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back itself
+                self._conn.execute("ROLLBACK")
 
     def change_token(self) -> tuple[int, int]:
         """Changes whenever the file may hold other rows: another connection's commit
@@ -130,7 +189,7 @@ class Database:
         try:
             return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"sqlite: {exc}") from exc
+            translate(self.path, exc, "data_version")
 
     def one(self, name: str, /, **params: Any) -> Row | None:
         """The first row of named query ``name``, as a dict, or None."""
@@ -151,4 +210,4 @@ class Database:
         try:
             return self._conn.execute(self._sql[name], params)
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"{name}: {exc}") from exc
+            translate(self.path, exc, name)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.sql_store import SqlStore
-from daemon.store.sqlite_db import Database
+from daemon.store.sqlite_db import BUSY_WAIT_S, Database
 from daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
 # the fallback: how often an idle worker reads PRAGMA data_version when it has no wake-up
@@ -26,8 +26,8 @@ LISTENING_FALLBACK_S = 60.0
 class SqliteStore(SqlStore):
     """The ``Store`` protocol on one SQLite file."""
 
-    def __init__(self, path: str) -> None:
-        self.sqlite = Database(path)
+    def __init__(self, path: str, busy_wait_s: float = BUSY_WAIT_S) -> None:
+        self.sqlite = Database(path, busy_wait_s)
         super().__init__(self.sqlite)
         self.wake = WakeChannel(path)
         self.sqlite.on_queued = self.wake.poke

@@ -133,7 +133,7 @@ def opened_store(
     from daemon.store.open import open_planner_store
 
     cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url, create=create)
+    store = open_planner_store(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait)
     try:
         yield store
     finally:

@@ -111,7 +111,7 @@ def mcp(
         except TokensFileError as exc:
             fail(str(exc), EXIT_USAGE)
     cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url)
+    store = open_planner_store(cfg.queue_url, busy_wait_s=cfg.queue_busy_wait)
     try:
         bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
         if elicit is None:  # a caller with only a planner token does not decide by default

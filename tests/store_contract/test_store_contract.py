@@ -25,6 +25,7 @@ from daemon.lifecycle.errors import (
 from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.protocol import Store
+from daemon.sweeper import sweep
 
 T0 = 1_000.0
 
@@ -106,8 +107,24 @@ def test_heartbeat_renews_and_stale_reports_are_refused(store: Store) -> None:
     stale = task.ticket.__class__(task.id, task.lease_owner or "", task.attempt - 1, 1)
     with pytest.raises(StaleAttempt):
         store.complete(stale, T0 + 52)
-    with pytest.raises(LeaseLost):
-        store.complete(task.ticket, T0 + 500)  # lease ran out
+    with pytest.raises(LeaseLost):  # a lease past its time admits no new effect
+        store.admit(task.ticket, T0 + 500)
+
+
+def test_a_late_report_counts_until_the_sweeper_acted_on_the_lease(store: Store) -> None:
+    """Issue #24: a heartbeat a busy or full queue kept out does not cost the attempt. Past
+    its lease, an unswept task's report is still its worker's (nobody else could claim
+    it); once the sweeper expired the lease, the same report is refused."""
+    late = _running(store)
+    done = store.complete(
+        late.ticket, T0 + 500, "dnd.priority", evidence_refs=("ev:1",)
+    )  # the lease ran out at T0 + 1 + 60
+    assert done.state is TaskState.COMPLETED and done.attempt == 1
+    swept = _running(store, conversation="conv-b")
+    for task in sweep(store, T0 + 500):
+        assert task.id == swept.id and task.state is TaskState.QUEUED  # retried
+    with pytest.raises((LeaseLost, StaleAttempt)):
+        store.complete(swept.ticket, T0 + 501)
 
 
 def test_complete_needs_the_completion_target_observed(store: Store) -> None:
