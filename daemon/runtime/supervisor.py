@@ -25,11 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from daemon.config import Config
-from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.errors import LifecycleError, QueueWeather
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.dispatch import Dispatcher, start_dispatcher
 from daemon.runtime.notify import Notifier
+from daemon.runtime.patience import weather
 from daemon.runtime.phone_hold import phone_hold
 from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
@@ -74,6 +75,7 @@ class Supervisor:
         self._presence_due = threading.Event()  # the phones served changed
         self._tick = threading.Event()  # something for the main loop: it sleeps until then
         self._presented: list[str] = []  # the phones the last presence row named
+        self._presenting = threading.Lock()  # one presence write at a time
         self.devices: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
         if stores.batch_claims:
@@ -156,14 +158,20 @@ class Supervisor:
         )
 
     def _present(self) -> None:
-        """Say in the queue that this daemon serves its phones now (``store.presence``)."""
-        self._presence_due.clear()
-        if self.dispatcher is not None:
-            self.dispatcher.claimed.clear()
-        serials = self._presented = self._served()
-        claimed = dict(self.dispatcher.claimed_at) if self.dispatcher is not None else {}
-        self._with_store("record presence", lambda store: store.mark_presence(
-            self.daemon_id, serials, claimed, time.time()))  # fmt: skip
+        """Say in the queue that this daemon serves its phones now (``store.presence``).
+
+        Called from the main loop, the tracker and a worker that took its hold: one at a
+        time, each reading what is served and writing it under one lock, so the last row
+        written is the latest state (two racing calls once left the row naming no phone
+        while ``_presented`` named it, and nothing rewrote it for 30 s)."""
+        with self._presenting:
+            self._presence_due.clear()
+            if self.dispatcher is not None:
+                self.dispatcher.claimed.clear()
+            serials = self._presented = self._served()
+            claimed = dict(self.dispatcher.claimed_at) if self.dispatcher is not None else {}
+            self._with_store("record presence", lambda store: store.mark_presence(
+                self.daemon_id, serials, claimed, time.time()))  # fmt: skip
 
     def _served(self) -> list[str]:
         """The phones this daemon serves now: its workers hold them and are not stopping."""
@@ -181,16 +189,33 @@ class Supervisor:
                 call(store)
             finally:
                 store.close()
-        except LifecycleError as exc:  # a busy or gone queue: said, and tried again later
+        except QueueWeather as exc:  # busy or full: said once, tried again at the next turn
+            weather.met(what, exc)
+        except LifecycleError as exc:  # a gone queue: said, and tried again later
             log.warning("could not %s: %s", what, exc)
 
     def _sweep(self) -> None:
+        """One sweep of an embedded queue; whatever the queue's weather, the daemon goes
+        on (a store that cannot even be opened is tried again at the next sweep)."""
         if not self.stores.sweeps:  # a control plane sweeps its own queue
             return
-        store = self.stores.full()
+        with self._lock:  # the tasks our live workers run: their leases are not judged
+            busy = [r.worker.busy_with for r in self.workers.values() if r.thread.is_alive()]
+        running = {task_id for task_id in busy if task_id}
         try:
-            for task in sweep(store, time.time(), self.cfg.retention_rule):
+            store = self.stores.full()
+        except QueueWeather as exc:
+            weather.met("sweep", exc)
+            return
+        except LifecycleError as exc:
+            log.warning("sweep failed: %s", exc)
+            return
+        try:
+            ended = sweep(store, time.time(), self.cfg.retention_rule, running=running)
+            for task in ended:
                 log.info("sweep: task %s is now %s", task.id, task.state.value)
+        except QueueWeather as exc:
+            weather.met("sweep", exc)
         except LifecycleError as exc:
             log.warning("sweep failed: %s", exc)
         finally:
