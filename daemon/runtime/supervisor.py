@@ -43,6 +43,7 @@ from device.threads import spawn
 
 log = logging.getLogger("phoned.supervisor")
 
+READY_WAIT_S = 3.0  # how long the ready line waits for the adb server's first device list
 PRESENCE_SLACK_S = 5.0  # a presence row due this soon is written on the wake-up at hand
 
 
@@ -74,6 +75,7 @@ class Supervisor:
         self._lock = threading.Lock()
         self._presence_due = threading.Event()  # the phones served changed
         self._tick = threading.Event()  # something for the main loop: it sleeps until then
+        self._listed = threading.Event()  # the adb server's first device list arrived
         self._presented: list[str] = []  # the phones the last presence row named
         self._presenting = threading.Lock()  # one presence write at a time
         self.devices: dict[str, str] = {}
@@ -103,6 +105,9 @@ class Supervisor:
         if self.dispatcher is not None:
             start_dispatcher(self.dispatcher)
         spawn("track-devices", self._track)
+        # the ready line names the phones attached now: the adb server's first list comes
+        # within milliseconds (a server that does not answer is not waited for long)
+        self._listed.wait(READY_WAIT_S)
         self.notifier.ready(self._status())
         log.info("%s", self._ready_line())
         watchdog = self.notifier.watchdog_interval()
@@ -265,6 +270,7 @@ class Supervisor:
                     self._tick.set()  # its presence row goes
         if started:  # at once: a submit for this phone must find it served
             self._present()
+        self._listed.set()
 
     def _start_worker(self, serial: str) -> None:
         device = Device(serial, self.server)
