@@ -9,6 +9,7 @@ scripts/ensure-chromium.sh
 .venv/bin/ruff check daemon device tests scripts bench
 .venv/bin/ruff format --check daemon device tests scripts bench
 .venv/bin/mypy
+.venv/bin/lint-imports
 set +e
 # Three pytest-xdist workers on two cores: most tests wait on real processes (adb, phoned,
 # simulators, PostgreSQL), so the wall time halves (13 min -> 7 min). Each worker starts
