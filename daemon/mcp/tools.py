@@ -8,6 +8,7 @@ from typing import Any
 
 import mcp.types as types
 
+from daemon.lifecycle.states import TaskState
 from daemon.mcp import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -19,8 +20,7 @@ TASK_OUTPUT = {
     "properties": {
         "task_id": {"type": "string"},
         "method": {"type": "string"},
-        "state": {"type": "string", "enum": ["queued", "dispatched", "running", "waiting",
-                  "approval", "permission", "completed", "failed", "stopped"]},
+        "state": {"type": "string", "enum": [state.value for state in TaskState]},
         "terminal": {"type": "boolean"},
         "revision": {"type": "integer"},
         "observed_target": {"type": ["string", "null"]},

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from daemon.lifecycle.states import TaskState
 from daemon.verbs.common import (
     InputError,
     SentenceHelpGroup,
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
     from daemon.lifecycle.records import Event, TaskRecord
     from daemon.store.protocol import PlannerStore
 
-STATES = ("queued", "dispatched", "running", "waiting", "approval", "permission",
-          "completed", "failed", "stopped")  # fmt: skip
+STATES = tuple(state.value for state in TaskState)
 
 
 def _task_from_options(
