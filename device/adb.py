@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import shlex
 import shutil
@@ -42,11 +43,18 @@ from device.errors import (
     DeviceUnauthorized,
     TransportLost,
 )
+from device.network_phones import Reconnect, connect_answer_ok, network_phones_of
 
 if TYPE_CHECKING:
     import adbutils
 
+log = logging.getLogger("phoned.adb")
+
 DEFAULT_PORT = 5037
+# An idle device stream is read with this timeout: the server sends every change, so the
+# tracker wakes only to check its stop event (about once a minute, not 120 times).
+TRACK_IDLE_WAKE_S = 60.0
+TRACK_RETRY_S = 0.5  # while the server is gone: how often it is started again
 ADB_PATH_ENV = "PHONED_ADB_PATH"  # the config key adb_path, for code handed no config
 # What to do when the adb binary cannot run on this machine (doctor prints it too).
 ADB_INSTALL_HINT = (
@@ -162,6 +170,8 @@ class AdbServer:
         self.port = port or int(os.environ.get("ANDROID_ADB_SERVER_PORT", DEFAULT_PORT))
         self._adb_path = adb_path or os.environ.get(ADB_PATH_ENV, "")
         self._client: adbutils.AdbClient | None = None
+        # the network phones track_devices connects again after a restart (per server)
+        self.network_phones = network_phones_of(self.host, self.port)
 
     def adb_path(self) -> str:
         """The adb binary that starts the server: the configured one (a bare name is looked
@@ -235,41 +245,95 @@ class AdbServer:
             self._read_status(sock, None)
             return _hex_length(self._read_block(sock).encode(), None)
 
-    def track_devices(self, stop: threading.Event, poll: float = 0.5) -> Iterator[dict[str, str]]:
+    def connect(self, serial: str, timeout: float = 10.0) -> str:
+        """``adb connect SERIAL`` (``host:connect``): attach a network phone ``HOST:PORT``.
+
+        Returns the server's answer ("connected to S", "already connected to S") and
+        remembers the phone, so ``track_devices`` connects it again after an adb server
+        restart. Raises ``DeviceNotFound`` with the answer when the phone is not attached
+        (refused, unreachable, no answer within ``timeout`` seconds) and
+        ``AdbServerError`` when the server cannot be reached.
+        """
+        deadline = time.monotonic() + timeout
+        try:
+            with self._open(timeout) as sock:
+                sock.sendall(_request(f"host:connect:{serial}"))
+                self._read_status(sock, serial, deadline)
+                answer = self._read_block(sock, deadline).strip()
+        except TimeoutError:
+            raise DeviceNotFound(
+                f"no answer to adb connect within {timeout:g} s", serial=serial
+            ) from None
+        except OSError as exc:
+            raise AdbServerError(
+                f"adb server at {self.host}:{self.port} unreachable: {exc}", serial=serial
+            ) from exc
+        if not connect_answer_ok(answer):
+            raise DeviceNotFound(answer, serial=serial)  # the answer names the address
+        self.network_phones.remember(serial)
+        return answer
+
+    def track_devices(
+        self,
+        stop: threading.Event,
+        *,
+        idle_wake_s: float = TRACK_IDLE_WAKE_S,
+        retry_s: float = TRACK_RETRY_S,
+    ) -> Iterator[dict[str, str]]:
         """Every attached device with its state, once now and again on each change.
 
-        Follows ``host:track-devices-l``; when the adb server goes away it yields an empty
-        map once, then reconnects (starting the server again) until ``stop`` is set.
+        Follows ``host:track-devices``. The server sends the whole list on every change, so
+        an idle stream is read without waking: once every ``idle_wake_s`` seconds, to see
+        ``stop`` (the iteration ends within that time of it being set, or at the next
+        change). When the server goes away it yields an empty map once, then every
+        ``retry_s`` seconds starts it (``ensure_running``) until it follows a new one; the
+        network phones the server then lacks are connected again on a thread of their own
+        (``device.network_phones``, logged on ``phoned.adb``).
         """
+        reconnect = Reconnect(self.network_phones, self.connect, stop)
         last: dict[str, str] | None = None
+        broke = False
         while not stop.is_set():
             try:
-                for snapshot in self._track_once(stop, poll):
+                for fresh, snapshot in self._track_once(stop, idle_wake_s):
+                    self.network_phones.observe(snapshot, fresh)
+                    if broke:
+                        broke = False
+                        reconnect.start()
                     if snapshot != last:
                         last = snapshot
                         yield snapshot
-            except (OSError, DeviceError):
+            except (OSError, DeviceError) as exc:
+                if not broke:
+                    log.info("adb server at %s:%s: no device stream (%s); starting it again",
+                             self.host, self.port, str(exc) or type(exc).__name__)  # fmt: skip
+                broke = True
                 if last:
                     last = {}
                     yield last
-                if stop.wait(poll):
+                if stop.wait(retry_s):
                     return
                 with contextlib.suppress(DeviceError):
                     self.ensure_running()
 
-    def _track_once(self, stop: threading.Event, poll: float) -> Iterator[dict[str, str]]:
+    def _track_once(
+        self, stop: threading.Event, idle_wake_s: float
+    ) -> Iterator[tuple[bool, dict[str, str]]]:
+        """One ``host:track-devices`` stream: (first of this stream, device list) pairs."""
         with self._open(5.0) as sock:
             sock.sendall(_request("host:track-devices"))
             self._read_status(sock, None)
-            sock.settimeout(poll)
+            fresh = True
             while not stop.is_set():
+                sock.settimeout(idle_wake_s)
                 try:
                     size = _hex_length(self._recv_exact(sock, 4), None)
                 except TimeoutError:
                     continue
                 sock.settimeout(5.0)
-                yield parse_device_list(self._recv_exact(sock, size).decode("utf-8", "replace"))
-                sock.settimeout(poll)
+                devices = parse_device_list(self._recv_exact(sock, size).decode("utf-8", "replace"))
+                yield fresh, devices
+                fresh = False
 
     @property
     def client(self) -> adbutils.AdbClient:

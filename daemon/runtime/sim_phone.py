@@ -81,8 +81,7 @@ def simulated_phone_if_none(
     child = kept.start(sdk) if pid is None else None
     try:
         if serial not in ready:
-            server.client.connect(serial, timeout=10)
-            wait_attached(server, serial)
+            attach(server, serial)
         how = f"started (SDK {sdk})" if child is not None else f"kept by an earlier run (pid {pid})"
         log.info("no phone attached: serving simulated phone %s, %s", serial, how)
         yield serial
@@ -96,8 +95,7 @@ def _in_process_phone(cfg: Config, server: AdbServer, sdk: int) -> Iterator[str]
 
     sim = Simulator(sdk=sdk, port=0).start()
     try:
-        server.client.connect(sim.serial, timeout=10)
-        wait_attached(server, sim.serial)
+        attach(server, sim.serial)
         log.info("no phone attached: serving simulated phone %s (SDK %s)", sim.serial, sdk)
         yield sim.serial
     finally:
@@ -163,6 +161,19 @@ def unfinished_on(cfg: Config, serial: str) -> list[str] | None:
         return None
     finally:
         store.close()
+
+
+def attach(server: AdbServer, serial: str) -> None:
+    """``adb connect`` the simulated phone (remembered: the daemon's tracker connects it
+    again after an adb server restart) and wait until adb lists it online; ``OSError``
+    when it does not come."""
+    from device.errors import DeviceError
+
+    try:
+        server.connect(serial, timeout=10)
+    except DeviceError as exc:
+        raise OSError(f"the simulated phone {serial} could not be attached: {exc}") from exc
+    wait_attached(server, serial)
 
 
 def wait_attached(server: Any, serial: str, timeout: float = 10.0) -> None:
