@@ -2,7 +2,8 @@
 """Run the fault matrix and print its table: ``scripts/fault_matrix.py [--full] [--out FILE]``.
 
 The short matrix (default) is what the normal suite and CI run: every crash point on an
-idempotent and a non-idempotent task, a few phone drops, an adb server restart. ``--full``
+idempotent and a non-idempotent task, a few phone drops, an adb server restart with a network
+phone, a second daemon started on the same phone. ``--full``
 adds a phone drop after every command of the attempt. The table is printed at the end and
 written to ``--out`` (default ``build/fault_matrix.md``). Exit code: pytest's.
 """

@@ -1,9 +1,11 @@
-"""The fault matrix: the real daemon killed, the phone dropped, the adb server restarted.
+"""The fault matrix: the real daemon killed, the phone dropped, the adb server restarted,
+a second daemon started on the same phone.
 
 Every row runs the real ``phoned run`` process (``phoned_process.Daemon``) against a
 simulated phone through the private adb server, injects one fault at one point of an
 attempt, lets the system recover by itself (a restart without the fault, the phone coming
-back, the adb server back up) and then asserts, in this order:
+back, the adb server back up with the daemon connecting its network phone again, the
+second daemon waiting for the phone's hold) and then asserts, in this order:
 
 1. safety: no task lost (it reached a terminal state or a resumable pause), and the
    non-idempotent effect never repeated: exactly one message in the sent box and exactly
@@ -22,8 +24,11 @@ the default is the short matrix CI runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from phoned_process import Daemon
+from phoned_process import BeforeLine, Daemon, Hooks
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
@@ -57,7 +62,7 @@ FAST_ENV = {
 class Case:
     """One row: a fault, where it strikes, on which task, and the state SPEC asks for."""
 
-    fault: str  # crash | drop | adb-restart
+    fault: str  # crash | drop | adb-restart | two-drivers | locked-queue | full-disk
     at: str  # crash point, drop point (cmd+N / sms.after_send_tap) or phase
     task: str  # dnd.set | sms.send | sms.draft (locked phone: pauses waiting for unlock)
     expect: str = "completed"
@@ -104,8 +109,14 @@ CASES: list[Any] = [
     *(Case("drop", f"cmd+{n}", "dnd.set") for n in ((0, 1, 2, 3, 4) if FULL else (0, 2))),
     *(Case("drop", f"cmd+{n}", "sms.send") for n in ((0, 1, 2, 3, 4, 5) if FULL else (1,))),
     Case("drop", "sms.after_send_tap", "sms.send"),
-    Case("adb-restart", "mid-transition", "bluetooth.set"),
-    Case("adb-restart", "after_send_tap", "sms.send"),
+    # the simulated phone is a network phone (adb connect 127.0.0.1:PORT): the restarted
+    # server does not know it, the daemon connects it again
+    Case("adb-restart", "network-phone:mid-transition", "bluetooth.set"),
+    Case("adb-restart", "network-phone:after_send_tap", "sms.send"),
+    Case("two-drivers", "second-run:send-in-flight", "sms.send"),
+    Case("locked-queue", "after_apply:two-leases", "dnd.set"),
+    Case("locked-queue", "after_send_tap:two-leases", "sms.send"),
+    Case("full-disk", "after_send_tap:two-leases", "sms.send"),
 ]
 
 
@@ -225,7 +236,7 @@ def settle(daemon: Daemon, task_id: str, timeout: float = 45) -> TaskRecord:
 # --- fault runners: each returns the task's settled record ---------------------------------
 
 
-def run_crash(case: Case, daemon: Daemon, sim: Any, adb: Any) -> TaskRecord:
+def run_crash(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
     point = case.at
     if case.task == "sms.send" and point == "while_paused":
         task_id = to_approval(daemon, crash_at=point)  # killed right after approval reported
@@ -260,7 +271,7 @@ def _warm(daemon: Daemon) -> None:
     daemon.state(warm, TaskState.COMPLETED)
 
 
-def run_drop(case: Case, daemon: Daemon, sim: Any, adb: Any) -> TaskRecord:
+def run_drop(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
     faults = sim.phone.faults
     if case.task == "sms.send":
         task_id = to_approval(daemon)
@@ -279,10 +290,14 @@ def run_drop(case: Case, daemon: Daemon, sim: Any, adb: Any) -> TaskRecord:
     return daemon.state(task_id, *TERMINAL, timeout=45)
 
 
-def _restart_adb(adb: Any, sim: Any) -> None:
+def _restart_adb(adb: Any, sim: Any, daemon: Daemon) -> None:
+    """``adb kill-server``, ``start-server``; then the daemon, not the test, connects the
+    phone again (``device.network_phones``) and says so."""
     assert adb.adb("kill-server").returncode == 0
     assert adb.adb("start-server").returncode == 0
-    adb.connect(sim)
+    said = f"adb server restarted: reconnected {sim.serial}"
+    _wait(lambda: said in daemon.log.read_text(errors="replace"), "the daemon's reconnect", 30)
+    assert adb.wait_state(sim.serial, {"device"}, timeout=20) == "device"
 
 
 def _wait(cond: Callable[[], bool], what: str, timeout: float = 20) -> None:
@@ -292,7 +307,7 @@ def _wait(cond: Callable[[], bool], what: str, timeout: float = 20) -> None:
         time.sleep(0.02)
 
 
-def run_adb_restart(case: Case, daemon: Daemon, sim: Any, adb: Any) -> TaskRecord:
+def run_adb_restart(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
     if case.task == "sms.send":
         task_id = to_approval(daemon)
         approve(daemon, task_id)
@@ -302,14 +317,123 @@ def run_adb_restart(case: Case, daemon: Daemon, sim: Any, adb: Any) -> TaskRecor
         start(daemon)
         task_id = submit(daemon, case.task)
         _wait(lambda: command_count(sim, "cmd", "bluetooth_manager", "enable") == 1, "enable")
-    _restart_adb(adb, sim)
+    _restart_adb(adb, sim, daemon)
     return daemon.state(task_id, *TERMINAL, timeout=45)
 
 
-RUNNERS: dict[str, Callable[[Case, Daemon, Any, Any], TaskRecord]] = {
+def run_two_drivers(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
+    """A second ``phoned run`` on the same queue, state folder and phone (a second unit
+    started by mistake) comes up while the approved send runs: held off by the phone's
+    hold (``daemon.runtime.phone_hold``), it waits and sends the phone nothing."""
+    task_id = to_approval(daemon)
+    second = Daemon(daemon.env, daemon.queue, daemon.log.with_name("second.log"))
+    waiting = f"phone {sim.serial} is held by daemon"
+    in_flight: list[bool] = []
+
+    def mid_attempt(line: str) -> None:  # the phone's shell thread, before the line runs
+        if in_flight or daemon.task(task_id).state is not TaskState.RUNNING:
+            return
+        # the approved attempt's first command (its resume check): the tap is still to come
+        second.start()
+        deadline = time.monotonic() + 7  # within the command's 10 s timeout
+        while waiting not in second.log.read_text(errors="replace"):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        in_flight.append(waiting in second.log.read_text(errors="replace"))
+
+    hooks.append(mid_attempt)
+    try:
+        approve(daemon, task_id)
+        task = daemon.state(task_id, *TERMINAL, timeout=45)
+        assert in_flight == [True], f"the second daemon did not wait\n{_log(second)}"
+        time.sleep(0.5)  # the first daemon back to idle: it sends the phone nothing now
+        before = sim.phone.commands_started
+        time.sleep(1.0)  # the second retries the hold every poll_interval (0.2 s) meanwhile
+        assert sim.phone.commands_started == before, "the waiting daemon drove the phone"
+        assert daemon.proc is not None
+        holds = daemon.using(lambda store: store.phone_holds())
+        assert [(h.serial, h.pid) for h in holds] == [(sim.serial, daemon.proc.pid)]
+        second.signal(signal.SIGTERM)
+        assert second.wait(timeout=30) == 0
+        assert "hold taken" not in _log(second)  # it never held the phone
+    finally:
+        second.stop()
+    return task
+
+
+# --- a busy or full queue (issue #24): weather, not a fault of the task ---------------------
+
+
+@contextlib.contextmanager
+def _queue_locked(queue: Path) -> Iterator[None]:
+    """Another process holds the queue's write lock (``BEGIN IMMEDIATE``) meanwhile."""
+    conn = sqlite3.connect(queue, isolation_level=None, timeout=30)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+        conn.close()
+
+
+@contextlib.contextmanager
+def _disk_full(folder: Path) -> Iterator[None]:
+    """The disk under ``folder`` (a tmpfs mounted there) has no space left meanwhile."""
+    filler = folder / "filler"
+    with contextlib.suppress(OSError), filler.open("wb") as out:
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
+    try:
+        yield
+    finally:
+        filler.unlink()
+
+
+def _on_tmpfs(daemon: Daemon) -> Path:
+    """Mount a small tmpfs over the daemon's state folder (root only) with a fresh queue."""
+    state = daemon.queue.parent
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs",
+                              str(state)], capture_output=True, text=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs to fill: {mounted.stderr.strip()} (needs root)")
+    daemon.store().close()
+    return state
+
+
+def run_weather(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
+    """Lock the queue (or fill its disk) right after the phone acted, for two leases."""
+    mounted = _on_tmpfs(daemon) if case.fault == "full-disk" else None
+    try:
+        if case.task == "sms.send":
+            task_id = to_approval(daemon)
+            approve(daemon, task_id)
+            _wait(lambda: send_taps(sim) == 1, "the send tap")
+        else:
+            start(daemon)
+            task_id = submit(daemon, case.task)
+            _wait(lambda: command_count(sim, "cmd", "notification", "set_dnd") >= 1, "set_dnd")
+        weather = _disk_full(mounted) if mounted else _queue_locked(daemon.queue)
+        with weather:
+            time.sleep(2 * float(FAST_ENV["PHONED_LEASE_SECONDS"]))
+            assert daemon.proc is not None and daemon.proc.poll() is None, "the daemon exited"
+        done = daemon.state(task_id, *TERMINAL, timeout=45)
+        assert done.attempt == 1, f"the attempt was blamed: {done.failure}"
+        return done
+    finally:
+        if mounted:
+            daemon.stop()
+            subprocess.run(["umount", "-l", str(mounted)], capture_output=True)
+
+
+RUNNERS: dict[str, Callable[[Case, Daemon, Any, Any, Hooks], TaskRecord]] = {
     "crash": run_crash,
     "drop": run_drop,
     "adb-restart": run_adb_restart,
+    "two-drivers": run_two_drivers,
+    "locked-queue": run_weather,
+    "full-disk": run_weather,
 }
 
 
@@ -332,12 +456,17 @@ def check_state_right(case: Case, task: TaskRecord, sim: Any) -> None:
 def test_fault_matrix_row(
     case: Case, matrix: list[Row], fast_daemon: Daemon, sim_factory, adb_server
 ) -> None:
-    sim = sim_factory(sdk=34)
+    hooks = Hooks()  # the phone's shell calls them before each command line
+    sim = sim_factory(sdk=34, shell_factory=BeforeLine.factory(hooks))
     sim.phone.bluetooth.TURN_ON_S = 0.3
     row = Row(case)
     matrix.append(row)
     began = time.monotonic()
-    task = RUNNERS[case.fault](case, fast_daemon, sim, adb_server)
+    try:
+        task = RUNNERS[case.fault](case, fast_daemon, sim, adb_server, hooks)
+    except pytest.skip.Exception:
+        row.verdict = "skipped"
+        raise
     row.seconds = time.monotonic() - began
     reason = (
         f"/{task.failure.reason.value}" if task.failure and task.state.value == "failed" else ""
