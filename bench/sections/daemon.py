@@ -187,6 +187,7 @@ def run(cfg: Config) -> Section:
         rows.append(row(f"idle, {phones} phone(s), over {idle['seconds']} s",
                         value=f"CPU {idle['cpu_percent']} % of one core ({per_phone:.3f} % per phone)",
                         note=f"RSS peak {idle['rss_mib_peak']} MiB, end {idle['rss_mib_end']} MiB; "
+                             f"{idle['wakeups_per_min']} wake-ups/min; "
                              f"goal < 0.2 % per phone: {cfg.verdict(per_phone < 0.2)}"))  # fmt: skip
     samples = {"submit-to-completed dnd.set": completed, "dnd.set action alone": alone,
                "pickup SQLite daemon": pickups}  # fmt: skip
