@@ -12,6 +12,7 @@ transaction holding locks. ``psycopg`` errors are translated here and nowhere el
 
 from __future__ import annotations
 
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from daemon.lifecycle.errors import (
 from daemon.store.postgres_migrations import migrate
 from daemon.store.rows import Row
 from daemon.store.sqlfile import parse_blocks
+from daemon.store.wake import Alarm
 
 DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
@@ -230,14 +232,28 @@ class PostgresDatabase:
         deadline = time.monotonic() + timeout
         while not stop.is_set():
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or self._notified(min(_NOTIFY_POLL_S, remaining)):
+            if remaining <= 0:
+                return
+            step = remaining if isinstance(stop, Alarm) else min(_NOTIFY_POLL_S, remaining)
+            if self._notified(step, stop):
                 return
 
-    def _notified(self, seconds: float) -> bool:
+    def _notified(self, seconds: float, stop: threading.Event) -> bool:
+        """A notification within ``seconds``. An ``Alarm`` ``stop`` is watched with the
+        connection's socket in one ``select`` (an idle dispatcher sleeps until either,
+        issue #24); a plain Event is looked at every ``_NOTIFY_POLL_S``."""
         with self._lock:
             self._ensure_connected()
             try:
-                return bool(list(self._conn.notifies(timeout=seconds, stop_after=1)))
+                if not isinstance(stop, Alarm):
+                    return bool(list(self._conn.notifies(timeout=seconds, stop_after=1)))
+                if list(self._conn.notifies(timeout=0, stop_after=1)):
+                    return True  # arrived during an earlier statement: psycopg kept it
+                sock = self._conn.fileno()
+                ready, _, _ = select.select([sock, stop.fileno()], [], [], seconds)
+                if sock not in ready:
+                    return False
+                return bool(list(self._conn.notifies(timeout=_NOTIFY_POLL_S, stop_after=1)))
             except psycopg.Error as exc:
                 translate(exc, "waiting for work")
 

@@ -31,6 +31,7 @@ from daemon.lifecycle.records import Preview, TaskRecord
 from daemon.lifecycle.states import TRANSITIONS, TaskState
 from daemon.store.postgres_migrations import Migration, bundled, migrate
 from daemon.store.postgres_store import PostgresStore
+from daemon.store.wake import Alarm
 
 pytestmark = [pytest.mark.postgres, pytest.mark.integration]
 
@@ -41,6 +42,7 @@ T0 = 1_000.0
 CLAIMER = """
 import json, sys, time
 from daemon.store.postgres_store import PostgresStore
+from daemon.store.wake import Alarm
 store = PostgresStore(sys.argv[1])
 owner = sys.argv[2]
 while time.time() < float(sys.argv[3]):
@@ -60,6 +62,7 @@ import sys, time
 while time.time() < float(sys.argv[2]):
     time.sleep(0.001)
 from daemon.store.postgres_store import PostgresStore
+from daemon.store.wake import Alarm
 PostgresStore(sys.argv[1]).close()
 print("ok")
 """
@@ -376,3 +379,33 @@ def test_each_claim_picks_with_a_plan_it_can_keep(open_store) -> None:
     for plan, index in zip(picks, ("tasks_queued", "tasks_queued", "tasks_pkey"), strict=True):
         assert f"Index Scan using {index} on tasks t" in plan, plan
         assert "Seq Scan on tasks t" not in plan and "Sort" not in plan, plan
+
+
+def test_an_idle_wait_sleeps_on_the_socket_and_wakes_on_notify_or_alarm(
+    open_store: Callable[[], PostgresStore],
+) -> None:
+    """Issue #24: an idle dispatcher's wait (``stop`` an ``Alarm``) sleeps in one ``select``
+    on the connection and the alarm: a submit's NOTIFY wakes it at once, and so does the
+    alarm (a phone turning idle, stop); it does not look every 0.5 s in between."""
+    waiter, planner = open_store(), open_store()
+    assert waiter.claim_batch([("d/A", "A")], time.time()) == []  # subscribes (LISTEN)
+    alarm = Alarm()
+    looks = 0
+    real = waiter.pg._conn.notifies
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal looks
+        looks += 1
+        return real(*args, **kwargs)
+
+    waiter.pg._conn.notifies = counted  # type: ignore[method-assign]
+    threading.Timer(1.5, lambda: planner.submit(validate_task(
+        {"method": "dnd.get", "conversation_id": "c", "device": "A"}), time.time())).start()  # fmt: skip
+    began = time.monotonic()
+    waiter.wait_for_work(30, alarm)
+    assert 1.2 < time.monotonic() - began < 10
+    assert looks <= 2  # the kept-backlog look and the one after select (was one per 0.5 s)
+    threading.Timer(0.5, alarm.set).start()
+    began = time.monotonic()
+    waiter.wait_for_work(30, alarm)
+    assert time.monotonic() - began < 5, "the alarm did not end the wait"
