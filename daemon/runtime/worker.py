@@ -29,6 +29,7 @@ from daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from daemon.runtime.faults import fault_point, paused_point
 from daemon.runtime.patience import PatientStore, weather
 from daemon.store.protocol import WorkerStore
+from daemon.store.wake import Alarm
 from device.connection import Device
 from device.errors import DeviceError
 from device.threads import spawn
@@ -113,7 +114,7 @@ class Worker:
         self.limit = limit
         self.results: list[Result] = []
         self.current: TaskRecord | None = None
-        self._stop = threading.Event()
+        self._stop = Alarm()  # a store's wait sleeps on it with its socket, no ticks
         self._handed: TaskRecord | None = None
         self._woken = threading.Event()  # a task was handed over, or stop
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import select
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +62,7 @@ from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
 from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.wake import Alarm
 from device.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
@@ -323,7 +325,7 @@ class HttpStore:
         """
         wait = max(timeout, self.idle_wait if self._cursor is not None else 0.0)
         box: dict[str, Any] = {}
-        done = threading.Event()
+        done = Alarm()
 
         def poll() -> None:
             try:
@@ -337,6 +339,10 @@ class HttpStore:
                 done.set()
 
         spawn("long-poll", poll)
+        if isinstance(stop, Alarm):  # asleep until the answer or stop (issue #24: no ticks)
+            select.select([done.fileno(), stop.fileno()], [], [])
+            if not done.is_set():
+                return
         while not done.wait(0.05):
             if stop.is_set():
                 return

@@ -26,6 +26,7 @@ from daemon.lifecycle.records import Failure, JournalOutcome
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.http_store import HttpStore, PlaneLink
 from daemon.store.plane_client import PlaneClient
+from daemon.store.wake import Alarm
 
 SERIAL = "emu-1"
 OUTAGE_S = float(os.environ.get("PHONED_TEST_OUTAGE_S", "3"))
@@ -295,3 +296,27 @@ def test_a_registration_the_plane_missed_is_sent_before_the_next_claim(plane: Pl
         f"{server.url}/v1/classify", json={"task": task, "device": SERIAL}, headers=headers
     )
     assert answer.json()["classification"]["supported"] is True
+
+
+def test_an_idle_long_poll_sleeps_until_the_answer_or_its_alarm(plane: Plane) -> None:
+    """Issue #24: the waiting thread of a worker's long-poll looked at its stop flag every
+    50 ms (1,200 wake-ups a minute per idle phone). With the worker's ``Alarm`` it sleeps
+    in one ``select`` until the plane answers or the alarm is set."""
+    server = plane.serve()
+    daemon = plane.store(server, idle_wait=1.5)
+    alarm = Alarm()
+    daemon.wait_for_work(0.1, alarm)  # the first cursor
+    status = Path(f"/proc/self/task/{threading.get_native_id()}/status")
+
+    def switches() -> int:
+        lines = status.read_text().splitlines()
+        return sum(int(line.split()[1]) for line in lines if "ctxt_switches" in line)
+
+    before, began = switches(), time.monotonic()
+    daemon.wait_for_work(1.5, alarm)  # the plane answers after idle_wait: nothing queued
+    assert time.monotonic() - began >= 1.0
+    assert switches() - before <= 8  # was ~30 in 1.5 s
+    threading.Timer(0.3, alarm.set).start()
+    began = time.monotonic()
+    daemon.wait_for_work(30, alarm)
+    assert time.monotonic() - began < 5, "the alarm did not end the long-poll's wait"
