@@ -44,10 +44,6 @@ class Weather:
         self._since: float | None = None
         self._said_at = 0.0
 
-    @property
-    def bad(self) -> bool:
-        return self._since is not None
-
     def met(self, what: str, exc: QueueWeather) -> None:
         """A call (``what``) met ``exc``: said at once the first time, then every
         ``SAY_AGAIN_S``."""
