@@ -38,6 +38,13 @@ class _Worker:
         self.got.set()
 
 
+def _first_claim(dispatcher: Dispatcher, timeout: float = 10) -> None:
+    """Wait until the dispatcher made its first claim round trip (or ``timeout`` passed)."""
+    deadline = time.monotonic() + timeout
+    while dispatcher.batches < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _spec(**extra: Any):
     return validate_task({"method": "dnd.get", "conversation_id": "c", **extra})
 
@@ -75,9 +82,7 @@ def test_an_idle_daemon_claims_once_then_only_when_the_queue_changes(tmp_path: P
     thread = start_dispatcher(dispatcher)
     planner = SqliteStore(path)
     try:
-        deadline = time.monotonic() + 10
-        while dispatcher.batches < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _first_claim(dispatcher)
         time.sleep(0.5)  # ~25 fallback rounds with nothing changed
         assert dispatcher.batches == 1
         task = planner.submit(_spec(device="B"), time.time())
@@ -165,9 +170,7 @@ def test_an_idle_dispatcher_on_a_waking_queue_reads_it_only_when_poked(
     thread = start_dispatcher(dispatcher)
     planner = SqliteStore(path)
     try:
-        deadline = time.monotonic() + 10
-        while dispatcher.batches < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _first_claim(dispatcher)
         assert stores
         reads = mocker.spy(stores[0].sqlite, "data_version")
         time.sleep(1.5)  # 30 poll intervals and pause checks, with nothing changed
