@@ -17,6 +17,7 @@ from typing import Any
 
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
+from daemon.runtime.faults import PreReadRecorder
 from daemon.runtime.staleness import sensitive_values, stored
 from daemon.store.protocol import WorkerStore
 from device.connection import Device
@@ -42,9 +43,23 @@ class AttemptEvidence:
         self._unkept.append(recorder)
         return recorder
 
+    def step_recorder(self, task: TaskRecord) -> Recorder:
+        """A tracked recorder for one step of ``task``'s attempt, redacting its secrets
+        (crash point ``after_pre_read`` at its first read when armed)."""
+        return self.track(
+            PreReadRecorder(self.device, task.method, sensitive=sensitive_values(task))
+        )
+
     def kept(self, recorder: Recorder) -> None:
         """``recorder``'s evidence is in the store: a failure need not keep it again."""
         self._unkept = [r for r in self._unkept if r is not recorder]
+
+    def keep(
+        self, store: WorkerStore, task: TaskRecord, kind: str, body: dict[str, Any], now: float
+    ) -> str:
+        """Keep ``body`` as evidence of ``kind``, numbers and texts redacted
+        (``staleness.stored``); its ref."""
+        return store.put_evidence(task.ticket, kind, stored(task, body), now)
 
     def failure_body(self, task: TaskRecord, failure: Failure) -> dict[str, Any]:
         """The ``failure`` document: every unkept command and observation, in the order

@@ -25,20 +25,28 @@ The same comparison runs before a person decides a pending approval
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
 from device.actions.registry import SCREEN_METHODS
 from device.connection import Device
-from device.errors import DeviceError
+from device.errors import DeviceError, DeviceOffline
 from device.evidence import Recorder
 from device.snapshot import Snapshot, compare, fields_for, level_for, take
 
 PAUSE_KIND = "pause_snapshot"
 RESUME_KIND = "resume_check"
+
+# What a resumed attempt may do (``decide``):
+CONTINUE = "continue"  # nothing the task depends on changed
+RECHECK = "recheck"  # something changed, no approval at stake: run again from the phone
+VOID_APPROVAL = "void_approval"  # an approved effect's context changed: ask again
+STALE = "stale"  # going on would undo what the person did: fail ``stale_state``
 
 
 def sensitive_values(task: TaskRecord) -> list[str]:
@@ -128,13 +136,13 @@ def decide(
     the pause (``later_drafts``); a composer showing one of them was not edited by a person.
     """
     if old is None or new is None:  # no baseline or no fresh reading: trust nothing
-        return ("void_approval" if approved else "recheck"), {"snapshot": "missing"}
+        return (VOID_APPROVAL if approved else RECHECK), {"snapshot": "missing"}
     diff = compare(old, new, fields_for(task.method))
     if not diff:
-        return "continue", diff
+        return CONTINUE, diff
     if _user_edited_draft(task, old, new, phoned_texts):
-        return "stale", diff
-    return ("void_approval" if approved else "recheck"), diff
+        return STALE, diff
+    return (VOID_APPROVAL if approved else RECHECK), diff
 
 
 def later_drafts(store: WorkerStore, task: TaskRecord, since: float) -> dict[str, str]:
@@ -157,17 +165,18 @@ def compare_with_pause(
     task: TaskRecord,
     artifacts: Any,
     approved: bool,
-    track: Callable[[Recorder], Recorder] = lambda recorder: recorder,
+    recorder: Recorder | None = None,
 ) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
     """A fresh snapshot compared with the attempt's pause snapshot: the decision, the diff
     and the document that keeps both (not stored yet); None when the attempt has no pause
-    snapshot to resume from."""
+    snapshot to resume from. ``recorder`` (default: a new one) records the fresh reads."""
     paused = pause_snapshot_of(store, task)
     if paused is None:
         return None
     old_json = paused["body"].get("snapshot")
     old = Snapshot.from_json(old_json) if old_json else None
-    ctx = ActionContext(recorder=track(_recorder(device, task)), artifacts_dir=artifacts)
+    reads = recorder if recorder is not None else _recorder(device, task)
+    ctx = ActionContext(recorder=reads, artifacts_dir=artifacts)
     new, doc = snapshot_doc(ctx, task, old.level if old else level_for(task.method))
     shown = _compose_text(new)
     drafts: dict[str, str] = {}
@@ -185,26 +194,56 @@ def _compose_text(snap: Snapshot | None) -> str | None:
     return text if isinstance(text, str) else None
 
 
+@dataclass(frozen=True)
+class ResumeVerdict:
+    """What the stale check decided for one attempt, once, as data the executor acts on.
+
+    ``resuming`` is False for an attempt with no pause snapshot to resume from (nothing was
+    checked). ``reads`` is the recorder of the check's fresh reads (None when it read
+    nothing), for the attempt's evidence; ``unchecked`` is the device or queue error that
+    cut the check short (no decision then: the attempt fails on it, with those reads).
+    """
+
+    resuming: bool
+    decision: str = CONTINUE
+    diff: dict[str, Any] = field(default_factory=dict)
+    ref: str | None = None  # the ``resume_check`` evidence document
+    reads: Recorder | None = None
+    unchecked: DeviceOffline | StoreUnavailable | None = None
+
+    @property
+    def changed(self) -> str:
+        """What changed, in one line (``describe``)."""
+        return describe(self.diff)
+
+
+NOT_RESUMING = ResumeVerdict(resuming=False)
+
+
 def resume_check(
     store: WorkerStore,
     device: Device,
     task: TaskRecord,
     artifacts: Any,
     clock: Callable[[], float],
-    track: Callable[[Recorder], Recorder] = lambda recorder: recorder,
-) -> tuple[str, dict[str, Any], str] | None:
-    """For a resuming attempt: the decision, the diff and the evidence ref; else None.
+) -> ResumeVerdict:
+    """The stale check of an attempt: a fresh snapshot compared with the one kept at the
+    pause, kept as ``resume_check`` evidence, and what the attempt may do now.
 
-    ``track`` is handed the check's recorder before it reads the phone (the attempt's
-    ``AttemptEvidence.track``), so a check that fails still leaves its reads as evidence.
+    It never raises for a phone gone offline or a queue that did not answer: the verdict
+    says so (``unchecked``), with the reads made until then.
     """
-    approved = task.approval_status == "approved"
-    checked = compare_with_pause(store, device, task, artifacts, approved, track)
-    if checked is None:
-        return None
-    decision, diff, doc = checked
-    ref = store.put_evidence(task.ticket, RESUME_KIND, stored(task, doc), clock())
-    return decision, diff, ref
+    reads = _recorder(device, task)
+    try:
+        approved = task.approval_status == "approved"
+        checked = compare_with_pause(store, device, task, artifacts, approved, reads)
+        if checked is None:
+            return NOT_RESUMING
+        decision, diff, doc = checked
+        ref = store.put_evidence(task.ticket, RESUME_KIND, stored(task, doc), clock())
+    except (DeviceOffline, StoreUnavailable) as exc:
+        return ResumeVerdict(resuming=True, reads=reads, unchecked=exc)
+    return ResumeVerdict(True, decision, diff, ref, reads)
 
 
 def describe(diff: dict[str, Any]) -> str:
