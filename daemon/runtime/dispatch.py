@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from daemon.lifecycle.errors import LifecycleError, QueueWeather
 from daemon.runtime.patience import weather
@@ -30,9 +30,27 @@ from daemon.store.wake import Alarm
 from device.threads import spawn
 
 if TYPE_CHECKING:
-    from daemon.runtime.worker import Worker
+    from daemon.lifecycle.records import TaskRecord
+    from daemon.runtime.executor import ExecutorSettings
+    from device.connection import Device
 
 log = logging.getLogger("phoned.dispatch")
+
+
+class IdleWorker(Protocol):
+    """What the dispatcher needs of an idle phone's worker (``daemon.runtime.worker``, which
+    imports this module: the dispatcher knows a worker by this shape alone)."""
+
+    owner: str  # the lease owner it claims as: "<daemon id>/<serial>"
+    device: Device
+    executor: ExecutorSettings  # its clock times the pause watch's resumes
+
+    @property
+    def stopping(self) -> bool: ...
+
+    def hand(self, task: TaskRecord) -> None:
+        """Run ``task`` (leased to it) next."""
+
 
 RESTART_S = 1.0  # pause before the dispatcher starts over after an unexpected error
 # an idle dispatcher on a store that wakes it (``WorkerStore.wakes_on_work``) looks again
@@ -57,7 +75,7 @@ class Dispatcher:
         self.lease_s = lease_s
         self.poll_interval = poll_interval
         self.pause_check_interval = pause_check_interval
-        self._idle: dict[str, Worker] = {}
+        self._idle: dict[str, IdleWorker] = {}
         self._lock = threading.Lock()  # guards _idle
         self._claiming = threading.Lock()  # held from a claim to its hand-over
         self._attention = Alarm()  # a worker became idle, or stop (wakes a socket wait)
@@ -69,14 +87,14 @@ class Dispatcher:
         self.on_claimed: Callable[[], None] | None = None  # called after a claim leased
 
     # -- the workers' side -----------------------------------------------------------------
-    def offer(self, worker: Worker) -> None:
+    def offer(self, worker: IdleWorker) -> None:
         """``worker`` found nothing to claim: claim for it from now on."""
         with self._lock:
             self._idle[worker.owner] = worker
             self._relist = True  # it may have paused a task just now
         self._attention.set()
 
-    def withdraw(self, worker: Worker) -> None:
+    def withdraw(self, worker: IdleWorker) -> None:
         """``worker`` stops: claim nothing more for it. Waits for a claim in flight, so
         a task leased for it meanwhile has been handed over when this returns."""
         with self._claiming, self._lock:
@@ -143,14 +161,14 @@ class Dispatcher:
             wait = min(wait, max(0.0, next_watch - time.monotonic()))
         return wait
 
-    def _idle_workers(self) -> dict[str, Worker]:
+    def _idle_workers(self) -> dict[str, IdleWorker]:
         with self._lock:
             for owner, worker in list(self._idle.items()):
                 if worker.stopping:
                     del self._idle[owner]
             return dict(self._idle)
 
-    def _claim(self, store: WorkerStore, idle: dict[str, Worker]) -> set[str] | None:
+    def _claim(self, store: WorkerStore, idle: dict[str, IdleWorker]) -> set[str] | None:
         """One claim for every idle worker; hand out what it leased; to whom (None: the
         claim failed)."""
         with self._claiming:
