@@ -18,6 +18,10 @@ fresh snapshot of the same level is compared with it (kind ``resume_check``), an
   very draft the task prepared, text no task of phoned put there): the task fails
   ``stale_state`` with the difference and the way on (``phoned rerun``).
 
+The executor asks once, ``resume_check``, and gets a ``ResumeVerdict`` back: the decision,
+the diff, the ``resume_check`` evidence and the check's reads, or the phone or queue error
+that cut the check short. Nothing here calls back into the executor.
+
 The same comparison runs before a person decides a pending approval
 (``approval_watch``): its ``approval_check`` document marks the preview stale.
 """
