@@ -8,6 +8,10 @@ after an effect, the queue gone, an internal error) still keeps the commands it 
 their exit codes and errors, and what it observed, in one ``failure`` document whose note
 says what failed. An attempt that failed before any command keeps that document too, with
 no commands and the note.
+
+Whatever is kept is redacted first (``stored``: the task's phone numbers and message
+texts, and every private key's value), and each step's recorder redacts them as it
+records (``sensitive_values``).
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from typing import Any
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.runtime.faults import PreReadRecorder
-from daemon.runtime.staleness import sensitive_values, stored
 from daemon.store.protocol import WorkerStore
+from device import private
 from device.connection import Device
 from device.evidence import Recorder
 
@@ -27,6 +31,18 @@ log = logging.getLogger("phoned.executor")
 
 FAILURE_KIND = "failure"
 _NO_TARGET: dict[str, Any] = {}  # a failed attempt observed no target
+
+
+def sensitive_values(task: TaskRecord) -> list[str]:
+    """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
+    numbers, message bodies); none for a method the registry does not know."""
+    return private.task_secrets(task.method, task.params)
+
+
+def stored(task: TaskRecord, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as evidence keeps it: the task's phone numbers and message texts, and every
+    private key's value, in their redacted form (``device.private``), wherever they are."""
+    return private.scrub(body, sensitive_values(task))
 
 
 class AttemptEvidence:
@@ -57,8 +73,8 @@ class AttemptEvidence:
     def keep(
         self, store: WorkerStore, task: TaskRecord, kind: str, body: dict[str, Any], now: float
     ) -> str:
-        """Keep ``body`` as evidence of ``kind``, numbers and texts redacted
-        (``staleness.stored``); its ref."""
+        """Keep ``body`` as evidence of ``kind``, numbers and texts redacted (``stored``);
+        its ref."""
         return store.put_evidence(task.ticket, kind, stored(task, body), now)
 
     def failure_body(self, task: TaskRecord, failure: Failure) -> dict[str, Any]:

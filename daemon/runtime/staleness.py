@@ -2,7 +2,7 @@
 
 When an attempt pauses (waiting, approval, permission) the executor keeps a snapshot of
 the phone as evidence (kind ``pause_snapshot``; like all evidence, with phone numbers and
-texts redacted: ``stored()``). When the same attempt is claimed again, a
+texts redacted: ``attempt_evidence.stored()``). When the same attempt is claimed again, a
 fresh snapshot of the same level is compared with it (kind ``resume_check``), and
 ``decide()`` says what the old plan may do:
 
@@ -34,6 +34,7 @@ from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import TaskRecord
+from daemon.runtime.attempt_evidence import sensitive_values, stored  # re-exported too
 from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
@@ -53,20 +54,8 @@ VOID_APPROVAL = "void_approval"  # an approved effect's context changed: ask aga
 STALE = "stale"  # going on would undo what the person did: fail ``stale_state``
 
 
-def sensitive_values(task: TaskRecord) -> list[str]:
-    """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
-    numbers, message bodies); none for a method the registry does not know."""
-    return private.task_secrets(task.method, task.params)
-
-
 def _recorder(device: Device, task: TaskRecord) -> Recorder:
     return Recorder(device, "snapshot", sensitive=sensitive_values(task))
-
-
-def stored(task: TaskRecord, body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` as evidence keeps it: the task's phone numbers and message texts, and every
-    private key's value, in their redacted form (``device.private``), wherever they are."""
-    return private.scrub(body, sensitive_values(task))
 
 
 def snapshot_doc(
