@@ -87,6 +87,7 @@ from device.private_files import UnsafePath
 log = logging.getLogger("phoned.executor")
 
 MAX_REPLANS = 3  # a task amended again and again while it runs gives up after this many
+AMENDED_TOO_OFTEN = "amended too often while running"  # its failure message then
 
 _FAILURES = {
     Status.NOT_MET: FailureReason.VERIFICATION_FAILED,
@@ -151,7 +152,6 @@ class Verified:
 
     acted: Acted
     refs: tuple[str, ...]
-    waiting: None = None
 
 
 @dataclass(frozen=True)
@@ -202,9 +202,6 @@ def execute_task(
     if isinstance(admitted, Result):
         return admitted
     return Result(_fail(run, admitted.task, FailureReason.ACTION_ERROR, AMENDED_TOO_OFTEN))
-
-
-AMENDED_TOO_OFTEN = "amended too often while running"
 
 
 # -- 1. reconcile ----------------------------------------------------------------------------
@@ -511,8 +508,9 @@ def report(run: _Attempt, settled: Verified | Paused) -> Result | Admitted:
     fault_point("before_report")
     acted = settled.acted
     task, outcome, ref = acted.task, acted.outcome, acted.ref
+    waiting = settled.waiting if isinstance(settled, Paused) else None
     try:
-        return Result(_transition(run, task, outcome, settled.refs, settled.waiting), outcome, ref)
+        return Result(_transition(run, task, outcome, settled.refs, waiting), outcome, ref)
     except StopRequested:  # cancelled after the effect was admitted: confirm the stop
         return Result(_stop(run, task, acted.ctx), outcome, ref)
     except RevisionSuperseded:  # amended after the effect was admitted
