@@ -73,9 +73,10 @@ def declared() -> list[Declared]:
 _PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
 
 
-def _yaml_value(value: Any) -> str:
-    """A YAML scalar that reads back as ``value``: plain when it is a word YAML keeps as
-    text (``priority``, ``com.example.notes``), else JSON (valid YAML flow)."""
+def yaml_scalar(value: Any) -> str:
+    """A YAML key or value that reads back as ``value``: plain when it is a word YAML keeps
+    as text (``priority``, ``com.example.notes``; not ``on``, ``null``), else JSON (valid
+    YAML flow)."""
     import yaml
 
     if isinstance(value, str) and _PLAIN.fullmatch(value) and yaml.safe_load(value) == value:
@@ -103,7 +104,7 @@ def example_yaml(item: Declared) -> str:
         lines.append("params: {}")
     else:
         lines.append("params:")
-        lines += [f"  {name}: {_yaml_value(value)}" for name, value in params.items()]
+        lines += [f"  {yaml_scalar(name)}: {yaml_scalar(value)}" for name, value in params.items()]
     return "\n".join(lines) + "\n"
 
 
