@@ -59,6 +59,8 @@ def _side_files(root: Path, check: bool) -> None:
         paths = side_files.stale(root) if check else side_files.write(root)
     except side_files.SideFileError as exc:
         fail(str(exc), EXIT_FAILURE)
+    except OSError as exc:  # a read-only install, a file that cannot be read
+        fail(f"cannot write the generated files under {root}: {exc}", EXIT_FAILURE)
     if check and paths:
         for path in paths:
             click.echo(f"stale: {path}", err=True)
