@@ -9,7 +9,10 @@ it, so a method added to the registry appears in each with nothing else to edit.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 CATALOGUE_VERSION = 1
 
@@ -39,9 +42,13 @@ def params_schema(method: str) -> dict[str, Any]:
 
 def example_params(method: str) -> dict[str, Any]:
     """Params built from the first example of every field that has one (valid by test)."""
-    declared = _registry()[method]
+    return model_example(_registry()[method].params)
+
+
+def model_example(model: type[BaseModel]) -> dict[str, Any]:
+    """The first example of every field of ``model`` that has one."""
     example: dict[str, Any] = {}
-    for name, field in declared.params.model_fields.items():
+    for name, field in model.model_fields.items():
         if field.examples:
             example[name] = field.examples[0]
     return example
@@ -154,14 +161,14 @@ def _cli_value(value: Any) -> str:
 
 
 def markdown() -> str:
-    """``docs/methods.md`` (generated: ``phoned methods --markdown > docs/methods.md``)."""
+    """``docs/methods.md`` (written by ``phoned methods --write``; ``--markdown`` prints it)."""
     out = [
         "# Task methods",
         "",
-        "Generated from the method registry and its params models by",
-        "`phoned methods --markdown > docs/methods.md` (a test fails when it is stale). The same",
-        "schemas are the MCP tools' input schemas (`phoned mcp`), `phoned methods --json`, and",
-        "`components.schemas` in `docs/openapi.json`. Examples: `examples/`.",
+        "Generated from the method registry and its params models by `phoned methods --write`:",
+        "do not edit (a test fails when it is stale). The same schemas are the MCP tools' input",
+        "schemas (`phoned mcp`), `phoned methods --json`, and `components.schemas` in",
+        "`docs/openapi.json`. Examples: `examples/`.",
         "",
         "| method | MCP tool | reads | changes | approval |",
         "|---|---|---|---|---|",

@@ -1,7 +1,7 @@
 """The OpenAPI document of the control plane, as ``/openapi.json`` serves it.
 
-``python -m daemon.server.openapi > docs/openapi.json`` refreshes the copy kept in the
-repository (a test fails when it is stale).
+``phoned methods --write`` (or ``python -m daemon.server.openapi > docs/openapi.json``)
+refreshes the copy kept in the repository (a test fails when it is stale).
 """
 
 from __future__ import annotations

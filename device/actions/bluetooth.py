@@ -32,7 +32,7 @@ from pydantic import Field, StrictBool
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got
 from device.commands import Argv
@@ -394,6 +394,18 @@ def _has_manager(capabilities: Capabilities) -> bool:
     return "bluetooth_manager" in capabilities.services
 
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads="`dumpsys bluetooth_manager` (`state:`), `settings get global bluetooth_on`",
+    effect=(
+        "`cmd bluetooth_manager enable|disable` where the service is listed in `cmd -l` (API 33+),"
+        " else `svc bluetooth`"
+    ),
+    verified=(
+        "both read-backs polled through TURNING_ON/OFF; every change recorded with its time in "
+        "`detail.transitions`"
+    ),
+)
+
 DECLARED = (
     Method(
         "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
@@ -401,6 +413,7 @@ DECLARED = (
         summary="Turn Bluetooth on or off, verified by reading the adapter state back.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
         changes="the Bluetooth adapter (on/off)",
+        actions_row=_ACTIONS_ROW,
     ),
     Method(
         "bluetooth.get", NoParams, get, name_target, needs=_has_manager,

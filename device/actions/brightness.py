@@ -28,7 +28,7 @@ from pydantic import Field, StrictInt, ValidationInfo, field_validator, model_va
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read
 from device.commands import Argv
@@ -191,12 +191,26 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 _READS = "system settings screen_brightness and screen_brightness_mode"
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "`settings get system screen_brightness` (0..255) and `screen_brightness_mode` (0 manual, "
+        "1 automatic)"
+    ),
+    effect=(
+        "a level: `settings put system screen_brightness_mode 0`, then `settings put system "
+        "screen_brightness N` (each only when it differs); `auto: true`: `... "
+        "screen_brightness_mode 1`"
+    ),
+    verified="both settings read back: mode 0 and the level, or mode 1",
+)
+
 DECLARED = (
     Method(
         "brightness.set", BrightnessSet, set_brightness, name_target, reconcile=reconcile,
         summary="Set the screen brightness: a level 0..255 in manual mode, or adaptive "
         "brightness on; verified by reading both settings back.",
         reads=_READS, changes="the screen brightness level and mode (manual/adaptive)",
+        actions_row=_ACTIONS_ROW,
     ),
     Method(
         "brightness.get", NoParams, get, name_target,

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
 from device.commands import Argv
@@ -149,12 +149,23 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 # ---- declaration -------------------------------------------------------------------------
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads="`settings get global zen_mode`",
+    effect=(
+        "`mode` `off`/`priority`/`alarms`/`total_silence` is sent as `cmd notification set_dnd "
+        "off|priority|alarms|none` (Android's word for total silence is `none`; probe `cmd "
+        "notification help`; API < 29: `unsupported`)"
+    ),
+    verified="`zen_mode` polled until it shows the target and holds it one more read",
+)
+
 DECLARED = (
     Method(
         "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
         needs=lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
         summary="Set the Do Not Disturb mode, verified by reading it back.",
         reads="global setting zen_mode", changes="the Do Not Disturb mode (zen_mode)",
+        actions_row=_ACTIONS_ROW,
     ),
     Method(
         "dnd.get", NoParams, get, name_target,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -43,6 +43,10 @@ class Method(Generic[P]):
     summary: str = ""  # what the method does
     reads: str = ""  # what it reads on the phone (its read-back)
     changes: str = ""  # what it changes on the phone; "" for a read
+    # the generated side files (`phoned methods --write`, docs/structure.md):
+    # the task scripts/ci-emulator.sh runs on an emulator; None: the catalogue example
+    emulator_params: dict[str, Any] | None = field(default=None, compare=False)
+    actions_row: ActionsRow | None = None  # its module's docs/actions.md row (one method has it)
 
     def __post_init__(self) -> None:
         unknown = set(self.sensitive) - set(self.params.model_fields)
@@ -86,3 +90,13 @@ def params_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[st
 def fixed(name: str) -> TargetNamer:
     """A target name that does not depend on what was observed (``sms.sent``)."""
     return lambda params, observed: name
+
+
+@dataclass(frozen=True)
+class ActionsRow:
+    """The row of ``docs/actions.md`` for one action module (Markdown; ``|`` is escaped
+    when the table is written)."""
+
+    reads: str  # the commands it reads the state with
+    effect: str  # the commands of its effect; "none" for a module that only reads
+    verified: str  # how the effect is verified by read-back; "-" for a read

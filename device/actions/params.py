@@ -44,3 +44,7 @@ def _phone_number(value: str) -> str:
 
 # A recipient: E.164 (+4915112345678) or local digits (2..15); nothing else reaches an argv.
 PhoneNumber = Annotated[str, AfterValidator(_phone_number)]
+
+# The recipient of the SMS tasks scripts/ci-emulator.sh runs: 555-0100..0199 are reserved for
+# fiction (NANPA); the emulator has no SIM to send from anyway.
+EMULATOR_NUMBER = "+15555550100"

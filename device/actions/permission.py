@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import COMPONENT, PACKAGE, PERMISSION, Params
 from device.actions.reads import got, invalid, read, target
 from device.commands import Argv
@@ -267,6 +267,18 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 # ---- declaration -------------------------------------------------------------------------
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "`dumpsys package PKG` (runtime grants); secure `enabled_notification_listeners` / "
+        "`enabled_notification_policy_access_packages`"
+    ),
+    effect=(
+        "`am start -W -a <settings action> [-d package:PKG]`; with `ctx.ci_grant`: `pm grant` / "
+        "`cmd notification allow_listener|allow_dnd`"
+    ),
+    verified="the same reads, polled",
+)
+
 DECLARED = (
     Method(
         "permission.check",
@@ -275,6 +287,7 @@ DECLARED = (
         name_target,
         summary="Check whether an app holds a runtime permission or a special access.",
         reads="dumpsys package (runtime grants) or the secure settings of listeners / DND access",
+        emulator_params={"package": "com.android.shell", "special": "dnd_access"},
     ),
     Method(
         "permission.request",
@@ -286,5 +299,7 @@ DECLARED = (
         "on the phone, then verifies the grant.",
         reads="the same grant state as permission.check",
         changes="opens the settings screen where the person grants it",
+        emulator_params={"package": "com.android.shell", "special": "dnd_access"},
+        actions_row=_ACTIONS_ROW,
     ),
 )

@@ -12,7 +12,7 @@ raw output, never a stale screen.
 from __future__ import annotations
 
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method, fixed
+from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import NoParams
 from device.actions.reads import got
 
@@ -45,10 +45,20 @@ def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
 
 # ---- declaration -------------------------------------------------------------------------
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "`dumpsys power`, `dumpsys window policy`, `dumpsys window windows`, `uiautomator dump`, "
+        "`screencap -p` (pulled with adb sync)"
+    ),
+    effect="none",
+    verified="-",
+)
+
 DECLARED = (
     Method(
         "screen.snapshot", NoParams, snapshot, fixed("screen.snapshot"),
         summary="Take a snapshot of the screen: windows, foreground app, UI hierarchy, screenshot.",
         reads="window list, UI hierarchy and a screenshot",
+        actions_row=_ACTIONS_ROW,
     ),
 )  # fmt: skip

@@ -23,8 +23,8 @@ from pydantic import Field, StrictInt, field_validator
 from device import commands, contacts, parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method, fixed
-from device.actions.params import Params, PhoneNumber
+from device.actions.method import ActionsRow, Method, fixed
+from device.actions.params import EMULATOR_NUMBER, Params, PhoneNumber
 from device.actions.reads import read, target
 from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
@@ -282,11 +282,25 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
 
 # ---- declaration -------------------------------------------------------------------------
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "default SMS app (role holders API 29+, `sms_default_application` below), `dumpsys power`,"
+        " `dumpsys window policy`, `uiautomator dump`"
+    ),
+    effect=(
+        "`input keyevent KEYCODE_WAKEUP` when the screen is off; `am start -W -a "
+        "android.intent.action.SENDTO -d smsto:N --es sms_body BODY -p PKG`"
+    ),
+    verified="hierarchy: app in front, recipient shown, compose field == body",
+)
+
 DECLARED = (
     Method(
         "sms.draft", Sms, draft, fixed("sms.drafted"), reconcile=reconcile, screen=True,
         sensitive=("to", "body"),
         summary="Open a draft SMS to a recipient in the default SMS app (nothing is sent).",
         reads="the screen (UI hierarchy) of the SMS app", changes="the SMS app's draft",
+        emulator_params={"to": EMULATOR_NUMBER, "body": "phoned CI draft"},
+        actions_row=_ACTIONS_ROW,
     ),
 )  # fmt: skip

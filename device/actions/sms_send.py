@@ -31,7 +31,8 @@ from typing import Any
 from device import conversation, messaging_words, parsers, ui_hierarchy
 from device.actions import sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
-from device.actions.method import Method, fixed
+from device.actions.method import ActionsRow, Method, fixed
+from device.actions.params import EMULATOR_NUMBER
 from device.actions.reads import read, target
 from device.actions.sms import Sms
 from device.commands import Argv
@@ -562,6 +563,22 @@ def _reconcile_chat_store(
 
 # ---- declaration -------------------------------------------------------------------------
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "as draft, then `content query --uri content://sms/sent --projection "
+        "_id:address:date:sub_id:body` (and Samsung Messages' `content://im/chat`)"
+    ),
+    effect=(
+        "`input tap X Y` on the send button (the one of `params.sim` where the app has one per "
+        "SIM), only with a matching approval"
+    ),
+    verified=(
+        "a sent-box row newer than the baseline `_id` with this address and exactly this body (its"
+        " `sub_id` in the evidence); else a chat-store row of type 2; else the conversation's new "
+        "bubble read in the phone's language (docs/android-variants.md V113-V118)"
+    ),
+)
+
 DECLARED = (
     Method(
         "sms.send", Sms, send, fixed("sms.sent"), reconcile=reconcile, approval=True,
@@ -570,5 +587,7 @@ DECLARED = (
         "then taps send once and checks the sent box.",
         reads="the screen of the SMS app, the sent messages",
         changes="sends a message to the recipient (cannot be undone)",
+        emulator_params={"to": EMULATOR_NUMBER, "body": "phoned CI send"},
+        actions_row=_ACTIONS_ROW,
     ),
 )  # fmt: skip

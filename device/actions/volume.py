@@ -27,7 +27,7 @@ from pydantic import Field, StrictInt, model_validator
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import Params
 from device.actions.reads import got, invalid, target
 from device.commands import Argv
@@ -217,6 +217,15 @@ def _has_audio(capabilities: Capabilities) -> bool:
     return "audio" in capabilities.services
 
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "`cmd media_session volume --stream N --get` (API 30+) / `media volume ...` (below), "
+        "`dumpsys audio` as fallback"
+    ),
+    effect="`... --set I`",
+    verified="`--get` reads the index for the active output device",
+)
+
 DECLARED = (
     Method(
         "volume.set",
@@ -228,6 +237,8 @@ DECLARED = (
         summary="Set one audio stream's volume (device steps or percent), verified by read-back.",
         reads="the stream's volume and range (dumpsys audio)",
         changes="one stream's volume",
+        emulator_params={"stream": "music", "percent": 40},
+        actions_row=_ACTIONS_ROW,
     ),
     Method(
         "volume.get",
@@ -237,5 +248,6 @@ DECLARED = (
         needs=_has_audio,
         summary="Read one audio stream's volume and its range.",
         reads="the stream's volume and range (dumpsys audio)",
+        emulator_params={"stream": "music"},
     ),
 )

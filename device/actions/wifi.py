@@ -26,7 +26,7 @@ from pydantic import Field, StrictBool
 
 from device import commands, parsers
 from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import Method
+from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
 from device.commands import Argv
@@ -147,6 +147,15 @@ def _has_wifi(capabilities: Capabilities) -> bool:
     return "wifi" in capabilities.services
 
 
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads=(
+        "`dumpsys wifi` (`Wi-Fi is <state>`), `settings get global wifi_on` when that line is "
+        "missing"
+    ),
+    effect="`cmd wifi set-wifi-enabled enabled|disabled` (API 30+), else `svc wifi enable|disable`",
+    verified="the state polled through enabling/disabling until it settles on the target",
+)
+
 DECLARED = (
     Method(
         "wifi.set",
@@ -158,6 +167,8 @@ DECLARED = (
         summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
         changes="Wi-Fi (on/off)",
+        emulator_params={"enabled": True},
+        actions_row=_ACTIONS_ROW,
     ),
     Method(
         "wifi.get",
