@@ -44,7 +44,7 @@ from device.sim.shell_parse import (
 )
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 DROPPED_EXIT = 255  # the transport fell away mid-line
 SHELL_PID = "4242"
@@ -82,7 +82,7 @@ class _NullSink:
 class _FileSink:
     """Appends every write to a file of ``phone.fs`` (created or truncated at open)."""
 
-    def __init__(self, phone: Phone, path: str) -> None:
+    def __init__(self, phone: PhoneState, path: str) -> None:
         self.phone = phone
         self.path = path
 
@@ -113,7 +113,7 @@ class _Fds:
 class Shell:
     """One ``/system/bin/sh`` of the simulated phone; every ``run`` is a fresh process."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
 
     def run(
@@ -137,7 +137,7 @@ class Shell:
 class _Executor:
     """Walks the parsed line, expanding words and dispatching simple commands."""
 
-    def __init__(self, phone: Phone, state: ShellState, line: str, cancel: threading.Event):
+    def __init__(self, phone: PhoneState, state: ShellState, line: str, cancel: threading.Event):
         self.phone = phone
         self.state = state
         self.line = line

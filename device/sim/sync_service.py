@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.sim.phone import FileSystem
+from device.sim.phone_state import FileSystem
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 
 def sync_id(name: str) -> int:
@@ -244,7 +244,7 @@ Writer = Callable[[bytes], None]
 class SyncSession:
     """Serve sync requests read with ``read`` until QUIT, an error or end of stream."""
 
-    def __init__(self, phone: Phone, read: Reader, write: Writer) -> None:
+    def __init__(self, phone: PhoneState, read: Reader, write: Writer) -> None:
         self.phone = phone
         self.read = read
         self.write = write

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import time
 
+from device.sim.services.im_chat import CHAT_SEND_S
 from device.sim.ui import messaging_text
-from device.sim.ui.sent_messages import CHAT_SEND_S, SentEntry
+from device.sim.ui.sent_messages import SentEntry
 from device.sim.ui.views import View
 
 PKG = "com.samsung.android.messaging"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from device.sim.services.im_chat import CHAT_SEND_S
 from device.sim.ui import messaging_text
 
 
@@ -38,7 +39,3 @@ class SentEntry:
                 return messaging_text.word(locale, "message_status_send_failed")
             return messaging_text.word(locale, "delivered_status_content_description")
         return messaging_text.stamp(locale, now - self.at, hour24)
-
-
-# How long a chat message shows "Sending…" before it is delivered (or fails).
-CHAT_SEND_S = 0.3
