@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from planes import AppPlane, Grant, app_client, app_plane, plane_settings, write_tokens
+from planes import AppPlane, Grant, app_client, app_plane, plane_settings, ticket, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
 from daemon.server.app import create_app
@@ -71,10 +71,6 @@ def plane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Plane]:
     settings = plane_settings(tmp_path, queue_url(request, tmp_path))
     with app_plane(settings, tokens, Plane) as made:
         yield made
-
-
-def ticket(task: dict[str, Any]) -> dict[str, Any]:
-    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
 
 
 def pending_sms(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
