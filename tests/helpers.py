@@ -1,0 +1,65 @@
+"""Small pieces many tests need, kept once.
+
+* ``REPO``: the repository's root.
+* ``run_python(*args, env=...)``: ``python ARGS`` in a child process from ``REPO``, its
+  output captured as text, never raising on the exit code (``-m daemon.cli ...`` runs
+  ``phoned``).
+* ``phoned_env(port, config)``: this process's environment without ``PHONED_*`` and
+  ``ADBUTILS_*``, talking to the adb server on ``port`` with the config file ``config``.
+* ``adb_server_answers(port)``, ``stop_adb_server(port)``: is an adb server listening on
+  a loopback port; stop it the way ``adb kill-server`` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_python(
+    *args: str, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` from ``REPO`` with exactly ``env``; stdout and stderr as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def phoned_env(port: int, config: Path) -> dict[str, str]:
+    """The environment of a ``phoned`` child: no inherited ``PHONED_*``/``ADBUTILS_*``, the
+    adb server on ``port`` (``ANDROID_ADB_SERVER_PORT``), the config file ``config``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHONED_", "ADBUTILS_"))}
+    env.update(ANDROID_ADB_SERVER_PORT=str(port), PHONED_CONFIG=str(config))
+    return env
+
+
+def adb_server_answers(port: int) -> bool:
+    """Something accepts connections on ``127.0.0.1:port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def stop_adb_server(port: int) -> None:
+    """Stop the adb server on ``port`` the way ``adb kill-server`` does (``host:kill``)."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2) as sock:
+        sock.sendall(b"0009host:kill")
+        sock.recv(4)
+    deadline = time.monotonic() + 5
+    while adb_server_answers(port) and time.monotonic() < deadline:
+        time.sleep(0.05)
