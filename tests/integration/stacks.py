@@ -203,3 +203,15 @@ def open_stack(
         if daemon is not None:
             stop(daemon)
         serve.stop()
+
+
+@contextlib.contextmanager
+def monitor_stack(
+    tmp: Path, adb_env: Mapping[str, str], sim: Any, daemon_id: str
+) -> Iterator[Stack]:
+    """The monitor's browser tests' stack: planner, viewer and approver tokens, and a daemon
+    token (``daemon_id``) for ``sim`` alone."""
+    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
+    grants["daemon"] = Grant("daemon", (sim.serial,))
+    with open_stack(tmp, adb_env, grants, sim=sim, daemon_id=daemon_id) as made:
+        yield made
