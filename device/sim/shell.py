@@ -201,12 +201,8 @@ class _Executor:
         if not self.phone.command_started():
             self.state.exit_code = DROPPED_EXIT
             return DROPPED_EXIT
-        fds = _Fds(stdin, out, err)
-        try:
-            for redirect in cmd.redirects:
-                self._apply_redirect(redirect, fds, err)
-        except _RedirectError as exc:
-            err.write(f"{SHELL_NAME}: {exc}\n".encode())
+        fds = self._redirected(cmd, stdin, out, err)
+        if fds is None:
             self._record(argv, assignments, 1)
             return 1
         status = self._dispatch(argv, assignments, fds) & 0xFF
@@ -223,14 +219,21 @@ class _Executor:
     ) -> int:
         """``VAR=x`` alone sets shell variables (redirections still create their files)."""
         self.state.variables.update(assignments)
+        return 0 if self._redirected(cmd, stdin, out, err) is not None else 1
+
+    def _redirected(
+        self, cmd: SimpleCommand, stdin: bytes, out: OutputSink, err: OutputSink
+    ) -> _Fds | None:
+        """The command's file descriptors with its redirections applied; None (the shell's
+        message on ``err``) when one of them fails."""
         fds = _Fds(stdin, out, err)
         try:
             for redirect in cmd.redirects:
                 self._apply_redirect(redirect, fds, err)
         except _RedirectError as exc:
             err.write(f"{SHELL_NAME}: {exc}\n".encode())
-            return 1
-        return 0
+            return None
+        return fds
 
     def _record(self, argv: list[str], env: dict[str, str], exit_code: int | None) -> None:
         self.phone.log.record("exec", argv, env=env, exit_code=exit_code, line=self.line)

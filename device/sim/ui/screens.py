@@ -281,32 +281,33 @@ def _colon_list(value: str | None) -> list[str]:
     return [item for item in (value or "").split(":") if item]
 
 
-def notification_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
-    enabled = _colon_list(ctx.secure_settings.get("enabled_notification_listeners"))
-    title = "Device & app notifications" if ctx.sdk >= 31 else "Notification access"
-    rows = [
-        _row(
-            265 + 190 * i,
-            labels.app_label(pkg),
-            switch=comp in enabled,
-            action=f"toggle_listener:{comp}",
+def _access_rows(ctx: ScreenContext, setting: str, by_component: bool, action: str) -> list[View]:
+    """One switch per listener app, on when the app (its listener component when
+    ``by_component``) is in the secure setting's colon list; a tap runs ``action:<it>``."""
+    enabled = _colon_list(ctx.secure_settings.get(setting))
+    rows = []
+    for i, (pkg, comp) in enumerate(ctx.listener_apps):
+        key = comp if by_component else pkg
+        rows.append(
+            _row(
+                265 + 190 * i,
+                labels.app_label(pkg),
+                switch=key in enabled,
+                action=f"{action}:{key}",
+            )
         )
-        for i, (pkg, comp) in enumerate(ctx.listener_apps)
-    ]
+    return rows
+
+
+def notification_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
+    rows = _access_rows(ctx, "enabled_notification_listeners", True, "toggle_listener")
+    title = "Device & app notifications" if ctx.sdk >= 31 else "Notification access"
     return _settings_page(rec, title, rows)
 
 
 def zen_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
-    enabled = _colon_list(ctx.secure_settings.get("enabled_notification_policy_access_packages"))
-    rows = [
-        _row(
-            265 + 190 * i,
-            labels.app_label(pkg),
-            switch=pkg in enabled,
-            action=f"toggle_zen_access:{pkg}",
-        )
-        for i, (pkg, _comp) in enumerate(ctx.listener_apps)
-    ]
+    setting = "enabled_notification_policy_access_packages"
+    rows = _access_rows(ctx, setting, False, "toggle_zen_access")
     return _settings_page(rec, "Do Not Disturb access", rows)
 
 
