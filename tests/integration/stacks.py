@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -215,3 +216,15 @@ def monitor_stack(
     grants["daemon"] = Grant("daemon", (sim.serial,))
     with open_stack(tmp, adb_env, grants, sim=sim, daemon_id=daemon_id) as made:
         yield made
+
+
+def sign_in(page: Any, url: str, token: str) -> None:
+    """Open the monitor at ``url`` in ``page`` (a ``cdp_client.Page``) and sign in through
+    its form, as a person would."""
+    page.call("Page.enable")
+    page.call("Page.navigate", url=url)
+    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
+    page.evaluate(
+        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
+        " document.getElementById('signin').requestSubmit(); return true; })()"
+    )

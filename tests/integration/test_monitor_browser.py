@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from cdp_client import Chromium, Page
-from stacks import Stack, monitor_stack
+from stacks import Stack, monitor_stack, sign_in
 
 pytestmark = pytest.mark.integration
 
@@ -90,17 +90,6 @@ def preview_of(stack: Stack, task_id: str) -> dict[str, Any]:
     shown = status["approval_preview"]
     assert shown["data"]["text"] == HOSTILE and shown["digest"] == status["task"]["approval_digest"]
     return dict(shown)
-
-
-def sign_in(page: Page, url: str, token: str) -> None:
-    """Open the page and sign in through its form, as a person would."""
-    page.call("Page.enable")
-    page.call("Page.navigate", url=url)
-    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
-    page.evaluate(
-        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
-        " document.getElementById('signin').requestSubmit(); return true; })()"
-    )
 
 
 def texts(page: Page, selector: str) -> list[str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from cdp_client import Chromium, Page
-from stacks import Stack, monitor_stack
+from stacks import Stack, monitor_stack, sign_in
 
 pytestmark = pytest.mark.integration
 
@@ -47,16 +47,6 @@ def submit(stack: Stack, method: str, params: dict[str, Any]) -> str:
 
 def status_of(stack: Stack, task_id: str) -> dict[str, Any]:
     return dict(stack.call("approver", "GET", f"/v1/tasks/{task_id}").json())
-
-
-def sign_in(page: Page, url: str, token: str) -> None:
-    page.call("Page.enable")
-    page.call("Page.navigate", url=url)
-    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
-    page.evaluate(
-        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
-        " document.getElementById('signin').requestSubmit(); return true; })()"
-    )
 
 
 def card(task_id: str) -> str:
