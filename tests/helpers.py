@@ -8,6 +8,13 @@
   ``ADBUTILS_*``, talking to the adb server on ``port`` with the config file ``config``.
 * ``adb_server_answers(port)``, ``stop_adb_server(port)``: is an adb server listening on
   a loopback port; stop it the way ``adb kill-server`` does.
+* ``ANDROID_FIXTURES``, ``android_fixture(name)``: the captured outputs, and one without
+  its ``## `` source lines.
+* ``call_tool(phone, fn, argv)``: a simulated phone's tool or service run directly; its
+  exit code, stdout and stderr.
+* ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
+* ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
+  holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
 """
 
 from __future__ import annotations
@@ -15,12 +22,18 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from device.sim.registry import BufferSink, ToolIO
 
 REPO = Path(__file__).resolve().parents[1]
+ANDROID_FIXTURES = REPO / "tests" / "fixtures" / "android"
 
 
 def run_python(
@@ -63,3 +76,34 @@ def stop_adb_server(port: int) -> None:
     deadline = time.monotonic() + 5
     while adb_server_answers(port) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def mode(path: Path) -> int:
+    """The permission bits of ``path`` itself (``lstat``: a symlink's own)."""
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def link_target(tmp: Path) -> Path:
+    """``tmp/outside``: 0755, holding one 0644 file ``keep`` that reads "untouched"."""
+    target = tmp / "outside"
+    target.mkdir()
+    (target / "keep").write_text("untouched")
+    target.chmod(0o755)
+    (target / "keep").chmod(0o644)
+    return target
+
+
+def android_fixture(name: str) -> str:
+    """``ANDROID_FIXTURES/name`` without its ``## `` lines (where the capture came from)."""
+    lines = (ANDROID_FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("## "))
+
+
+def call_tool(
+    phone: Any, fn: Callable[[ToolIO, list[str]], int], argv: list[str]
+) -> tuple[int, str, str]:
+    """``fn(io, argv)`` on ``phone`` (a tool or a ``cmd``/``dumpsys`` service): its exit
+    code, stdout and stderr as text."""
+    out, err = BufferSink(), BufferSink()
+    rc = fn(ToolIO(phone, out, err), argv)
+    return rc, out.data.decode(), err.data.decode()

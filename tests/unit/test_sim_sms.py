@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from helpers import android_fixture as fixture
+from helpers import call_tool
 
 from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
 from device.sim.services.content_tool import content
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "android"
-
-
-def fixture(name: str) -> str:
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(line for line in lines if not line.startswith("## "))
 
 
 def run(phone: Phone, *args: str) -> tuple[int, str, str]:
-    out, err = BufferSink(), BufferSink()
-    rc = content(ToolIO(phone, out, err), ["content", *args])
-    return rc, out.data.decode(), err.data.decode()
+    return call_tool(phone, content, ["content", *args])
 
 
 def test_empty_provider_prints_no_result_found() -> None:
