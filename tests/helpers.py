@@ -12,6 +12,8 @@
   its ``## `` source lines.
 * ``call_tool(phone, fn, argv)``: a simulated phone's tool or service run directly; its
   exit code, stdout and stderr.
+* ``sms_intent(number, body)``: the ``am start`` arguments of Android's "send a text"
+  intent (``-a android.intent.action.SENDTO -d smsto:NUMBER --es sms_body BODY``).
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -107,3 +109,9 @@ def call_tool(
     out, err = BufferSink(), BufferSink()
     rc = fn(ToolIO(phone, out, err), argv)
     return rc, out.data.decode(), err.data.decode()
+
+
+def sms_intent(number: str, body: str) -> list[str]:
+    """``am start`` arguments of the SENDTO intent that opens a composer to ``number``
+    with ``body`` typed (``Intent.ACTION_SENDTO``, extra ``sms_body``)."""
+    return ["-a", "android.intent.action.SENDTO", "-d", f"smsto:{number}", "--es", "sms_body", body]

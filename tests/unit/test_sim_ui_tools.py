@@ -6,6 +6,7 @@ import io as _io
 from pathlib import Path
 
 import pytest
+from helpers import sms_intent
 from PIL import Image
 
 from device.sim.phone import Phone
@@ -99,13 +100,7 @@ def test_am_start_smsto_masks_number_and_opens_composer(phone: Phone) -> None:
         phone,
         "am",
         "start",
-        "-a",
-        "android.intent.action.SENDTO",
-        "-d",
-        "smsto:+1-555-0100",
-        "--es",
-        "sms_body",
-        body,
+        *sms_intent("+1-555-0100", body),
     )
     assert code == 0
     assert out.decode() == (
@@ -169,13 +164,7 @@ def test_compose_send_inserts_sent_message_and_clears(phone: Phone) -> None:
         phone,
         "am",
         "start",
-        "-a",
-        "android.intent.action.SENDTO",
-        "-d",
-        "smsto:5550100",
-        "--es",
-        "sms_body",
-        "see you at 8",
+        *sms_intent("5550100", "see you at 8"),
     )
     points: list[str] = []
     phone.fault_point = points.append  # type: ignore[method-assign,assignment]

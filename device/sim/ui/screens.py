@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from device.sim.ui import labels, samsung_messages
-from device.sim.ui.sent_messages import SentEntry
+from device.sim.ui.sent_messages import SentEntry, message_list
 from device.sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
@@ -203,17 +203,10 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         clickable=True,
         long_clickable=True,
     )
-    entries = [SentEntry.decode(e) for e in rec.state.get("sent", "").split("\x1e") if e]
-    sent = [
-        _bubble(pkg, entry, 1700 - 200 * i, ctx.locale)
-        for i, entry in enumerate(reversed(entries[-5:]))
-    ]
-    messages = View(
-        "androidx.recyclerview.widget.RecyclerView",
-        (0, 265, WIDTH, 2000),
-        resource_id=f"{pkg}:id/messages_list",
-        scrollable=True,
-        children=sent,
+    messages = message_list(
+        rec.state.get("sent", ""),
+        f"{pkg}:id/messages_list",
+        lambda entry, y: _bubble(pkg, entry, y, ctx.locale),
     )
     compose = View(
         "android.widget.EditText",
