@@ -17,6 +17,9 @@ lists it as ``device`` (``unauthorized`` with that fault). Every simulator it ma
 disconnected and stopped at teardown. ``shell_factory`` replaces the shell interpreter
 (``(phone) -> object with .run(line, stdout, stderr, *, stdin, cancelled)``).
 ``module_sim_factory`` (module): the same, its simulators stopped when the module ends.
+
+``store`` (function): a fresh SQLite queue, ``tmp_path/q.db``, closed at teardown (a module
+that needs another store defines its own ``store``).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import adbutils
 import pytest
 from planes import free_port
 
+from daemon.store.sqlite_store import SqliteStore
 from device.sim.phone import Faults
 from device.sim.server import Simulator
 from device.sim.stream_services import ShellFactory, default_shell_factory
@@ -162,3 +167,10 @@ def module_sim_factory(adb_server: AdbServer) -> Iterator[SimFactory]:
     """``sim_factory`` whose simulators live until the test module ends (a shared stack)."""
     with _simulators(adb_server) as make:
         yield make
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    s = SqliteStore(str(tmp_path / "q.db"))
+    yield s
+    s.close()

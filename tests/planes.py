@@ -7,6 +7,10 @@
   ``tmp/queue.db`` (or ``queue_url``) with the tokens file ``tmp/tokens.yaml``.
 * ``app_plane(settings, tokens)``: ``phoned serve``'s app in this process (FastAPI
   TestClient over ``create_app``), as an ``AppPlane`` that calls it as any token.
+* Requests the server tests make again and again, through an ``AppPlane`` whose tokens
+  hold a ``planner`` and a ``daemon`` for ``SERIAL``: ``submit(plane, **fields)`` (``DND``
+  in conversation ``c1``), ``claimed(plane, device)``, ``ticket(task)`` (what a report of
+  the claim carries), ``running(plane)`` (submitted, claimed and started).
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from typing import Any
 import yaml
 
 from daemon.server.auth import Role, make_token
+
+SERIAL = "emu-1"
+DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 
 
 def free_port() -> int:
@@ -107,3 +114,29 @@ def app_plane(settings: Any, tokens: dict[str, str], kind: type = AppPlane) -> I
 
     with app_client(create_app(settings, TokenBook.load(settings.tokens_path))) as client:
         yield kind(client, tokens)
+
+
+def submit(plane: AppPlane, **fields: Any) -> dict[str, Any]:
+    """A ``DND`` task (``fields`` override it) submitted by the ``planner`` token."""
+    task: dict[str, Any] = plane.ok("planner", "POST", "/v1/tasks", json={**DND, **fields})["task"]
+    return task
+
+
+def claimed(plane: AppPlane, device: str = SERIAL) -> dict[str, Any]:
+    """The next task of ``device``, claimed by the ``daemon`` token as ``d1/<device>``."""
+    body = {"owner": f"d1/{device}", "device": device}
+    task: dict[str, Any] = plane.ok("daemon", "POST", "/v1/claims", json=body)["task"]
+    return task
+
+
+def ticket(task: dict[str, Any]) -> dict[str, Any]:
+    """The ticket a report on the claimed ``task`` carries (owner, attempt, revision)."""
+    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
+
+
+def running(plane: AppPlane) -> dict[str, Any]:
+    """A ``DND`` task submitted, claimed and started; the task as claimed."""
+    submit(plane)
+    task = claimed(plane)
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": ticket(task)})
+    return task

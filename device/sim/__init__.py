@@ -7,5 +7,6 @@ Layers, bottom up (see docs/simulator.md):
 - ``registry``: the tool API and the tables of tools and of ``cmd``/``dumpsys``/``svc`` services.
 - ``services/*`` and ``ui/*``: models of Android system services and the tools that print
   what real Android prints for each SDK level.
-- ``phone``: the aggregate state every tool reads and writes under one lock.
+- ``phone_state``: the shared state every tool reads and writes under one lock.
+- ``phone``: ``Phone``, that state with every declared service's model wired in.
 """

@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 
 class OutputSink(Protocol):
@@ -56,7 +56,7 @@ class BufferSink:
 class ToolIO:
     """What a running tool can see and use."""
 
-    phone: Phone
+    phone: PhoneState
     stdout: OutputSink
     stderr: OutputSink
     stdin: bytes = b""
@@ -80,7 +80,7 @@ SERVICES: dict[str, dict[str, Tool]] = {"cmd": {}, "dumpsys": {}, "svc": {}}
 class ServiceModel(Protocol):
     """What a service's model is: made from the phone it belongs to."""
 
-    def __init__(self, phone: Phone) -> None: ...
+    def __init__(self, phone: PhoneState) -> None: ...
 
 
 M = TypeVar("M", bound=ServiceModel)
@@ -91,7 +91,7 @@ class SimService(Generic[M]):
     """One part of the simulated phone with state of its own, declared once, in its module.
 
     A module of ``device.sim.services`` (or ``device.sim.ui``) that holds a model ends with
-    ``SIM_SERVICE = SimService("wifi", WifiRadio)``: ``Phone`` makes ``WifiRadio(phone)``
+    ``SIM_SERVICE = SimService("wifi", WifiRadio)``: ``phone.Phone`` makes ``WifiRadio(phone)``
     when it is created and keeps it as ``phone.service(WifiRadio)`` (typed) and
     ``phone.wifi``. The module's ``@tool``/``@service`` functions fill the tables when
     ``load_all`` imports every module of both packages; nothing else lists them.
@@ -100,7 +100,7 @@ class SimService(Generic[M]):
     attr: str  # the Phone attribute: phone.wifi
     model: type[M]  # made as model(phone)
 
-    def make(self, phone: Phone) -> M:
+    def make(self, phone: PhoneState) -> M:
         """A new model of this service for ``phone``."""
         return self.model(phone)
 

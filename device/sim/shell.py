@@ -44,7 +44,7 @@ from device.sim.shell_parse import (
 )
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 DROPPED_EXIT = 255  # the transport fell away mid-line
 SHELL_PID = "4242"
@@ -82,7 +82,7 @@ class _NullSink:
 class _FileSink:
     """Appends every write to a file of ``phone.fs`` (created or truncated at open)."""
 
-    def __init__(self, phone: Phone, path: str) -> None:
+    def __init__(self, phone: PhoneState, path: str) -> None:
         self.phone = phone
         self.path = path
 
@@ -113,7 +113,7 @@ class _Fds:
 class Shell:
     """One ``/system/bin/sh`` of the simulated phone; every ``run`` is a fresh process."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
 
     def run(
@@ -137,7 +137,7 @@ class Shell:
 class _Executor:
     """Walks the parsed line, expanding words and dispatching simple commands."""
 
-    def __init__(self, phone: Phone, state: ShellState, line: str, cancel: threading.Event):
+    def __init__(self, phone: PhoneState, state: ShellState, line: str, cancel: threading.Event):
         self.phone = phone
         self.state = state
         self.line = line
@@ -201,12 +201,8 @@ class _Executor:
         if not self.phone.command_started():
             self.state.exit_code = DROPPED_EXIT
             return DROPPED_EXIT
-        fds = _Fds(stdin, out, err)
-        try:
-            for redirect in cmd.redirects:
-                self._apply_redirect(redirect, fds, err)
-        except _RedirectError as exc:
-            err.write(f"{SHELL_NAME}: {exc}\n".encode())
+        fds = self._redirected(cmd, stdin, out, err)
+        if fds is None:
             self._record(argv, assignments, 1)
             return 1
         status = self._dispatch(argv, assignments, fds) & 0xFF
@@ -223,14 +219,21 @@ class _Executor:
     ) -> int:
         """``VAR=x`` alone sets shell variables (redirections still create their files)."""
         self.state.variables.update(assignments)
+        return 0 if self._redirected(cmd, stdin, out, err) is not None else 1
+
+    def _redirected(
+        self, cmd: SimpleCommand, stdin: bytes, out: OutputSink, err: OutputSink
+    ) -> _Fds | None:
+        """The command's file descriptors with its redirections applied; None (the shell's
+        message on ``err``) when one of them fails."""
         fds = _Fds(stdin, out, err)
         try:
             for redirect in cmd.redirects:
                 self._apply_redirect(redirect, fds, err)
         except _RedirectError as exc:
             err.write(f"{SHELL_NAME}: {exc}\n".encode())
-            return 1
-        return 0
+            return None
+        return fds
 
     def _record(self, argv: list[str], env: dict[str, str], exit_code: int | None) -> None:
         self.phone.log.record("exec", argv, env=env, exit_code=exit_code, line=self.line)

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.sim.phone import FileSystem
+from device.sim.phone_state import FileSystem
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 
 def sync_id(name: str) -> int:
@@ -149,41 +149,20 @@ def encode_stat_v2(reply_id: int, st: Stat | None, error: int = errno.ENOENT) ->
     """``STA2``/``LST2`` reply carrying the request id; a missing path sets only ``error``."""
     if st is None:
         return STAT_V2.pack(reply_id, error, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    return STAT_V2.pack(
-        reply_id,
-        0,
-        DEVICE_ID,
-        st.ino,
-        st.mode,
-        st.nlink,
-        st.uid,
-        st.gid,
-        st.size,
-        st.mtime,
-        st.mtime,
-        st.mtime,
-    )
+    return STAT_V2.pack(reply_id, 0, *_v2_fields(st))
+
+
+def _v2_fields(st: Stat) -> tuple[int, ...]:
+    """What ``STA2`` and ``DNT2`` both carry after their id and error: dev, ino, mode,
+    nlink, uid, gid, size, atime, mtime, ctime (all three times are ``st.mtime``)."""
+    return (DEVICE_ID, st.ino, st.mode, st.nlink, st.uid, st.gid, st.size, *[st.mtime] * 3)
 
 
 def encode_dent(name: str, st: Stat, *, v2: bool) -> bytes:
     """One directory entry record followed by its name."""
     raw = name.encode("utf-8")
     if v2:
-        head = DENT_V2.pack(
-            ID_DNT2,
-            0,
-            DEVICE_ID,
-            st.ino,
-            st.mode,
-            st.nlink,
-            st.uid,
-            st.gid,
-            st.size,
-            st.mtime,
-            st.mtime,
-            st.mtime,
-            len(raw),
-        )
+        head = DENT_V2.pack(ID_DNT2, 0, *_v2_fields(st), len(raw))
     else:
         head = DENT_V1.pack(ID_DENT, st.mode, st.size & 0xFFFFFFFF, st.mtime, len(raw))
     return head + raw
@@ -244,7 +223,7 @@ Writer = Callable[[bytes], None]
 class SyncSession:
     """Serve sync requests read with ``read`` until QUIT, an error or end of stream."""
 
-    def __init__(self, phone: Phone, read: Reader, write: Writer) -> None:
+    def __init__(self, phone: PhoneState, read: Reader, write: Writer) -> None:
         self.phone = phone
         self.read = read
         self.write = write

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -203,3 +204,27 @@ def open_stack(
         if daemon is not None:
             stop(daemon)
         serve.stop()
+
+
+@contextlib.contextmanager
+def monitor_stack(
+    tmp: Path, adb_env: Mapping[str, str], sim: Any, daemon_id: str
+) -> Iterator[Stack]:
+    """The monitor's browser tests' stack: planner, viewer and approver tokens, and a daemon
+    token (``daemon_id``) for ``sim`` alone."""
+    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
+    grants["daemon"] = Grant("daemon", (sim.serial,))
+    with open_stack(tmp, adb_env, grants, sim=sim, daemon_id=daemon_id) as made:
+        yield made
+
+
+def sign_in(page: Any, url: str, token: str) -> None:
+    """Open the monitor at ``url`` in ``page`` (a ``cdp_client.Page``) and sign in through
+    its form, as a person would."""
+    page.call("Page.enable")
+    page.call("Page.navigate", url=url)
+    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
+    page.evaluate(
+        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
+        " document.getElementById('signin').requestSubmit(); return true; })()"
+    )

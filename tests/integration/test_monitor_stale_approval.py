@@ -16,15 +16,13 @@ locally and fails under ``CI=true``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp_client import CHROMIUM, Chromium, Page
-from planes import Grant
-from stacks import Stack, open_stack
+from cdp_client import Chromium, Page
+from stacks import Stack, monitor_stack, sign_in
 
 pytestmark = pytest.mark.integration
 
@@ -35,25 +33,8 @@ CONV = "conv-sms"
 
 
 @pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    if not os.access(CHROMIUM, os.X_OK):
-        reason = f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (as root)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    browser = Chromium.start(tmp_path)
-    try:
-        yield browser
-    finally:
-        browser.stop()
-
-
-@pytest.fixture
 def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
-    sim = sim_factory(sdk=34)
-    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
-    grants["daemon"] = Grant("daemon", (sim.serial,))
-    with open_stack(tmp_path, adb_server.env, grants, sim=sim, daemon_id="stale-d1") as made:
+    with monitor_stack(tmp_path, adb_server.env, sim_factory(sdk=34), "stale-d1") as made:
         yield made
 
 
@@ -66,16 +47,6 @@ def submit(stack: Stack, method: str, params: dict[str, Any]) -> str:
 
 def status_of(stack: Stack, task_id: str) -> dict[str, Any]:
     return dict(stack.call("approver", "GET", f"/v1/tasks/{task_id}").json())
-
-
-def sign_in(page: Page, url: str, token: str) -> None:
-    page.call("Page.enable")
-    page.call("Page.navigate", url=url)
-    page.wait_for("document.readyState === 'complete' && !!document.getElementById('signin')")
-    page.evaluate(
-        f"(() => {{ document.getElementById('token').value = {json.dumps(token)};"
-        " document.getElementById('signin').requestSubmit(); return true; })()"
-    )
 
 
 def card(task_id: str) -> str:

@@ -22,15 +22,13 @@ locally and fail under ``CI=true``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp_client import CHROMIUM, Chromium, Page
-from planes import Grant
-from stacks import Stack, open_stack
+from cdp_client import Chromium, Page
+from stacks import Stack, monitor_stack
 
 pytestmark = pytest.mark.integration
 
@@ -44,25 +42,8 @@ CSP_WATCH = (
 
 
 @pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    if not os.access(CHROMIUM, os.X_OK):
-        reason = f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (as root)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    browser = Chromium.start(tmp_path)
-    try:
-        yield browser
-    finally:
-        browser.stop()
-
-
-@pytest.fixture
 def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
-    sim = sim_factory(sdk=34)
-    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
-    grants["daemon"] = Grant("daemon", (sim.serial,))
-    with open_stack(tmp_path, adb_server.env, grants, sim=sim, daemon_id="usable-d1") as made:
+    with monitor_stack(tmp_path, adb_server.env, sim_factory(sdk=34), "usable-d1") as made:
         yield made
 
 

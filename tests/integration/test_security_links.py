@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,7 @@ import pytest
 from phoned_process import Daemon, fresh_daemon
 
 from daemon.lifecycle.states import TaskState
+from tests.helpers import link_target, mode
 from tests.planes import free_port
 
 pytestmark = pytest.mark.integration
@@ -34,19 +34,10 @@ pytestmark = pytest.mark.integration
 SNAPSHOT = {"method": "screen.snapshot", "params": {}}  # writes a hierarchy and a screenshot
 
 
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
-
-
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """Where a planted link points: 0755 with one 0644 file; each test checks it is so still."""
-    target = tmp_path / "outside"
-    target.mkdir()
-    (target / "keep").write_text("untouched")
-    target.chmod(0o755)
-    (target / "keep").chmod(0o644)
-    return target
+    return link_target(tmp_path)
 
 
 def untouched(outside: Path) -> None:

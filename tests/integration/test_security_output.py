@@ -12,19 +12,18 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_python
 
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import Failure, TaskRecord, Ticket
 from daemon.lifecycle.states import FailureReason
 from daemon.store.sqlite_store import SqliteStore
 
-REPO = Path(__file__).resolve().parents[2]
 OSC_TITLE = "\x1b]0;pwned\x07"  # retitles the terminal window
 CLEAR = "\x1b[2J"  # clears the screen
 SECRET = "root:x:0:0:phoned-test-marker-7f3a:/root:/bin/bash"
@@ -32,15 +31,7 @@ SECRET = "root:x:0:0:phoned-test-marker-7f3a:/root:/bin/bash"
 
 def phoned(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(state.parent), "PHONED_STATE_DIR": str(state)}
-    return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_python("-m", "daemon.cli", *args, env=env)
 
 
 def running(

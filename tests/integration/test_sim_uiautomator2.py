@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import uiautomator2 as u2
+from helpers import sms_intent
 
 pytestmark = pytest.mark.integration
 
@@ -33,19 +34,7 @@ def test_dump_click_screenshot_and_selectors(device: Any) -> None:
     assert d.info["displayWidth"] == 1080
     assert d.app_current()["package"] == "com.google.android.apps.nexuslauncher"
 
-    d.shell(
-        [
-            "am",
-            "start",
-            "-a",
-            "android.intent.action.SENDTO",
-            "-d",
-            "smsto:5550100",
-            "--es",
-            "sms_body",
-            'quote " and \n newline 😀',
-        ]
-    )
+    d.shell(["am", "start", *sms_intent("5550100", 'quote " and \n newline 😀')])
     assert d(resourceId=COMPOSE).get_text() == 'quote " and \n newline 😀'
     assert d.app_current()["activity"].endswith(".ui.conversation.ConversationActivity")
 

@@ -6,9 +6,6 @@ approval, B checks Bluetooth and sets DND and hits a missing permission.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from daemon.lifecycle.contract import validate_task
@@ -19,13 +16,6 @@ from daemon.store.sqlite_store import SqliteStore
 
 T0 = 5_000.0
 SERIAL = "emulator-5554"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
 
 
 def _submit(store: SqliteStore, conv: str, method: str, params: dict, at: float) -> str:

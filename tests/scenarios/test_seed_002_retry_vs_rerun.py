@@ -3,9 +3,6 @@ and manual rerun as a new task with a fresh attempt count and session."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from daemon.lifecycle.contract import validate_task
@@ -15,13 +12,6 @@ from daemon.store.sqlite_store import SqliteStore
 from daemon.sweeper import sweep
 
 T0 = 2_000.0
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
 
 
 def _run(store: SqliteStore, source: str = "cloud", at: float = T0) -> TaskRecord:

@@ -7,11 +7,7 @@ without an upstream decision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import WorkflowSpec
@@ -43,13 +39,6 @@ WORKFLOW: dict[str, Any] = {
          "cloud_step_id": "s3", "completionTarget": "volume.ring.0"},
     ],
 }  # fmt: skip
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
 
 
 def _submit(store: SqliteStore) -> list[str]:

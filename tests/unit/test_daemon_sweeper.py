@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from daemon.lifecycle.contract import validate_task
@@ -15,13 +12,6 @@ from daemon.store.sqlite_store import SqliteStore
 from daemon.sweeper import sweep
 
 T0 = 10_000.0
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
 
 
 def _claimed(store: SqliteStore, method: str = "dnd.get", lease_s: float = 3600) -> TaskRecord:

@@ -8,19 +8,15 @@ binaries here are a 64-byte ELF header (``fake_elf``) or a file exec() refuses.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
-import os
 import platform
-import socket
 import struct
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
 from planes import free_port
 
 from daemon.doctor import binary_problem, elf_machine
@@ -28,7 +24,6 @@ from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
 from device.errors import AdbServerError
 
 EM_X86_64, EM_AARCH64, EM_ARM, EM_S390 = 62, 183, 40, 22
-REPO = Path(__file__).resolve().parents[2]
 
 
 def fake_elf(path: Path, machine: int, *, big_endian: bool = False) -> Path:
@@ -42,45 +37,18 @@ def fake_elf(path: Path, machine: int, *, big_endian: bool = False) -> Path:
     return path
 
 
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _kill(port: int) -> None:
-    """Stop the adb server on ``port`` the way ``adb kill-server`` does (``host:kill``)."""
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2) as sock:
-        sock.sendall(b"0009host:kill")
-        sock.recv(4)
-    deadline = time.monotonic() + 5
-    while _answers(port) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def _doctor(
     tmp_path: Path, port: int, *args: str, adb_path: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHONED_", "ADBUTILS_"))}
-    env.update(ANDROID_ADB_SERVER_PORT=str(port), PHONED_CONFIG=str(tmp_path / "none.yaml"))
+    env = phoned_env(port, tmp_path / "none.yaml")
     (tmp_path / "none.yaml").write_text("{}\n")
     if adb_path is not None:
         env["PHONED_ADB_PATH"] = adb_path
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "daemon.cli", "doctor", *args],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        return run_python("-m", "daemon.cli", "doctor", *args, env=env)
     finally:  # code that ignored the binary may have started a real server: leave none
-        if _answers(port):
-            _kill(port)
+        if adb_server_answers(port):
+            stop_adb_server(port)
 
 
 def _foreign_machine() -> int:

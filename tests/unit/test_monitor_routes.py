@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from PIL import Image
+from planes import Grant, write_tokens
 from starlette.exceptions import StarletteDeprecationWarning
 
 from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
+from daemon.server.auth import TokenBook
 from daemon.server.monitor import ASSETS, STATIC_DIR
 from daemon.server.settings import ServerSettings
 
@@ -47,14 +47,9 @@ class Client:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Client]:
-    tokens, entries = {}, []
-    for role, device in ROLES:
-        token, entry = make_token(
-            Role(role.replace("other_", "")), (device,) if device else (), role
-        )
-        tokens[role] = token
-        entries.extend(yaml.safe_load(entry))
-    (tmp_path / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
+    grants = {role: Grant(role.replace("other_", ""), (device,) if device else ())
+              for role, device in ROLES}  # fmt: skip
+    tokens = write_tokens(tmp_path / "tokens.yaml", grants)
     settings = ServerSettings(
         queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
         state_dir=tmp_path / "serve",

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO, run_python
 
 from daemon.store.open import QueueUrlError, open_store
 
-REPO = Path(__file__).resolve().parents[2]
 PG_URL = "postgresql://phoned@127.0.0.1:1/phoned"  # nothing is ever connected to
 HINT = "pip install 'phoned[postgres]'"
 
@@ -41,15 +41,7 @@ def _phoned_without_psycopg(tmp_path: Path, *args: str) -> subprocess.CompletedP
     config = tmp_path / "phoned.yaml"
     config.write_text(f"state_dir: {tmp_path / 'state'}\n")
     env["PHONED_CONFIG"] = str(config)
-    return subprocess.run(
-        [sys.executable, "-c", BLOCKER, *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_python("-c", BLOCKER, *args, env=env)
 
 
 def test_a_postgresql_queue_without_psycopg_exits_2_naming_the_extra(tmp_path: Path) -> None:

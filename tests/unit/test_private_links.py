@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import link_target, mode
 
 from daemon.lifecycle.contract import validate_task
 from daemon.store.wake import WakeChannel
@@ -36,19 +36,10 @@ NOBODY = 65534
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown to another user")
 
 
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
-
-
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """The folder a planted link points to: 0755, holding one file; it must stay so."""
-    target = tmp_path / "outside"
-    target.mkdir()
-    (target / "keep").write_text("untouched")
-    target.chmod(0o755)
-    (target / "keep").chmod(0o644)
-    return target
+    return link_target(tmp_path)
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from planes import Grant, write_tokens
 from starlette.exceptions import StarletteDeprecationWarning
 
 from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
+from daemon.server.auth import TokenBook
 from daemon.server.settings import ServerSettings
 from device.digest import digest
 
@@ -36,13 +36,9 @@ APP = "com.google.android.apps.messaging"
 
 @pytest.fixture
 def plane(tmp_path: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
-    raw: dict[str, str] = {}
-    entries = []
-    for role, devices in (("daemon", (SERIAL,)), ("planner", ()), ("approver", ())):
-        token, entry = make_token(Role(role), devices, name=role)
-        raw[role] = token
-        entries.extend(yaml.safe_load(entry))
-    (tmp_path / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
+    grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
+              "approver": Grant("approver")}  # fmt: skip
+    raw = write_tokens(tmp_path / "tokens.yaml", grants)
     settings = ServerSettings(
         queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
         state_dir=tmp_path / "serve",

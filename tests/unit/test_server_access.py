@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from planes import AppPlane, Grant, app_client, app_plane, plane_settings, write_tokens
+from planes import AppPlane, Grant, app_client, app_plane, plane_settings, ticket, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
 from daemon.server.app import create_app
@@ -57,6 +57,15 @@ class Plane(AppPlane):
         body = {"owner": owner, "device": device, "task_id": task_id}
         return self.ok(who, "POST", "/v1/claims", json=body)["task"]
 
+    def started(self, conversation: str, task: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """``task`` of ``conversation`` submitted, then claimed and started by ``daemon``
+        (``d1/SERIAL``): the task as claimed, and the claim's ticket."""
+        submitted = self.submit("planner", conversation, task)
+        got = self.claim("daemon", f"d1/{SERIAL}", task_id=submitted["id"])
+        t = ticket(got)
+        self.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
+        return got, t
+
 
 def queue_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "postgresql":
@@ -73,16 +82,9 @@ def plane(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Plane]:
         yield made
 
 
-def ticket(task: dict[str, Any]) -> dict[str, Any]:
-    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
-
-
 def pending_sms(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
     """An sms.send of ``conversation`` held in approval, its preview kept as evidence."""
-    task = plane.submit("planner", conversation, SMS)
-    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
-    t = ticket(got)
-    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
+    got, t = plane.started(conversation, SMS)
     preview = {
         "effect": "sms.send",
         "target": TO,
@@ -100,10 +102,7 @@ def pending_sms(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
 
 
 def completed_dnd(plane: Plane, conversation: str = "conv-a") -> dict[str, Any]:
-    task = plane.submit("planner", conversation, DND)
-    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
-    t = ticket(got)
-    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/start", json={"ticket": t})
+    got, t = plane.started(conversation, DND)
     kept = {"ticket": t, "kind": "outcome", "body": {"status": "met"}}
     ref = plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence", json=kept)["ref"]
     body = {"ticket": t, "observed_target": "dnd.priority", "evidence_refs": [ref]}
@@ -280,10 +279,7 @@ def test_artifacts_only_onto_a_task_the_daemon_held(plane: Plane) -> None:
 
 
 def test_a_journal_outcome_needs_the_entrys_claim(plane: Plane) -> None:
-    task = plane.submit("planner", "conv-a", DND)
-    got = plane.claim("daemon", f"d1/{SERIAL}", task_id=task["id"])
-    t = ticket(got)
-    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": t})
+    task, t = plane.started("conv-a", DND)
     entry = {
         "ticket": t,
         "op_id": "op-1",

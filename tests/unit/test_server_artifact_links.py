@@ -8,14 +8,11 @@ from __future__ import annotations
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from planes import AppPlane, Grant, app_plane, plane_settings, write_tokens
+from planes import SERIAL, AppPlane, Grant, app_plane, plane_settings, running, write_tokens
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
-SERIAL = "emu-1"
-DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 
 
 @pytest.fixture
@@ -32,16 +29,6 @@ def outside(tmp_path: Path) -> Path:
     target.mkdir()
     target.chmod(0o755)
     return target
-
-
-def running(plane: AppPlane) -> dict[str, Any]:
-    plane.ok("planner", "POST", "/v1/tasks", json=DND)
-    body = {"owner": f"d1/{SERIAL}", "device": SERIAL}
-    task: dict[str, Any] = plane.ok("daemon", "POST", "/v1/claims", json=body)["task"]
-    ticket = {"owner": task["lease_owner"], "attempt": task["attempt"],
-              "revision": task["revision"]}  # fmt: skip
-    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": ticket})
-    return task
 
 
 def test_an_upload_into_a_linked_task_folder_or_name_is_refused_untouched(

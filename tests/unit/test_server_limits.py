@@ -19,12 +19,16 @@ import httpx
 import pytest
 import uvicorn
 from planes import (
+    DND,
+    SERIAL,
     AppPlane,
     Grant,
     app_client,
     app_plane,
     free_port,
     plane_settings,
+    running,
+    ticket,
     write_tokens,
 )
 
@@ -35,8 +39,6 @@ from daemon.server.auth import TokenBook
 from daemon.server.settings import ServerSettings
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
-SERIAL = "emu-1"
-DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
 
 
 Plane = AppPlane
@@ -47,21 +49,6 @@ def write_role_tokens(path: Path) -> dict[str, str]:
     grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
               "viewer": Grant("viewer")}  # fmt: skip
     return write_tokens(path, grants)
-
-
-def submit(plane: Plane) -> dict[str, Any]:
-    task: dict[str, Any] = plane.ok("planner", "POST", "/v1/tasks", json=DND)["task"]
-    return task
-
-
-def claimed(plane: Plane) -> dict[str, Any]:
-    body = {"owner": f"d1/{SERIAL}", "device": SERIAL}
-    task: dict[str, Any] = plane.ok("daemon", "POST", "/v1/claims", json=body)["task"]
-    return task
-
-
-def ticket(task: dict[str, Any]) -> dict[str, Any]:
-    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
 
 
 def make_plane(tmp: Path, **extra: Any) -> Iterator[Plane]:
@@ -78,13 +65,6 @@ def plane(tmp_path: Path) -> Iterator[Plane]:
 @pytest.fixture
 def small_artifacts(tmp_path: Path) -> Iterator[Plane]:
     yield from make_plane(tmp_path, max_artifact_bytes=64 * 1024)
-
-
-def running(plane: Plane) -> dict[str, Any]:
-    submit(plane)
-    task = claimed(plane)
-    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": ticket(task)})
-    return task
 
 
 def evidence(plane: Plane, task: dict[str, Any], **fields: Any) -> Any:

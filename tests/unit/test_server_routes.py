@@ -16,10 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from planes import AppPlane, Grant, app_plane, plane_settings, write_tokens
+from planes import (
+    DND,
+    SERIAL,
+    AppPlane,
+    Grant,
+    app_plane,
+    claimed,
+    plane_settings,
+    submit,
+    ticket,
+    write_tokens,
+)
 
-SERIAL, OTHER = "emu-1", "emu-2"
-DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
+OTHER = "emu-2"
 
 
 Plane = AppPlane
@@ -33,21 +43,6 @@ def plane(tmp_path: Path) -> Iterator[Plane]:
     tokens = write_tokens(tmp_path / "tokens.yaml", grants)
     with app_plane(plane_settings(tmp_path), tokens) as made:
         yield made
-
-
-def submit(plane: Plane, **extra: Any) -> dict[str, Any]:
-    task: dict[str, Any] = plane.ok("planner", "POST", "/v1/tasks", json={**DND, **extra})["task"]
-    return task
-
-
-def claimed(plane: Plane, device: str = SERIAL) -> dict[str, Any]:
-    body = {"owner": f"d1/{device}", "device": device}
-    task: dict[str, Any] = plane.ok("daemon", "POST", "/v1/claims", json=body)["task"]
-    return task
-
-
-def ticket(task: dict[str, Any]) -> dict[str, Any]:
-    return {"owner": task["lease_owner"], "attempt": task["attempt"], "revision": task["revision"]}
 
 
 # --- auth matrix ------------------------------------------------------------------------

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import android_fixture as fixture
+from helpers import call_tool as run
 
 from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
 from device.sim.services.audio import DEVICE_BT_A2DP, DEVICE_SPEAKER, dumpsys_audio
 from device.sim.services.audio_cli import MEDIA_SESSION_HELP, cmd_media_session, java_decode, media
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "android"
-
-
-def fixture(name: str) -> str:
-    """A fixture without its ``## `` source header."""
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(line for line in lines if not line.startswith("## "))
-
-
-def run(phone: Phone, fn, argv: list[str]) -> tuple[int, str, str]:
-    out, err = BufferSink(), BufferSink()
-    rc = fn(ToolIO(phone, out, err), argv)
-    return rc, out.data.decode(), err.data.decode()
 
 
 def session(phone: Phone, *args: str) -> tuple[int, str, str]:

@@ -4,12 +4,12 @@ product's own argv builders and parsers (``device.contacts``)."""
 from __future__ import annotations
 
 import pytest
+from helpers import call_tool
 
 from device import contacts
 from device.contacts import PhoneEntry
 from device.sim import scenarios
 from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
 from device.sim.services.contacts import ContactsProvider
 from device.sim.services.content_tool import content
 
@@ -17,9 +17,7 @@ SHELL = "calling user: android.uid.shell:2000, calling package:com.android.shell
 
 
 def run(phone: Phone, *args: str) -> tuple[int, str, str]:
-    out, err = BufferSink(), BufferSink()
-    rc = content(ToolIO(phone, out, err), ["content", *args])
-    return rc, out.data.decode(), err.data.decode()
+    return call_tool(phone, content, ["content", *args])
 
 
 def run_argv(phone: Phone, argv: tuple[str, ...]) -> str:

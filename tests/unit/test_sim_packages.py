@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import android_fixture as fixture
+from helpers import call_tool as run
 
 from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
 from device.sim.services.packages import SMS_PACKAGE, PackageError, cmd_package, cmd_role, pm
 from device.sim.services.packages_dump import dumpsys_package, flags_to_string
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "android"
 NOTES = "com.example.notes"
 CAMERA = "android.permission.CAMERA"
-
-
-def fixture(name: str) -> str:
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(line for line in lines if not line.startswith("## "))
-
-
-def run(phone: Phone, fn, argv: list[str]) -> tuple[int, str, str]:
-    out, err = BufferSink(), BufferSink()
-    rc = fn(ToolIO(phone, out, err), argv)
-    return rc, out.data.decode(), err.data.decode()
 
 
 def test_list_packages_third_party_and_filter() -> None:

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from helpers import android_fixture as fixture
+from helpers import call_tool
 
 from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
 from device.sim.services.content_tool import content
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "android"
-
-
-def fixture(name: str) -> str:
-    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(line for line in lines if not line.startswith("## "))
 
 
 def run(phone: Phone, *args: str) -> tuple[int, str, str]:
-    out, err = BufferSink(), BufferSink()
-    rc = content(ToolIO(phone, out, err), ["content", *args])
-    return rc, out.data.decode(), err.data.decode()
+    return call_tool(phone, content, ["content", *args])
+
+
+def query_sms(phone: Phone, projection: str, where: str) -> str:
+    """What ``content query --uri content://sms --projection P --where W`` prints."""
+    argv = ["--uri", "content://sms", "--projection", projection, "--where", where]
+    return run(phone, "query", *argv)[1]
 
 
 def test_empty_provider_prints_no_result_found() -> None:
@@ -63,27 +60,9 @@ def test_where_subset_and_boxes() -> None:
     phone.sms.insert("inbox", "+1555", "in")
     phone.sms.insert("sent", "+1555", "out")
     phone.sms.insert("draft", "+1666", "it's a draft")
-    _, out, _ = run(
-        phone,
-        "query",
-        "--uri",
-        "content://sms",
-        "--projection",
-        "body",
-        "--where",
-        "address='+1555' AND type=2",
-    )
+    out = query_sms(phone, "body", "address='+1555' AND type=2")
     assert out == "Row: 0 body=out\n"
-    _, out, _ = run(
-        phone,
-        "query",
-        "--uri",
-        "content://sms",
-        "--projection",
-        "_id",
-        "--where",
-        "body='it''s a draft'",
-    )
+    out = query_sms(phone, "_id", "body='it''s a draft'")
     assert out == "Row: 0 _id=3\n"
     _, out, _ = run(phone, "query", "--uri", "content://sms/draft", "--projection", "address")
     assert out == "Row: 0 address=+1666\n"

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import sms_intent
 
 from device.sim.phone import Phone
 from device.sim.ui import hierarchy
@@ -74,19 +75,7 @@ def test_naf_attribute_precedes_index_for_unlabelled_clickables() -> None:
 def test_hostile_sms_body_round_trips_through_the_uiautomator_dump() -> None:
     body = "He said \"hi\" & <left>\nline2 'q' ‏שלום‏ 😀" + "x" * 10_000
     phone = Phone(sdk=34)
-    phone.ui.start(
-        parse_start_args(
-            [
-                "-a",
-                "android.intent.action.SENDTO",
-                "-d",
-                "smsto:+15551234567",
-                "--es",
-                "sms_body",
-                body,
-            ]
-        )
-    )
+    phone.ui.start(parse_start_args(sms_intent("+15551234567", body)))
     root = ET.fromstring(phone.ui.hierarchy_xml(u2=False).encode("utf-8"))
     field = root.find(
         ".//node[@resource-id='com.google.android.apps.messaging:id/compose_message_text']"

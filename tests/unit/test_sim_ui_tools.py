@@ -6,16 +6,19 @@ import io as _io
 from pathlib import Path
 
 import pytest
+from helpers import sms_intent
 from PIL import Image
 
 from device.sim.phone import Phone
 from device.sim.registry import BufferSink, ToolIO, find_tool
+from device.sim.services.packages import PackageManager
+from device.sim.services.sms import SmsProvider
 from device.sim.ui.automation import UiCosts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
 
-class FakePackages:
+class FakePackages(PackageManager):
     """Grants and roles for the UI tests, independent of the package model's progress."""
 
     def __init__(self) -> None:
@@ -34,7 +37,7 @@ class FakePackages:
         return "com.google.android.apps.messaging"
 
 
-class FakeSms:
+class FakeSms(SmsProvider):
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str]] = []
 
@@ -50,8 +53,8 @@ class FakeSms:
 def phone() -> Phone:
     p = Phone(sdk=34)
     p.ui.automation.costs = UiCosts.none()
-    p.packages = FakePackages()  # type: ignore[assignment]
-    p.sms = FakeSms()  # type: ignore[assignment]
+    p.add_service(PackageManager, FakePackages())
+    p.add_service(SmsProvider, FakeSms())
     return p
 
 
@@ -97,13 +100,7 @@ def test_am_start_smsto_masks_number_and_opens_composer(phone: Phone) -> None:
         phone,
         "am",
         "start",
-        "-a",
-        "android.intent.action.SENDTO",
-        "-d",
-        "smsto:+1-555-0100",
-        "--es",
-        "sms_body",
-        body,
+        *sms_intent("+1-555-0100", body),
     )
     assert code == 0
     assert out.decode() == (
@@ -167,13 +164,7 @@ def test_compose_send_inserts_sent_message_and_clears(phone: Phone) -> None:
         phone,
         "am",
         "start",
-        "-a",
-        "android.intent.action.SENDTO",
-        "-d",
-        "smsto:5550100",
-        "--es",
-        "sms_body",
-        "see you at 8",
+        *sms_intent("5550100", "see you at 8"),
     )
     points: list[str] = []
     phone.fault_point = points.append  # type: ignore[method-assign,assignment]
@@ -203,7 +194,7 @@ def test_permission_dialog_allow_grants(phone: Phone) -> None:
 
 def test_permission_dialog_sdk28_lives_in_packageinstaller() -> None:
     old = Phone(sdk=28)
-    old.packages = FakePackages()  # type: ignore[assignment]
+    old.add_service(PackageManager, FakePackages())
     old.faults.permission_dialog_packages.add("com.example.notes")
     run(old, "am", "start", "-n", "com.example.notes/.MainActivity")
     xml = old.ui.hierarchy_xml(u2=False)

@@ -4,7 +4,6 @@ results stand even when the batch fails."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,6 @@ from daemon.store.sqlite_store import SqliteStore
 from daemon.sweeper import sweep
 
 T0 = 10_000.0
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = SqliteStore(str(tmp_path / "q.db"))
-    yield s
-    s.close()
 
 
 def _failed(store: SqliteStore, count: int) -> None:

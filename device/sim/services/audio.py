@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 STREAM_NAMES = (
     "STREAM_VOICE_CALL",
@@ -124,7 +124,7 @@ def _new_stream(stream: int) -> StreamState:
 class AudioService:
     """Stream volume state of the phone; callers take ``phone.lock`` around changes."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.streams: list[StreamState] = [
             _new_stream(i) for i in range(num_stream_types(phone.sdk))
@@ -235,8 +235,8 @@ def dump_audio(audio: AudioService) -> str:
 def dumpsys_audio(io: ToolIO, argv: list[str]) -> int:
     """``dumpsys audio``: the stream volume section in the layout of the phone's SDK."""
     with io.phone.lock:
-        io.out(dump_audio(io.phone.audio))
+        io.out(dump_audio(io.phone.service(AudioService)))
     return 0
 
 
-SIM_SERVICE = SimService("audio", AudioService)  # phone.audio
+SIM_SERVICE = SimService("audio", AudioService)  # phone.service(AudioService)

@@ -201,7 +201,7 @@ def cmd_media_session(io: ToolIO, argv: list[str]) -> int:
         return 255
     with io.phone.lock:
         try:
-            run_volume(io.phone.audio, argv[2:], lambda msg: io.out(f"[V] {msg}\n"))
+            run_volume(io.phone.service(AudioService), argv[2:], lambda msg: io.out(f"[V] {msg}\n"))
         except ShowError as exc:
             io.out(MEDIA_SESSION_HELP)
             io.err(f"{exc}\n")
@@ -215,7 +215,7 @@ def cmd_media_session(io: ToolIO, argv: list[str]) -> int:
 def _media_volume(io: ToolIO, args: list[str]) -> int:
     with io.phone.lock:
         try:
-            run_volume(io.phone.audio, args, lambda msg: io.out(f"[v] {msg}\n"))
+            run_volume(io.phone.service(AudioService), args, lambda msg: io.out(f"[v] {msg}\n"))
         except ShowError as exc:  # BaseCommand.showError
             io.err(MEDIA_USAGE + "\n" + f"{exc}\n")
         except JavaException as exc:  # BaseCommand.run catches IllegalArgumentException

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 STATUS_CHARGING = 2  # BatteryManager.BATTERY_STATUS_CHARGING
 STATUS_DISCHARGING = 3  # BatteryManager.BATTERY_STATUS_DISCHARGING
@@ -24,7 +24,7 @@ HEALTH_GOOD = 2  # BatteryManager.BATTERY_HEALTH_GOOD
 class Battery:
     """Charge level and charger; ``plugged`` is ``"usb"``, ``"ac"``, ``"wireless"`` or None."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.level = 85
         self.plugged: str | None = "usb"
@@ -79,8 +79,8 @@ def _b(value: bool) -> str:
 def dumpsys_battery(io: ToolIO, argv: list[str]) -> int:
     """``dumpsys battery``."""
     with io.phone.lock:
-        io.out(io.phone.battery.dump())
+        io.out(io.phone.service(Battery).dump())
     return 0
 
 
-SIM_SERVICE = SimService("battery", Battery)  # phone.battery
+SIM_SERVICE = SimService("battery", Battery)  # phone.service(Battery)

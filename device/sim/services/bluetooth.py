@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 SHELL_COMMAND_SINCE_SDK = 33
 ENABLE_BLE_SINCE_SDK = 34  # as bluetooth_manager_help lists it
@@ -89,7 +89,7 @@ class BluetoothAdapter:
     TURN_ON_S = 1.0  # tests shorten these
     TURN_OFF_S = 0.5
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         on = phone.settings.tables["global"].get("bluetooth_on") == "1"
         self._rest = "ON" if on else "OFF"  # where the running transition ends
@@ -364,10 +364,11 @@ def dump_bluetooth_manager(adapter: BluetoothAdapter) -> str:
 @service("dumpsys", "bluetooth_manager")
 def dumpsys_bluetooth_manager(io: ToolIO, argv: list[str]) -> int:
     """``dumpsys bluetooth_manager``: the manager's status and history."""
-    if not io.phone.bluetooth.present:
+    bluetooth = io.phone.service(BluetoothAdapter)
+    if not bluetooth.present:
         return _cant_find(io, "dumpsys")
     with io.phone.lock:
-        io.out(dump_bluetooth_manager(io.phone.bluetooth))
+        io.out(dump_bluetooth_manager(bluetooth))
     return 0
 
 
@@ -397,7 +398,7 @@ def bluetooth_manager_help(sdk: int) -> str:
 
 
 def _wait_for_state(io: ToolIO, wanted: str) -> int:
-    adapter = io.phone.bluetooth
+    adapter = io.phone.service(BluetoothAdapter)
     deadline = time.monotonic() + max(adapter.TURN_ON_S, adapter.TURN_OFF_S) + 1.0
     while time.monotonic() < deadline and not io.cancelled.is_set():
         if f"STATE_{adapter.state}" == wanted:
@@ -407,7 +408,7 @@ def _wait_for_state(io: ToolIO, wanted: str) -> int:
 
 
 def _run_bt_command(io: ToolIO, cmd: str) -> int:
-    adapter = io.phone.bluetooth
+    adapter = io.phone.service(BluetoothAdapter)
     if cmd == "enable":
         return 0 if adapter.request_enable() else -1
     if cmd == "disable":
@@ -443,7 +444,7 @@ def cmd_bluetooth_manager(io: ToolIO, argv: list[str]) -> int:
     """``cmd bluetooth_manager enable|disable|wait-for-state:STATE_X`` (API 33+);
     ``enableBle``/``disableBle`` (API 34+) refuse the shell user."""
     phone = io.phone
-    if not phone.bluetooth.present:
+    if not phone.service(BluetoothAdapter).present:
         return _cant_find(io, "cmd")
     if phone.sdk < SHELL_COMMAND_SINCE_SDK:
         io.err("No shell command implementation.\n")
@@ -479,7 +480,7 @@ _SVC_SCRIPT_HELP = (
 
 def _svc_jar(io: ToolIO, argv: list[str]) -> int:
     """svc.jar BluetoothCommand (API <= 32): always exit 0."""
-    adapter = io.phone.bluetooth
+    adapter = io.phone.service(BluetoothAdapter)
     if not adapter.present:
         io.err("Got a null BluetoothAdapter, is the system running?\n")
         return 0
@@ -505,4 +506,4 @@ def svc_bluetooth(io: ToolIO, argv: list[str]) -> int:
     return 1
 
 
-SIM_SERVICE = SimService("bluetooth", BluetoothAdapter)  # phone.bluetooth
+SIM_SERVICE = SimService("bluetooth", BluetoothAdapter)  # phone.service(BluetoothAdapter)

@@ -27,7 +27,7 @@ from device.parsers import same_phone_number
 from device.sim.registry import SimService
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 Value = int | str | None
 
@@ -90,7 +90,7 @@ def _e164(number: str) -> str | None:
 class ContactsProvider:
     """The address book: raw contacts and their phone numbers."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.raw_contacts: list[RawContact] = []
         self._next_data_id = 1

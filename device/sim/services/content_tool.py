@@ -44,6 +44,8 @@ from collections.abc import Callable
 from device.sim.registry import ToolIO, tool
 from device.sim.services.contacts import LOOKUP_COLUMNS, PHONE_COLUMNS, ContactsProvider
 from device.sim.services.im_chat import COLUMNS as IM_COLUMNS
+from device.sim.services.im_chat import ImChatStore
+from device.sim.services.packages import PackageManager
 from device.sim.services.sms import BOX_TYPES, COLUMNS, SmsProvider, Value
 
 IM_CHAT_OWNER = "com.samsung.android.messaging"  # Samsung builds' telephony provider serves im
@@ -265,7 +267,7 @@ def _run(io: ToolIO, operation: str, args: list[str]) -> None:
     m = re.fullmatch(r"content://([^/]*)(.*)", opts["--uri"], re.DOTALL)
     authority, path = (m.group(1), m.group(2)) if m else ("", "")
     try:
-        if authority == "im" and not io.phone.packages.is_installed(IM_CHAT_OWNER):
+        if authority == "im" and not io.phone.service(PackageManager).is_installed(IM_CHAT_OWNER):
             raise ProviderError(  # a Pixel's telephony provider has no im tables
                 f"java.lang.IllegalStateException: Could not find provider: {authority}"
             )
@@ -279,9 +281,9 @@ def _run(io: ToolIO, operation: str, args: list[str]) -> None:
             elif authority == "im":
                 io.out(_im_chat_query(io, operation, path, opts))
             elif operation == "query":
-                io.out(query(io.phone.sms, path, opts))
+                io.out(query(io.phone.service(SmsProvider), path, opts))
             else:
-                insert(io.phone.sms, path, values)
+                insert(io.phone.service(SmsProvider), path, values)
     except ProviderError as exc:
         io.err(f"Error while accessing provider:{authority}\n{exc}\n")
 
@@ -296,7 +298,7 @@ def _im_chat_query(io: ToolIO, operation: str, path: str, opts: dict[str, str]) 
         raise ProviderError(
             f"android.database.sqlite.SQLiteException: no such column: {unknown[0]}"
         )
-    rows = io.phone.im_chat.rows()
+    rows = io.phone.service(ImChatStore).rows()
     if not rows:
         return "No result found.\n"
     return "".join(format_row(i, row, projection) + "\n" for i, row in enumerate(rows))

@@ -15,12 +15,14 @@ import time
 from typing import TYPE_CHECKING
 
 from device.sim.registry import SimService
-from device.sim.ui.sent_messages import CHAT_SEND_S
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 Value = int | str | None
+
+# How long a chat message shows "Sending…" before it is delivered (or fails).
+CHAT_SEND_S = 0.3
 
 COLUMNS = ("_id", "thread_id", "address", "body", "date", "type", "status", "sim_slot", "sub_id")
 OUTBOX, SENTBOX, FAILED = 4, 2, 5
@@ -29,7 +31,7 @@ OUTBOX, SENTBOX, FAILED = 4, 2, 5
 class ImChatStore:
     """Chat messages the Samsung app sent; ``type`` follows each one's fate over time."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self._rows: list[tuple[dict[str, Value], str, float]] = []  # row, kind, sent at
 
@@ -58,4 +60,4 @@ class ImChatStore:
         return out
 
 
-SIM_SERVICE = SimService("im_chat", ImChatStore)  # phone.im_chat
+SIM_SERVICE = SimService("im_chat", ImChatStore)  # phone.service(ImChatStore)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 # Settings.Global.ZEN_MODE_* values.
 ZEN_OFF = 0  # ZEN_MODE_OFF
@@ -68,7 +68,7 @@ class NotificationService:
 
     REVERT_DELAY_S = 0.2  # how long an outside write of zen_mode stays visible
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self._zen = int(phone.settings.get("global", "zen_mode") or 0)
         self._revert_at: float | None = None
@@ -191,7 +191,7 @@ def _set_dnd(io: ToolIO, argv: list[str]) -> int:
         io.out(f"{ERROR_PREFIX}Invalid filter: {filt}\n")
         return 0
     if not io.phone.faults.dnd_noop:
-        io.phone.notification.set_zen(zen)
+        io.phone.service(NotificationService).set_zen(zen)
     return 0
 
 
@@ -201,7 +201,7 @@ def _listener(allowed: bool) -> Callable[[ToolIO, list[str]], int]:
         if component is None:
             io.out("Invalid listener - must be a ComponentName\n")
             return EXIT_DEFAULT_COMMAND
-        io.phone.notification.set_listener(component, allowed)
+        io.phone.service(NotificationService).set_listener(component, allowed)
         return 0
 
     return run
@@ -209,7 +209,7 @@ def _listener(allowed: bool) -> Callable[[ToolIO, list[str]], int]:
 
 def _dnd_access(allowed: bool) -> Callable[[ToolIO, list[str]], int]:
     def run(io: ToolIO, argv: list[str]) -> int:
-        io.phone.notification.set_dnd_access(_required(argv, 2), allowed)
+        io.phone.service(NotificationService).set_dnd_access(_required(argv, 2), allowed)
         return 0
 
     return run
@@ -274,9 +274,9 @@ def _zen_section(sdk: int, zen: int) -> list[str]:
     return lines
 
 
-def dump_notification(phone: Phone) -> str:
+def dump_notification(phone: PhoneState) -> str:
     """A trimmed ``dumpsys notification`` in NotificationManagerService.dumpImpl's layout."""
-    model = phone.notification
+    model = phone.service(NotificationService)
     zen = model.zen_mode
     listeners = model.listeners()
     lines = [
@@ -308,4 +308,4 @@ def dumpsys_notification(io: ToolIO, argv: list[str]) -> int:
     return 0
 
 
-SIM_SERVICE = SimService("notification", NotificationService)  # phone.notification
+SIM_SERVICE = SimService("notification", NotificationService)  # phone.service(NotificationService)

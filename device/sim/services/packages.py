@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.sim.registry import SimService, ToolIO, service, tool
+from device.sim.registry import SERVICES, SimService, ToolIO, load_all, service, tool
 from device.sim.services.packages_catalog import (
     DANGEROUS,
     PackageSpec,
@@ -42,7 +42,7 @@ from device.sim.services.packages_catalog import (
 )
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 SMS_PACKAGE = "com.google.android.apps.messaging"
 ROLE_SMS = "android.app.role.SMS"
@@ -92,7 +92,7 @@ class PermissionState:
 class PackageManager:
     """Installed packages with their runtime-permission grants and the role holders."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.packages: dict[str, PackageSpec] = {p.name: p for p in installed_packages(phone.sdk)}
         self.runtime: dict[str, dict[str, PermissionState]] = {
@@ -265,7 +265,7 @@ def _exception(io: ToolIO, command: str, exc: PackageError) -> int:
 
 
 def _list_packages(io: ToolIO, args: list[str]) -> int:
-    pm = io.phone.packages
+    pm = io.phone.service(PackageManager)
     opts = {a for a in args if a.startswith("-")}
     words = [a for a in args if not a.startswith("-")]
     filt = words[0] if words else ""
@@ -291,7 +291,7 @@ def _list(io: ToolIO, args: list[str]) -> int:
 
 
 def _path(io: ToolIO, args: list[str]) -> int:
-    spec = io.phone.packages.packages.get(args[0]) if args else None
+    spec = io.phone.service(PackageManager).packages.get(args[0]) if args else None
     if spec is None:
         return 1
     io.out(f"package:{spec.apk}\n")
@@ -306,7 +306,7 @@ def _grant_revoke(verb: str) -> Callable[[ToolIO, list[str]], int]:
         if len(args) < 2:
             io.err("Error: no permission specified\n")
             return 1
-        pm = io.phone.packages
+        pm = io.phone.service(PackageManager)
         try:
             (pm.grant if verb == "grant" else pm.revoke)(args[0], args[1])
         except PackageError as exc:
@@ -327,7 +327,7 @@ def _resolve_activity(io: ToolIO, args: list[str]) -> int:
         elif not arg.startswith("-"):
             words.append(arg)
     target = words[-1] if words else ""
-    activity = io.phone.packages.launch_activity(target.split("/")[0])
+    activity = io.phone.service(PackageManager).launch_activity(target.split("/")[0])
     if activity is None:
         io.out("No activity found\n")
         return 0
@@ -338,10 +338,10 @@ def _resolve_activity(io: ToolIO, args: list[str]) -> int:
 
 
 def _dump(io: ToolIO, args: list[str]) -> int:
-    from device.sim.services.packages_dump import dump_package
-
-    io.out(dump_package(io.phone, args[0] if args else ""))
-    return 0
+    """``pm dump PKG``: PackageManagerShellCommand hands ``PKG`` to the package service's
+    own dump, which is ``dumpsys package`` (``packages_dump.py``, found in the table)."""
+    load_all()
+    return SERVICES["dumpsys"]["package"](io, ["package", *args[:1]])
 
 
 PACKAGE_COMMANDS: dict[str, Callable[[ToolIO, list[str]], int]] = {
@@ -386,7 +386,7 @@ def _role_args(args: list[str]) -> list[str]:
 
 
 def _role_command(io: ToolIO, sub: str, args: list[str]) -> int:
-    pm = io.phone.packages
+    pm = io.phone.service(PackageManager)
     if sub == "get-role-holders" and args and io.phone.sdk >= GET_ROLE_HOLDERS_SDK:
         io.out(";".join(pm.role_holders(args[0])) + "\n")
         return 0
@@ -418,4 +418,4 @@ def cmd_role(io: ToolIO, argv: list[str]) -> int:
         return _role_command(io, sub, _role_args(argv[2:]))
 
 
-SIM_SERVICE = SimService("packages", PackageManager)  # phone.packages
+SIM_SERVICE = SimService("packages", PackageManager)  # phone.service(PackageManager)

@@ -21,11 +21,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from device.sim.registry import ToolIO, service
-from device.sim.services.packages import FLAG_NAMES, PermissionState
+from device.sim.services.packages import FLAG_NAMES, PackageManager, PermissionState
 from device.sim.services.packages_catalog import DANGEROUS, PackageSpec, protection
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 
 def flags_to_string(flags: int) -> str:
@@ -96,10 +96,10 @@ def _package_block(spec: PackageSpec, states: dict[str, PermissionState], sdk: i
     return lines
 
 
-def dump_package(phone: Phone, package: str = "") -> str:
+def dump_package(phone: PhoneState, package: str = "") -> str:
     """The ``Packages:`` section for one package (all packages when ``package`` is empty);
     an unknown package gives an empty section, like the real dump's filter."""
-    pm = phone.packages
+    pm = phone.service(PackageManager)
     names = [package] if package else list(pm.packages)
     lines = ["Packages:"]
     for name in names:

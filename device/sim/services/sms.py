@@ -16,9 +16,10 @@ import time
 from typing import TYPE_CHECKING
 
 from device.sim.registry import SimService
+from device.sim.services.packages import PackageManager
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 Value = int | str | None
 
@@ -52,7 +53,7 @@ COLUMNS = (
 class SmsProvider:
     """Messages in the inbox, sent box, drafts and outbox, as rows of the ``sms`` table."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.rows: list[dict[str, Value]] = []
         self._threads: dict[str, int] = {}
@@ -90,7 +91,7 @@ class SmsProvider:
                 "locked": 0,
                 "sub_id": 1,
                 "error_code": 0,
-                "creator": self.phone.packages.default_sms_package(),
+                "creator": self.phone.service(PackageManager).default_sms_package(),
                 "seen": 0 if msg_type == 1 else 1,
             }
             row.update({k: v for k, v in values.items() if k in COLUMNS and k != "_id"})
@@ -104,4 +105,4 @@ class SmsProvider:
             return [dict(r) for r in self.rows if wanted is None or r["type"] == wanted]
 
 
-SIM_SERVICE = SimService("sms", SmsProvider)  # phone.sms
+SIM_SERVICE = SimService("sms", SmsProvider)  # phone.service(SmsProvider)

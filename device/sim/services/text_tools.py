@@ -9,6 +9,7 @@ files prefix ``name:``), ``toys/posix/head.c``/``tail.c`` (``-n N``, ``-N``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from device.sim.registry import ToolIO, tool
 from device.sim.services.file_tools import _read_inputs, _split_flags
@@ -121,24 +122,25 @@ def _count_option(argv: list[str]) -> tuple[int, list[str]]:
     return count, rest
 
 
-@tool("head")
-def head(io: ToolIO, argv: list[str]) -> int:
+def _print_some_lines(
+    io: ToolIO, name: str, argv: list[str], pick: Callable[[list[bytes], int], list[bytes]]
+) -> int:
+    """``head``/``tail``: ``pick(lines, count)`` of each input, under a ``==> NAME <==``
+    header when there are several."""
     count, operands = _count_option(argv)
-    inputs, status = _read_inputs(io, "head", operands)
+    inputs, status = _read_inputs(io, name, operands)
     for label, data in inputs:
         if len(inputs) > 1:
             io.out(f"==> {label} <==\n")
-        io.stdout.write(b"".join(_lines(data)[:count]))
+        io.stdout.write(b"".join(pick(_lines(data), count)))
     return status
+
+
+@tool("head")
+def head(io: ToolIO, argv: list[str]) -> int:
+    return _print_some_lines(io, "head", argv, lambda lines, count: lines[:count])
 
 
 @tool("tail")
 def tail(io: ToolIO, argv: list[str]) -> int:
-    count, operands = _count_option(argv)
-    inputs, status = _read_inputs(io, "tail", operands)
-    for label, data in inputs:
-        if len(inputs) > 1:
-            io.out(f"==> {label} <==\n")
-        lines = _lines(data)
-        io.stdout.write(b"".join(lines[-count:] if count else []))
-    return status
+    return _print_some_lines(io, "tail", argv, lambda lines, count: lines[-count:] if count else [])

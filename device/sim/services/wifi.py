@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from device.sim.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 SET_WIFI_ENABLED_SINCE_SDK = 30
 SVC_WIFI_UNTIL_SDK = 30
@@ -35,7 +35,7 @@ class WifiRadio:
 
     TRANSITION_S = 0.2  # enabling/disabling before the radio settles
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self._target: str | None = None
         self._until = 0.0
@@ -78,7 +78,7 @@ def cmd_wifi(io: ToolIO, argv: list[str]) -> int:
         io.err(f"Error: expected enabled or disabled but got '{word}'\n")
         return 255
     with io.phone.lock:
-        io.phone.wifi.request(word == "enabled")
+        io.phone.service(WifiRadio).request(word == "enabled")
     return 0
 
 
@@ -91,7 +91,7 @@ def svc_wifi(io: ToolIO, argv: list[str]) -> int:
         return _svc_help(io)
     if len(argv) > 1 and argv[1] in ("enable", "disable"):
         with io.phone.lock:
-            io.phone.wifi.request(argv[1] == "enable")
+            io.phone.service(WifiRadio).request(argv[1] == "enable")
         return 0
     io.err("Control the Wi-Fi manager\n\nusage: svc wifi [enable|disable]\n")
     return 0
@@ -101,8 +101,8 @@ def svc_wifi(io: ToolIO, argv: list[str]) -> int:
 def dumpsys_wifi(io: ToolIO, argv: list[str]) -> int:
     """``dumpsys wifi``: the state line first."""
     with io.phone.lock:
-        io.out(io.phone.wifi.dump())
+        io.out(io.phone.service(WifiRadio).dump())
     return 0
 
 
-SIM_SERVICE = SimService("wifi", WifiRadio)  # phone.wifi
+SIM_SERVICE = SimService("wifi", WifiRadio)  # phone.service(WifiRadio)

@@ -25,6 +25,7 @@ from device.sim.ui.model import (
     START_INTENT_NOT_RESOLVED,
     START_TASK_TO_FRONT,
     StartResult,
+    Ui,
 )
 
 TASK_TO_FRONT = "Warning: Activity not started, its current task has been brought to the front"
@@ -58,14 +59,15 @@ def _wait_block(io: ToolIO, result: StartResult) -> None:
 
 def am_start(io: ToolIO, args: list[str]) -> int:
     """``am start [options] [URI|COMPONENT|PACKAGE]``."""
+    ui = io.phone.service(Ui)
     try:
         intent = parse_start_args(args)
     except IntentError as exc:
         return _exception(io, "start", exc)
     io.out(f"Starting: {intent}\n")
     if intent.stop_first and intent.component is not None:
-        io.phone.ui.force_stop(intent.component[0])
-    result = io.phone.ui.start(intent)
+        ui.force_stop(intent.component[0])
+    result = ui.start(intent)
     say = io.out if intent.wait else io.err
     if result.code == START_INTENT_NOT_RESOLVED:
         say(f"Error: Activity not started, unable to resolve {intent}\n")
@@ -92,7 +94,7 @@ def am_force_stop(io: ToolIO, args: list[str]) -> int:
             'java.lang.IllegalArgumentException: Argument expected after "force-stop"\n'
         )
         return 255
-    io.phone.ui.force_stop(names[0])
+    io.phone.service(Ui).force_stop(names[0])
     return 0
 
 
@@ -124,7 +126,7 @@ def monkey(io: ToolIO, argv: list[str]) -> int:
     lines = [f"  bash arg: {a}" for a in args]
     package = args[args.index("-p") + 1] if "-p" in args[:-1] else None
     io.out("\n".join(lines) + ("\n" if lines else ""))
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
     if package is None or ui.resolve(Intent(package=package)) is None:
         io.err("** No activities found to run, monkey aborted.\n")
         return 251

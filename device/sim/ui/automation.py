@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 U2_HOLDER = "uiautomator2"
 DUMP_HOLDER = "uiautomator dump"
@@ -75,7 +75,7 @@ class UiFaults:
 class UiAutomation:
     """The phone's UiAutomation registration, costs, faults and counters."""
 
-    phone: Phone
+    phone: PhoneState
     costs: UiCosts = field(default_factory=UiCosts)
     faults: UiFaults = field(default_factory=UiFaults)
     holder: str | None = None

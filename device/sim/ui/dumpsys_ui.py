@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Callable
 
 from device.sim.registry import ToolIO, service
+from device.sim.ui.model import Ui
 from device.sim.ui.screens import ActivityRecord
 from device.sim.ui.views import Window
 
@@ -47,7 +48,7 @@ def _pid(package: str) -> int:
 
 def _user(io: ToolIO, package: str) -> int:
     """The Android user an app runs as: 10 for the work profile's apps (``work-profile``)."""
-    return 10 if package in io.phone.ui.work_profile_apps else 0
+    return 10 if package in io.phone.service(Ui).work_profile_apps else 0
 
 
 def activity_record(io: ToolIO, rec: ActivityRecord) -> str:
@@ -64,7 +65,7 @@ def window_token(io: ToolIO, window: Window) -> str:
 
 
 def _keyguard_lines(io: ToolIO) -> list[str]:
-    locked = str(io.phone.ui.locked).lower()
+    locked = str(io.phone.service(Ui).locked).lower()
     if io.phone.sdk < 29:
         return [
             f"    mShowingLockscreen={locked} mShowingDream=false "
@@ -80,7 +81,7 @@ def _keyguard_lines(io: ToolIO) -> list[str]:
 
 
 def _focused_app(io: ToolIO) -> str:
-    top = io.phone.ui.top()
+    top = io.phone.service(Ui).top()
     app = activity_record(io, top)
     if io.phone.sdk >= 30:
         return app
@@ -88,7 +89,7 @@ def _focused_app(io: ToolIO) -> str:
 
 
 def _focus_lines(io: ToolIO, indent: str) -> list[str]:
-    focus = io.phone.ui.focused_window()
+    focus = io.phone.service(Ui).focused_window()
     return [
         f"{indent}mCurrentFocus={window_token(io, focus)}",
         f"{indent}mFocusedApp={_focused_app(io)}",
@@ -96,7 +97,7 @@ def _focus_lines(io: ToolIO, indent: str) -> list[str]:
 
 
 def _windows_section(io: ToolIO) -> list[str]:
-    windows = io.phone.ui.windows()
+    windows = io.phone.service(Ui).windows()
     lines = ["WINDOW MANAGER WINDOWS (dumpsys window windows)"]
     for i, window in enumerate(reversed(windows)):
         lines.append(f"  Window #{i} {window_token(io, window)}:")
@@ -118,16 +119,19 @@ def _display_head(io: ToolIO, display_id: int) -> str:
     head = f"  Display: mDisplayId={display_id}"
     if display_id != 0 or io.phone.sdk < 29:
         return head
-    return head + (" (organized)" if io.phone.sdk >= 33 else f" rootTasks={len(io.phone.ui.stack)}")
+    return head + (
+        " (organized)" if io.phone.sdk >= 33 else f" rootTasks={len(io.phone.service(Ui).stack)}"
+    )
 
 
 def _displays_section(io: ToolIO) -> list[str]:
-    w, h = io.phone.ui.size
+    ui = io.phone.service(Ui)
+    w, h = ui.size
     lines = ["WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)"]
-    if io.phone.ui.second_display is not None:
+    if ui.second_display is not None:
         # Children are printed bottom to top: an unfocused display (a cast screen, a cover
         # screen) comes before the focused default one, with no focus of its own.
-        sw, sh = io.phone.ui.second_display
+        sw, sh = ui.second_display
         lines += [
             _display_head(io, 2),
             f"    init={sw}x{sh} 320dpi cur={sw}x{sh} app={sw}x{sh}",
@@ -136,7 +140,7 @@ def _displays_section(io: ToolIO) -> list[str]:
         ]
     lines += [
         _display_head(io, 0),
-        f"    init={w}x{h} {io.phone.ui.density}dpi cur={w}x{h} app={w}x{h}",
+        f"    init={w}x{h} {ui.density}dpi cur={w}x{h} app={w}x{h}",
     ]
     if io.phone.sdk >= FOCUS_IN_DISPLAYS_SDK:
         lines += _focus_lines(io, "  ")
@@ -168,7 +172,7 @@ def dump_window(io: ToolIO, args: list[str]) -> int:
 
 
 def _activities(io: ToolIO) -> list[str]:
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
     top = ui.top()
     lines = [
         "ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)",
@@ -188,7 +192,7 @@ def _activities(io: ToolIO) -> list[str]:
 
 
 def _top(io: ToolIO) -> list[str]:
-    top = io.phone.ui.top()
+    top = io.phone.service(Ui).top()
     return [
         "TASK " + top.package + f" id={_task_id(top)} userId=0",
         f"  ACTIVITY {top.component} {_hash(top.cls)} pid={_pid(top.package)}",
@@ -210,14 +214,15 @@ def dump_activity(io: ToolIO, args: list[str]) -> int:
 
 
 def dump_power(io: ToolIO, args: list[str]) -> int:
-    on = io.phone.ui.screen_on
+    ui = io.phone.service(Ui)
+    on = ui.screen_on
     lines = [
         "POWER MANAGER (dumpsys power)",
         "",
         "Power Manager State:",
         "  mDirty=0x0",
         # some Samsung builds print only getWakefulnessLocked()= (flutter/flutter#97235)
-        f"  {'getWakefulnessLocked()' if io.phone.ui.samsung_power else 'mWakefulness'}="
+        f"  {'getWakefulnessLocked()' if ui.samsung_power else 'mWakefulness'}="
         f"{'Awake' if on else 'Asleep'}",
         "  mWakefulnessChanging=false",
         "  mIsPowered=true",
@@ -231,7 +236,7 @@ def dump_power(io: ToolIO, args: list[str]) -> int:
 
 
 def dump_display(io: ToolIO, args: list[str]) -> int:
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
     w, h = ui.size
     lines = [
         "DISPLAY MANAGER (dumpsys display)",

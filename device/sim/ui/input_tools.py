@@ -30,6 +30,7 @@ from collections.abc import Callable
 from device.sim.registry import ToolIO, tool
 from device.sim.ui import render
 from device.sim.ui.automation import ALREADY_REGISTERED, DUMP_HOLDER
+from device.sim.ui.model import Ui
 
 KEYCODES: dict[str, int] = {
     "HOME": 3,
@@ -72,7 +73,7 @@ def keycode(name: str) -> int:
 
 def press_key(io: ToolIO, code: int) -> None:
     """What the phone does with one key press."""
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
     with io.phone.lock:
         actions: dict[int, Callable[[], None]] = {
             224: ui.wake,
@@ -88,7 +89,7 @@ def press_key(io: ToolIO, code: int) -> None:
 
 def _menu_unlock(io: ToolIO) -> Callable[[], None]:
     """KEYCODE_MENU dismisses an insecure keyguard (PhoneWindowManager)."""
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
 
     def run() -> None:
         if ui.locked and not ui.secure_lock:
@@ -103,13 +104,13 @@ def _floats(values: list[str]) -> list[int]:
 
 def _tap(io: ToolIO, args: list[str]) -> int:
     x, y = _floats(args[:2])
-    io.phone.ui.tap(x, y)
+    io.phone.service(Ui).tap(x, y)
     return 0
 
 
 def _swipe(io: ToolIO, args: list[str]) -> int:
     x1, y1, x2, y2 = _floats(args[:4])
-    io.phone.ui.swipe(x1, y1, x2, y2)
+    io.phone.service(Ui).swipe(x1, y1, x2, y2)
     return 0
 
 
@@ -118,7 +119,7 @@ def _text(io: ToolIO, args: list[str]) -> int:
     if any(not (0x20 <= ord(c) < 0x7F) for c in text):
         io.err(NPE_TEXT)
         return 255
-    io.phone.ui.type_text(text)
+    io.phone.service(Ui).type_text(text)
     return 0
 
 
@@ -203,7 +204,7 @@ def input_tool(io: ToolIO, argv: list[str]) -> int:
 @tool("wm")
 def wm(io: ToolIO, argv: list[str]) -> int:
     """``wm size`` / ``wm density`` (read-only here)."""
-    ui = io.phone.ui
+    ui = io.phone.service(Ui)
     verb = argv[1] if len(argv) > 1 else ""
     if verb == "size":
         io.out(f"Physical size: {ui.size[0]}x{ui.size[1]}\n")
@@ -223,7 +224,7 @@ def uiautomator(io: ToolIO, argv: list[str]) -> int:
         io.err("Usage: uiautomator <subcommand> [options]\n")
         return 1
     path = args[1] if len(args) > 1 else "/sdcard/window_dump.xml"
-    automation = io.phone.ui.automation
+    automation = io.phone.service(Ui).automation
     if not automation.acquire(DUMP_HOLDER):
         io.err(ALREADY_REGISTERED)
         return 1
@@ -235,7 +236,8 @@ def uiautomator(io: ToolIO, argv: list[str]) -> int:
 
 def _dump(io: ToolIO, path: str) -> int:
     """One dump while holding UiAutomation: wait for idle, then write or fail."""
-    automation = io.phone.ui.automation
+    ui = io.phone.service(Ui)
+    automation = ui.automation
     if automation.faults.dump_killed:
         io.err("Killed\n")
         return 137
@@ -246,7 +248,7 @@ def _dump(io: ToolIO, path: str) -> int:
     if io.cancelled.wait(automation.costs.dump_s):
         return 137
     target = io.phone.fs.normalize(path, io.cwd)
-    xml = io.phone.ui.hierarchy_xml(u2=False)
+    xml = ui.hierarchy_xml(u2=False)
     with io.phone.lock:
         try:
             io.phone.fs.write(target, xml.encode("utf-8"))
@@ -258,7 +260,7 @@ def _dump(io: ToolIO, path: str) -> int:
 
 
 def _raw_screencap(io: ToolIO) -> bytes:
-    image = io.phone.ui.screenshot().convert("RGBA")
+    image = io.phone.service(Ui).screenshot().convert("RGBA")
     header = struct.pack("<III", image.width, image.height, 1)
     if io.phone.sdk >= 28:
         header += struct.pack("<I", 0)
@@ -273,7 +275,7 @@ def screencap(io: ToolIO, argv: list[str]) -> int:
     files = [a for i, a in enumerate(args) if not a.startswith("-") and args[i - 1] != "-d"]
     if files and files[0].endswith(".png"):
         png = True
-    data = render.png_bytes(io.phone.ui.screenshot()) if png else _raw_screencap(io)
+    data = render.png_bytes(io.phone.service(Ui).screenshot()) if png else _raw_screencap(io)
     if not files:
         io.stdout.write(data)
         return 0

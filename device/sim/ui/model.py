@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from device.sim.registry import SimService
+from device.sim.services.contacts import ContactsProvider
+from device.sim.services.im_chat import ImChatStore
+from device.sim.services.packages import PackageManager
+from device.sim.services.sms import SmsProvider
 from device.sim.ui import hierarchy, labels, render, samsung_messages, screens
 from device.sim.ui.automation import UiAutomation
 from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
@@ -26,7 +30,7 @@ from device.sim.ui.sent_messages import SentEntry
 from device.sim.ui.views import View, Window, find_by_id, hit
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 START_SUCCESS, START_TASK_TO_FRONT = 0, 2
 START_INTENT_NOT_RESOLVED, START_CLASS_NOT_FOUND = -1, -2
@@ -74,7 +78,7 @@ class StartResult:
 class Ui:
     """What is on the screen: power/keyguard state, the activity stack, the window hierarchy."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.screen_on = True
         self.locked = False
@@ -156,19 +160,19 @@ class Ui:
 
     def is_installed(self, package: str) -> bool:
         try:
-            return self.phone.packages.is_installed(package)
+            return self.phone.service(PackageManager).is_installed(package)
         except NotImplementedError:  # package model not filled yet: the stock apps exist
             return package in BUILTIN_PACKAGES
 
     def default_sms_package(self) -> str | None:
         try:
-            return self.phone.packages.default_sms_package()
+            return self.phone.service(PackageManager).default_sms_package()
         except NotImplementedError:
             return labels.MESSAGING_PKG
 
     def _is_granted(self, package: str, permission: str) -> bool:
         try:
-            return self.phone.packages.is_granted(package, permission)
+            return self.phone.service(PackageManager).is_granted(package, permission)
         except NotImplementedError:
             return False
 
@@ -242,8 +246,6 @@ class Ui:
         """The participant's display name, as AOSP Messaging's ParticipantData and Google
         Messages' ``conversation_title`` show it: the contact's name when the number is saved
         (then the chip holds the name, not the number), else the number."""
-        from device.sim.services.contacts import ContactsProvider
-
         rows = self.phone.service(ContactsProvider).lookup_rows(record.state["recipient"])
         if rows:
             record.state["title"] = str(rows[0]["display_name"])
@@ -401,11 +403,11 @@ class Ui:
         slot = int(arg) if arg.isdigit() else 1
         kind = self.chat_send or "sms"
         if kind == "sms":
-            self.phone.sms.insert_values(
+            self.phone.service(SmsProvider).insert_values(
                 {"type": 2, "address": recipient, "body": body, "sub_id": slot}
             )
         elif top.package == samsung_messages.PKG:
-            self.phone.im_chat.insert(recipient, body, kind, slot)
+            self.phone.service(ImChatStore).insert(recipient, body, kind, slot)
         entry = SentEntry(body, kind, self.phone.now(), slot)
         state["sent"] = state.get("sent", "") + "\x1e" + entry.encode()
         state["body"] = ""
@@ -415,7 +417,7 @@ class Ui:
         if self.pending_permission is not None:
             app, permission = self.pending_permission
             if allow:
-                self.phone.packages.grant(app, permission)
+                self.phone.service(PackageManager).grant(app, permission)
             self.pending_permission = None
         return None
 
@@ -457,4 +459,4 @@ _ACTIONS: dict[str, Callable[[Ui, str], str | None]] = {
 }
 
 
-SIM_SERVICE = SimService("ui", Ui)  # phone.ui
+SIM_SERVICE = SimService("ui", Ui)  # phone.service(Ui)

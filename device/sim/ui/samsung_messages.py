@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import time
 
+from device.sim.services.im_chat import CHAT_SEND_S
 from device.sim.ui import messaging_text
-from device.sim.ui.sent_messages import CHAT_SEND_S, SentEntry
+from device.sim.ui.sent_messages import SentEntry, message_list
 from device.sim.ui.views import View
 
 PKG = "com.samsung.android.messaging"
@@ -108,17 +109,10 @@ def composer(state: dict[str, str], locale: str, *, sims: int, per_sim: bool) ->
                  text=recipient if title != recipient else ""),
         ],
     )  # fmt: skip
-    entries = [SentEntry.decode(e) for e in state.get("sent", "").split("\x1e") if e]
-    bubbles = [
-        _bubble(entry, 1700 - 200 * i, locale, sims)
-        for i, entry in enumerate(reversed(entries[-5:]))
-    ]
-    listing = View(
-        "androidx.recyclerview.widget.RecyclerView",
-        (0, 265, WIDTH, 2000),
-        resource_id=f"{PKG}:id/bubble_list_view",
-        scrollable=True,
-        children=bubbles,
+    listing = message_list(
+        state.get("sent", ""),
+        f"{PKG}:id/bubble_list_view",
+        lambda entry, y: _bubble(entry, y, locale, sims),
     )
     edit = View(
         "android.widget.EditText",

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from device.sim.ui import labels, samsung_messages
-from device.sim.ui.sent_messages import SentEntry
+from device.sim.ui.sent_messages import SentEntry, message_list
 from device.sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
@@ -203,17 +203,10 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         clickable=True,
         long_clickable=True,
     )
-    entries = [SentEntry.decode(e) for e in rec.state.get("sent", "").split("\x1e") if e]
-    sent = [
-        _bubble(pkg, entry, 1700 - 200 * i, ctx.locale)
-        for i, entry in enumerate(reversed(entries[-5:]))
-    ]
-    messages = View(
-        "androidx.recyclerview.widget.RecyclerView",
-        (0, 265, WIDTH, 2000),
-        resource_id=f"{pkg}:id/messages_list",
-        scrollable=True,
-        children=sent,
+    messages = message_list(
+        rec.state.get("sent", ""),
+        f"{pkg}:id/messages_list",
+        lambda entry, y: _bubble(pkg, entry, y, ctx.locale),
     )
     compose = View(
         "android.widget.EditText",
@@ -281,32 +274,33 @@ def _colon_list(value: str | None) -> list[str]:
     return [item for item in (value or "").split(":") if item]
 
 
-def notification_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
-    enabled = _colon_list(ctx.secure_settings.get("enabled_notification_listeners"))
-    title = "Device & app notifications" if ctx.sdk >= 31 else "Notification access"
-    rows = [
-        _row(
-            265 + 190 * i,
-            labels.app_label(pkg),
-            switch=comp in enabled,
-            action=f"toggle_listener:{comp}",
+def _access_rows(ctx: ScreenContext, setting: str, by_component: bool, action: str) -> list[View]:
+    """One switch per listener app, on when the app (its listener component when
+    ``by_component``) is in the secure setting's colon list; a tap runs ``action:<it>``."""
+    enabled = _colon_list(ctx.secure_settings.get(setting))
+    rows = []
+    for i, (pkg, comp) in enumerate(ctx.listener_apps):
+        key = comp if by_component else pkg
+        rows.append(
+            _row(
+                265 + 190 * i,
+                labels.app_label(pkg),
+                switch=key in enabled,
+                action=f"{action}:{key}",
+            )
         )
-        for i, (pkg, comp) in enumerate(ctx.listener_apps)
-    ]
+    return rows
+
+
+def notification_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
+    rows = _access_rows(ctx, "enabled_notification_listeners", True, "toggle_listener")
+    title = "Device & app notifications" if ctx.sdk >= 31 else "Notification access"
     return _settings_page(rec, title, rows)
 
 
 def zen_access(rec: ActivityRecord, ctx: ScreenContext) -> View:
-    enabled = _colon_list(ctx.secure_settings.get("enabled_notification_policy_access_packages"))
-    rows = [
-        _row(
-            265 + 190 * i,
-            labels.app_label(pkg),
-            switch=pkg in enabled,
-            action=f"toggle_zen_access:{pkg}",
-        )
-        for i, (pkg, _comp) in enumerate(ctx.listener_apps)
-    ]
+    setting = "enabled_notification_policy_access_packages"
+    rows = _access_rows(ctx, setting, False, "toggle_zen_access")
     return _settings_page(rec, "Do Not Disturb access", rows)
 
 

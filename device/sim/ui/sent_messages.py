@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from device.sim.services.im_chat import CHAT_SEND_S
 from device.sim.ui import messaging_text
+from device.sim.ui.views import View
 
 
 @dataclass(frozen=True)
@@ -40,5 +43,15 @@ class SentEntry:
         return messaging_text.stamp(locale, now - self.at, hour24)
 
 
-# How long a chat message shows "Sending…" before it is delivered (or fails).
-CHAT_SEND_S = 0.3
+def message_list(encoded: str, resource_id: str, bubble: Callable[[SentEntry, int], View]) -> View:
+    """The conversation's message list: ``bubble(entry, y)`` for the last five sent entries
+    of ``encoded`` (a screen's ``state["sent"]``), the newest lowest on the screen."""
+    entries = [SentEntry.decode(e) for e in encoded.split("\x1e") if e]
+    bubbles = [bubble(entry, 1700 - 200 * i) for i, entry in enumerate(reversed(entries[-5:]))]
+    return View(
+        "androidx.recyclerview.widget.RecyclerView",
+        (0, 265, 1080, 2000),
+        resource_id=resource_id,
+        scrollable=True,
+        children=bubbles,
+    )

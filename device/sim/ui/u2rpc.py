@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from device.sim.registry import BufferSink, ToolIO
 from device.sim.ui import render, selectors
 from device.sim.ui.input_tools import keycode, press_key
+from device.sim.ui.model import Ui
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
 
 METHOD_NOT_FOUND = (-32601, "method not found")
 NOT_FOUND_CODE = -32002
@@ -63,7 +64,7 @@ class ObjectNotFound(Exception):
 class Rpc:
     """Dispatches one JSON-RPC call against a phone."""
 
-    def __init__(self, phone: Phone) -> None:
+    def __init__(self, phone: PhoneState) -> None:
         self.phone = phone
         self.methods: dict[str, Callable[..., Any]] = {
             "deviceInfo": self.device_info,
@@ -112,7 +113,7 @@ class Rpc:
     # ---- device ------------------------------------------------------------------------
 
     def device_info(self) -> dict[str, Any]:
-        ui = self.phone.ui
+        ui = self.phone.service(Ui)
         scale = ui.density / 160
         with self.phone.lock:
             current = ui.focused_window().package
@@ -132,11 +133,12 @@ class Rpc:
     def dump(
         self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None
     ) -> str:
-        time.sleep(self.phone.ui.automation.costs.u2_dump_s)  # automation.py: 5-100 ms warm
-        return self.phone.ui.hierarchy_xml(u2=True, active_only=bool(root_in_active))
+        ui = self.phone.service(Ui)
+        time.sleep(ui.automation.costs.u2_dump_s)  # automation.py: 5-100 ms warm
+        return ui.hierarchy_xml(u2=True, active_only=bool(root_in_active))
 
     def screenshot(self, scale: float = 1, quality: int = 80) -> str:
-        image = self.phone.ui.screenshot()
+        image = self.phone.service(Ui).screenshot()
         if scale and scale != 1:
             image = image.resize(
                 (max(1, int(image.width * scale)), max(1, int(image.height * scale)))
@@ -148,11 +150,11 @@ class Rpc:
     def click(self, x: float, y: float, duration_ms: int | None = None) -> bool:
         if self.phone.faults.inject_denied:
             raise InjectDenied("Injecting to another application requires INJECT_EVENTS permission")
-        self.phone.ui.tap(int(x), int(y))
+        self.phone.service(Ui).tap(int(x), int(y))
         return True
 
     def swipe(self, fx: float, fy: float, tx: float, ty: float, steps: int = 55) -> bool:
-        self.phone.ui.swipe(int(fx), int(fy), int(tx), int(ty))
+        self.phone.service(Ui).swipe(int(fx), int(fy), int(tx), int(ty))
         return True
 
     def _key(self, code: int) -> bool:
@@ -172,33 +174,33 @@ class Rpc:
         self._key(223)
 
     def set_clipboard(self, label: str | None, text: str) -> None:
-        self.phone.ui.clipboard = text
+        self.phone.service(Ui).clipboard = text
 
     def get_clipboard(self) -> str | None:
-        return self.phone.ui.clipboard
+        return self.phone.service(Ui).clipboard
 
     def last_toast(self) -> str | None:
-        return self.phone.ui.last_toast
+        return self.phone.service(Ui).last_toast
 
     def clear_toast(self) -> None:
-        self.phone.ui.last_toast = None
+        self.phone.service(Ui).last_toast = None
 
     def make_toast(self, text: str, duration: float = 1000) -> bool:
-        self.phone.ui.last_toast = text
+        self.phone.service(Ui).last_toast = text
         return True
 
     # ---- selectors ---------------------------------------------------------------------
 
     def _find(self, selector: dict[str, Any]) -> selectors.Located:
         with self.phone.lock:
-            loc = selectors.find(self.phone.ui.windows(), selector)
+            loc = selectors.find(self.phone.service(Ui).windows(), selector)
         if loc is None:
             raise ObjectNotFound(selectors.describe(selector))
         return loc
 
     def exist(self, selector: dict[str, Any]) -> bool:
         with self.phone.lock:
-            return selectors.find(self.phone.ui.windows(), selector) is not None
+            return selectors.find(self.phone.service(Ui).windows(), selector) is not None
 
     def _wait(self, selector: dict[str, Any], timeout_ms: int, present: bool) -> bool:
         deadline = time.monotonic() + max(0, int(timeout_ms)) / 1000
@@ -220,21 +222,21 @@ class Rpc:
 
     def obj_info_all(self, selector: dict[str, Any]) -> list[dict[str, Any]]:
         with self.phone.lock:
-            found = selectors.find_all(self.phone.ui.windows(), selector)
+            found = selectors.find_all(self.phone.service(Ui).windows(), selector)
         return [selectors.info(loc) for loc in found]
 
     def count(self, selector: dict[str, Any]) -> int:
         with self.phone.lock:
-            return len(selectors.find_all(self.phone.ui.windows(), selector))
+            return len(selectors.find_all(self.phone.service(Ui).windows(), selector))
 
     def get_text(self, selector: dict[str, Any]) -> str:
         return self._find(selector).view.text
 
     def set_text(self, selector: dict[str, Any], text: str) -> bool:
-        return self.phone.ui.set_text(self._find(selector).view, text)
+        return self.phone.service(Ui).set_text(self._find(selector).view, text)
 
     def clear_text(self, selector: dict[str, Any]) -> None:
-        self.phone.ui.set_text(self._find(selector).view, "")
+        self.phone.service(Ui).set_text(self._find(selector).view, "")
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

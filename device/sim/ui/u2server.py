@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 
 from device.sim.registry import ToolIO, tool
 from device.sim.ui.automation import ALREADY_REGISTERED, U2_HOLDER
+from device.sim.ui.model import Ui
 from device.sim.ui.u2rpc import Rpc
 
 if TYPE_CHECKING:
-    from device.sim.phone import Phone
+    from device.sim.phone_state import PhoneState
     from device.sim.ui.automation import UiAutomation
 
 U2_MAIN = "com.wetest.uia2.Main"
@@ -72,7 +73,7 @@ def _handler_for(rpc: Rpc, kill: Callable[[], None]) -> type[BaseHTTPRequestHand
                 response = rpc.call(request)
             body = json.dumps(response, ensure_ascii=False).encode("utf-8")
             self._reply(200, body, "application/json")
-            if rpc.phone.ui.automation.rpc_served():
+            if rpc.phone.service(Ui).automation.rpc_served():
                 kill()  # u2-dies-after: this was the last call it answers
 
         def log_message(self, format: str, *args: object) -> None:
@@ -84,7 +85,7 @@ def _handler_for(rpc: Rpc, kill: Callable[[], None]) -> type[BaseHTTPRequestHand
 class U2Server:
     """One running uiautomator2 server: an HTTP listener registered as ``tcp:PORT``."""
 
-    def __init__(self, phone: Phone, device_port: int) -> None:
+    def __init__(self, phone: PhoneState, device_port: int) -> None:
         self.phone = phone
         self.device_port = device_port
         self.death = threading.Event()
@@ -110,7 +111,7 @@ class U2Server:
         with self.phone.lock:
             if self.phone.tcp_listeners.get(self.device_port) == self.address:
                 del self.phone.tcp_listeners[self.device_port]
-            self.phone.ui.automation.release(U2_HOLDER)
+            self.phone.service(Ui).automation.release(U2_HOLDER)
             self.death.set()
 
     def stop(self) -> None:
@@ -135,7 +136,7 @@ def app_process(io: ToolIO, argv: list[str]) -> int:
         jar_ok = bool(classpath) and all(
             io.phone.fs.exists(p) and not io.phone.fs.is_dir(p) for p in classpath.split(":")
         )
-    automation = io.phone.ui.automation
+    automation = io.phone.service(Ui).automation
     if not jar_ok or cls != U2_MAIN or automation.faults.u2_broken:
         io.err("Aborted \n")
         return ABORTED_EXIT

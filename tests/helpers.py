@@ -1,0 +1,117 @@
+"""Small pieces many tests need, kept once.
+
+* ``REPO``: the repository's root.
+* ``run_python(*args, env=...)``: ``python ARGS`` in a child process from ``REPO``, its
+  output captured as text, never raising on the exit code (``-m daemon.cli ...`` runs
+  ``phoned``).
+* ``phoned_env(port, config)``: this process's environment without ``PHONED_*`` and
+  ``ADBUTILS_*``, talking to the adb server on ``port`` with the config file ``config``.
+* ``adb_server_answers(port)``, ``stop_adb_server(port)``: is an adb server listening on
+  a loopback port; stop it the way ``adb kill-server`` does.
+* ``ANDROID_FIXTURES``, ``android_fixture(name)``: the captured outputs, and one without
+  its ``## `` source lines.
+* ``call_tool(phone, fn, argv)``: a simulated phone's tool or service run directly; its
+  exit code, stdout and stderr.
+* ``sms_intent(number, body)``: the ``am start`` arguments of Android's "send a text"
+  intent (``-a android.intent.action.SENDTO -d smsto:NUMBER --es sms_body BODY``).
+* ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
+* ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
+  holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from device.sim.registry import BufferSink, ToolIO
+
+REPO = Path(__file__).resolve().parents[1]
+ANDROID_FIXTURES = REPO / "tests" / "fixtures" / "android"
+
+
+def run_python(
+    *args: str, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` from ``REPO`` with exactly ``env``; stdout and stderr as text."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def phoned_env(port: int, config: Path) -> dict[str, str]:
+    """The environment of a ``phoned`` child: no inherited ``PHONED_*``/``ADBUTILS_*``, the
+    adb server on ``port`` (``ANDROID_ADB_SERVER_PORT``), the config file ``config``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PHONED_", "ADBUTILS_"))}
+    env.update(ANDROID_ADB_SERVER_PORT=str(port), PHONED_CONFIG=str(config))
+    return env
+
+
+def adb_server_answers(port: int) -> bool:
+    """Something accepts connections on ``127.0.0.1:port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def stop_adb_server(port: int) -> None:
+    """Stop the adb server on ``port`` the way ``adb kill-server`` does (``host:kill``)."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2) as sock:
+        sock.sendall(b"0009host:kill")
+        sock.recv(4)
+    deadline = time.monotonic() + 5
+    while adb_server_answers(port) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def mode(path: Path) -> int:
+    """The permission bits of ``path`` itself (``lstat``: a symlink's own)."""
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def link_target(tmp: Path) -> Path:
+    """``tmp/outside``: 0755, holding one 0644 file ``keep`` that reads "untouched"."""
+    target = tmp / "outside"
+    target.mkdir()
+    (target / "keep").write_text("untouched")
+    target.chmod(0o755)
+    (target / "keep").chmod(0o644)
+    return target
+
+
+def android_fixture(name: str) -> str:
+    """``ANDROID_FIXTURES/name`` without its ``## `` lines (where the capture came from)."""
+    lines = (ANDROID_FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("## "))
+
+
+def call_tool(
+    phone: Any, fn: Callable[[ToolIO, list[str]], int], argv: list[str]
+) -> tuple[int, str, str]:
+    """``fn(io, argv)`` on ``phone`` (a tool or a ``cmd``/``dumpsys`` service): its exit
+    code, stdout and stderr as text."""
+    out, err = BufferSink(), BufferSink()
+    rc = fn(ToolIO(phone, out, err), argv)
+    return rc, out.data.decode(), err.data.decode()
+
+
+def sms_intent(number: str, body: str) -> list[str]:
+    """``am start`` arguments of the SENDTO intent that opens a composer to ``number``
+    with ``body`` typed (``Intent.ACTION_SENDTO``, extra ``sms_body``)."""
+    return ["-a", "android.intent.action.SENDTO", "-d", f"smsto:{number}", "--es", "sms_body", body]
