@@ -27,10 +27,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from daemon.lifecycle import rules
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
-from daemon.store import rules
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
 from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.rows import Row, event_record, task_record

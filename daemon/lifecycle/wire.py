@@ -1,0 +1,155 @@
+"""The JSON wire format of the control plane: records to JSON and back, errors by name.
+
+Shared by the server (``daemon.server``) and its clients (``daemon.store.http_store``,
+``daemon.store.plane_client``) so a ``TaskRecord`` that crosses the wire comes back equal;
+the operations' bodies are in ``daemon.lifecycle.ops``. Errors travel as
+``{"error": "<class name>", "message": ..., "errors": [...]}`` and are raised again on
+the client as the same class of ``daemon.lifecycle.errors``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from typing import Any
+
+from daemon.lifecycle import errors as lifecycle_errors
+from daemon.lifecycle.records import (
+    Event,
+    Failure,
+    JournalEntry,
+    JournalOutcome,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+    WorkflowRecord,
+)
+from daemon.lifecycle.states import FailureReason, TaskState
+
+# HTTP status of each error class (the most specific class wins); the rest are 500.
+ERROR_STATUS: dict[type[lifecycle_errors.LifecycleError], int] = {
+    lifecycle_errors.InvalidTask: 422,
+    lifecycle_errors.TaskNotFound: 404,
+    lifecycle_errors.GuardError: 409,
+    lifecycle_errors.ConversationMismatch: 409,
+    lifecycle_errors.ApprovalMismatch: 409,
+    lifecycle_errors.TaskTerminal: 409,
+    lifecycle_errors.IdempotencyConflict: 409,
+    lifecycle_errors.StoreUnavailable: 503,
+}
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON values (tuples become lists)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, frozenset | set):
+        return sorted(plain(v) for v in value)
+    return value
+
+
+def _failure(data: Any) -> Failure | None:
+    if not data:
+        return None
+    return Failure(FailureReason(data["reason"]), data.get("message", ""))
+
+
+def _summary(data: Any) -> StopSummary | None:
+    if not data:
+        return None
+    return StopSummary(tuple(data.get("done", ())), tuple(data.get("not_done", ())))
+
+
+def task_from(data: dict[str, Any]) -> TaskRecord:
+    """The ``TaskRecord`` a ``plain(record)`` document describes."""
+    names = {f.name for f in dataclasses.fields(TaskRecord)}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs["state"] = TaskState(data["state"])
+    kwargs["failure"] = _failure(data.get("failure"))
+    kwargs["stop_summary"] = _summary(data.get("stop_summary"))
+    kwargs["evidence_refs"] = tuple(data.get("evidence_refs") or ())
+    return TaskRecord(**kwargs)
+
+
+def event_from(data: dict[str, Any]) -> Event:
+    """The ``Event`` a ``plain(event)`` document describes."""
+    names = {f.name for f in dataclasses.fields(Event)}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs["evidence_refs"] = tuple(data.get("evidence_refs") or ())
+    return Event(**kwargs)
+
+
+def journal_from(data: dict[str, Any]) -> JournalEntry:
+    """The ``JournalEntry`` a ``plain(entry)`` document describes."""
+    names = {f.name for f in dataclasses.fields(JournalEntry)}
+    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs["outcome"] = JournalOutcome(data["outcome"]) if data.get("outcome") else None
+    return JournalEntry(**kwargs)
+
+
+def workflow_from(data: dict[str, Any]) -> WorkflowRecord:
+    """The ``WorkflowRecord`` a ``plain(workflow)`` document describes."""
+    names = {f.name for f in dataclasses.fields(WorkflowRecord)}
+    return WorkflowRecord(**{k: v for k, v in data.items() if k in names})
+
+
+def ticket_json(ticket: Ticket) -> dict[str, Any]:
+    """A ticket without its task id (the task id is in the URL)."""
+    return {"owner": ticket.owner, "attempt": ticket.attempt, "revision": ticket.revision}
+
+
+def failure_json(failure: Failure) -> dict[str, Any]:
+    """A failure as the report body carries it."""
+    return {"reason": failure.reason.value, "message": failure.message}
+
+
+def preview_json(preview: Preview) -> dict[str, Any]:
+    """A preview without task and conversation (both are the task's own)."""
+    return {
+        "effect": preview.effect,
+        "target": preview.target,
+        "data": preview.data,
+        "snapshot_digest": preview.snapshot_digest,
+    }
+
+
+def error_status(exc: lifecycle_errors.LifecycleError) -> int:
+    """The HTTP status an error is answered with."""
+    for cls in type(exc).__mro__:
+        if cls in ERROR_STATUS:
+            return ERROR_STATUS[cls]
+    return 500
+
+
+def error_json(exc: lifecycle_errors.LifecycleError) -> dict[str, Any]:
+    """The body of an error answer: class name, message, and field errors if any."""
+    body: dict[str, Any] = {"error": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, lifecycle_errors.InvalidTask):
+        body["errors"] = list(exc.errors)
+    if isinstance(exc, lifecycle_errors.TaskTerminal):
+        body["task_id"], body["state"] = exc.task_id, exc.state
+    return body
+
+
+def error_from(body: Any, status: int) -> lifecycle_errors.LifecycleError:
+    """Raise-ready error for an error answer; an unknown name maps by status class."""
+    if not isinstance(body, dict):
+        body = {}
+    name, message = str(body.get("error", "")), str(body.get("message", ""))
+    if name == "InvalidTask":
+        return lifecycle_errors.InvalidTask(list(body.get("errors") or []))
+    if name == "TaskTerminal":
+        return lifecycle_errors.TaskTerminal(str(body.get("task_id")), str(body.get("state")))
+    cls = getattr(lifecycle_errors, name, None)
+    if isinstance(cls, type) and issubclass(cls, lifecycle_errors.LifecycleError):
+        return cls(message)
+    if status == 409:
+        return lifecycle_errors.GuardError(message or f"HTTP {status}")
+    return lifecycle_errors.StoreUnavailable(message or f"control plane answered HTTP {status}")
