@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from daemon.lifecycle import rules
 from daemon.lifecycle.contract import check_params
@@ -59,7 +59,14 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.rules import Row
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.lifecycle.wire import failure_json, preview_json, ticket_json
+from daemon.lifecycle.wire import (
+    failure_json,
+    journal_from,
+    plain,
+    preview_json,
+    task_from,
+    ticket_json,
+)
 from device.digest import canonical_json
 
 R = TypeVar("R")
@@ -109,6 +116,19 @@ class Op(Generic[R]):
     def to_wire(self) -> dict[str, Any] | None:
         """The JSON body of the request (None: the route takes none)."""
         raise NotImplementedError
+
+    def answer_json(self, result: R) -> dict[str, Any]:
+        """The plane's answer carrying ``result``."""
+        return {self.answer_key: plain(result)}
+
+    def answer_from(self, body: Mapping[str, Any]) -> R:
+        """The result an ``answer_json`` body carries."""
+        value = body[self.answer_key]
+        if self.answer_key == "task":
+            return cast(R, task_from(value))
+        if self.answer_key == "entry":
+            return cast(R, journal_from(value))
+        return cast(R, str(value))
 
 
 def _fields(op: object) -> tuple[dataclasses.Field[Any], ...]:

@@ -36,7 +36,7 @@ from daemon.server.deps import (
 from daemon.server.models import ConversationBody
 from daemon.server.plane import Plane
 from daemon.server.routes_planner import steered
-from daemon.server.wire import plain
+from daemon.lifecycle.wire import plain
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
 

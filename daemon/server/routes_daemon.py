@@ -59,7 +59,7 @@ from daemon.server.models import (
     StoppedBody,
 )
 from daemon.server.plane import DaemonInfo, Plane
-from daemon.server.wire import error_json, error_status, plain
+from daemon.lifecycle.wire import error_json, error_status, plain
 from daemon.store.holds import Holder
 from daemon.store.protocol import Store
 

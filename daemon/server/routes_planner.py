@@ -30,7 +30,7 @@ from daemon.server.deps import (
 )
 from daemon.server.models import AmendBody, ConversationBody, Decision
 from daemon.server.plane import Plane
-from daemon.server.wire import plain
+from daemon.lifecycle.wire import plain
 from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["planner"])

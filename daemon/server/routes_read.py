@@ -32,7 +32,7 @@ from daemon.server.deps import (
     redacted,
 )
 from daemon.server.models import ClassifyBody
-from daemon.server.wire import plain
+from daemon.lifecycle.wire import plain
 from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["read"])

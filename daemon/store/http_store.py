@@ -43,29 +43,27 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from daemon.lifecycle import ops, wire
 from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.records import (
-    Failure,
     JournalEntry,
-    JournalOutcome,
-    Preview,
-    StopSummary,
     TaskRecord,
-    Ticket,
 )
-from daemon.lifecycle.states import TaskState, after_failure
-from daemon.server import wire
+from daemon.lifecycle.states import TaskState
 from daemon.store.holds import Holder
+from daemon.store.op_verbs import WorkerVerbs
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
 from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.rows import record_row, task_record
 from daemon.store.wake import Alarm
 from device.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
+R = TypeVar("R")
 
 _DEFINITIVE = {404, 409, 413, 422}  # refusals that redelivery cannot change
 # the newest task records and journal entries a link keeps for its predictions (one task
@@ -127,7 +125,7 @@ class PlaneLink:
                 _keep(self.entries, entry.op_id, entry)
 
 
-class HttpStore:
+class HttpStore(WorkerVerbs):
     """The ``WorkerStore`` protocol over ``phoned serve``: one view of a ``PlaneLink`` per
     worker thread (its idle state is its own); see the module docstring for outages."""
 
@@ -181,27 +179,17 @@ class HttpStore:
             raise StoreUnavailable(f"report {pending.report_id} answer was not kept")
         return checked(answer)
 
-    def _predict(self, task_id: str, **changes: Any) -> TaskRecord:
+    def _predict(self, op: ops.TaskReport) -> TaskRecord:
+        """The plane's answer to ``op``, by the operation's own transition on the last
+        known record (the plane runs the same rules on delivery)."""
         with self._s.lock:
-            known = self._s.known.get(task_id)
+            known = self._s.known.get(op.row_id())
             if known is None:
-                raise StoreUnavailable(f"control plane unreachable; task {task_id} is unknown")
-            record = dataclasses.replace(
-                known, state_version=known.state_version + 1, updated_at=time.time(), **changes
-            )
-            _keep(self._s.known, task_id, record)
+                raise StoreUnavailable(f"control plane unreachable; task {op.row_id()} is unknown")
+            change = op.transition(record_row(known), op.now, ops.Offline())
+            record = task_record(change.after)
+            _keep(self._s.known, record.id, record)
         return record
-
-    def _task_report(
-        self, ticket: Ticket, verb: str, body: dict[str, Any], now: float, **predicted: Any
-    ) -> TaskRecord:
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, **body}
-        answer = self._report(
-            f"/v1/tasks/{ticket.task_id}/{verb}",
-            doc,
-            lambda pending: {"task": wire.plain(self._predict(ticket.task_id, **predicted))},
-        )
-        return wire.task_from(answer["task"])
 
     # --- the device ----------------------------------------------------------------------
     def register_device(
@@ -353,65 +341,44 @@ class HttpStore:
         stop.wait(max(timeout, 2.0))  # the plane is down: do not spin
 
     # --- the attempt ---------------------------------------------------------------------
-    def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, "lease_s": lease_s}
-        body = self._call("POST", f"/v1/tasks/{ticket.task_id}/heartbeat", json=doc)
-        return wire.task_from(body["task"])
+    def apply(self, op: ops.Op[R]) -> R:
+        """Send ``op`` to its route (``daemon.lifecycle.ops``): a spooled report through the
+        outbox (offline: its answer predicted), the rest as the module docstring says."""
+        if isinstance(op, ops.SPOOLED):
+            body = self._report(
+                op.path(), op.to_wire(), lambda _: {"task": wire.plain(self._predict(op))}
+            )
+        elif isinstance(op, ops.JournalBefore):  # the admission gate: needs the plane
+            body = self._patient("POST", op.path(), op.to_wire())
+        elif isinstance(op, ops.JournalAfter):
+            return cast(R, self._journal_after(op))
+        elif isinstance(op, ops.PutEvidence):
+            return cast(R, self._put_evidence(op))
+        elif isinstance(op, ops.Heartbeat | ops.Resume):  # the lease, the pause watch: direct
+            body = self._call("POST", op.path(), json=op.to_wire())
+        else:
+            raise TypeError(f"{type(op).__name__} is a planner's operation (PlaneClient)")
+        return cast(R, op.answer_from(body))
 
-    def start(self, ticket: Ticket, now: float) -> TaskRecord:
-        return self._task_report(
-            ticket, "start", {}, now, state=TaskState.RUNNING, running_since=now
-        )
-
-    def journal_before(
-        self,
-        ticket: Ticket,
-        op_id: str,
-        action: str,
-        target: str,
-        input_digest: str,
-        now: float,
-        approval_digest: str | None = None,
-    ) -> JournalEntry:
-        """The admission gate: needs the plane (retried, never queued); deduped on retry."""
-        doc = {
-            "report_id": f"jb-{op_id}",
-            "ticket": wire.ticket_json(ticket),
-            "at": now,
-            "op_id": op_id,
-            "action": action,
-            "target": target,
-            "input_digest": input_digest,
-            "approval_digest": approval_digest,
-        }
-        body = self._patient("POST", f"/v1/tasks/{ticket.task_id}/journal", doc)
-        return wire.journal_from(body["entry"])
-
-    def journal_after(
-        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
-    ) -> JournalEntry:
-        entry = self._s.entries.get(op_id)
+    def _journal_after(self, op: ops.JournalAfter) -> JournalEntry:
+        entry = self._s.entries.get(op.op_id)
         if entry is None:
-            raise StoreUnavailable(f"journal entry {op_id} is not known to this daemon")
-        doc = {"outcome": outcome.value, "detail": detail, "at": now}
+            raise StoreUnavailable(f"journal entry {op.op_id} is not known to this daemon")
 
         def predict(pending: Pending) -> dict[str, Any]:
-            done = dataclasses.replace(entry, outcome=outcome, detail=detail, finished_at=now)
+            done = op.predict(entry)
             with self._s.lock:
-                _keep(self._s.entries, op_id, done)
+                _keep(self._s.entries, op.op_id, done)
             return {"entry": wire.plain(done)}
 
-        body = self._report(f"/v1/tasks/{entry.task_id}/journal/{op_id}", doc, predict)
+        body = self._report(op.path_of(entry.task_id), op.to_wire(), predict)
         return wire.journal_from(body["entry"])
 
-    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+    def _put_evidence(self, op: ops.PutEvidence) -> str:
         """Queue the artifacts it names and the document; offline: ``pending:<report id>``."""
-        body = self._upload_artifacts(ticket.task_id, body)
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, "kind": kind, "body": body}
+        op = dataclasses.replace(op, body=self._upload_artifacts(op.ticket.task_id, op.body))
         answer = self._report(
-            f"/v1/tasks/{ticket.task_id}/evidence",
-            doc,
-            lambda pending: {"ref": f"pending:{pending.report_id}"},
+            op.path(), op.to_wire(), lambda pending: {"ref": f"pending:{pending.report_id}"}
         )
         return str(answer["ref"])
 
@@ -439,75 +406,6 @@ class HttpStore:
         if inner is body:
             return {**body, "artifacts": moved}
         return {**body, "evidence": {**inner, "artifacts": moved}}
-
-    def complete(
-        self,
-        ticket: Ticket,
-        now: float,
-        observed_target: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        known = self._s.known.get(ticket.task_id)
-        refs = (known.evidence_refs if known else ()) + tuple(evidence_refs)
-        doc = {"observed_target": observed_target, "evidence_refs": list(evidence_refs)}
-        return self._task_report(
-            ticket,
-            "complete",
-            doc,
-            now,
-            state=TaskState.COMPLETED,
-            observed_target=observed_target,
-            evidence_refs=refs,
-            lease_owner=None,
-        )
-
-    def fail(
-        self, ticket: Ticket, failure: Failure, now: float, evidence_refs: tuple[str, ...] = ()
-    ) -> TaskRecord:
-        known = self._s.known.get(ticket.task_id)
-        state = TaskState.FAILED
-        if known is not None:  # the one retry rule (daemon.lifecycle.states), for the prediction
-            state = after_failure(failure.reason, known.attempt, known.max_attempts, known.source)
-        doc = {"failure": wire.failure_json(failure), "evidence_refs": list(evidence_refs)}
-        return self._task_report(
-            ticket, "fail", doc, now, state=state, failure=failure, lease_owner=None
-        )
-
-    def pause(
-        self,
-        ticket: Ticket,
-        state: TaskState,
-        now: float,
-        waiting_for: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        doc = {
-            "state": state.value,
-            "waiting_for": waiting_for,
-            "evidence_refs": list(evidence_refs),
-        }
-        return self._task_report(
-            ticket, "pause", doc, now, state=state, waiting_for=waiting_for, lease_owner=None
-        )
-
-    def request_approval(self, ticket: Ticket, preview: Preview, now: float) -> TaskRecord:
-        doc = {"preview": wire.preview_json(preview)}
-        return self._task_report(
-            ticket,
-            "request_approval",
-            doc,
-            now,
-            state=TaskState.APPROVAL,
-            approval_digest=preview.digest,
-            approval_status="pending",
-            lease_owner=None,
-        )
-
-    def confirm_stopped(self, ticket: Ticket, summary: StopSummary, now: float) -> TaskRecord:
-        doc = {"summary": {"done": list(summary.done), "not_done": list(summary.not_done)}}
-        return self._task_report(
-            ticket, "confirm_stopped", doc, now, state=TaskState.STOPPED, stop_summary=summary
-        )
 
     def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Deliver every queued report first, then fail what this daemon still held (on
@@ -569,11 +467,6 @@ class HttpStore:
         if self._cursor is not None:
             self._lists[key] = (self._cursor, tasks)
         return tasks
-
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """The pause watch saw the condition met: the plane requeues the task."""
-        doc = {"conversation_id": conversation_id}
-        return wire.task_from(self._call("POST", f"/v1/tasks/{task_id}/resume", json=doc)["task"])
 
     def pending_reports(self) -> int:
         """Reports written to the outbox and not yet acknowledged."""

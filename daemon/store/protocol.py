@@ -13,7 +13,9 @@
   (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
   against both. ``phoned serve`` puts its API in front of one.
 
-All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
+Every verb that changes a task is an operation (``daemon.lifecycle.ops``): a store
+implements ``apply(op)`` and the reads, and inherits the named verbs built on it
+(``daemon.store.op_verbs``). All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
 ``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 """
 
@@ -21,9 +23,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.ops import Op
 from daemon.lifecycle.records import (
     Event,
     Failure,
@@ -41,10 +44,16 @@ from daemon.store.holds import Holder
 from daemon.store.presence import Presence
 
 DEFAULT_LEASE_S = 60.0
+R = TypeVar("R")
 
 
 class _Reads(Protocol):
-    """The reads both sides make."""
+    """The reads both sides make, and ``apply``."""
+
+    def apply(self, op: Op[R]) -> R:
+        """Apply one operation of ``daemon.lifecycle.ops`` (its change, or its named error);
+        the named verbs below are built on it (``daemon.store.op_verbs``)."""
+        ...
 
     def get(self, task_id: str) -> TaskRecord:
         """One task, or ``TaskNotFound``."""
