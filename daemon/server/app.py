@@ -23,12 +23,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.wire import error_json, error_status
 from daemon.server import monitor, routes_control, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
 from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
 from daemon.server.settings import ServerSettings
-from daemon.lifecycle.wire import error_json, error_status
 
 API_VERSION = "1.0.0"
 DESCRIPTION = """\

@@ -53,11 +53,10 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.states import TaskState
 from daemon.store.holds import Holder
-from daemon.store.op_verbs import WorkerVerbs
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
-from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.protocol import DEFAULT_LEASE_S, WorkerStore
 from daemon.store.rows import record_row, task_record
 from daemon.store.wake import Alarm
 from device.threads import spawn
@@ -125,7 +124,7 @@ class PlaneLink:
                 _keep(self.entries, entry.op_id, entry)
 
 
-class HttpStore(WorkerVerbs):
+class HttpStore(WorkerStore):
     """The ``WorkerStore`` protocol over ``phoned serve``: one view of a ``PlaneLink`` per
     worker thread (its idle state is its own); see the module docstring for outages."""
 

@@ -30,9 +30,9 @@ from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, WorkflowRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.holds import Holder
-from daemon.store.op_verbs import PlannerVerbs
 from daemon.store.outbox import Answer
 from daemon.store.presence import Presence
+from daemon.store.protocol import PlannerStore
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -138,7 +138,7 @@ def checked(answer: Answer) -> Any:
     raise wire.error_from(answer.body, answer.status)
 
 
-class PlaneClient(PlannerVerbs):
+class PlaneClient(PlannerStore):
     """The ``PlannerStore`` protocol as calls of the plane's API (see the module docstring)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = 10.0) -> None:

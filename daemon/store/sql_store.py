@@ -4,7 +4,7 @@ Every change is one operation (``daemon.lifecycle.ops``) applied in one write
 transaction (``apply``): read the row, run the operation's transition (the pure rules of
 ``daemon.lifecycle.rules``, which raise the named error), write it guarded by state,
 version, owner, attempt and revision, and append the outbox event; the named verbs are
-built on ``apply`` (``daemon.store.op_verbs``). The backends
+inherited from ``daemon.store.protocol``, built on ``apply``. The backends
 (``SqliteStore``, ``PostgresStore``) supply the database and their way of waiting for
 work.
 """
@@ -38,8 +38,7 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store import holds, presence
-from daemon.store.op_verbs import PlannerVerbs, SystemVerbs, WorkerVerbs
-from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.protocol import DEFAULT_LEASE_S, Store
 from daemon.store.rows import (
     Row,
     event_record,
@@ -77,7 +76,7 @@ class _Facts:
         return self._store._summary(row)
 
 
-class SqlStore(WorkerVerbs, PlannerVerbs, SystemVerbs):
+class SqlStore(Store):
     """The ``Store`` protocol on one SQL database connection."""
 
     def __init__(self, db: SqlDatabase) -> None:
