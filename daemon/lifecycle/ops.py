@@ -20,6 +20,7 @@ every operation is), ``worker_ops`` and ``planner_ops``.
 =====================  ==================================================
 family                 operations
 =====================  ==================================================
+claiming               ``Claim``
 worker reports         ``Heartbeat``, ``Start``, ``Complete``, ``Fail``, ``Pause``,
 (``TaskReport``)       ``RequestApproval``, ``ConfirmStopped``
 the journal            ``JournalBefore``, ``JournalAfter``, ``PutEvidence``
@@ -48,6 +49,7 @@ from daemon.lifecycle.planner_ops import (
 )
 from daemon.lifecycle.worker_ops import (
     SPOOLED,
+    Claim,
     Complete,
     ConfirmStopped,
     Fail,
@@ -68,6 +70,7 @@ __all__ = [
     "Approve",
     "Cancel",
     "Change",
+    "Claim",
     "Complete",
     "ConfirmStopped",
     "Deny",

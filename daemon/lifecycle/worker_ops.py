@@ -33,8 +33,49 @@ from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.lifecycle.wire import (
     failure_json,
     preview_json,
+    task_from,
     ticket_json,
 )
+
+
+# --- claiming ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Claim(Op[TaskRecord | None]):
+    """Lease the oldest claimable task for ``device`` (None = any) to ``owner``; with
+    ``task_id`` only that task, and only if it is claimable now. The store picks the row;
+    ``lease`` is the transition of the one it picked."""
+
+    route: ClassVar[str] = "/v1/claims"
+    owner: str
+    device: str | None
+    now: float
+    lease_s: float = 60.0
+    task_id: str | None = None
+
+    def path(self) -> str:
+        return self.route
+
+    def to_wire(self) -> dict[str, Any]:
+        doc = {"owner": self.owner, "device": self.device, "wait": 0}
+        return {**doc, "lease_s": self.lease_s, "task_id": self.task_id}
+
+    def answer_from(self, body: Mapping[str, Any]) -> TaskRecord | None:
+        found = body.get("task")
+        return None if found is None else task_from(found)
+
+    def lease(self, row: Row, now: float) -> Row:
+        """queued -> dispatched to ``owner``: a new attempt unless it resumes one."""
+        return rules.move(
+            row,
+            TaskState.DISPATCHED,
+            now,
+            attempt=row["attempt"] if row["resume"] else row["attempt"] + 1,
+            resume=0,
+            lease_owner=self.owner,
+            lease_until=now + self.lease_s,
+            dispatched_at=now,
+            device=row["device"] or self.device,
+        )
 
 
 # --- a worker's reports ----------------------------------------------------------------

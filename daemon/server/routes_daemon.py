@@ -146,7 +146,7 @@ def release_phone(
     return {"serial": serial}
 
 
-@router.post("/claims", summary="Claim a task (long-poll)")
+@router.post(ops.Claim.route.removeprefix("/v1"), summary="Claim a task (long-poll)")
 async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s.
 
@@ -159,13 +159,14 @@ async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str
         _check_daemon_id(plane, principal, body.owner.rsplit("/", 1)[0])
 
     def attempt() -> dict[str, Any] | None:
-        task = plane.store().claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        op = ops.Claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        task = plane.store().apply(op)
         plane.saw_claim(body.owner, principal.name, claimed=task is not None)
         if task is None:
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
         plane.wakeup.poke()
-        return {"task": plain(task)}
+        return op.answer_json(task)
 
     seen = plane.wakeup.cursor
     found = await anyio.to_thread.run_sync(attempt)

@@ -259,16 +259,9 @@ class HttpStore(WorkerStore):
                 del self._s.unregistered[serial]
 
     # --- claiming and waiting ------------------------------------------------------------
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
         """Claim at once (no wait); refused while reports wait in the outbox."""
-        if task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
+        if op.task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
             return None  # nothing happened since the last empty claim: save the round trip
         if self._s.unregistered:
             try:
@@ -276,13 +269,9 @@ class HttpStore(WorkerStore):
             except LifecycleError as exc:
                 log.warning("registering the device failed: %s", exc)
         self._s.courier.flush()
-        doc = {"owner": owner, "device": device, "wait": 0, "lease_s": lease_s, "task_id": task_id}
-        body = self._call("POST", "/v1/claims", json=doc)
-        if body.get("task") is None:
-            self._empty_at = self._cursor
-            return None
-        self._empty_at = None
-        return wire.task_from(body["task"])
+        claimed = op.answer_from(self._call("POST", op.path(), json=op.to_wire()))
+        self._empty_at = self._cursor if claimed is None else None
+        return claimed
 
     def claim_batch(
         self,
@@ -349,6 +338,8 @@ class HttpStore(WorkerStore):
             )
         elif isinstance(op, ops.JournalBefore):  # the admission gate: needs the plane
             body = self._patient("POST", op.path(), op.to_wire())
+        elif isinstance(op, ops.Claim):
+            return cast(R, self._claim(op))
         elif isinstance(op, ops.JournalAfter):
             return cast(R, self._journal_after(op))
         elif isinstance(op, ops.PutEvidence):

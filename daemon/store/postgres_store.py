@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from daemon.lifecycle import rules
+from daemon.lifecycle import ops, rules
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
@@ -61,21 +61,13 @@ class PostgresStore(SqlStore):
         name = "task_for_update" if self.pg.in_transaction else "task_by_id"
         return rules.require(self.pg.one(name, id=task_id), task_id)
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
-
-        One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
-        event as ``SqlStore.claim``, which the store contract suite checks on both stores.
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
+        """One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
+        event as ``SqlStore``'s claim, which the store contract suite checks on both stores.
         """
+        terms = self._claim_terms(op.now, op.lease_s)
         rows = self.pg.all_in_one_statement(
-            "claim", owner=owner, device=device, task_id=task_id, **self._claim_terms(now, lease_s)
+            "claim", owner=op.owner, device=op.device, task_id=op.task_id, **terms
         )
         return task_record(rows[0]) if rows else None
 

@@ -150,7 +150,7 @@ class WorkerStore(_Reads, Protocol):
 
         With ``task_id`` only that task is claimed, and only if it is claimable now.
         """
-        ...
+        return self.apply(ops.Claim(owner, device, now, lease_s, task_id))
 
     def claim_batch(
         self,

@@ -165,6 +165,7 @@ class SqlStore(Store):
         ops.JournalAfter: _journal_after,
         ops.PutEvidence: lambda store, op: store._put_evidence(op),
         ops.Rerun: lambda store, op: store._rerun(op),
+        ops.Claim: lambda store, op: store._claim(op),
     }
 
     # --- ingress -------------------------------------------------------------------
@@ -285,20 +286,9 @@ class SqlStore(Store):
         """Who drives each phone (``daemon.store.holds.read``)."""
         return holds.read(self.db)
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
-
-        With ``task_id`` only that task is claimed, and only if it is claimable now.
-        """
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
         with self.db.transaction():
-            return self._take(owner, device, now, lease_s, task_id)
+            return self._take(op)
 
     def claim_batch(
         self,
@@ -311,15 +301,13 @@ class SqlStore(Store):
         A task leased for one pair is no longer queued, so the next pair never sees it.
         """
         with self.db.transaction():
-            taken = [self._take(owner, device, now, lease_s, None) for owner, device in claims]
+            taken = [self._take(ops.Claim(owner, device, now, lease_s)) for owner, device in claims]
         return [task for task in taken if task is not None]
 
-    def _take(
-        self, owner: str, device: str | None, now: float, lease_s: float, task_id: str | None
-    ) -> TaskRecord | None:
-        """Inside a transaction: lease the claimable candidate for ``device``, if any."""
-        row = self.db.one("claim_candidate", device=device, task_id=task_id)
-        return None if row is None else self._lease(row, owner, device, now, lease_s)
+    def _take(self, op: ops.Claim) -> TaskRecord | None:
+        """Inside a transaction: lease the claimable candidate for ``op.device``, if any."""
+        row = self.db.one("claim_candidate", device=op.device, task_id=op.task_id)
+        return None if row is None else self._lease(row, op)
 
     def change_token(self) -> object | None:
         """None: only an embedded file can tell cheaply that nothing changed."""
@@ -337,27 +325,16 @@ class SqlStore(Store):
         sees it queued. An idempotency key naming an existing task returns that task."""
         with self.db.transaction():
             row, new = self._queue(spec, now)
-            return self._lease(row, owner, device, now, lease_s) if new else task_record(row)
+            lease = ops.Claim(owner, device, now, lease_s)
+            return self._lease(row, lease) if new else task_record(row)
 
-    def _lease(
-        self, row: Row, owner: str, device: str | None, now: float, lease_s: float
-    ) -> TaskRecord:
-        """queued -> dispatched to ``owner`` (inside the caller's transaction)."""
-        after = rules.move(
-            row,
-            TaskState.DISPATCHED,
-            now,
-            attempt=row["attempt"] if row["resume"] else row["attempt"] + 1,
-            resume=0,
-            lease_owner=owner,
-            lease_until=now + lease_s,
-            dispatched_at=now,
-            device=row["device"] or device,
-        )
-        if row["step_index"] is not None and device is not None:
-            self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=device)
+    def _lease(self, row: Row, op: ops.Claim) -> TaskRecord:
+        """queued -> dispatched to ``op.owner`` (inside the caller's transaction)."""
+        after = op.lease(row, op.now)
+        if row["step_index"] is not None and op.device is not None:
+            self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=op.device)
             row = self._row(row["id"])
-        return self._write(row, after, now)
+        return self._write(row, after, op.now)
 
     def _admit(self, ticket: Ticket, now: float, approval_digest: str | None) -> Row:
         row = self._row(ticket.task_id)

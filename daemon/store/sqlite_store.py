@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from daemon.lifecycle import ops
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.sql_store import SqlStore
@@ -35,18 +36,11 @@ class SqliteStore(SqlStore):
         self._listening = False
         self._seen: int | None = None  # data_version before the last claim
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """``SqlStore.claim``, after arming the wake-up: a worker binds its socket and notes
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
+        """``SqlStore``'s claim, after arming the wake-up: a worker binds its socket and notes
         ``data_version`` before it looks, so a task queued after an empty claim wakes it."""
         self._arm()
-        return super().claim(owner, device, now, lease_s, task_id)
+        return super()._claim(op)
 
     def _arm(self) -> None:
         if not self._listening:
