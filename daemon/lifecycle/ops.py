@@ -20,7 +20,7 @@ every operation is), ``worker_ops`` and ``planner_ops``.
 =====================  ==================================================
 family                 operations
 =====================  ==================================================
-claiming               ``Claim``
+claiming               ``Claim``, ``ClaimBatch``
 worker reports         ``Heartbeat``, ``Start``, ``Complete``, ``Fail``, ``Pause``,
 (``TaskReport``)       ``RequestApproval``, ``ConfirmStopped``
 the journal            ``JournalBefore``, ``JournalAfter``, ``PutEvidence``
@@ -50,6 +50,7 @@ from daemon.lifecycle.planner_ops import (
 from daemon.lifecycle.worker_ops import (
     SPOOLED,
     Claim,
+    ClaimBatch,
     Complete,
     ConfirmStopped,
     Fail,
@@ -71,6 +72,7 @@ __all__ = [
     "Cancel",
     "Change",
     "Claim",
+    "ClaimBatch",
     "Complete",
     "ConfirmStopped",
     "Deny",

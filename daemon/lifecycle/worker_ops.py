@@ -78,6 +78,24 @@ class Claim(Op[TaskRecord | None]):
         )
 
 
+@dataclass(frozen=True)
+class ClaimBatch(Op[list[TaskRecord]]):
+    """``Claim`` for each ``(owner, device)`` of ``claims`` in one round trip: one task per
+    pair at most, never the same task twice (not on the wire: the plane has none)."""
+
+    route: ClassVar[str] = ""
+    claims: tuple[tuple[str, str], ...]
+    now: float
+    lease_s: float = 60.0
+
+    def to_wire(self) -> None:
+        return None
+
+    def each(self) -> list[Claim]:
+        """The claim of each pair."""
+        return [Claim(owner, device, self.now, self.lease_s) for owner, device in self.claims]
+
+
 # --- a worker's reports ----------------------------------------------------------------
 @dataclass(frozen=True)
 class TaskReport(TaskOp):

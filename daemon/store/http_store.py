@@ -56,7 +56,7 @@ from daemon.store.holds import Holder
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
-from daemon.store.protocol import DEFAULT_LEASE_S, WorkerStore
+from daemon.store.protocol import WorkerStore
 from daemon.store.rows import record_row, task_record
 from daemon.store.wake import Alarm
 from device.threads import spawn
@@ -273,15 +273,10 @@ class HttpStore(WorkerStore):
         self._empty_at = self._cursor if claimed is None else None
         return claimed
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each pair, one request each: the plane has no batch claim (a daemon
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """A claim for each pair, one request each: the plane has no batch claim (a daemon
         on a plane keeps one long-poll per worker instead, ``WorkerStores.batch_claims``)."""
-        leased = (self.claim(owner, device, now, lease_s) for owner, device in claims)
+        leased = (self._claim(claim) for claim in op.each())
         return [task for task in leased if task is not None]
 
     def change_token(self) -> object | None:
@@ -340,6 +335,8 @@ class HttpStore(WorkerStore):
             body = self._patient("POST", op.path(), op.to_wire())
         elif isinstance(op, ops.Claim):
             return cast(R, self._claim(op))
+        elif isinstance(op, ops.ClaimBatch):
+            return cast(R, self._claim_batch(op))
         elif isinstance(op, ops.JournalAfter):
             return cast(R, self._journal_after(op))
         elif isinstance(op, ops.PutEvidence):

@@ -24,7 +24,7 @@ servers differ:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeVar
 
 from daemon.lifecycle import ops, rules
@@ -32,7 +32,6 @@ from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
-from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.rows import Row, event_record, task_record
 from daemon.store.sql_store import SqlStore
 
@@ -71,25 +70,19 @@ class PostgresStore(SqlStore):
         )
         return task_record(rows[0]) if rows else None
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each ``(owner, device)`` in one statement; the leased tasks.
-
-        The first call subscribes the connection to new work (LISTEN) before it looks, so
-        the daemon's dispatcher, which waits on this store, misses no task."""
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """Every pair in one statement. The first call subscribes the connection to new
+        work (LISTEN) before it looks, so the daemon's dispatcher, which waits on this
+        store, misses no task."""
         if not self.pg.listening:
             self.pg.listen()
-        if not claims:
+        if not op.claims:
             return []
         rows = self.pg.all_in_one_statement(
             "claim_batch",
-            owners=[owner for owner, _ in claims],
-            devices=[device for _, device in claims],
-            **self._claim_terms(now, lease_s),
+            owners=[owner for owner, _ in op.claims],
+            devices=[device for _, device in op.claims],
+            **self._claim_terms(op.now, op.lease_s),
         )
         return [task_record(r) for r in rows]
 

@@ -164,7 +164,7 @@ class WorkerStore(_Reads, Protocol):
 
         A daemon with several idle phones claims for all of them at once.
         """
-        ...
+        return self.apply(ops.ClaimBatch(tuple(claims), now, lease_s))
 
     def change_token(self) -> object | None:
         """A value that changes whenever a claim or a task listing could answer differently

@@ -166,6 +166,7 @@ class SqlStore(Store):
         ops.PutEvidence: lambda store, op: store._put_evidence(op),
         ops.Rerun: lambda store, op: store._rerun(op),
         ops.Claim: lambda store, op: store._claim(op),
+        ops.ClaimBatch: lambda store, op: store._claim_batch(op),
     }
 
     # --- ingress -------------------------------------------------------------------
@@ -290,18 +291,11 @@ class SqlStore(Store):
         with self.db.transaction():
             return self._take(op)
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each ``(owner, device)`` in one transaction; the leased tasks.
-
-        A task leased for one pair is no longer queued, so the next pair never sees it.
-        """
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """One transaction: a task leased for one pair is no longer queued, so the next pair
+        never sees it."""
         with self.db.transaction():
-            taken = [self._take(ops.Claim(owner, device, now, lease_s)) for owner, device in claims]
+            taken = [self._take(claim) for claim in op.each()]
         return [task for task in taken if task is not None]
 
     def _take(self, op: ops.Claim) -> TaskRecord | None:
