@@ -49,9 +49,9 @@ from daemon.lifecycle import ops, wire
 from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.records import (
     JournalEntry,
+    TaskQuery,
     TaskRecord,
 )
-from daemon.lifecycle.states import TaskState
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
@@ -426,26 +426,13 @@ class HttpStore(WorkerStore):
     def evidence(self, task_id: str) -> list[dict[str, Any]]:
         return list(self._status(task_id)["evidence"])
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
         """Tasks matching the filters; repeated while the queue did not change, from cache.
 
         An idle worker's pause watch asks the same question every idle round; the answer
         can only change with an event, so it costs no request until the cursor moves.
         """
-        params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
-        if newest_first:
-            params["order"] = "newest"
-        extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
-        params.update({k: v for k, v in extra.items() if v is not None})
+        params = query.params()
         key = repr(sorted(params.items()))
         cached = self._lists.get(key)
         if cached is not None and self._cursor is not None and cached[0] == self._cursor:

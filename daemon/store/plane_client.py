@@ -27,8 +27,14 @@ import httpx
 from daemon.lifecycle import ops, wire
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, WorkflowRecord
-from daemon.lifecycle.states import TaskState
+from daemon.lifecycle.records import (
+    Event,
+    JournalEntry,
+    Revision,
+    TaskQuery,
+    TaskRecord,
+    WorkflowRecord,
+)
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer
 from daemon.store.presence import Presence
@@ -175,22 +181,9 @@ class PlaneClient(PlannerStore):
     def get(self, task_id: str) -> TaskRecord:
         return self._task("GET", f"/v1/tasks/{task_id}")
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
-        params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
-        if newest_first:
-            params["order"] = "newest"
-        extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
-        params.update({k: v for k, v in extra.items() if v is not None})
-        return [wire.task_from(t) for t in self._call("GET", "/v1/tasks", params=params)["tasks"]]
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        body = self._call("GET", "/v1/tasks", params=query.params())
+        return [wire.task_from(t) for t in body["tasks"]]
 
     def queue_status(
         self, device: str | None = None, conversation_id: str | None = None

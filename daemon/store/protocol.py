@@ -36,6 +36,7 @@ from daemon.lifecycle.records import (
     Preview,
     Revision,
     StopSummary,
+    TaskQuery,
     TaskRecord,
     Ticket,
     WorkflowRecord,
@@ -71,6 +72,11 @@ class _Reads(Protocol):
         newest_first: bool = False,
     ) -> list[TaskRecord]:
         """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
+        query = TaskQuery(states, device, conversation_id, workflow_id, limit, newest_first)
+        return self.tasks(query)
+
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        """The tasks ``query`` asks for (``list_tasks`` is built on it)."""
         ...
 
     def journal(self, task_id: str) -> list[JournalEntry]:

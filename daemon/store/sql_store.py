@@ -32,6 +32,7 @@ from daemon.lifecycle.records import (
     JournalOutcome,
     Revision,
     StopSummary,
+    TaskQuery,
     TaskRecord,
     Ticket,
     WorkflowRecord,
@@ -384,24 +385,15 @@ class SqlStore(Store):
         """One task, or ``TaskNotFound``."""
         return task_record(self._row(task_id))
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        """The tasks ``query`` asks for."""
         rows = self.db.all(
-            "list_tasks_newest" if newest_first else "list_tasks",
-            states=json.dumps([s.value for s in states]) if states else None,
-            device=device,
-            conversation_id=conversation_id,
-            workflow_id=workflow_id,
-            limit=limit,
+            "list_tasks_newest" if query.newest_first else "list_tasks",
+            states=json.dumps([s.value for s in query.states]) if query.states else None,
+            device=query.device,
+            conversation_id=query.conversation_id,
+            workflow_id=query.workflow_id,
+            limit=query.limit,
         )
         return [task_record(r) for r in rows]
 
