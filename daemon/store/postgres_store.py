@@ -1,6 +1,6 @@
 """``PostgresStore``: the task queue on PostgreSQL (``postgresql://`` queue URLs), for fleets.
 
-The verbs are those of ``SqlStore`` — the same pure rules (``daemon.store.rules``),
+The verbs are those of ``SqlStore`` — the same pure rules (``daemon.lifecycle.rules``),
 the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
