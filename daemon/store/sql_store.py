@@ -161,9 +161,10 @@ class SqlStore(Store):
                 raise IllegalTransition(f"journal entry {op_id} already has a confirmed outcome")
             return journal_record(self._journal_row(op_id))
 
+    # the operations with statements of their own (called late: a backend may override)
     _HANDLERS: ClassVar[dict[type, Callable[[Any, Any], Any]]] = {
-        ops.JournalBefore: _journal_before,
-        ops.JournalAfter: _journal_after,
+        ops.JournalBefore: lambda store, op: store._journal_before(op),
+        ops.JournalAfter: lambda store, op: store._journal_after(op),
         ops.PutEvidence: lambda store, op: store._put_evidence(op),
         ops.Rerun: lambda store, op: store._rerun(op),
         ops.Claim: lambda store, op: store._claim(op),
