@@ -75,6 +75,32 @@ class StopSummary:
 
 
 @dataclass(frozen=True)
+class TaskQuery:
+    """Which tasks a listing asks for: every given filter, oldest first (``newest_first``:
+    newest first), at most ``limit``."""
+
+    states: tuple[TaskState, ...] = ()
+    device: str | None = None
+    conversation_id: str | None = None
+    workflow_id: str | None = None
+    limit: int = 100
+    newest_first: bool = False
+
+    def params(self) -> dict[str, Any]:
+        """The query parameters of ``GET /v1/tasks``."""
+        params: dict[str, Any] = {"state": [s.value for s in self.states], "limit": self.limit}
+        if self.newest_first:
+            params["order"] = "newest"
+        extra = {
+            "device": self.device,
+            "conversation_id": self.conversation_id,
+            "workflow_id": self.workflow_id,
+        }
+        params.update({k: v for k, v in extra.items() if v is not None})
+        return params
+
+
+@dataclass(frozen=True)
 class TaskRecord:
     """One task as the queue holds it."""
 

@@ -1,7 +1,7 @@
 """The FastAPI application of ``phoned serve``.
 
 ``create_app(settings, tokens)`` builds the app over the ``Store`` its queue URL names.
-Lifecycle errors become JSON answers (``daemon.server.wire``): 422 ``InvalidTask`` with
+Lifecycle errors become JSON answers (``daemon.lifecycle.wire``): 422 ``InvalidTask`` with
 the refused fields, 404 ``TaskNotFound``, 409 for guard, approval, conversation and
 terminal errors, 503 ``StoreUnavailable``. Request validation errors use the same shape.
 
@@ -23,12 +23,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import LifecycleError
+from daemon.lifecycle.wire import error_json, error_status
 from daemon.server import monitor, routes_control, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
 from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
 from daemon.server.settings import ServerSettings
-from daemon.server.wire import error_json, error_status
 
 API_VERSION = "1.0.0"
 DESCRIPTION = """\

@@ -18,10 +18,11 @@ import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
 from daemon.classify import classify_ingress
+from daemon.lifecycle import ops
 from daemon.lifecycle.contract import CONTRACT_VERSION
 from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.lifecycle.wire import plain
 from daemon.server.auth import Principal
 from daemon.server.deps import (
     Caller,
@@ -35,8 +36,7 @@ from daemon.server.deps import (
 )
 from daemon.server.models import ConversationBody
 from daemon.server.plane import Plane
-from daemon.server.routes_planner import steered
-from daemon.server.wire import plain
+from daemon.server.steering import steered, wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
 
@@ -44,23 +44,25 @@ CONTEXT_MAX_AGE_S = 60.0  # a context value older than this is flagged stale
 
 
 # --- a person's pause and resume --------------------------------------------------------
-@router.post("/tasks/{task_id}/user-pause", summary="A person pauses a task")
+@router.post(ops.UserPause.route.removeprefix("/v1"), summary="A person pauses a task")
 def user_pause(
     task_id: str, body: ConversationBody, plane: PlaneDep, principal: Planner
 ) -> dict[str, Any]:
     """Pause at once if queued, else at the next safe point: no new effect until resumed."""
     _scoped(plane, principal, task_id, body.conversation_id)
-    return steered(plane, lambda s: s.user_pause(task_id, body.conversation_id, time.time()))
+    return steered(plane, ops.UserPause(task_id, body.conversation_id, time.time()))
 
 
-@router.post("/tasks/{task_id}/user-resume", summary="A person resumes a task they paused")
+@router.post(
+    ops.UserResume.route.removeprefix("/v1"), summary="A person resumes a task they paused"
+)
 def user_resume(
     task_id: str, body: ConversationBody, plane: PlaneDep, principal: Planner
 ) -> dict[str, Any]:
     """Requeue a task waiting for the user (the paused attempt continues), or withdraw a
     pause that has not reached its safe point yet."""
     _scoped(plane, principal, task_id, body.conversation_id)
-    return steered(plane, lambda s: s.user_resume(task_id, body.conversation_id, time.time()))
+    return steered(plane, ops.UserResume(task_id, body.conversation_id, time.time()))
 
 
 def _scoped(plane: Plane, principal: Principal, task_id: str, conversation_id: str) -> None:
@@ -78,26 +80,6 @@ def revisions(task_id: str, plane: PlaneDep, principal: Caller) -> dict[str, Any
     check_reads(principal, task)
     doc = {"revisions": [plain(r) for r in store.revisions(task_id)]}
     return dict(redacted(principal, task, doc))
-
-
-async def wait_for_end(
-    plane: Plane, principal: Principal, task_id: str, wait: float
-) -> tuple[TaskRecord, bool]:
-    """The task once terminal, or as it is after ``wait`` s (bounded by the plane's
-    ``max_wait``): (record, whether it ended). Waits on the event loop, holding no worker
-    thread, and counts as one of the token's open long-polls (429 past its share)."""
-    deadline = time.monotonic() + max(0.0, min(wait, plane.settings.max_wait))
-    seen = plane.wakeup.cursor
-    task = await anyio.to_thread.run_sync(plane.store().get, task_id)
-    if task.terminal or deadline <= time.monotonic():
-        return task, task.terminal
-    with plane.wakeup.polling(principal):
-        while not task.terminal and (left := deadline - time.monotonic()) > 0:
-            if plane.wakeup.released:
-                break
-            seen = await plane.wakeup.wait_past_async(seen, left)
-            task = await anyio.to_thread.run_sync(plane.store().get, task_id)
-    return task, task.terminal
 
 
 @router.get("/tasks/{task_id}/outcome", summary="Wait for a task's end (bounded)")

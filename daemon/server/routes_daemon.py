@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
+from daemon.lifecycle import ops
 from daemon.lifecycle.errors import (
-    FieldError,
     GuardError,
-    InvalidTask,
     LeaseLost,
     LifecycleError,
     StaleAttempt,
@@ -31,12 +31,11 @@ from daemon.lifecycle.errors import (
 from daemon.lifecycle.records import (
     Failure,
     JournalOutcome,
-    Preview,
-    StopSummary,
     TaskRecord,
     Ticket,
 )
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.lifecycle.wire import error_json, error_status, plain
 from daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
 from daemon.server.auth import Principal
 from daemon.server.deps import Daemon, PlaneDep, check_serves, owner_serial, report_time
@@ -59,9 +58,7 @@ from daemon.server.models import (
     StoppedBody,
 )
 from daemon.server.plane import DaemonInfo, Plane
-from daemon.server.wire import error_json, error_status, plain
 from daemon.store.holds import Holder
-from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
 
@@ -149,7 +146,7 @@ def release_phone(
     return {"serial": serial}
 
 
-@router.post("/claims", summary="Claim a task (long-poll)")
+@router.post(ops.Claim.route.removeprefix("/v1"), summary="Claim a task (long-poll)")
 async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s.
 
@@ -162,13 +159,14 @@ async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str
         _check_daemon_id(plane, principal, body.owner.rsplit("/", 1)[0])
 
     def attempt() -> dict[str, Any] | None:
-        task = plane.store().claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        op = ops.Claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+        task = plane.store().apply(op)
         plane.saw_claim(body.owner, principal.name, claimed=task is not None)
         if task is None:
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
         plane.wakeup.poke()
-        return {"task": plain(task)}
+        return op.answer_json(task)
 
     seen = plane.wakeup.cursor
     found = await anyio.to_thread.run_sync(attempt)
@@ -235,6 +233,13 @@ def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, 
 def _ticket(plane: Plane, principal: Principal, task_id: str, report: Report) -> Ticket:
     """The report's ticket, after checking the task is on one of the token's devices and
     the ticket names a lease the plane granted to this token (else 409 ``LeaseLost``)."""
+    return _claimed(plane, principal, task_id, report)[0]
+
+
+def _claimed(
+    plane: Plane, principal: Principal, task_id: str, report: Report
+) -> tuple[Ticket, TaskRecord]:
+    """``_ticket``, and the task as it was read for the check."""
     check_serves(principal, owner_serial(report.ticket.owner))
     task = plane.store().get(task_id)
     check_serves(principal, task.device)
@@ -245,7 +250,7 @@ def _ticket(plane: Plane, principal: Principal, task_id: str, report: Report) ->
         raise LeaseLost(
             f"task {task_id}: attempt {t.attempt} was never leased to {t.owner} by this token"
         )
-    return Ticket(task_id, t.owner, t.attempt, t.revision)
+    return Ticket(task_id, t.owner, t.attempt, t.revision), task
 
 
 def _answer(
@@ -270,25 +275,45 @@ def _refs(plane: Plane, principal: Principal, refs: list[str]) -> tuple[str, ...
     return plane.ledger.resolve_refs(principal.key, refs)
 
 
-def _task_answer(
-    plane: Plane,
-    principal: Principal,
-    body: Report,
-    act: Callable[[Store, tuple[str, ...]], TaskRecord],
-    cited: list[str] | None = None,
+def _reported(
+    cls: type[ops.TaskReport], task_id: str, body: Report, plane: Plane, p: Principal
 ) -> JSONResponse:
-    """A report that moves the task, applied once (``_answer``): ``act(store, refs)``, the
-    evidence refs it ``cited`` resolved as it is applied (a ref the daemon spooled offline
-    becomes the stored one)."""
+    """A report that moves the task, applied once (``_answer``): the operation its body
+    describes, with the evidence refs it cites resolved as it is applied (a ref the daemon
+    spooled offline becomes the stored one)."""
+    ticket, task = _claimed(plane, p, task_id, body)
+    op = cls.from_wire(ticket, report_time(body.at), body.model_dump(), task)
 
     def apply() -> dict[str, Any]:
-        refs = _refs(plane, principal, cited or [])
-        return {"task": plain(act(plane.store(), refs))}
+        cited = getattr(op, "evidence_refs", None)
+        resolved: dict[str, Any] = (
+            {} if cited is None else {"evidence_refs": _refs(plane, p, list(cited))}
+        )
+        ready = replace(op, **resolved)
+        return op.answer_json(plane.store().apply(ready))
 
-    return _answer(plane, principal, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply)
 
 
-@router.post("/tasks/{task_id}/heartbeat", summary="Renew the lease")
+def _report_route(cls: type[ops.TaskReport], model: type[Report], summary: str) -> None:
+    """Serve ``cls`` at its route, taking ``model`` (``ops.SPOOLED``: the reports a daemon
+    queues while the plane is down)."""
+
+    def endpoint(task_id: str, body: Report, plane: PlaneDep, p: Daemon) -> JSONResponse:
+        return _reported(cls, task_id, body, plane, p)
+
+    endpoint.__name__ = endpoint.__qualname__ = _snake(cls.__name__)
+    endpoint.__annotations__ = {
+        "task_id": str, "body": model, "plane": PlaneDep, "p": Daemon, "return": JSONResponse
+    }  # fmt: skip
+    router.post(cls.route.removeprefix("/v1"), summary=summary)(endpoint)
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+@router.post(ops.Heartbeat.route.removeprefix("/v1"), summary="Renew the lease")
 def heartbeat(
     task_id: str,
     body: HeartbeatBody,
@@ -296,14 +321,11 @@ def heartbeat(
     principal: Daemon,
 ) -> dict[str, Any]:
     """Extend the lease by ``lease_s``; 409 ``LeaseLost``/``StaleAttempt`` when stale."""
-    ticket = _ticket(plane, principal, task_id, body)
-    return {"task": plain(plane.store().heartbeat(ticket, time.time(), body.lease_s))}
+    op = ops.Heartbeat(_ticket(plane, principal, task_id, body), time.time(), body.lease_s)
+    return op.answer_json(plane.store().apply(op))
 
 
-@router.post("/tasks/{task_id}/start", summary="dispatched -> running")
-def start(task_id: str, body: Report, plane: PlaneDep, p: Daemon) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    return _task_answer(plane, p, body, lambda store, _: store.start(ticket, now))
+_report_route(ops.Start, Report, "dispatched -> running")
 
 
 @router.post("/tasks/{task_id}/admit", summary="The admission gate")
@@ -312,7 +334,10 @@ def admit(task_id: str, body: AdmitBody, plane: PlaneDep, p: Daemon) -> dict[str
     return {"task": plain(plane.store().admit(ticket, time.time(), body.approval_digest))}
 
 
-@router.post("/tasks/{task_id}/journal", summary="Admit and journal an action before it runs")
+@router.post(
+    ops.JournalBefore.route.removeprefix("/v1"),
+    summary="Admit and journal an action before it runs",
+)
 def journal_before(
     task_id: str,
     body: JournalBeforeBody,
@@ -321,23 +346,16 @@ def journal_before(
 ) -> JSONResponse:
     """Atomic admission + journal entry; 409 ``StopRequested``/``RevisionSuperseded``/..."""
     ticket = _ticket(plane, p, task_id, body)
+    fields = (body.op_id, body.action, body.target, body.input_digest)
 
     def apply() -> dict[str, Any]:
-        entry = plane.store().journal_before(
-            ticket,
-            body.op_id,
-            body.action,
-            body.target,
-            body.input_digest,
-            time.time(),
-            approval_digest=body.approval_digest,
-        )
-        return {"entry": plain(entry)}
+        op = ops.JournalBefore(ticket, *fields, time.time(), body.approval_digest)
+        return op.answer_json(plane.store().apply(op))
 
     return _answer(plane, p, body.report_id, apply)
 
 
-@router.post("/tasks/{task_id}/journal/{op_id}", summary="Record what an action did")
+@router.post(ops.JournalAfter.route.removeprefix("/v1"), summary="Record what an action did")
 def journal_after(
     task_id: str,
     op_id: str,
@@ -355,16 +373,11 @@ def journal_after(
         raise LeaseLost(f"journal entry {op_id} belongs to attempt {entry.attempt}")
     if not plane.ledger.held(task_id, p.key, entry.attempt, t.owner if t else None):
         raise LeaseLost(f"task {task_id}: attempt {entry.attempt} was never leased to this token")
-    now = report_time(body.at)
-
-    def apply() -> dict[str, Any]:
-        entry = store.journal_after(op_id, JournalOutcome(body.outcome), body.detail, now)
-        return {"entry": plain(entry)}
-
-    return _answer(plane, p, body.report_id, apply)
+    op = ops.JournalAfter(op_id, JournalOutcome(body.outcome), body.detail, report_time(body.at))
+    return _answer(plane, p, body.report_id, lambda: op.answer_json(store.apply(op)))
 
 
-@router.post("/tasks/{task_id}/evidence", summary="Keep an evidence document")
+@router.post(ops.PutEvidence.route.removeprefix("/v1"), summary="Keep an evidence document")
 def put_evidence(
     task_id: str,
     body: EvidenceBody,
@@ -373,95 +386,15 @@ def put_evidence(
 ) -> JSONResponse:
     """Store one evidence document of the ticket's attempt; answers its ``ref``."""
     ticket = _ticket(plane, p, task_id, body)
-    now = report_time(body.at)
-    return _answer(
-        plane,
-        p,
-        body.report_id,
-        lambda: {"ref": plane.store().put_evidence(ticket, body.kind, body.body, now)},
-    )
+    op = ops.PutEvidence(ticket, body.kind, body.body, report_time(body.at))
+    return _answer(plane, p, body.report_id, lambda: op.answer_json(plane.store().apply(op)))
 
 
-@router.post("/tasks/{task_id}/complete", summary="running -> completed")
-def complete(
-    task_id: str,
-    body: CompleteBody,
-    plane: PlaneDep,
-    p: Daemon,
-) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    target = body.observed_target
-    return _task_answer(
-        plane,
-        p,
-        body,
-        lambda store, refs: store.complete(ticket, now, observed_target=target, evidence_refs=refs),
-        body.evidence_refs,
-    )
-
-
-@router.post("/tasks/{task_id}/fail", summary="Report a failure")
-def fail(task_id: str, body: FailBody, plane: PlaneDep, p: Daemon) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    try:
-        failure = Failure(FailureReason(body.failure.reason), body.failure.message)
-    except ValueError:
-        known = ", ".join(r.value for r in FailureReason)
-        message = f"unknown failure reason {body.failure.reason!r}; one of {known}"
-        raise InvalidTask([FieldError(field="failure.reason", message=message)]) from None
-    return _task_answer(
-        plane,
-        p,
-        body,
-        lambda store, refs: store.fail(ticket, failure, now, evidence_refs=refs),
-        body.evidence_refs,
-    )
-
-
-@router.post("/tasks/{task_id}/pause", summary="running -> waiting or permission")
-def pause(task_id: str, body: PauseBody, plane: PlaneDep, p: Daemon) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    state, waiting_for = TaskState(body.state), body.waiting_for
-    return _task_answer(
-        plane,
-        p,
-        body,
-        lambda store, refs: store.pause(
-            ticket, state, now, waiting_for=waiting_for, evidence_refs=refs
-        ),
-        body.evidence_refs,
-    )
-
-
-@router.post("/tasks/{task_id}/request_approval", summary="running -> approval")
-def request_approval(
-    task_id: str,
-    body: ApprovalRequestBody,
-    plane: PlaneDep,
-    p: Daemon,
-) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    task = plane.store().get(task_id)
-    preview = Preview(
-        task_id=task_id, conversation_id=task.conversation_id, **body.preview.model_dump()
-    )
-    return _task_answer(
-        plane, p, body, lambda store, _: store.request_approval(ticket, preview, now)
-    )
-
-
-@router.post("/tasks/{task_id}/confirm_stopped", summary="A requested stop reached a safe point")
-def confirm_stopped(
-    task_id: str,
-    body: StoppedBody,
-    plane: PlaneDep,
-    p: Daemon,
-) -> JSONResponse:
-    ticket, now = _ticket(plane, p, task_id, body), report_time(body.at)
-    summary = StopSummary(tuple(body.summary.done), tuple(body.summary.not_done))
-    return _task_answer(
-        plane, p, body, lambda store, _: store.confirm_stopped(ticket, summary, now)
-    )
+_report_route(ops.Complete, CompleteBody, "running -> completed")
+_report_route(ops.Fail, FailBody, "Report a failure")
+_report_route(ops.Pause, PauseBody, "running -> waiting or permission")
+_report_route(ops.RequestApproval, ApprovalRequestBody, "running -> approval")
+_report_route(ops.ConfirmStopped, StoppedBody, "A requested stop reached a safe point")
 
 
 @router.put("/tasks/{task_id}/artifacts/{name}", summary="Upload an artifact (raw body)")

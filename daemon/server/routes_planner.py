@@ -8,16 +8,17 @@ its conversations (another conversation's task is 404, a submit into one is 403 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
+from daemon.lifecycle import ops
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.wire import plain
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.deps import (
     Approver,
@@ -30,8 +31,7 @@ from daemon.server.deps import (
 )
 from daemon.server.models import AmendBody, ConversationBody, Decision
 from daemon.server.plane import Plane
-from daemon.server.wire import plain
-from daemon.store.protocol import Store
+from daemon.server.steering import steered, wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["planner"])
 _INGRESS_DOC = "A task in the canonical contract or the seed-004 cloud shape."
@@ -56,14 +56,6 @@ def _parsed(raw: Any, want: type) -> TaskSpec | WorkflowSpec:
 def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
     """The task a verb acts on, if the token reaches its conversation (else 404)."""
     return check_scope(principal, plane.store().get(task_id))
-
-
-def steered(plane: Plane, act: Callable[[Store], TaskRecord]) -> dict[str, Any]:
-    """A verb that steers a task: ``act`` on the plane's store (which checks the quoted
-    conversation and the lifecycle), then waiting daemons are woken; ``{"task": record}``."""
-    record = act(plane.store())
-    plane.wakeup.poke()
-    return {"task": plain(record)}
 
 
 @router.post("/tasks", status_code=201, summary="Submit a task")
@@ -91,8 +83,6 @@ async def submit_task(
     )
     plane.wakeup.poke()
     if spec.wait_policy == "completed" and wait > 0:
-        from daemon.server.routes_control import wait_for_end
-
         # the wait holds no worker thread (one of the token's long-polls)
         record, ended = await wait_for_end(plane, principal, record.id, wait)
     else:
@@ -115,7 +105,7 @@ def submit_workflow(
     return {"workflow_id": steps[0].workflow_id, "tasks": [plain(s) for s in steps]}
 
 
-@router.post("/tasks/{task_id}/amend", summary="Amend a task (new revision)")
+@router.post(ops.Amend.route.removeprefix("/v1"), summary="Amend a task (new revision)")
 def amend(
     task_id: str,
     body: AmendBody,
@@ -124,12 +114,10 @@ def amend(
 ) -> dict[str, Any]:
     """A new revision with new params; a terminal task answers 409 ``TaskTerminal``."""
     _task(plane, principal, task_id)
-    return steered(
-        plane, lambda s: s.amend(task_id, body.conversation_id, body.params, time.time())
-    )
+    return steered(plane, ops.steer_from_wire(ops.Amend, task_id, body.model_dump(), time.time()))
 
 
-@router.post("/tasks/{task_id}/cancel", summary="Cancel a task")
+@router.post(ops.Cancel.route.removeprefix("/v1"), summary="Cancel a task")
 def cancel(
     task_id: str,
     body: ConversationBody,
@@ -138,10 +126,10 @@ def cancel(
 ) -> dict[str, Any]:
     """Stop at once if nothing runs, else request a stop the daemon confirms."""
     _task(plane, principal, task_id)
-    return steered(plane, lambda s: s.cancel(task_id, body.conversation_id, time.time()))
+    return steered(plane, ops.Cancel(task_id, body.conversation_id, time.time()))
 
 
-@router.post("/tasks/{task_id}/resume", summary="Resume a waiting task")
+@router.post(ops.Resume.route.removeprefix("/v1"), summary="Resume a waiting task")
 def resume(
     task_id: str,
     body: ConversationBody,
@@ -158,10 +146,10 @@ def resume(
         raise HTTPException(403, f"role {principal.role.value} may not plan")
     else:
         _task(plane, principal, task_id)
-    return steered(plane, lambda s: s.resume(task_id, body.conversation_id, time.time()))
+    return steered(plane, ops.Resume(task_id, body.conversation_id, time.time()))
 
 
-@router.post("/tasks/{task_id}/rerun", status_code=201, summary="Rerun a terminal task")
+@router.post(ops.Rerun.route.removeprefix("/v1"), status_code=201, summary="Rerun a terminal task")
 def rerun(
     task_id: str,
     plane: PlaneDep,
@@ -176,10 +164,10 @@ def rerun(
     old = _task(plane, principal, task_id)
     if body is not None and body.conversation_id != old.conversation_id:
         raise ConversationMismatch(f"task {task_id} belongs to another conversation; refused")
-    return steered(plane, lambda s: s.rerun(task_id, time.time()))
+    return steered(plane, ops.Rerun(task_id, time.time()))
 
 
-@router.post("/tasks/{task_id}/approve", summary="Approve the pending preview")
+@router.post(ops.Approve.route.removeprefix("/v1"), summary="Approve the pending preview")
 def approve(
     task_id: str,
     body: Decision,
@@ -187,10 +175,10 @@ def approve(
     principal: Approver,
 ) -> dict[str, Any]:
     """Approve; refused (409 ``ApprovalMismatch``) unless revision and digest match."""
-    return _decided(plane, principal, task_id, body, lambda store: store.approve)
+    return _decided(plane, principal, task_id, body, ops.Approve)
 
 
-@router.post("/tasks/{task_id}/deny", summary="Deny the pending preview")
+@router.post(ops.Deny.route.removeprefix("/v1"), summary="Deny the pending preview")
 def deny(
     task_id: str,
     body: Decision,
@@ -198,17 +186,12 @@ def deny(
     principal: Approver,
 ) -> dict[str, Any]:
     """Deny: the task ends ``stopped`` / ``approval_denied``."""
-    return _decided(plane, principal, task_id, body, lambda store: store.deny)
+    return _decided(plane, principal, task_id, body, ops.Deny)
 
 
 def _decided(
-    plane: Plane,
-    principal: Principal,
-    task_id: str,
-    body: Decision,
-    verb: Callable[[Store], Callable[[str, str, int, str, float], TaskRecord]],
+    plane: Plane, principal: Principal, task_id: str, body: Decision, cls: type[ops.Steer]
 ) -> dict[str, Any]:
-    """Approve or deny (``verb`` picks which) quoting the revision and digest shown."""
+    """Approve or deny (``cls`` says which) quoting the revision and digest shown."""
     _task(plane, principal, task_id)
-    quoted = (task_id, body.conversation_id, body.revision, body.preview_digest)
-    return steered(plane, lambda store: verb(store)(*quoted, time.time()))
+    return steered(plane, ops.steer_from_wire(cls, task_id, body.model_dump(), time.time()))

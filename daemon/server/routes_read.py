@@ -19,6 +19,7 @@ from daemon.classify import classify_ingress
 from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.lifecycle.wire import plain
 from daemon.render import approval_preview, render_json
 from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
@@ -32,7 +33,6 @@ from daemon.server.deps import (
     redacted,
 )
 from daemon.server.models import ClassifyBody
-from daemon.server.wire import plain
 from daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["read"])

@@ -43,29 +43,26 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from daemon.lifecycle import ops, wire
 from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.records import (
-    Failure,
     JournalEntry,
-    JournalOutcome,
-    Preview,
-    StopSummary,
+    TaskQuery,
     TaskRecord,
-    Ticket,
 )
-from daemon.lifecycle.states import TaskState, after_failure
-from daemon.server import wire
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
 from daemon.store.presence import Presence
-from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.store.protocol import WorkerStore
+from daemon.store.rows import record_row, task_record
 from daemon.store.wake import Alarm
 from device.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
+R = TypeVar("R")
 
 _DEFINITIVE = {404, 409, 413, 422}  # refusals that redelivery cannot change
 # the newest task records and journal entries a link keeps for its predictions (one task
@@ -127,7 +124,7 @@ class PlaneLink:
                 _keep(self.entries, entry.op_id, entry)
 
 
-class HttpStore:
+class HttpStore(WorkerStore):
     """The ``WorkerStore`` protocol over ``phoned serve``: one view of a ``PlaneLink`` per
     worker thread (its idle state is its own); see the module docstring for outages."""
 
@@ -181,27 +178,17 @@ class HttpStore:
             raise StoreUnavailable(f"report {pending.report_id} answer was not kept")
         return checked(answer)
 
-    def _predict(self, task_id: str, **changes: Any) -> TaskRecord:
+    def _predict(self, op: ops.TaskReport) -> TaskRecord:
+        """The plane's answer to ``op``, by the operation's own transition on the last
+        known record (the plane runs the same rules on delivery)."""
         with self._s.lock:
-            known = self._s.known.get(task_id)
+            known = self._s.known.get(op.row_id())
             if known is None:
-                raise StoreUnavailable(f"control plane unreachable; task {task_id} is unknown")
-            record = dataclasses.replace(
-                known, state_version=known.state_version + 1, updated_at=time.time(), **changes
-            )
-            _keep(self._s.known, task_id, record)
+                raise StoreUnavailable(f"control plane unreachable; task {op.row_id()} is unknown")
+            change = op.transition(record_row(known), op.now, ops.Offline())
+            record = task_record(change.after)
+            _keep(self._s.known, record.id, record)
         return record
-
-    def _task_report(
-        self, ticket: Ticket, verb: str, body: dict[str, Any], now: float, **predicted: Any
-    ) -> TaskRecord:
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, **body}
-        answer = self._report(
-            f"/v1/tasks/{ticket.task_id}/{verb}",
-            doc,
-            lambda pending: {"task": wire.plain(self._predict(ticket.task_id, **predicted))},
-        )
-        return wire.task_from(answer["task"])
 
     # --- the device ----------------------------------------------------------------------
     def register_device(
@@ -272,16 +259,9 @@ class HttpStore:
                 del self._s.unregistered[serial]
 
     # --- claiming and waiting ------------------------------------------------------------
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
         """Claim at once (no wait); refused while reports wait in the outbox."""
-        if task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
+        if op.task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
             return None  # nothing happened since the last empty claim: save the round trip
         if self._s.unregistered:
             try:
@@ -289,23 +269,14 @@ class HttpStore:
             except LifecycleError as exc:
                 log.warning("registering the device failed: %s", exc)
         self._s.courier.flush()
-        doc = {"owner": owner, "device": device, "wait": 0, "lease_s": lease_s, "task_id": task_id}
-        body = self._call("POST", "/v1/claims", json=doc)
-        if body.get("task") is None:
-            self._empty_at = self._cursor
-            return None
-        self._empty_at = None
-        return wire.task_from(body["task"])
+        claimed = op.answer_from(self._call("POST", op.path(), json=op.to_wire()))
+        self._empty_at = self._cursor if claimed is None else None
+        return claimed
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each pair, one request each: the plane has no batch claim (a daemon
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """A claim for each pair, one request each: the plane has no batch claim (a daemon
         on a plane keeps one long-poll per worker instead, ``WorkerStores.batch_claims``)."""
-        leased = (self.claim(owner, device, now, lease_s) for owner, device in claims)
+        leased = (self._claim(claim) for claim in op.each())
         return [task for task in leased if task is not None]
 
     def change_token(self) -> object | None:
@@ -353,65 +324,48 @@ class HttpStore:
         stop.wait(max(timeout, 2.0))  # the plane is down: do not spin
 
     # --- the attempt ---------------------------------------------------------------------
-    def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, "lease_s": lease_s}
-        body = self._call("POST", f"/v1/tasks/{ticket.task_id}/heartbeat", json=doc)
-        return wire.task_from(body["task"])
+    def apply(self, op: ops.Op[R]) -> R:
+        """Send ``op`` to its route (``daemon.lifecycle.ops``): a spooled report through the
+        outbox (offline: its answer predicted), the rest as the module docstring says."""
+        if isinstance(op, ops.SPOOLED):
+            body = self._report(
+                op.path(), op.to_wire(), lambda _: {"task": wire.plain(self._predict(op))}
+            )
+        elif isinstance(op, ops.JournalBefore):  # the admission gate: needs the plane
+            body = self._patient("POST", op.path(), op.to_wire())
+        elif isinstance(op, ops.Claim):
+            return cast(R, self._claim(op))
+        elif isinstance(op, ops.ClaimBatch):
+            return cast(R, self._claim_batch(op))
+        elif isinstance(op, ops.JournalAfter):
+            return cast(R, self._journal_after(op))
+        elif isinstance(op, ops.PutEvidence):
+            return cast(R, self._put_evidence(op))
+        elif isinstance(op, ops.Heartbeat | ops.Resume):  # the lease, the pause watch: direct
+            body = self._call("POST", op.path(), json=op.to_wire())
+        else:
+            raise TypeError(f"{type(op).__name__} is a planner's operation (PlaneClient)")
+        return cast(R, op.answer_from(body))
 
-    def start(self, ticket: Ticket, now: float) -> TaskRecord:
-        return self._task_report(
-            ticket, "start", {}, now, state=TaskState.RUNNING, running_since=now
-        )
-
-    def journal_before(
-        self,
-        ticket: Ticket,
-        op_id: str,
-        action: str,
-        target: str,
-        input_digest: str,
-        now: float,
-        approval_digest: str | None = None,
-    ) -> JournalEntry:
-        """The admission gate: needs the plane (retried, never queued); deduped on retry."""
-        doc = {
-            "report_id": f"jb-{op_id}",
-            "ticket": wire.ticket_json(ticket),
-            "at": now,
-            "op_id": op_id,
-            "action": action,
-            "target": target,
-            "input_digest": input_digest,
-            "approval_digest": approval_digest,
-        }
-        body = self._patient("POST", f"/v1/tasks/{ticket.task_id}/journal", doc)
-        return wire.journal_from(body["entry"])
-
-    def journal_after(
-        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
-    ) -> JournalEntry:
-        entry = self._s.entries.get(op_id)
+    def _journal_after(self, op: ops.JournalAfter) -> JournalEntry:
+        entry = self._s.entries.get(op.op_id)
         if entry is None:
-            raise StoreUnavailable(f"journal entry {op_id} is not known to this daemon")
-        doc = {"outcome": outcome.value, "detail": detail, "at": now}
+            raise StoreUnavailable(f"journal entry {op.op_id} is not known to this daemon")
 
         def predict(pending: Pending) -> dict[str, Any]:
-            done = dataclasses.replace(entry, outcome=outcome, detail=detail, finished_at=now)
+            done = op.predict(entry)
             with self._s.lock:
-                _keep(self._s.entries, op_id, done)
+                _keep(self._s.entries, op.op_id, done)
             return {"entry": wire.plain(done)}
 
-        body = self._report(f"/v1/tasks/{entry.task_id}/journal/{op_id}", doc, predict)
+        body = self._report(op.path_of(entry.task_id), op.to_wire(), predict)
         return wire.journal_from(body["entry"])
 
-    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+    def _put_evidence(self, op: ops.PutEvidence) -> str:
         """Queue the artifacts it names and the document; offline: ``pending:<report id>``."""
-        body = self._upload_artifacts(ticket.task_id, body)
-        doc = {"ticket": wire.ticket_json(ticket), "at": now, "kind": kind, "body": body}
+        op = dataclasses.replace(op, body=self._upload_artifacts(op.ticket.task_id, op.body))
         answer = self._report(
-            f"/v1/tasks/{ticket.task_id}/evidence",
-            doc,
-            lambda pending: {"ref": f"pending:{pending.report_id}"},
+            op.path(), op.to_wire(), lambda pending: {"ref": f"pending:{pending.report_id}"}
         )
         return str(answer["ref"])
 
@@ -439,75 +393,6 @@ class HttpStore:
         if inner is body:
             return {**body, "artifacts": moved}
         return {**body, "evidence": {**inner, "artifacts": moved}}
-
-    def complete(
-        self,
-        ticket: Ticket,
-        now: float,
-        observed_target: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        known = self._s.known.get(ticket.task_id)
-        refs = (known.evidence_refs if known else ()) + tuple(evidence_refs)
-        doc = {"observed_target": observed_target, "evidence_refs": list(evidence_refs)}
-        return self._task_report(
-            ticket,
-            "complete",
-            doc,
-            now,
-            state=TaskState.COMPLETED,
-            observed_target=observed_target,
-            evidence_refs=refs,
-            lease_owner=None,
-        )
-
-    def fail(
-        self, ticket: Ticket, failure: Failure, now: float, evidence_refs: tuple[str, ...] = ()
-    ) -> TaskRecord:
-        known = self._s.known.get(ticket.task_id)
-        state = TaskState.FAILED
-        if known is not None:  # the one retry rule (daemon.lifecycle.states), for the prediction
-            state = after_failure(failure.reason, known.attempt, known.max_attempts, known.source)
-        doc = {"failure": wire.failure_json(failure), "evidence_refs": list(evidence_refs)}
-        return self._task_report(
-            ticket, "fail", doc, now, state=state, failure=failure, lease_owner=None
-        )
-
-    def pause(
-        self,
-        ticket: Ticket,
-        state: TaskState,
-        now: float,
-        waiting_for: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        doc = {
-            "state": state.value,
-            "waiting_for": waiting_for,
-            "evidence_refs": list(evidence_refs),
-        }
-        return self._task_report(
-            ticket, "pause", doc, now, state=state, waiting_for=waiting_for, lease_owner=None
-        )
-
-    def request_approval(self, ticket: Ticket, preview: Preview, now: float) -> TaskRecord:
-        doc = {"preview": wire.preview_json(preview)}
-        return self._task_report(
-            ticket,
-            "request_approval",
-            doc,
-            now,
-            state=TaskState.APPROVAL,
-            approval_digest=preview.digest,
-            approval_status="pending",
-            lease_owner=None,
-        )
-
-    def confirm_stopped(self, ticket: Ticket, summary: StopSummary, now: float) -> TaskRecord:
-        doc = {"summary": {"done": list(summary.done), "not_done": list(summary.not_done)}}
-        return self._task_report(
-            ticket, "confirm_stopped", doc, now, state=TaskState.STOPPED, stop_summary=summary
-        )
 
     def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Deliver every queued report first, then fail what this daemon still held (on
@@ -541,26 +426,13 @@ class HttpStore:
     def evidence(self, task_id: str) -> list[dict[str, Any]]:
         return list(self._status(task_id)["evidence"])
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
         """Tasks matching the filters; repeated while the queue did not change, from cache.
 
         An idle worker's pause watch asks the same question every idle round; the answer
         can only change with an event, so it costs no request until the cursor moves.
         """
-        params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
-        if newest_first:
-            params["order"] = "newest"
-        extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
-        params.update({k: v for k, v in extra.items() if v is not None})
+        params = query.params()
         key = repr(sorted(params.items()))
         cached = self._lists.get(key)
         if cached is not None and self._cursor is not None and cached[0] == self._cursor:
@@ -569,11 +441,6 @@ class HttpStore:
         if self._cursor is not None:
             self._lists[key] = (self._cursor, tasks)
         return tasks
-
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """The pause watch saw the condition met: the plane requeues the task."""
-        doc = {"conversation_id": conversation_id}
-        return wire.task_from(self._call("POST", f"/v1/tasks/{task_id}/resume", json=doc)["task"])
 
     def pending_reports(self) -> int:
         """Reports written to the outbox and not yet acknowledged."""

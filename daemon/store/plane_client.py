@@ -1,36 +1,47 @@
 """The control plane's ``/v1`` API as a client: the transport, and ``PlaneClient``.
 
 ``PlaneClient`` is the ``PlannerStore`` of an ``http(s)://`` queue: each verb is one call
-of the API with the caller's token (planner, approver or viewer); the plane applies the
+of the API with the caller's token (a steering verb: its operation's wire form posted to
+its route, ``daemon.lifecycle.ops``) (planner, approver or viewer); the plane applies the
 lifecycle rules, nothing is predicted or cached here, and while the plane is down every
 verb is ``StoreUnavailable``. The ``phoned`` verbs (``submit``, ``approve``, ``show``, ...)
 use it for ``--queue https://plane:8400``. A daemon's side is ``HttpStore``.
 
 ``Transport.send`` is the one method to the plane (``httpx``, sync, explicit timeouts):
 transport failures become ``StoreUnavailable``; ``checked`` turns an answer into its body,
-the named lifecycle error (``daemon.server.wire.error_from``) or, for 5xx and refused
+the named lifecycle error (``daemon.lifecycle.wire.error_from``) or, for 5xx and refused
 tokens, ``StoreUnavailable``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 import httpx
 
+from daemon.lifecycle import ops, wire
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import Event, JournalEntry, Revision, TaskRecord, WorkflowRecord
-from daemon.lifecycle.states import TaskState
-from daemon.server import wire
+from daemon.lifecycle.records import (
+    Event,
+    JournalEntry,
+    Revision,
+    TaskQuery,
+    TaskRecord,
+    WorkflowRecord,
+)
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer
 from daemon.store.presence import Presence
+from daemon.store.protocol import PlannerStore
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 TOKEN_ENV = "PHONED_TOKEN"  # the caller's bearer token
 TOKEN_FILE_ENV = "PHONED_TOKEN_FILE"  # or a file holding it
@@ -48,12 +59,40 @@ def token_from_env() -> str:
     return token
 
 
+_WARNED: set[str] = set()
+
+
+def plain_http_risk(url: str) -> bool:
+    """True for an ``http://`` plane on an address other than loopback (token in clear)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = (parts.hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: not known to stay on this machine
+        return True
+
+
+def warn_plain_http(url: str, log: logging.Logger) -> None:
+    """Log once per URL when a plane is reached over plain HTTP off this machine."""
+    if url in _WARNED or not plain_http_risk(url):
+        return
+    _WARNED.add(url)
+    log.warning(
+        "the control plane %s is plain http:// on a non-loopback address: the bearer token "
+        "and every report cross the network unencrypted; serve it with --tls-cert/--tls-key "
+        "and use https://",
+        url,
+    )
+
+
 class Transport:
     """One method to the plane: ``send``; every failure below it is ``StoreUnavailable``."""
 
     def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
-        from daemon.server.wire import warn_plain_http
-
         warn_plain_http(url, log)  # the token crosses the network in clear
         self._timeout = timeout
         self._client = httpx.Client(
@@ -105,7 +144,7 @@ def checked(answer: Answer) -> Any:
     raise wire.error_from(answer.body, answer.status)
 
 
-class PlaneClient:
+class PlaneClient(PlannerStore):
     """The ``PlannerStore`` protocol as calls of the plane's API (see the module docstring)."""
 
     def __init__(self, url: str, token: str, *, timeout: float = 10.0) -> None:
@@ -122,6 +161,10 @@ class PlaneClient:
         return wire.task_from(self._call(method, path, **kw)["task"])
 
     # --- planner and approver verbs ------------------------------------------------------
+    def apply(self, op: ops.Op[R]) -> R:
+        """POST the operation's wire form to its route; the record the plane answers."""
+        return cast(R, self._task("POST", op.path(), json=op.to_wire()))
+
     def submit(self, spec: TaskSpec, now: float, *, successor_of: str | None = None) -> TaskRecord:
         params = {"successor_of": successor_of} if successor_of else None
         return self._task("POST", "/v1/tasks", json=spec.model_dump(mode="json"), params=params)
@@ -129,47 +172,6 @@ class PlaneClient:
     def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
         body = self._call("POST", "/v1/workflows", json=spec.model_dump(mode="json"))
         return [wire.task_from(t) for t in body["tasks"]]
-
-    def rerun(self, task_id: str, now: float) -> TaskRecord:
-        return self._task("POST", f"/v1/tasks/{task_id}/rerun")
-
-    def approve(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "revision": revision}
-        return self._task(
-            "POST", f"/v1/tasks/{task_id}/approve", json={**doc, "preview_digest": preview_digest}
-        )
-
-    def deny(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "revision": revision}
-        return self._task(
-            "POST", f"/v1/tasks/{task_id}/deny", json={**doc, "preview_digest": preview_digest}
-        )
-
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        doc = {"conversation_id": conversation_id}
-        return self._task("POST", f"/v1/tasks/{task_id}/resume", json=doc)
-
-    def amend(
-        self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
-    ) -> TaskRecord:
-        doc = {"conversation_id": conversation_id, "params": params}
-        return self._task("POST", f"/v1/tasks/{task_id}/amend", json=doc)
-
-    def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        doc = {"conversation_id": conversation_id}
-        return self._task("POST", f"/v1/tasks/{task_id}/cancel", json=doc)
-
-    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        doc = {"conversation_id": conversation_id}
-        return self._task("POST", f"/v1/tasks/{task_id}/user-pause", json=doc)
-
-    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        doc = {"conversation_id": conversation_id}
-        return self._task("POST", f"/v1/tasks/{task_id}/user-resume", json=doc)
 
     # --- reads -----------------------------------------------------------------------------
     def revisions(self, task_id: str) -> list[Revision]:
@@ -179,22 +181,9 @@ class PlaneClient:
     def get(self, task_id: str) -> TaskRecord:
         return self._task("GET", f"/v1/tasks/{task_id}")
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
-        params: dict[str, Any] = {"state": [s.value for s in states], "limit": limit}
-        if newest_first:
-            params["order"] = "newest"
-        extra = {"device": device, "conversation_id": conversation_id, "workflow_id": workflow_id}
-        params.update({k: v for k, v in extra.items() if v is not None})
-        return [wire.task_from(t) for t in self._call("GET", "/v1/tasks", params=params)["tasks"]]
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        body = self._call("GET", "/v1/tasks", params=query.params())
+        return [wire.task_from(t) for t in body["tasks"]]
 
     def queue_status(
         self, device: str | None = None, conversation_id: str | None = None

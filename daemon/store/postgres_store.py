@@ -1,6 +1,6 @@
 """``PostgresStore``: the task queue on PostgreSQL (``postgresql://`` queue URLs), for fleets.
 
-The verbs are those of ``SqlStore`` — the same pure rules (``daemon.store.rules``),
+The verbs are those of ``SqlStore`` — the same pure rules (``daemon.lifecycle.rules``),
 the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
@@ -24,15 +24,14 @@ servers differ:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeVar
 
+from daemon.lifecycle import ops, rules
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
-from daemon.store import rules
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
-from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.rows import Row, event_record, task_record
 from daemon.store.sql_store import SqlStore
 
@@ -61,43 +60,29 @@ class PostgresStore(SqlStore):
         name = "task_for_update" if self.pg.in_transaction else "task_by_id"
         return rules.require(self.pg.one(name, id=task_id), task_id)
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
-
-        One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
-        event as ``SqlStore.claim``, which the store contract suite checks on both stores.
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
+        """One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
+        event as ``SqlStore``'s claim, which the store contract suite checks on both stores.
         """
+        terms = self._claim_terms(op.now, op.lease_s)
         rows = self.pg.all_in_one_statement(
-            "claim", owner=owner, device=device, task_id=task_id, **self._claim_terms(now, lease_s)
+            "claim", owner=op.owner, device=op.device, task_id=op.task_id, **terms
         )
         return task_record(rows[0]) if rows else None
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each ``(owner, device)`` in one statement; the leased tasks.
-
-        The first call subscribes the connection to new work (LISTEN) before it looks, so
-        the daemon's dispatcher, which waits on this store, misses no task."""
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """Every pair in one statement. The first call subscribes the connection to new
+        work (LISTEN) before it looks, so the daemon's dispatcher, which waits on this
+        store, misses no task."""
         if not self.pg.listening:
             self.pg.listen()
-        if not claims:
+        if not op.claims:
             return []
         rows = self.pg.all_in_one_statement(
             "claim_batch",
-            owners=[owner for owner, _ in claims],
-            devices=[device for _, device in claims],
-            **self._claim_terms(now, lease_s),
+            owners=[owner for owner, _ in op.claims],
+            devices=[device for _, device in op.claims],
+            **self._claim_terms(op.now, op.lease_s),
         )
         return [task_record(r) for r in rows]
 

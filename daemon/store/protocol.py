@@ -13,17 +13,21 @@
   (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
   against both. ``phoned serve`` puts its API in front of one.
 
-All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
-``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+Every verb that changes a task is an operation (``daemon.lifecycle.ops``): a store
+implements ``apply(op)`` and the reads; the named verbs here build the operation and
+apply it, and a store subclassing its protocol inherits them. All verbs take ``now``
+(POSIX seconds) from the caller; none sleeps except ``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from daemon.lifecycle import ops
 from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.ops import Op
 from daemon.lifecycle.records import (
     Event,
     Failure,
@@ -32,6 +36,7 @@ from daemon.lifecycle.records import (
     Preview,
     Revision,
     StopSummary,
+    TaskQuery,
     TaskRecord,
     Ticket,
     WorkflowRecord,
@@ -41,10 +46,16 @@ from daemon.store.holds import Holder
 from daemon.store.presence import Presence
 
 DEFAULT_LEASE_S = 60.0
+R = TypeVar("R")
 
 
 class _Reads(Protocol):
-    """The reads both sides make."""
+    """The reads both sides make, and ``apply``."""
+
+    def apply(self, op: Op[R]) -> R:
+        """Apply one operation of ``daemon.lifecycle.ops`` (its change, or its named error);
+        the named verbs below build an operation and apply it."""
+        ...
 
     def get(self, task_id: str) -> TaskRecord:
         """One task, or ``TaskNotFound``."""
@@ -61,6 +72,11 @@ class _Reads(Protocol):
         newest_first: bool = False,
     ) -> list[TaskRecord]:
         """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
+        query = TaskQuery(states, device, conversation_id, workflow_id, limit, newest_first)
+        return self.tasks(query)
+
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        """The tasks ``query`` asks for (``list_tasks`` is built on it)."""
         ...
 
     def journal(self, task_id: str) -> list[JournalEntry]:
@@ -73,7 +89,7 @@ class _Reads(Protocol):
 
     def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """A waiting/permission task's condition is met: requeue to resume the attempt."""
-        ...
+        return self.apply(ops.Resume(task_id, conversation_id, now))
 
     def presence(self) -> list[Presence]:
         """Which daemons serve this queue, most recent first (``daemon.store.presence``)."""
@@ -140,7 +156,7 @@ class WorkerStore(_Reads, Protocol):
 
         With ``task_id`` only that task is claimed, and only if it is claimable now.
         """
-        ...
+        return self.apply(ops.Claim(owner, device, now, lease_s, task_id))
 
     def claim_batch(
         self,
@@ -154,7 +170,7 @@ class WorkerStore(_Reads, Protocol):
 
         A daemon with several idle phones claims for all of them at once.
         """
-        ...
+        return self.apply(ops.ClaimBatch(tuple(claims), now, lease_s))
 
     def change_token(self) -> object | None:
         """A value that changes whenever a claim or a task listing could answer differently
@@ -176,11 +192,11 @@ class WorkerStore(_Reads, Protocol):
 
     def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
         """Renew the lease; refused for a stale attempt or a lost lease."""
-        ...
+        return self.apply(ops.Heartbeat(ticket, now, lease_s))
 
     def start(self, ticket: Ticket, now: float) -> TaskRecord:
         """dispatched -> running."""
-        ...
+        return self.apply(ops.Start(ticket, now))
 
     def journal_before(
         self,
@@ -193,13 +209,14 @@ class WorkerStore(_Reads, Protocol):
         approval_digest: str | None = None,
     ) -> JournalEntry:
         """Admit and record an external action atomically, before it runs."""
-        ...
+        op = ops.JournalBefore(ticket, op_id, action, target, input_digest, now, approval_digest)
+        return self.apply(op)
 
     def journal_after(
         self, op_id: str, outcome: JournalOutcome, detail: str, now: float
     ) -> JournalEntry:
         """Record what the action did (confirmed_success, confirmed_failure or unknown)."""
-        ...
+        return self.apply(ops.JournalAfter(op_id, outcome, detail, now))
 
     def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
         """Keep one evidence document of the ticket's attempt; returns its reference.
@@ -207,7 +224,7 @@ class WorkerStore(_Reads, Protocol):
         Artifact files the document names (``artifacts``: name -> local path) stay where a
         reader of this store finds them: in place for a local queue, uploaded to the plane.
         """
-        ...
+        return self.apply(ops.PutEvidence(ticket, kind, body, now))
 
     def complete(
         self,
@@ -217,13 +234,13 @@ class WorkerStore(_Reads, Protocol):
         evidence_refs: tuple[str, ...] = (),
     ) -> TaskRecord:
         """running -> completed; the completion target, if any, must have been observed."""
-        ...
+        return self.apply(ops.Complete(ticket, now, observed_target, tuple(evidence_refs)))
 
     def fail(
         self, ticket: Ticket, failure: Failure, now: float, evidence_refs: tuple[str, ...] = ()
     ) -> TaskRecord:
         """Report a failure; requeued if retryable with attempts left, else ``failed``."""
-        ...
+        return self.apply(ops.Fail(ticket, now, failure, tuple(evidence_refs)))
 
     def pause(
         self,
@@ -234,15 +251,15 @@ class WorkerStore(_Reads, Protocol):
         evidence_refs: tuple[str, ...] = (),
     ) -> TaskRecord:
         """running -> waiting or permission; the lease is released."""
-        ...
+        return self.apply(ops.Pause(ticket, now, state, waiting_for, tuple(evidence_refs)))
 
     def request_approval(self, ticket: Ticket, preview: Preview, now: float) -> TaskRecord:
         """running -> approval pending on ``preview``; any earlier approval is void."""
-        ...
+        return self.apply(ops.RequestApproval(ticket, now, preview))
 
     def confirm_stopped(self, ticket: Ticket, summary: StopSummary, now: float) -> TaskRecord:
         """A stop was requested and the worker reached a safe point: -> stopped."""
-        ...
+        return self.apply(ops.ConfirmStopped(ticket, now, summary))
 
     def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased to ``<owner_prefix><serial>`` (only
@@ -263,38 +280,38 @@ class PlannerStore(_Reads, Protocol):
 
     def rerun(self, task_id: str, now: float) -> TaskRecord:
         """A new task from a terminal one: ``rerun_of`` set, attempt count fresh."""
-        ...
+        return self.apply(ops.Rerun(task_id, now))
 
     def approve(
         self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
     ) -> TaskRecord:
         """Approve the pending preview; the task is requeued to resume the same attempt."""
-        ...
+        return self.apply(ops.Approve(task_id, conversation_id, now, revision, preview_digest))
 
     def deny(
         self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
     ) -> TaskRecord:
         """Deny the pending preview: -> stopped / approval_denied."""
-        ...
+        return self.apply(ops.Deny(task_id, conversation_id, now, revision, preview_digest))
 
     def amend(
         self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
     ) -> TaskRecord:
         """New revision with ``params``; terminal tasks refuse (``TaskTerminal``)."""
-        ...
+        return self.apply(ops.Amend(task_id, conversation_id, now, params))
 
     def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
-        ...
+        return self.apply(ops.Cancel(task_id, conversation_id, now))
 
     def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """A person pauses: a queued task waits for the user at once, any other at its next
         safe point (``pause_requested``: the admission gate refuses new effects)."""
-        ...
+        return self.apply(ops.UserPause(task_id, conversation_id, now))
 
     def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
         """Undo a person's pause: requeue a task waiting for the user, or withdraw the request."""
-        ...
+        return self.apply(ops.UserResume(task_id, conversation_id, now))
 
     def revisions(self, task_id: str) -> list[Revision]:
         """Every revision of a task, oldest first, each with its checkpoint once superseded."""
@@ -338,7 +355,7 @@ class Store(WorkerStore, PlannerStore, Protocol):
 
     def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
         """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
-        ...
+        return self.apply(ops.Expire(task_id, state_version, failure, now))
 
     def submit_claimed(
         self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S

@@ -20,10 +20,9 @@ from daemon.lifecycle.records import (
     TaskRecord,
     WorkflowRecord,
 )
+from daemon.lifecycle.rules import Row, summary_json
 from daemon.lifecycle.states import FailureReason, TaskState, requires_decision
 from device.digest import canonical_json
-
-Row = dict[str, Any]
 
 
 def new_task_row(
@@ -78,11 +77,6 @@ def _summary(text: str | None) -> StopSummary | None:
         return None
     data = json.loads(text)
     return StopSummary(tuple(data["done"]), tuple(data["not_done"]))
-
-
-def summary_json(summary: StopSummary) -> str:
-    """The stored form of a stop summary."""
-    return canonical_json({"done": list(summary.done), "not_done": list(summary.not_done)})
 
 
 _COPIED = (
@@ -249,3 +243,28 @@ def revision_record(row: Row) -> Revision:
         created_at=row["created_at"],
         checkpoint=json.loads(row["checkpoint"]) if row["checkpoint"] else None,
     )
+
+
+def record_row(record: TaskRecord) -> Row:
+    """The row a ``TaskRecord`` was read from, as far as the record tells (the inverse of
+    ``task_record``): what a daemon's outbox runs an operation's rule on to predict it.
+    The time-to-live columns come from the record's spec; ``resume`` is not kept (0)."""
+    timeouts = record.spec.get("timeouts") or {}
+    row: Row = {name: getattr(record, name) for name in _COPIED}
+    failure = record.failure
+    summary = record.stop_summary
+    row.update(
+        params=canonical_json(record.params),
+        state=record.state.value,
+        failure_reason=failure.reason.value if failure else None,
+        failure_message=failure.message if failure else None,
+        stop_requested=int(record.stop_requested),
+        pause_requested=int(record.pause_requested),
+        stop_summary=summary_json(summary) if summary else None,
+        evidence_refs=json.dumps(list(record.evidence_refs)),
+        spec=canonical_json(record.spec),
+        resume=0,
+        approval_ttl_s=float(timeouts.get("approval_ttl_s") or 0.0),
+        permission_ttl_s=float(timeouts.get("permission_ttl_s") or 0.0),
+    )
+    return row

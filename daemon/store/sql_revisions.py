@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from daemon.lifecycle import rules
 from daemon.lifecycle.contract import TaskSpec
 from daemon.lifecycle.errors import FieldError, IdempotencyConflict, InvalidTask
-from daemon.store import rules
 from daemon.store.rows import Row, journal_record
 from daemon.store.sql_database import SqlDatabase
 from device.digest import canonical_json

@@ -1,8 +1,10 @@
 """``SqlStore``: every ``Store`` verb (worker, planner and system) over an ``SqlDatabase`` (SQLite or PostgreSQL).
 
-Every verb is one write transaction: read the row, apply the pure rule from
-``daemon.store.rules`` (which raises the named error), write it guarded by state,
-version, owner, attempt and revision, and append the outbox event. The backends
+Every change is one operation (``daemon.lifecycle.ops``) applied in one write
+transaction (``apply``): read the row, run the operation's transition (the pure rules of
+``daemon.lifecycle.rules``, which raise the named error), write it guarded by state,
+version, owner, attempt and revision, and append the outbox event; the named verbs are
+inherited from ``daemon.store.protocol``, built on ``apply``. The backends
 (``SqliteStore``, ``PostgresStore``) supply the database and their way of waiting for
 work.
 """
@@ -12,18 +14,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar, TypeVar, cast
 
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, check_params
+from daemon.lifecycle import ops, rules
+from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import (
-    ApprovalExpired,
     ApprovalMismatch,
-    GuardError,
     IllegalTransition,
-    InvalidTask,
     RerunOfActiveTask,
-    StopRequested,
-    TargetNotObserved,
     TaskNotFound,
     UnreconciledOutcome,
 )
@@ -32,16 +30,16 @@ from daemon.lifecycle.records import (
     Failure,
     JournalEntry,
     JournalOutcome,
-    Preview,
     Revision,
     StopSummary,
+    TaskQuery,
     TaskRecord,
     Ticket,
     WorkflowRecord,
 )
-from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.store import holds, presence, rules
-from daemon.store.protocol import DEFAULT_LEASE_S
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.store import holds, presence
+from daemon.store.protocol import DEFAULT_LEASE_S, Store
 from daemon.store.rows import (
     Row,
     event_record,
@@ -63,8 +61,23 @@ from daemon.store.sql_revisions import (
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
 from device.digest import canonical_json
 
+R = TypeVar("R")
 
-class SqlStore:
+
+class _Facts:
+    """What a transition may ask beyond the row, read from the store when asked."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self._store = store
+
+    def open_entries(self, task_id: str) -> int:
+        return self._store._open_entries(task_id)
+
+    def summary(self, row: Row) -> str:
+        return self._store._summary(row)
+
+
+class SqlStore(Store):
     """The ``Store`` protocol on one SQL database connection."""
 
     def __init__(self, db: SqlDatabase) -> None:
@@ -97,6 +110,66 @@ class SqlStore:
             if e.outcome is JournalOutcome.CONFIRMED_SUCCESS
         )
         return summary_json(StopSummary(done=done, not_done=(row["method"],)))
+
+    # --- operations -----------------------------------------------------------------
+    def apply(self, op: ops.Op[R]) -> R:
+        """Apply ``op`` in one write transaction (``daemon.lifecycle.ops``): a task's
+        transition is read, ruled by the operation and written guarded; the journal,
+        evidence and a rerun have their own statements."""
+        handler = self._HANDLERS.get(type(op))
+        if handler is not None:
+            return cast(R, handler(self, op))
+        if not isinstance(op, ops.TaskOp):
+            raise TypeError(f"{type(op).__name__} is not an operation of this store")
+        return cast(R, self._transit(op))
+
+    def _transit(self, op: ops.TaskOp) -> TaskRecord:
+        with self.db.transaction():
+            row = self._row(op.row_id())
+            change = op.transition(row, op.now, _Facts(self))
+            if change.after is row:
+                return task_record(row)
+            if isinstance(op, ops.Amend):
+                params = json.loads(change.after["params"])
+                new_revision(self.db, row, params, op.conversation_id, op.now)
+            return self._write(row, change.after, op.now, decision=change.decision)
+
+    def _journal_before(self, op: ops.JournalBefore) -> JournalEntry:
+        with self.db.transaction():
+            ticket = op.ticket
+            self._admit(ticket, op.now, op.approval_digest)
+            self.db.run(
+                "insert_journal",
+                op_id=op.op_id,
+                task_id=ticket.task_id,
+                attempt=ticket.attempt,
+                revision=ticket.revision,
+                action=op.action,
+                target=op.target,
+                input_digest=op.input_digest,
+                now=op.now,
+            )
+            return journal_record(self._journal_row(op.op_id))
+
+    def _journal_after(self, op: ops.JournalAfter) -> JournalEntry:
+        """A confirmed outcome is never overwritten."""
+        with self.db.transaction():
+            op_id = op.op_id
+            self._journal_row(op_id)
+            done = {"outcome": op.outcome.value, "detail": op.detail, "now": op.now}
+            if not self.db.run("finish_journal", op_id=op_id, **done):
+                raise IllegalTransition(f"journal entry {op_id} already has a confirmed outcome")
+            return journal_record(self._journal_row(op_id))
+
+    # the operations with statements of their own (called late: a backend may override)
+    _HANDLERS: ClassVar[dict[type, Callable[[Any, Any], Any]]] = {
+        ops.JournalBefore: lambda store, op: store._journal_before(op),
+        ops.JournalAfter: lambda store, op: store._journal_after(op),
+        ops.PutEvidence: lambda store, op: store._put_evidence(op),
+        ops.Rerun: lambda store, op: store._rerun(op),
+        ops.Claim: lambda store, op: store._claim(op),
+        ops.ClaimBatch: lambda store, op: store._claim_batch(op),
+    }
 
     # --- ingress -------------------------------------------------------------------
     def submit(
@@ -159,8 +232,9 @@ class SqlStore:
             ids = insert_workflow(self.db, spec, now)
             return [task_record(self._row(i)) for i in ids]
 
-    def rerun(self, task_id: str, now: float) -> TaskRecord:
+    def _rerun(self, op: ops.Rerun) -> TaskRecord:
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
+        task_id, now = op.task_id, op.now
         old = self.get(task_id)
         if not old.terminal:
             raise RerunOfActiveTask(
@@ -215,41 +289,21 @@ class SqlStore:
         """Who drives each phone (``daemon.store.holds.read``)."""
         return holds.read(self.db)
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """Lease the oldest claimable task for ``device`` (None = any) to ``owner``.
-
-        With ``task_id`` only that task is claimed, and only if it is claimable now.
-        """
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
         with self.db.transaction():
-            return self._take(owner, device, now, lease_s, task_id)
+            return self._take(op)
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``claim`` for each ``(owner, device)`` in one transaction; the leased tasks.
-
-        A task leased for one pair is no longer queued, so the next pair never sees it.
-        """
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """One transaction: a task leased for one pair is no longer queued, so the next pair
+        never sees it."""
         with self.db.transaction():
-            taken = [self._take(owner, device, now, lease_s, None) for owner, device in claims]
+            taken = [self._take(claim) for claim in op.each()]
         return [task for task in taken if task is not None]
 
-    def _take(
-        self, owner: str, device: str | None, now: float, lease_s: float, task_id: str | None
-    ) -> TaskRecord | None:
-        """Inside a transaction: lease the claimable candidate for ``device``, if any."""
-        row = self.db.one("claim_candidate", device=device, task_id=task_id)
-        return None if row is None else self._lease(row, owner, device, now, lease_s)
+    def _take(self, op: ops.Claim) -> TaskRecord | None:
+        """Inside a transaction: lease the claimable candidate for ``op.device``, if any."""
+        row = self.db.one("claim_candidate", device=op.device, task_id=op.task_id)
+        return None if row is None else self._lease(row, op)
 
     def change_token(self) -> object | None:
         """None: only an embedded file can tell cheaply that nothing changed."""
@@ -267,41 +321,16 @@ class SqlStore:
         sees it queued. An idempotency key naming an existing task returns that task."""
         with self.db.transaction():
             row, new = self._queue(spec, now)
-            return self._lease(row, owner, device, now, lease_s) if new else task_record(row)
+            lease = ops.Claim(owner, device, now, lease_s)
+            return self._lease(row, lease) if new else task_record(row)
 
-    def _lease(
-        self, row: Row, owner: str, device: str | None, now: float, lease_s: float
-    ) -> TaskRecord:
-        """queued -> dispatched to ``owner`` (inside the caller's transaction)."""
-        after = rules.move(
-            row,
-            TaskState.DISPATCHED,
-            now,
-            attempt=row["attempt"] if row["resume"] else row["attempt"] + 1,
-            resume=0,
-            lease_owner=owner,
-            lease_until=now + lease_s,
-            dispatched_at=now,
-            device=row["device"] or device,
-        )
-        if row["step_index"] is not None and device is not None:
-            self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=device)
+    def _lease(self, row: Row, op: ops.Claim) -> TaskRecord:
+        """queued -> dispatched to ``op.owner`` (inside the caller's transaction)."""
+        after = op.lease(row, op.now)
+        if row["step_index"] is not None and op.device is not None:
+            self.db.run("pin_workflow_device", workflow_id=row["workflow_id"], device=op.device)
             row = self._row(row["id"])
-        return self._write(row, after, now)
-
-    def heartbeat(self, ticket: Ticket, now: float, lease_s: float = DEFAULT_LEASE_S) -> TaskRecord:
-        """Renew the lease; refused for a stale attempt or a lost lease."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now, revision=False)
-            return self._write(row, dict(row, lease_until=now + lease_s), now)
-
-    def start(self, ticket: Ticket, now: float) -> TaskRecord:
-        """dispatched -> running."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now, revision=False)
-            return self._write(row, rules.move(row, TaskState.RUNNING, now), now)
+        return self._write(row, after, op.now)
 
     def _admit(self, ticket: Ticket, now: float, approval_digest: str | None) -> Row:
         row = self._row(ticket.task_id)
@@ -321,339 +350,23 @@ class SqlStore:
         with self.db.transaction():
             return task_record(self._admit(ticket, now, approval_digest))
 
-    def journal_before(
-        self,
-        ticket: Ticket,
-        op_id: str,
-        action: str,
-        target: str,
-        input_digest: str,
-        now: float,
-        approval_digest: str | None = None,
-    ) -> JournalEntry:
-        """Admit and record an external action atomically, before it runs."""
-        with self.db.transaction():
-            self._admit(ticket, now, approval_digest)
-            self.db.run(
-                "insert_journal",
-                op_id=op_id,
-                task_id=ticket.task_id,
-                attempt=ticket.attempt,
-                revision=ticket.revision,
-                action=action,
-                target=target,
-                input_digest=input_digest,
-                now=now,
-            )
-            return journal_record(self._journal_row(op_id))
-
     def _journal_row(self, op_id: str) -> Row:
         row = self.db.one("journal_by_op", op_id=op_id)
         if row is None:
             raise TaskNotFound(f"no journal entry {op_id}")
         return row
 
-    def journal_after(
-        self, op_id: str, outcome: JournalOutcome, detail: str, now: float
-    ) -> JournalEntry:
-        """Record what the action did; a confirmed outcome is never overwritten."""
-        with self.db.transaction():
-            self._journal_row(op_id)
-            if not self.db.run(
-                "finish_journal", op_id=op_id, outcome=outcome.value, detail=detail, now=now
-            ):
-                raise IllegalTransition(f"journal entry {op_id} already has a confirmed outcome")
-            return journal_record(self._journal_row(op_id))
-
-    def complete(
-        self,
-        ticket: Ticket,
-        now: float,
-        observed_target: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        """running -> completed; the completion target, if any, must have been observed."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now)
-            if row["stop_requested"]:
-                raise StopRequested(f"task {row['id']}: a stop was requested; confirm it instead")
-            if self._open_entries(row["id"]):
-                raise UnreconciledOutcome(f"task {row['id']}: an action outcome is still unknown")
-            target = row["completion_target"]
-            if target is not None and observed_target != target:
-                raise TargetNotObserved(f"task {row['id']}: {target!r} not observed")
-            if not observed_target:
-                raise TargetNotObserved(f"task {row['id']}: completion names no observed target")
-            if not evidence_refs:
-                raise TargetNotObserved(
-                    f"task {row['id']}: completion without the evidence of {observed_target!r}"
-                )
-            after = rules.move(
-                row,
-                TaskState.COMPLETED,
-                now,
-                observed_target=observed_target,
-                evidence_refs=rules.add_refs(row, list(evidence_refs)),
-            )
-            return self._write(row, after, now)
-
-    def fail(
-        self, ticket: Ticket, failure: Failure, now: float, evidence_refs: tuple[str, ...] = ()
-    ) -> TaskRecord:
-        """Report a failure; requeued if retryable with attempts left, else ``failed``."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now)
-            return self._write(row, rules.fail(row, failure, now, list(evidence_refs)), now)
-
-    def pause(
-        self,
-        ticket: Ticket,
-        state: TaskState,
-        now: float,
-        waiting_for: str | None = None,
-        evidence_refs: tuple[str, ...] = (),
-    ) -> TaskRecord:
-        """running -> waiting or permission; the lease is released."""
-        if state not in (TaskState.WAITING, TaskState.PERMISSION):
-            raise IllegalTransition(f"pause into {state.value} is not allowed")
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now)
-            deadline = now + row["permission_ttl_s"] if state is TaskState.PERMISSION else None
-            after = rules.move(
-                row,
-                state,
-                now,
-                resume=1 if waiting_for == rules.USER_HOLD else row["resume"],
-                waiting_for=waiting_for,
-                permission_deadline=deadline,
-                evidence_refs=rules.add_refs(row, list(evidence_refs)),
-            )
-            return self._write(row, after, now)
-
-    def request_approval(self, ticket: Ticket, preview: Preview, now: float) -> TaskRecord:
-        """running -> approval pending on ``preview``; any earlier approval is void."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now)
-            if preview.task_id != row["id"]:
-                raise ApprovalMismatch(f"preview is for task {preview.task_id}, not {row['id']}")
-            rules.check_conversation(row, preview.conversation_id)
-            after = rules.move(
-                row,
-                TaskState.APPROVAL,
-                now,
-                approval_digest=preview.digest,
-                approval_status="pending",
-                approval_revision=row["revision"],
-                approval_deadline=now + row["approval_ttl_s"],
-            )
-            return self._write(row, after, now)
-
-    def confirm_stopped(self, ticket: Ticket, summary: StopSummary, now: float) -> TaskRecord:
-        """A stop was requested and the worker reached a safe point: -> stopped."""
-        with self.db.transaction():
-            row = self._row(ticket.task_id)
-            rules.check_lease(row, ticket, now, revision=False)
-            if not row["stop_requested"]:
-                raise IllegalTransition(f"task {row['id']}: no stop was requested")
-            after = rules.stop(
-                row, FailureReason.STOP_REQUESTED, "stopped on request", now, summary_json(summary)
-            )
-            return self._write(row, after, now)
-
     # --- user / upstream ----------------------------------------------------------------
-    def _pending_approval(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> Row:
-        row = self._row(task_id)
-        rules.check_conversation(row, conversation_id)
-        if row["approval_status"] == "denied":
-            raise ApprovalMismatch(f"task {task_id}: approval was denied and is never reused")
-        if row["state"] != TaskState.APPROVAL.value or row["approval_status"] != "pending":
-            raise ApprovalMismatch(f"task {task_id} is {row['state']}: no approval is pending")
-        if revision != row["revision"] or row["approval_revision"] != row["revision"]:
-            raise ApprovalMismatch(
-                f"task {task_id}: approval for revision {revision}, task is at {row['revision']}"
-            )
-        if preview_digest != row["approval_digest"]:
-            raise ApprovalMismatch(f"task {task_id}: approval does not match the pending preview")
-        if row["approval_deadline"] < now:
-            raise ApprovalExpired(f"task {task_id}: approval window closed")
-        return row
-
-    def approve(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        """Approve the pending preview; the task is requeued to resume the same attempt."""
-        with self.db.transaction():
-            row = self._pending_approval(task_id, conversation_id, revision, preview_digest, now)
-            after = rules.move(
-                row, TaskState.QUEUED, now, approval_status="approved", resume=1, dispatched_at=None
-            )
-            return self._write(row, after, now)
-
-    def deny(
-        self, task_id: str, conversation_id: str, revision: int, preview_digest: str, now: float
-    ) -> TaskRecord:
-        """Deny the pending preview: -> stopped / approval_denied."""
-        with self.db.transaction():
-            row = self._pending_approval(task_id, conversation_id, revision, preview_digest, now)
-            after = rules.stop(
-                dict(row, approval_status="denied"),
-                FailureReason.APPROVAL_DENIED,
-                "approval denied",
-                now,
-                self._summary(row),
-            )
-            return self._write(row, after, now)
-
-    def resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """A waiting/permission task's condition is met: requeue to resume the attempt."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            rules.check_conversation(row, conversation_id)
-            if row["state"] not in (TaskState.WAITING.value, TaskState.PERMISSION.value):
-                rules.check_not_terminal(row)
-                raise IllegalTransition(f"task {task_id} is {row['state']}: nothing to resume")
-            if row["waiting_for"] == rules.USER_HOLD:
-                raise IllegalTransition(
-                    f"task {task_id} was paused by a person: only user_resume resumes it"
-                )
-            after = rules.move(
-                row,
-                TaskState.QUEUED,
-                now,
-                resume=1,
-                waiting_for=None,
-                permission_deadline=None,
-                dispatched_at=None,
-            )
-            return self._write(row, after, now)
-
-    def amend(
-        self, task_id: str, conversation_id: str, params: dict[str, Any], now: float
-    ) -> TaskRecord:
-        """New revision with ``params``; terminal tasks refuse (``TaskTerminal``)."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            rules.check_conversation(row, conversation_id)
-            rules.check_not_terminal(row)
-            checked, errors = check_params(row["method"], params, "")
-            if errors:
-                raise InvalidTask(errors)
-            new_revision(self.db, row, checked, conversation_id, now)
-            changes: dict[str, Any] = {
-                "params": canonical_json(checked),
-                "revision": row["revision"] + 1,
-            }
-            # an explicit user change is a decision candidate (seed 004 §2)
-            if row["state"] == TaskState.APPROVAL.value:
-                # the pending preview showed the old params: void it and re-plan
-                changes.update(approval_status="void", approval_digest=None, resume=1)
-                after = rules.move(row, TaskState.QUEUED, now, **changes)
-                return self._write(row, after, now, decision=True)
-            return self._write(row, rules.bump(row, now, **changes), now, decision=True)
-
-    def user_pause(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """A person pauses the task: a queued one waits at once (``waiting_for: user``);
-        any other gets ``pause_requested`` and pauses at its next safe point (the admission
-        gate refuses every new effect until ``user_resume``)."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            rules.check_conversation(row, conversation_id)
-            rules.check_not_terminal(row)
-            if row["pause_requested"]:
-                return task_record(row)
-            if row["state"] == TaskState.QUEUED.value:
-                after = rules.move(
-                    row,
-                    TaskState.WAITING,
-                    now,
-                    pause_requested=1,
-                    waiting_for=rules.USER_HOLD,
-                    dispatched_at=None,
-                )
-                return self._write(row, after, now, decision=False)
-            return self._write(row, rules.bump(row, now, pause_requested=1), now, decision=False)
-
-    def user_resume(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """Undo a person's pause: a task waiting for the user is requeued (a paused attempt
-        continues on its next claim); a pause not reached yet is withdrawn."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            rules.check_conversation(row, conversation_id)
-            rules.check_not_terminal(row)
-            if not row["pause_requested"]:
-                raise IllegalTransition(f"task {task_id} is {row['state']}: no pause to resume")
-            if row["waiting_for"] != rules.USER_HOLD:
-                return self._write(
-                    row, rules.bump(row, now, pause_requested=0), now, decision=False
-                )
-            after = rules.move(
-                row, TaskState.QUEUED, now, pause_requested=0, waiting_for=None, dispatched_at=None
-            )
-            return self._write(row, after, now, decision=False)
-
     def revisions(self, task_id: str) -> list[Revision]:
         """Every revision of a task, oldest first, each with its checkpoint once superseded."""
         self._row(task_id)
         return [revision_record(r) for r in self.db.all("revisions_of_task", task_id=task_id)]
-
-    def cancel(self, task_id: str, conversation_id: str, now: float) -> TaskRecord:
-        """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            rules.check_conversation(row, conversation_id)
-            rules.check_not_terminal(row)
-            state = TaskState(row["state"])
-            if state in LEASED:
-                if row["stop_requested"]:
-                    return task_record(row)
-                return self._write(row, rules.bump(row, now, stop_requested=1), now, decision=False)
-            after = rules.stop(
-                dict(row, stop_requested=1),
-                FailureReason.STOP_REQUESTED,
-                "cancelled before running"
-                if state is TaskState.QUEUED
-                else "cancelled while paused",
-                now,
-                self._summary(row),
-            )
-            return self._write(row, after, now)
 
     # --- system ----------------------------------------------------------------------------
     def due_for_sweep(self, now: float) -> list[TaskRecord]:
         """Tasks whose lease, timeout or TTL may have run out at ``now``."""
         with self.db.transaction():
             return [task_record(r) for r in self.db.all("due_for_sweep", now=now)]
-
-    def expire(self, task_id: str, state_version: int, failure: Failure, now: float) -> TaskRecord:
-        """Fail a task on the system's behalf, guarded by the version the sweeper saw."""
-        with self.db.transaction():
-            row = self._row(task_id)
-            if row["state_version"] != state_version:
-                raise GuardError(f"task {task_id} changed since the sweep read it")
-            rules.check_not_terminal(row)
-            if row["state"] == TaskState.QUEUED.value:  # never claimed: nothing to retry
-                after = rules.move(
-                    row,
-                    TaskState.FAILED,
-                    now,
-                    failure_reason=failure.reason.value,
-                    failure_message=failure.message,
-                )
-                return self._write(row, after, now)
-            if row["state"] == TaskState.APPROVAL.value:
-                row_for_fail = dict(row, approval_status="expired")
-            else:
-                row_for_fail = row
-            after = rules.fail(row_for_fail, failure, now)
-            # a timeout is a decision candidate even when it is requeued (seed 004 §2)
-            decision = True if failure.reason is FailureReason.TIMEOUT else None
-            return self._write(row, after, now, decision=decision)
 
     def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased by this daemon's workers: owners
@@ -673,24 +386,15 @@ class SqlStore:
         """One task, or ``TaskNotFound``."""
         return task_record(self._row(task_id))
 
-    def list_tasks(
-        self,
-        *,
-        states: tuple[TaskState, ...] = (),
-        device: str | None = None,
-        conversation_id: str | None = None,
-        workflow_id: str | None = None,
-        limit: int = 100,
-        newest_first: bool = False,
-    ) -> list[TaskRecord]:
-        """Tasks matching every given filter, oldest first (``newest_first``: newest first)."""
+    def tasks(self, query: TaskQuery) -> list[TaskRecord]:
+        """The tasks ``query`` asks for."""
         rows = self.db.all(
-            "list_tasks_newest" if newest_first else "list_tasks",
-            states=json.dumps([s.value for s in states]) if states else None,
-            device=device,
-            conversation_id=conversation_id,
-            workflow_id=workflow_id,
-            limit=limit,
+            "list_tasks_newest" if query.newest_first else "list_tasks",
+            states=json.dumps([s.value for s in query.states]) if query.states else None,
+            device=query.device,
+            conversation_id=query.conversation_id,
+            workflow_id=query.workflow_id,
+            limit=query.limit,
         )
         return [task_record(r) for r in rows]
 
@@ -722,7 +426,7 @@ class SqlStore:
         """Journal entries of a task without a confirmed outcome."""
         return [e for e in self.journal(task_id) if e.open]
 
-    def put_evidence(self, ticket: Ticket, kind: str, body: dict[str, Any], now: float) -> str:
+    def _put_evidence(self, op: ops.PutEvidence) -> str:
         """Keep one evidence document of the ticket's attempt; returns its reference.
 
         Not lease-guarded: what a stale attempt observed is still evidence of what happened.
@@ -730,6 +434,7 @@ class SqlStore:
         """
         from device import private
 
+        ticket, kind, body, now = op.ticket, op.kind, op.body, op.now
         ref = f"ev-{uuid.uuid4().hex[:20]}"
         with self.db.transaction():
             row = self._row(ticket.task_id)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import uuid
 
+from daemon.lifecycle import rules
 from daemon.lifecycle.contract import WorkflowSpec, step_task
 from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.records import StopSummary
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
-from daemon.store import rules
 from daemon.store.rows import Row, new_task_row, summary_json, task_event_row
 from daemon.store.sql_database import SqlDatabase, announce_workflow, write_task
 from daemon.store.sql_revisions import insert_first_revision

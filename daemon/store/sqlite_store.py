@@ -9,10 +9,9 @@ watch ``PRAGMA data_version`` as the slow fallback, instead of claiming in a loo
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 
+from daemon.lifecycle import ops
 from daemon.lifecycle.records import TaskRecord
-from daemon.store.protocol import DEFAULT_LEASE_S
 from daemon.store.sql_store import SqlStore
 from daemon.store.sqlite_db import BUSY_WAIT_S, Database
 from daemon.store.wake import Listener, WakeChannel, wait_for_commit
@@ -35,18 +34,11 @@ class SqliteStore(SqlStore):
         self._listening = False
         self._seen: int | None = None  # data_version before the last claim
 
-    def claim(
-        self,
-        owner: str,
-        device: str | None,
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-        task_id: str | None = None,
-    ) -> TaskRecord | None:
-        """``SqlStore.claim``, after arming the wake-up: a worker binds its socket and notes
+    def _claim(self, op: ops.Claim) -> TaskRecord | None:
+        """``SqlStore``'s claim, after arming the wake-up: a worker binds its socket and notes
         ``data_version`` before it looks, so a task queued after an empty claim wakes it."""
         self._arm()
-        return super().claim(owner, device, now, lease_s, task_id)
+        return super()._claim(op)
 
     def _arm(self) -> None:
         if not self._listening:
@@ -54,15 +46,10 @@ class SqliteStore(SqlStore):
             self._listener = self.wake.listener()
         self._seen = self.sqlite.data_version()
 
-    def claim_batch(
-        self,
-        claims: Sequence[tuple[str, str]],
-        now: float,
-        lease_s: float = DEFAULT_LEASE_S,
-    ) -> list[TaskRecord]:
-        """``SqlStore.claim_batch``, after arming the wake-up as ``claim`` does."""
+    def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
+        """``SqlStore``'s batch claim, after arming the wake-up as a claim does."""
         self._arm()
-        return super().claim_batch(claims, now, lease_s)
+        return super()._claim_batch(op)
 
     def change_token(self) -> object:
         """A value that changes whenever a claim or a listing could answer differently."""

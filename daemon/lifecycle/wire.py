@@ -1,7 +1,8 @@
 """The JSON wire format of the control plane: records to JSON and back, errors by name.
 
-Shared by the server (``daemon.server.app``) and its client (``daemon.store.http_store``)
-so a ``TaskRecord`` that crosses the wire comes back equal. Errors travel as
+Shared by the server (``daemon.server``) and its clients (``daemon.store.http_store``,
+``daemon.store.plane_client``) so a ``TaskRecord`` that crosses the wire comes back equal;
+the operations' bodies are in ``daemon.lifecycle.ops``. Errors travel as
 ``{"error": "<class name>", "message": ..., "errors": [...]}`` and are raised again on
 the client as the same class of ``daemon.lifecycle.errors``.
 """
@@ -9,11 +10,8 @@ the client as the same class of ``daemon.lifecycle.errors``.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
-import logging
 from enum import Enum
 from typing import Any
-from urllib.parse import urlsplit
 
 from daemon.lifecycle import errors as lifecycle_errors
 from daemon.lifecycle.records import (
@@ -155,33 +153,3 @@ def error_from(body: Any, status: int) -> lifecycle_errors.LifecycleError:
     if status == 409:
         return lifecycle_errors.GuardError(message or f"HTTP {status}")
     return lifecycle_errors.StoreUnavailable(message or f"control plane answered HTTP {status}")
-
-
-_WARNED: set[str] = set()
-
-
-def plain_http_risk(url: str) -> bool:
-    """True for an ``http://`` plane on an address other than loopback (token in clear)."""
-    parts = urlsplit(url)
-    if parts.scheme != "http":
-        return False
-    host = (parts.hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name: not known to stay on this machine
-        return True
-
-
-def warn_plain_http(url: str, log: logging.Logger) -> None:
-    """Log once per URL when a plane is reached over plain HTTP off this machine."""
-    if url in _WARNED or not plain_http_risk(url):
-        return
-    _WARNED.add(url)
-    log.warning(
-        "the control plane %s is plain http:// on a non-loopback address: the bearer token "
-        "and every report cross the network unencrypted; serve it with --tls-cert/--tls-key "
-        "and use https://",
-        url,
-    )

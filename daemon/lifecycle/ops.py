@@ -1,0 +1,99 @@
+"""Every change to a task as data: one frozen operation per store verb that changes it.
+
+An operation knows
+
+* its **wire form**: the route of the plane that takes it (``route``, a path template
+  filled from its fields), the JSON body (``to_wire``; ``from_wire`` reads it back) and
+  the key of the answer (``answer_key``: ``task``, ``entry`` or ``ref``);
+* its **transition**, when it changes a task row: ``transition(row, now, facts)`` runs the
+  rule checks of ``daemon.lifecycle.rules`` and returns the ``Change`` to write, or
+  raises the named error. The SQL stores run it inside their write transaction, and a
+  daemon's offline outbox (``daemon.store.http_store``) predicts the plane's answer with
+  it, so there is one state machine.
+
+A store implements ``apply(op)``; the protocols of ``daemon.store.protocol`` build the
+named verbs (``store.complete(ticket, ...)``) on it, and the plane's routes build the same
+operations from the bodies they take (``daemon.server.routes_daemon``, ``routes_planner``,
+``routes_control``). This module is the table; the classes live in ``operation`` (what
+every operation is), ``worker_ops`` and ``planner_ops``.
+
+=====================  ==================================================
+family                 operations
+=====================  ==================================================
+claiming               ``Claim``, ``ClaimBatch``
+worker reports         ``Heartbeat``, ``Start``, ``Complete``, ``Fail``, ``Pause``,
+(``TaskReport``)       ``RequestApproval``, ``ConfirmStopped``
+the journal            ``JournalBefore``, ``JournalAfter``, ``PutEvidence``
+planner steering       ``Approve``, ``Deny``, ``Resume``, ``Amend``, ``Cancel``,
+(``Steer``)            ``UserPause``, ``UserResume``, ``Rerun``
+the system             ``Expire``
+=====================  ==================================================
+"""
+
+from __future__ import annotations
+
+from daemon.lifecycle.operation import Change, Facts, Offline, Op, TaskOp
+from daemon.lifecycle.planner_ops import (
+    STEERING,
+    Amend,
+    Approve,
+    Cancel,
+    Deny,
+    Expire,
+    Rerun,
+    Resume,
+    Steer,
+    UserPause,
+    UserResume,
+    steer_from_wire,
+)
+from daemon.lifecycle.worker_ops import (
+    SPOOLED,
+    Claim,
+    ClaimBatch,
+    Complete,
+    ConfirmStopped,
+    Fail,
+    Heartbeat,
+    JournalAfter,
+    JournalBefore,
+    Pause,
+    PutEvidence,
+    RequestApproval,
+    Start,
+    TaskReport,
+)
+
+__all__ = [
+    "SPOOLED",
+    "STEERING",
+    "Amend",
+    "Approve",
+    "Cancel",
+    "Change",
+    "Claim",
+    "ClaimBatch",
+    "Complete",
+    "ConfirmStopped",
+    "Deny",
+    "Expire",
+    "Facts",
+    "Fail",
+    "Heartbeat",
+    "JournalAfter",
+    "JournalBefore",
+    "Offline",
+    "Op",
+    "Pause",
+    "PutEvidence",
+    "RequestApproval",
+    "Rerun",
+    "Resume",
+    "Start",
+    "Steer",
+    "TaskOp",
+    "TaskReport",
+    "UserPause",
+    "UserResume",
+    "steer_from_wire",
+]

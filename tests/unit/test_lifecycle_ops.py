@@ -1,0 +1,95 @@
+"""The operations of ``daemon.lifecycle.ops``: each wire form reads back to the same
+operation, the plane serves every route of the table, and a daemon's offline prediction
+of a report is what the SQL store answers (one state machine)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon.lifecycle import ops
+from daemon.lifecycle.contract import validate_task
+from daemon.lifecycle.records import (
+    Failure,
+    Preview,
+    StopSummary,
+    TaskRecord,
+    Ticket,
+)
+from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.server.openapi import openapi_document
+from daemon.store.rows import record_row, task_record
+from daemon.store.sqlite_store import SqliteStore
+
+TICKET = Ticket("t1", "d1/SERIAL", 2, 1)
+PREVIEW = Preview("t1", "conv-a", "sms.send", "+49151", {"body": "hi"}, "sha256:0")
+REPORTS: list[ops.TaskReport] = [
+    ops.Heartbeat(TICKET, 10.0, 90.0),
+    ops.Start(TICKET, 10.0),
+    ops.Complete(TICKET, 10.0, "dnd.priority", ("ev-1", "ev-2")),
+    ops.Fail(TICKET, 10.0, Failure(FailureReason.TIMEOUT, "slow"), ("ev-1",)),
+    ops.Pause(TICKET, 10.0, TaskState.PERMISSION, "permission:contacts", ("ev-1",)),
+    ops.RequestApproval(TICKET, 10.0, PREVIEW),
+    ops.ConfirmStopped(TICKET, 10.0, StopSummary(("dnd.set zen_mode",), ("sms.send",))),
+]
+STEERS: list[ops.Steer] = [
+    ops.Approve("t1", "conv-a", 10.0, 3, "sha256:1"),
+    ops.Deny("t1", "conv-a", 10.0, 3, "sha256:1"),
+    ops.Amend("t1", "conv-a", 10.0, {"mode": "off"}),
+    *(cls("t1", "conv-a", 10.0) for cls in (ops.Resume, ops.Cancel, ops.UserPause, ops.UserResume)),
+]
+
+
+def _task() -> TaskRecord:
+    return TaskRecord("t1", "conv-a", "sms.send", {}, "SERIAL", "CLOUD", TaskState.RUNNING, 4, 1, 2, 3, 0.0, 0.0)  # fmt: skip
+
+
+@pytest.mark.parametrize("op", REPORTS, ids=lambda op: type(op).__name__)
+def test_a_report_reads_back_from_its_wire_form(op: ops.TaskReport) -> None:
+    assert type(op).from_wire(TICKET, 10.0, op.to_wire(), _task()) == op
+    assert op.path() == op.route.replace("{task_id}", "t1")
+
+
+@pytest.mark.parametrize("op", STEERS, ids=lambda op: type(op).__name__)
+def test_a_steering_operation_reads_back_from_its_wire_form(op: ops.Steer) -> None:
+    assert ops.steer_from_wire(type(op), "t1", op.to_wire() or {}, 10.0) == op
+
+
+def test_the_plane_serves_every_route_of_the_table() -> None:
+    served = set(openapi_document()["paths"])
+    table = [*ops.SPOOLED, ops.Heartbeat, *ops.STEERING, ops.Rerun]
+    table += [ops.JournalBefore, ops.JournalAfter, ops.PutEvidence]
+    assert {cls.route for cls in table} <= served
+
+
+def test_an_offline_prediction_is_what_the_store_answers(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "queue.db"))
+    try:
+        raw = {"method": "dnd.set", "conversation_id": "conv-a", "params": {"mode": "priority"}}
+        task = store.submit(validate_task(raw), time.time())
+        claimed = store.claim("d1/SERIAL", "SERIAL", time.time())
+        assert claimed is not None and claimed.id == task.id
+        for make in (
+            lambda t: ops.Start(t, time.time()),
+            lambda t: ops.Fail(t, time.time(), Failure(FailureReason.DEVICE_OFFLINE), ("ev-9",)),
+        ):
+            known = store.get(task.id)
+            op = make(known.ticket if known.lease_owner else claimed.ticket)
+            predicted = task_record(op.transition(record_row(known), op.now, ops.Offline()).after)
+            answered = store.apply(op)
+            same = ("state", "state_version", "lease_owner", "failure", "evidence_refs", "attempt")
+            for name in same:
+                assert getattr(predicted, name) == getattr(answered, name), name
+    finally:
+        store.close()
+
+
+def test_a_pause_into_a_state_that_is_no_pause_is_refused_as_it_is_built() -> None:
+    from daemon.lifecycle.errors import IllegalTransition
+
+    with pytest.raises(IllegalTransition):
+        ops.Pause(TICKET, 10.0, TaskState.COMPLETED)
+    assert dataclasses.is_dataclass(ops.Pause)
