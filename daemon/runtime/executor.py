@@ -35,7 +35,7 @@ from __future__ import annotations
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.attempt.act import act, voided
-from daemon.runtime.attempt.admit import admit, stale_message
+from daemon.runtime.attempt.admit import admit
 from daemon.runtime.attempt.reconcile import reconcile
 from daemon.runtime.attempt.records import (
     Acted,
@@ -53,10 +53,11 @@ from daemon.runtime.attempt.records import (
 from daemon.runtime.attempt.report import end, report, target_name
 from daemon.runtime.attempt.verify import verify_or_pause, waiting_for
 from daemon.runtime.attempt_evidence import AttemptEvidence
+from daemon.runtime.staleness import stale_message
 from daemon.store.protocol import WorkerStore
 from device.connection import Device
 
-__all__ = [
+__all__ = [  # what worker, run, dispatch and tests import from here
     "AMENDED_TOO_OFTEN",
     "MAX_REPLANS",
     "ExecutorSettings",

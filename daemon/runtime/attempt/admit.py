@@ -1,9 +1,10 @@
 """Phase 2 of an attempt, admit: whether the plan may run, as the stale check decided it.
 
 The stale check is asked once (``staleness.resume_check``): a resuming attempt's plan goes
-on, goes on without the approval given (``void``), or ends ``stale_state``; a phone or
-queue gone during the check ends the attempt on it, with the check's reads. A task that
-paused on a permission dialog re-reads the grants its app lacked (``paused.grant_recheck``).
+on, goes on without the approval given (``void``), or ends ``stale_state`` (the verdict
+says why); a phone or queue gone during the check ends the attempt on it, with the check's
+reads. A task that paused on a permission dialog re-reads the grants its app lacked
+(``paused.grant_recheck``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from daemon.runtime.attempt.records import (
     Fail,
     Reconciled,
 )
-from daemon.runtime.staleness import STALE, VOID_APPROVAL, describe, resume_check
-from device.actions.registry import APPROVAL_METHODS
+from daemon.runtime.staleness import STALE, VOID_APPROVAL, resume_check
 from device.errors import DeviceOffline
 
 log = logging.getLogger("phoned.executor")
@@ -44,7 +44,7 @@ def admit(run: Attempt, reconciled: Reconciled) -> Admitted | End:
         return Admitted(task)
     log.info("task %s resumes: %s (changed: %s)", task.id, verdict.decision, verdict.changed)
     if verdict.decision == STALE:  # only what cannot go on without undoing a person's edit
-        failure = Failure(FailureReason.STALE_STATE, stale_message(task, verdict.diff))
+        failure = Failure(FailureReason.STALE_STATE, verdict.stale)
         return Fail(task, failure, (verdict.ref,) if verdict.ref else ())
     void = None
     if verdict.decision == VOID_APPROVAL:
@@ -54,16 +54,6 @@ def admit(run: Attempt, reconciled: Reconciled) -> Admitted | End:
     except DeviceOffline as exc:
         return Fail.of(task, FailureReason.DEVICE_OFFLINE, str(exc))
     return Admitted(task, void) if denied is None else denied
-
-
-def stale_message(task: TaskRecord, diff: dict[str, Any]) -> str:
-    """Why a resumed task cannot go on (a person edited its draft), and what to do next."""
-    asks = " and asks for approval" if task.method in APPROVAL_METHODS else ""
-    return (
-        f"the draft on the phone was edited while the task was paused ({describe(diff)}): "
-        "it is left as the person made it and nothing was sent; to do it anyway: "
-        f"phoned rerun {task.id} (a new task that drafts it again{asks})"
-    )
 
 
 def _void_of(diff: dict[str, Any], check_ref: str) -> dict[str, Any]:

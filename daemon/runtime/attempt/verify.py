@@ -34,17 +34,16 @@ _PAUSES = frozenset({Status.NEEDS_APPROVAL, Status.NEEDS_PERMISSION, Status.WAIT
 
 def verify_or_pause(run: Attempt, step: Acted | Held) -> Verified | Paused | WaitForUser:
     """The outcome as the action verified it by read-back; a pause keeps, besides, what it
-    waits for (a permission dialog's missing grants) and a snapshot of the phone."""
-    if isinstance(step, Held):
-        snapshot = keep_pause_snapshot(
-            run.store, run.device, step.task, step.ctx.artifacts_dir, run.now
-        )
-        return WaitForUser(step.task, (snapshot,))
-    if step.outcome.status not in _PAUSES:
+    waits for (a permission dialog's missing grants) and a snapshot of the phone, and so
+    does a person's pause (``Held``: it waits for the user)."""
+    if isinstance(step, Acted) and step.outcome.status not in _PAUSES:
         return Verified(step, (step.ref,))
     task = step.task
-    waiting, wait_refs = _pause_details(run, task, step.outcome)
+    waits = _pause_details(run, task, step.outcome) if isinstance(step, Acted) else None
     snapshot = keep_pause_snapshot(run.store, run.device, task, step.ctx.artifacts_dir, run.now)
+    if isinstance(step, Held) or waits is None:
+        return WaitForUser(task, (snapshot,))
+    waiting, wait_refs = waits
     return Paused(step, (step.ref, *wait_refs, snapshot), waiting)
 
 
