@@ -53,10 +53,12 @@ class AttemptEvidence:
         self._tracked: list[Recorder] = []
         self._unkept: list[Recorder] = []
 
-    def track(self, recorder: Recorder) -> Recorder:
-        """Remember ``recorder`` (a step's) until its evidence is kept; returns it."""
+    def track(self, recorder: Recorder, kept: bool = False) -> Recorder:
+        """Remember ``recorder`` (a step's) until its evidence is kept (``kept``: it is in the
+        store already, a step that ran all the same); returns it."""
         self._tracked.append(recorder)
-        self._unkept.append(recorder)
+        if not kept:
+            self._unkept.append(recorder)
         return recorder
 
     def step_recorder(self, task: TaskRecord) -> Recorder:
@@ -71,11 +73,20 @@ class AttemptEvidence:
         self._unkept = [r for r in self._unkept if r is not recorder]
 
     def keep(
-        self, store: WorkerStore, task: TaskRecord, kind: str, body: dict[str, Any], now: float
+        self,
+        store: WorkerStore,
+        task: TaskRecord,
+        kind: str,
+        body: dict[str, Any],
+        now: float,
+        recorder: Recorder | None = None,
     ) -> str:
         """Keep ``body`` as evidence of ``kind``, numbers and texts redacted (``stored``);
-        its ref."""
-        return store.put_evidence(task.ticket, kind, stored(task, body), now)
+        its ref. ``recorder``: the step whose evidence ``body`` is, kept with it."""
+        ref = store.put_evidence(task.ticket, kind, stored(task, body), now)
+        if recorder is not None:
+            self.kept(recorder)
+        return ref
 
     def failure_body(self, task: TaskRecord, failure: Failure) -> dict[str, Any]:
         """The ``failure`` document: every unkept command and observation, in the order

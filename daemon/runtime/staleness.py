@@ -19,8 +19,9 @@ fresh snapshot of the same level is compared with it (kind ``resume_check``), an
   ``stale_state`` with the difference and the way on (``phoned rerun``).
 
 The executor asks once, ``resume_check``, and gets a ``ResumeVerdict`` back: the decision,
-the diff, the ``resume_check`` evidence and the check's reads, or the phone or queue error
-that cut the check short. Nothing here calls back into the executor.
+the diff, the ``resume_check`` evidence and the check's reads (for ``stale``, the failure's
+message too), or the phone or queue error that cut the check short. Nothing here calls
+back into the executor.
 
 The same comparison runs before a person decides a pending approval
 (``approval_watch``): its ``approval_check`` document marks the preview stale.
@@ -38,7 +39,7 @@ from daemon.runtime.attempt_evidence import sensitive_values, stored  # re-expor
 from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
-from device.actions.registry import SCREEN_METHODS
+from device.actions.registry import APPROVAL_METHODS, SCREEN_METHODS
 from device.connection import Device
 from device.errors import DeviceError, DeviceOffline
 from device.evidence import Recorder
@@ -195,6 +196,8 @@ class ResumeVerdict:
     checked). ``reads`` is the recorder of the check's fresh reads (None when it read
     nothing), for the attempt's evidence; ``unchecked`` is the device or queue error that
     cut the check short (no decision then: the attempt fails on it, with those reads).
+    ``stale``: for a ``stale`` decision, why the task cannot go on and the way on
+    (``stale_message``); empty otherwise.
     """
 
     resuming: bool
@@ -203,6 +206,7 @@ class ResumeVerdict:
     ref: str | None = None  # the ``resume_check`` evidence document
     reads: Recorder | None = None
     unchecked: DeviceOffline | StoreUnavailable | None = None
+    stale: str = ""
 
     @property
     def changed(self) -> str:
@@ -236,7 +240,18 @@ def resume_check(
         ref = store.put_evidence(task.ticket, RESUME_KIND, stored(task, doc), clock())
     except (DeviceOffline, StoreUnavailable) as exc:
         return ResumeVerdict(resuming=True, reads=reads, unchecked=exc)
-    return ResumeVerdict(True, decision, diff, ref, reads)
+    stale = stale_message(task, diff) if decision == STALE else ""
+    return ResumeVerdict(True, decision, diff, ref, reads, stale=stale)
+
+
+def stale_message(task: TaskRecord, diff: dict[str, Any]) -> str:
+    """Why a resumed task cannot go on (a person edited its draft), and what to do next."""
+    asks = " and asks for approval" if task.method in APPROVAL_METHODS else ""
+    return (
+        f"the draft on the phone was edited while the task was paused ({describe(diff)}): "
+        "it is left as the person made it and nothing was sent; to do it anyway: "
+        f"phoned rerun {task.id} (a new task that drafts it again{asks})"
+    )
 
 
 def describe(diff: dict[str, Any]) -> str:

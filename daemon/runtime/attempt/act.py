@@ -1,0 +1,55 @@
+"""Phase 3 of an attempt, act: the device action runs, gated and journaled by the store.
+
+The step's context carries the store's journal (``journal.StoreJournal``): its
+before-record is the admission gate, so a stop request, a person's pause or a newer
+revision seen there stops the action before its effect. The outcome is kept as evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from daemon.lifecycle.errors import StoreUnavailable
+from daemon.runtime.attempt.records import Acted, Admitted, Attempt, End, Fail, Held, Stop
+from daemon.runtime.faults import fault_point
+from device.actions.base import Outcome as ActionOutcome
+from device.actions.base import Status, Superseded
+from device.errors import DeviceError
+from device.private_files import UnsafePath
+
+
+def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
+    """Run the device action through the admission gate and journal; its outcome kept as
+    evidence. Refused at the gate: a stop, a person's pause (``Held``) or a re-plan on the
+    current revision (``Admitted``); a device, queue or parameter error ends the attempt."""
+    from device.actions import execute
+
+    task, void = admitted.task, admitted.void
+    try:  # a refused artifacts folder (a planted symlink) fails the attempt, named
+        ctx = run.step_context(task, void_approval=void is not None)
+        outcome = voided(execute(task.method, task.params, ctx), void)
+    except Superseded:
+        current = run.store.get(task.id)
+        if current.stop_requested:
+            return Stop(task, ctx)
+        if current.pause_requested:
+            return Held(current, ctx)
+        return Admitted(current, void)  # a newer revision: re-plan from the device's state
+    except (DeviceError, StoreUnavailable, ValueError, UnsafePath) as exc:
+        return Fail.on_error(task, exc)
+    fault_point("after_verify")
+    ref = run.evidence.keep(
+        run.store, task, "outcome", outcome.to_json(), run.now(), recorder=ctx.recorder
+    )
+    return Acted(task, ctx, outcome, ref)
+
+
+def voided(outcome: ActionOutcome, void: dict[str, Any] | None) -> ActionOutcome:
+    """``outcome`` of an attempt whose approval is void (``void``: why, what changed): a
+    fresh preview asked for says so (``approval_void``, ``voided``); any other as it is."""
+    if void is None or outcome.status is not Status.NEEDS_APPROVAL:
+        return outcome
+    message = f"{void['why']}: the approval given is void; approve this fresh preview"
+    detail = {**outcome.detail, "approval_void": True, "voided": void}
+    return replace(outcome, message=message, detail=detail)

@@ -1,0 +1,202 @@
+"""What the phases of one attempt work with, and the decisions they hand on (frozen).
+
+``Attempt`` is what every phase is given (the store, the phone, the settings, the
+attempt's evidence). ``Reconciled``, ``Admitted``, ``Acted``, ``Held``, ``Verified`` and
+``Paused`` go from one phase to the next; an ``End`` (``Stop``, ``Fail``, ``Complete``,
+``WaitForUser``) is the end of the attempt a phase reached before ``report``, which makes
+its store transition; a ``Result`` is the attempt reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.records import Failure, TaskRecord
+from daemon.lifecycle.states import FailureReason
+from daemon.lifecycle.waiting import WaitingFor
+from daemon.runtime.attempt_evidence import AttemptEvidence
+from daemon.runtime.journal import StoreJournal
+from daemon.store.protocol import WorkerStore
+from device.actions.base import ActionContext
+from device.actions.base import Outcome as ActionOutcome
+from device.connection import Device
+from device.errors import DeviceNotFound, DeviceOffline
+
+PERMISSION_WAIT = "permission_wait"  # evidence: the grants an app lacked under its dialog
+PERMISSION_RECHECK = "permission_recheck"  # evidence: the fresh check after the dialog
+
+
+@dataclass
+class ExecutorSettings:
+    """What the executor needs from the configuration."""
+
+    settle_timeout: float = 10.0
+    ci_grant: bool = False
+    artifacts_dir: Path | None = None
+    clock: Callable[[], float] = time.time
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What every phase of one attempt works with."""
+
+    store: WorkerStore
+    device: Device
+    settings: ExecutorSettings
+    evidence: AttemptEvidence
+
+    def now(self) -> float:
+        return self.settings.clock()
+
+    def artifacts(self, task: TaskRecord) -> Path | None:
+        """``task``'s private artifacts folder (0700), made if missing; None: none kept."""
+        folder = self.settings.artifacts_dir
+        if folder is None:
+            return None
+        from device.private_files import private_dir
+
+        # 0700: screenshots and dumps show the message. Walked from the state (or queue)
+        # folder without following a link; a planted one is UnsafePath, nothing written.
+        top = folder.parent
+        private_dir(folder, root=top)
+        return private_dir(folder / task.id, root=top)
+
+    def step_context(self, task: TaskRecord, void_approval: bool = False) -> ActionContext:
+        """A context for one step of the attempt, with the store's journal as its gate; its
+        recorder is tracked by the attempt (``void_approval``: the approval given is void)."""
+        approved = task.approval_digest if task.approval_status == "approved" else None
+        if void_approval:
+            approved = None
+        journal = StoreJournal(self.store, task.ticket, self.settings.clock, approved)
+        artifacts = self.artifacts(task)
+        return ActionContext(
+            recorder=self.evidence.step_recorder(task),
+            journal=journal,
+            approval_digest=approved,
+            settle_timeout=self.settings.settle_timeout,
+            ci_grant=self.settings.ci_grant,
+            artifacts_dir=artifacts,
+        )
+
+
+@dataclass(frozen=True)
+class Result:
+    """How one attempt ended, for the worker and ``--once``."""
+
+    task: TaskRecord
+    outcome: ActionOutcome | None = None
+    evidence_ref: str | None = None
+
+
+# -- the decisions the phases hand on --------------------------------------------------------
+@dataclass(frozen=True)
+class Reconciled:
+    """The attempt started (``running``) and every earlier effect is settled."""
+
+    task: TaskRecord
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """The plan may run on ``task``'s revision; ``void``: why the approval given no longer
+    covers it (what changed; None while it holds)."""
+
+    task: TaskRecord
+    void: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Acted:
+    """The action ran to ``outcome``, kept as evidence ``ref``; ``ctx`` is the step's."""
+
+    task: TaskRecord
+    ctx: ActionContext
+    outcome: ActionOutcome
+    ref: str
+
+
+@dataclass(frozen=True)
+class Held:
+    """A person's pause met the action at its gate (``task``: the current record), before
+    any effect; ``ctx`` is the step's."""
+
+    task: TaskRecord
+    ctx: ActionContext
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The outcome stands as the action's read-back left it: reported with ``refs``."""
+
+    acted: Acted
+    refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Paused:
+    """The outcome pauses the task, waiting for ``waiting``: reported with ``refs`` (the
+    pause snapshot's among them)."""
+
+    acted: Acted
+    refs: tuple[str, ...]
+    waiting: WaitingFor
+
+
+# -- the ends a phase reaches before report -------------------------------------------------
+@dataclass(frozen=True)
+class Stop:
+    """A stop request is confirmed: what ``ctx``'s step started was done (None: nothing ran)."""
+
+    task: TaskRecord
+    ctx: ActionContext | None = None
+
+
+@dataclass(frozen=True)
+class Fail:
+    """The attempt fails with ``failure``; ``refs``: the evidence that says why, or None: the
+    commands the attempt ran and kept nowhere else go into a ``failure`` document."""
+
+    task: TaskRecord
+    failure: Failure
+    refs: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, task: TaskRecord, reason: FailureReason, message: str) -> Fail:
+        """A failure kept with the attempt's unkept commands."""
+        return cls(task, Failure(reason, message))
+
+    @classmethod
+    def on_error(cls, task: TaskRecord, exc: Exception) -> Fail:
+        """The failure a device, queue or parameter error means for this attempt (an effect
+        cut short by a lost transport is an ``unknown`` outcome, not an error)."""
+        if isinstance(exc, (DeviceOffline, DeviceNotFound)):  # retryable: the phone may return
+            return cls.of(task, FailureReason.DEVICE_OFFLINE, str(exc))
+        if isinstance(exc, StoreUnavailable):  # retryable: the queue did not answer in time
+            message = f"queue unavailable before an effect: {exc}"
+            return cls.of(task, FailureReason.RUNTIME_OFFLINE, message)
+        return cls.of(task, FailureReason.ACTION_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class Complete:
+    """The read-back of an earlier effect completes the task (kept as ``refs``)."""
+
+    task: TaskRecord
+    refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WaitForUser:
+    """A person's pause reached its safe point: the task waits for the user (``refs``: the
+    pause snapshot)."""
+
+    task: TaskRecord
+    refs: tuple[str, ...]
+
+
+End = Stop | Fail | Complete | WaitForUser
