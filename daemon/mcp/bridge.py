@@ -155,9 +155,9 @@ class Bridge:
     # --- reading ------------------------------------------------------------------
     def preview(self, task_id: str) -> dict[str, Any] | None:
         """The pending approval's preview (effect, target, data) in clear: rebuilt from the
-        task's params and bound to its approval digest (``daemon.render.approval_preview``;
+        task's params and bound to its approval digest (``daemon.rendering.render.approval_preview``;
         evidence keeps it redacted)."""
-        from daemon.render import approval_preview
+        from daemon.rendering.render import approval_preview
 
         shown = approval_preview(self.store.get(task_id), self.store.evidence(task_id))
         if shown is None:
@@ -166,7 +166,7 @@ class Bridge:
 
     def result(self, task: TaskRecord, *, timed_out: bool = False) -> dict[str, Any]:
         """The structured content of a task: state, target, evidence summary, approval."""
-        from daemon.render import evidence_view
+        from daemon.rendering.render import evidence_view
 
         views = [evidence_view(d) for d in self.store.evidence(task.id)]
         latest = views[-1] if views else None
@@ -194,7 +194,7 @@ class Bridge:
         return out
 
     def _approval(self, task: TaskRecord) -> dict[str, Any]:
-        from daemon.approval_view import decision_command
+        from daemon.rendering.approval_view import decision_command
 
         digest = task.approval_digest or ""
         return {
@@ -237,7 +237,7 @@ class Bridge:
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
         from daemon.device_context import AdbContextProvider, context_json
-        from daemon.planning import planning_context
+        from daemon.planning.context import planning_context
         from daemon.verbs.context import adb_server
         from device.connection import connect
 
@@ -260,7 +260,7 @@ class Bridge:
 
 
 def _evidence_summary(view: dict[str, Any]) -> dict[str, Any]:
-    from daemon.render import argv_text
+    from daemon.rendering.render import argv_text
 
     return {
         "kind": view["kind"],

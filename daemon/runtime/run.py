@@ -114,7 +114,7 @@ def _submit_file(
 
 
 def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool, queue: str | None) -> None:
-    from daemon import render
+    from daemon.rendering import render
 
     evidence = store.evidence(task.id)
     journal = store.journal(task.id)

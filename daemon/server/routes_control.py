@@ -17,11 +17,11 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
-from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import CONTRACT_VERSION
 from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.planning.classify import classify_ingress
 from daemon.server.auth import Principal
 from daemon.server.deps import (
     Caller,

@@ -47,7 +47,7 @@ class InputError(Exception):
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
     with ``code``."""
-    from daemon.terminal import terminal_text
+    from daemon.rendering.terminal import terminal_text
 
     click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)

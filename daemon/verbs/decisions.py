@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
     """``TASK STATE`` (plus ``stop requested`` when pending), or the record as JSON."""
-    from daemon.render import task_json
+    from daemon.rendering.render import task_json
 
     if as_json:
         echo_json(task_json(task))

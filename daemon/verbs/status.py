@@ -58,9 +58,9 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show the queue this host uses, the daemons serving it, who holds each phone and its
     tasks per state."""
     from daemon import config
+    from daemon.rendering.terminal import terminal_text
     from daemon.store import holds, presence
     from daemon.store.open import open_planner_store
-    from daemon.terminal import terminal_text
 
     cfg = load_config(config_file, queue=queue)
     path = config_file or config.default_config_path()

@@ -90,7 +90,7 @@ def queue_spec(
 
 
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
-    from daemon.render import task_json
+    from daemon.rendering.render import task_json
 
     if as_json:
         docs = [task_json(t) for t in tasks]
@@ -274,9 +274,9 @@ def _wait_note(task: TaskRecord) -> str:
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
-    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.terminal``)."""
-    from daemon.render import iso
-    from daemon.terminal import terminal_text
+    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.rendering.terminal``)."""
+    from daemon.rendering.render import iso
+    from daemon.rendering.terminal import terminal_text
 
     note = task_note(task)
     cells = (
@@ -321,7 +321,7 @@ def tasks(
     When more tasks match than --limit, a last line says how many more there are.
     """
     from daemon.lifecycle.states import TaskState
-    from daemon.render import task_json
+    from daemon.rendering.render import task_json
 
     wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
@@ -445,7 +445,7 @@ def show(
     --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
     says on stderr where.
     """
-    from daemon import render
+    from daemon.rendering import render
     from daemon.verbs.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
@@ -455,7 +455,7 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        from daemon.terminal import terminal_text
+        from daemon.rendering.terminal import terminal_text
 
         page = render.render_html(*inputs, artifact_roots=roots)
         written = write_report(html_file, page, force)

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import WorkflowSpec
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.planning.classify import classify_ingress
 from daemon.store.sqlite_store import SqliteStore
 
 T0 = 4_000.0

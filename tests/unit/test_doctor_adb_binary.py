@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from planes import free_port
 
-from daemon.doctor import binary_problem, elf_machine
+from daemon.verbs.doctor_checks import binary_problem, elf_machine
 from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
 from device.errors import AdbServerError
 

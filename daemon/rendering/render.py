@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
-from daemon.terminal import terminal_text
+from daemon.rendering.terminal import terminal_text
 
 REPORT_VERSION = 1
 
@@ -170,7 +170,7 @@ def render_json(
 ) -> dict[str, Any]:
     """The whole report as one stable JSON document (``queue``: the ``--queue`` the
     printed approve/deny commands carry)."""
-    from daemon.approval_view import pending_approval
+    from daemon.rendering.approval_view import pending_approval
 
     preview = approval_preview(record, evidence)
     return {
@@ -351,12 +351,12 @@ def render_text(
 ) -> str:
     """The report for a terminal: header, transitions, journal, then each evidence document.
 
-    Every line is escaped for the terminal (``daemon.terminal``): a control character in
+    Every line is escaped for the terminal (``daemon.rendering.terminal``): a control character in
     a task field, a daemon message or the evidence is shown, never obeyed, and a newline
     inside a field never starts a report line of its own (multi-line messages and notes are
     continued, indented, under their field).
     """
-    from daemon.approval_view import approval_lines, pending_approval
+    from daemon.rendering.approval_view import approval_lines, pending_approval
 
     lines = _header(record)
     pending = pending_approval(record, approval_preview(record, evidence), evidence, queue)
@@ -379,7 +379,7 @@ def render_html(
 ) -> str:
     """A self-contained HTML page (no external resources) with screenshots inlined; artifact
     files are read only from the task's own folder ``<root>/<task id>/`` under one of
-    ``artifact_roots`` (``daemon.render_html``)."""
-    from daemon.render_html import html_report
+    ``artifact_roots`` (``daemon.rendering.render_html``)."""
+    from daemon.rendering.render_html import html_report
 
     return html_report(render_json(record, evidence, journal, events), artifact_roots)

@@ -1,7 +1,7 @@
 """A pending approval as a person sees it: the preview itself and the command to decide it.
 
 The task record holds only the approval's digest and revision; the preview (effect,
-recipient, text, app, snapshot digest) is the one ``daemon.render.approval_preview`` rebuilds
+recipient, text, app, snapshot digest) is the one ``daemon.rendering.render.approval_preview`` rebuilds
 in clear from the task's params and checks against that digest (evidence keeps it redacted),
 and the screen it was taken from is the attempt's pause snapshot (its screenshot artifact).
 ``pending_approval`` gathers them for ``phoned show`` and ``GET /v1/tasks/{id}``, with the
@@ -161,7 +161,7 @@ def pending_approval(
 
 def approval_lines(pending: dict[str, Any]) -> list[str]:
     """The pending approval as text lines for ``phoned show``."""
-    from daemon.render import iso
+    from daemon.rendering.render import iso
 
     def show(value: Any) -> str:
         return "-" if value is None else str(value)
