@@ -23,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from daemon.rendering.render import argv_text
+from daemon.rendering.values import argv_text
 
 MAX_TEXT_ARTIFACT = 256 * 1024
 _MAGIC: tuple[tuple[bytes, str], ...] = (

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
+from daemon.lifecycle.pause_evidence import PAUSE_KIND, RESUME_KIND
 from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import WorkerStore
 from device import private
@@ -36,9 +37,6 @@ from device.connection import Device
 from device.errors import DeviceError
 from device.evidence import Recorder
 from device.snapshot import Snapshot, compare, fields_for, level_for, take
-
-PAUSE_KIND = "pause_snapshot"
-RESUME_KIND = "resume_check"
 
 
 def sensitive_values(task: TaskRecord) -> list[str]:
