@@ -40,8 +40,8 @@ class Settled:
 def known_errors() -> tuple[type[Exception], ...]:
     """The errors a call may meet that are the caller's to read (not bugs)."""
     from daemon.config import ConfigError
+    from daemon.lifecycle.documents import InputError
     from daemon.lifecycle.errors import LifecycleError
-    from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     return (LifecycleError, DeviceError, ConfigError, InputError)

@@ -143,6 +143,14 @@ def approval_preview(
     return None
 
 
+def state_line(task: TaskRecord) -> str:
+    """``TASK STATE revision N`` (plus the failure reason when ended, ``stop requested``
+    when pending): what a decision verb prints."""
+    note = "  stop requested" if task.stop_requested and not task.terminal else ""
+    reason = f"  {task.failure.reason.value}" if task.failure is not None and task.terminal else ""
+    return f"{task.id} {task.state.value} revision {task.revision}{reason}{note}"
+
+
 def transitions(record: TaskRecord, events: Sequence[Event]) -> list[Event]:
     """The task's own events (its transitions and announced changes), by state version."""
     own = [e for e in events if e.kind == "task" and e.task_id == record.id]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -57,9 +58,8 @@ def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> Ta
     """Show ``task``'s pending preview and ask; the approved (requeued) task on yes, None
     when nothing was approved (the task stays in approval)."""
     from daemon.rendering.approval_view import approval_lines
+    from daemon.rendering.render import state_line
     from daemon.rendering.terminal import terminal_text
-    from daemon.verbs.common import now
-    from daemon.verbs.decisions import print_task_state
 
     pending = pending_of(store, task, queue)
     if pending is None:
@@ -70,12 +70,12 @@ def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> Ta
         return None
     try:
         approved = store.approve(
-            task.id, pending["conversation_id"], pending["revision"], pending["digest"], now()
+            task.id, pending["conversation_id"], pending["revision"], pending["digest"], time.time()
         )
     except LifecycleError as exc:  # expired, amended or decided elsewhere meanwhile
         click.echo(f"phoned: {exc}", err=True)
         return None
-    print_task_state(approved, False)  # what `phoned approve` prints
+    click.echo(state_line(approved))  # what `phoned approve` prints
     return approved
 
 

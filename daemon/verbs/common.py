@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from daemon.lifecycle.documents import InputError
+
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.lifecycle.records import TaskRecord
@@ -38,10 +40,6 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class InputError(Exception):
-    """The user's input (a file, an option value) cannot be used; exit 2."""
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:

@@ -126,8 +126,8 @@ def classify(
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
     from daemon.device_context import supported_methods
+    from daemon.lifecycle.documents import read_document
     from daemon.planning.classify import classify_ingress
-    from daemon.verbs.inputs import read_document
     from device.connection import connect
 
     raw = read_document(file)

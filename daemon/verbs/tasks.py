@@ -51,7 +51,7 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from daemon.verbs.inputs import read_document
+    from daemon.lifecycle.documents import read_document
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -175,7 +175,7 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from daemon.verbs.inputs import read_document
+    from daemon.lifecycle.documents import read_document
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
