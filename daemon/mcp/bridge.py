@@ -77,7 +77,7 @@ class Bridge:
     def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:
         """Queue ``method`` with ``arguments`` (params plus optional ``device``) through
         the ingress ``phoned submit`` uses; ``InvalidTask`` names each refused field."""
-        from daemon.verbs.tasks import queue_spec
+        from daemon.planning.queueing import queue_spec
 
         params = dict(arguments)
         device = params.pop("device", None) or self.device
@@ -110,7 +110,7 @@ class Bridge:
     def unserved(self, device: str | None = None) -> str | None:
         """The warning when no daemon served this queue (or ``device``) recently, naming
         the queue (``daemon.store.presence``); None when one did."""
-        from daemon.verbs.status import unserved_warning
+        from daemon.planning.queueing import unserved_warning
 
         return unserved_warning(self.store, self.queue_url, device)
 
@@ -238,10 +238,10 @@ class Bridge:
         take the phones from it); none answering is said, with where it was looked for."""
         from daemon.device_context import AdbContextProvider, context_json
         from daemon.planning.context import planning_context
-        from daemon.verbs.context import adb_server
+        from device.adb import AdbServer
         from device.connection import connect
 
-        server = adb_server(self.cfg)
+        server = AdbServer(self.cfg.adb_host, self.cfg.adb_port, adb_path=self.cfg.adb_path)
         if not server.is_running():
             hint = self.unserved(device or self.device) or "is the daemon running? (phoned status)"
             raise ToolError(

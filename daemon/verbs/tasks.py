@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.lifecycle.states import TaskState
+from daemon.planning.queueing import queue_spec
 from daemon.verbs.common import (
     InputError,
     SentenceHelpGroup,
@@ -67,26 +68,6 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
     return _task_from_options(
         method, raw_options["params"], raw_options["conversation"], raw_options["extra"]
     )
-
-
-def queue_spec(
-    store: PlannerStore, raw: Any, cfg: Config, *, workflow_only: bool = False
-) -> tuple[list[TaskRecord], bool]:
-    """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow).
-
-    Timeouts the task does not give come from the config's ``timeouts.*``.
-    """
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.contract import WorkflowSpec
-    from daemon.lifecycle.errors import FieldError, InvalidTask
-    from daemon.lifecycle.ingress import parse_ingress
-
-    spec = with_default_timeouts(parse_ingress(raw), cfg)
-    if isinstance(spec, WorkflowSpec):
-        return store.submit_workflow(spec, now()), True
-    if workflow_only:
-        raise InvalidTask([FieldError(field="steps", message="a workflow needs a list of steps")])
-    return [store.submit(spec, now())], False
 
 
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
