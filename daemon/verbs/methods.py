@@ -1,4 +1,4 @@
-"""``phoned methods``: the method catalogue (``daemon/mcp/catalogue.py``), generated from the
+"""``phoned methods``: the method catalogue (``daemon/planning/catalogue.py``), generated from the
 registry and the params models: what each method reads and changes, whether it needs
 approval, its params with types, ranges and examples (``--json``: JSON Schema)."""
 
@@ -15,7 +15,7 @@ from daemon.verbs.common import echo_json
 def methods(as_json: bool, markdown: bool) -> None:
     """Every task method: what it reads, what it changes, whether it needs approval, and
     its params (types, ranges, examples)."""
-    from daemon.mcp import catalogue
+    from daemon.planning import catalogue
 
     if as_json:
         echo_json(catalogue.catalogue())
