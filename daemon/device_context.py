@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from daemon.planning import DeviceContext, Observed
+from daemon.planning.context import DeviceContext, Observed
 from device import commands, parsers
 from device.adb import AdbServer
 from device.connection import Capabilities, Device, connect

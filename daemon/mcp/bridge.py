@@ -40,8 +40,8 @@ class Settled:
 def known_errors() -> tuple[type[Exception], ...]:
     """The errors a call may meet that are the caller's to read (not bugs)."""
     from daemon.config import ConfigError
+    from daemon.lifecycle.documents import InputError
     from daemon.lifecycle.errors import LifecycleError
-    from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     return (LifecycleError, DeviceError, ConfigError, InputError)
@@ -77,7 +77,7 @@ class Bridge:
     def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:
         """Queue ``method`` with ``arguments`` (params plus optional ``device``) through
         the ingress ``phoned submit`` uses; ``InvalidTask`` names each refused field."""
-        from daemon.verbs.tasks import queue_spec
+        from daemon.planning.queueing import queue_spec
 
         params = dict(arguments)
         device = params.pop("device", None) or self.device
@@ -110,7 +110,7 @@ class Bridge:
     def unserved(self, device: str | None = None) -> str | None:
         """The warning when no daemon served this queue (or ``device``) recently, naming
         the queue (``daemon.store.presence``); None when one did."""
-        from daemon.verbs.status import unserved_warning
+        from daemon.planning.queueing import unserved_warning
 
         return unserved_warning(self.store, self.queue_url, device)
 
@@ -155,9 +155,9 @@ class Bridge:
     # --- reading ------------------------------------------------------------------
     def preview(self, task_id: str) -> dict[str, Any] | None:
         """The pending approval's preview (effect, target, data) in clear: rebuilt from the
-        task's params and bound to its approval digest (``daemon.render.approval_preview``;
+        task's params and bound to its approval digest (``daemon.rendering.render.approval_preview``;
         evidence keeps it redacted)."""
-        from daemon.render import approval_preview
+        from daemon.rendering.render import approval_preview
 
         shown = approval_preview(self.store.get(task_id), self.store.evidence(task_id))
         if shown is None:
@@ -166,7 +166,7 @@ class Bridge:
 
     def result(self, task: TaskRecord, *, timed_out: bool = False) -> dict[str, Any]:
         """The structured content of a task: state, target, evidence summary, approval."""
-        from daemon.render import evidence_view
+        from daemon.rendering.render import evidence_view
 
         views = [evidence_view(d) for d in self.store.evidence(task.id)]
         latest = views[-1] if views else None
@@ -194,7 +194,7 @@ class Bridge:
         return out
 
     def _approval(self, task: TaskRecord) -> dict[str, Any]:
-        from daemon.approval_view import decision_command
+        from daemon.rendering.approval_view import decision_command
 
         digest = task.approval_digest or ""
         return {
@@ -237,11 +237,11 @@ class Bridge:
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
         from daemon.device_context import AdbContextProvider, context_json
-        from daemon.planning import planning_context
-        from daemon.verbs.context import adb_server
+        from daemon.planning.context import planning_context
+        from device.adb import AdbServer
         from device.connection import connect
 
-        server = adb_server(self.cfg)
+        server = AdbServer(self.cfg.adb_host, self.cfg.adb_port, adb_path=self.cfg.adb_path)
         if not server.is_running():
             hint = self.unserved(device or self.device) or "is the daemon running? (phoned status)"
             raise ToolError(
@@ -260,7 +260,7 @@ class Bridge:
 
 
 def _evidence_summary(view: dict[str, Any]) -> dict[str, Any]:
-    from daemon.render import argv_text
+    from daemon.rendering.render import argv_text
 
     return {
         "kind": view["kind"],

@@ -30,9 +30,9 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from daemon.mcp import catalogue
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.tools import tools
+from daemon.planning import catalogue
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

@@ -9,7 +9,7 @@ from typing import Any
 import mcp.types as types
 
 from daemon.lifecycle.states import TaskState
-from daemon.mcp import catalogue
+from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
            "else any device the daemon serves)"}  # fmt: skip

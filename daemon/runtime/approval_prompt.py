@@ -1,7 +1,7 @@
 """``phoned run --once`` at a terminal: a task that reaches approval is decided inline.
 
 The person reads the pending preview exactly as ``phoned show`` presents it
-(``daemon.approval_view.approval_lines``, each line escaped for the terminal) and answers
+(``daemon.rendering.approval_view.approval_lines``, each line escaped for the terminal) and answers
 ``Approve? [y/N]``. A yes is the store call ``phoned approve TASK --revision R --digest D
 --conversation C`` makes (``PlannerStore.approve``), quoting the revision, digest and
 conversation of the preview that was shown, so the approval is bound to exactly that; the
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -41,8 +42,8 @@ def at_a_terminal() -> bool:
 def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict[str, Any] | None:
     """The task's pending approval as ``phoned show`` gathers it, when its preview can be
     shown in clear (rebuilt and matching the approval digest); else None."""
-    from daemon.approval_view import pending_approval
-    from daemon.render import approval_preview
+    from daemon.rendering.approval_view import pending_approval
+    from daemon.rendering.render import approval_preview
 
     if task.state is not TaskState.APPROVAL:
         return None
@@ -56,10 +57,9 @@ def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict
 def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> TaskRecord | None:
     """Show ``task``'s pending preview and ask; the approved (requeued) task on yes, None
     when nothing was approved (the task stays in approval)."""
-    from daemon.approval_view import approval_lines
-    from daemon.terminal import terminal_text
-    from daemon.verbs.common import now
-    from daemon.verbs.decisions import print_task_state
+    from daemon.rendering.approval_view import approval_lines
+    from daemon.rendering.render import state_line
+    from daemon.rendering.terminal import terminal_text
 
     pending = pending_of(store, task, queue)
     if pending is None:
@@ -70,12 +70,12 @@ def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> Ta
         return None
     try:
         approved = store.approve(
-            task.id, pending["conversation_id"], pending["revision"], pending["digest"], now()
+            task.id, pending["conversation_id"], pending["revision"], pending["digest"], time.time()
         )
     except LifecycleError as exc:  # expired, amended or decided elsewhere meanwhile
         click.echo(f"phoned: {exc}", err=True)
         return None
-    print_task_state(approved, False)  # what `phoned approve` prints
+    click.echo(state_line(approved))  # what `phoned approve` prints
     return approved
 
 

@@ -18,33 +18,18 @@ it with the diff; ``approval_view.pending_approval`` marks the card with it:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
+from daemon.lifecycle.pause_evidence import CHECK_KIND, latest_check
 from daemon.lifecycle.records import TaskRecord, Ticket
 from daemon.lifecycle.states import TaskState
-from daemon.runtime.staleness import PAUSE_KIND, compare_with_pause, describe, stored
+from daemon.runtime.staleness import compare_with_pause, describe, stored
 from daemon.store.protocol import WorkerStore
 from device.connection import Device
 
 log = logging.getLogger("phoned.approval_watch")
 
-CHECK_KIND = "approval_check"
 MAX_CHECKED = 20  # pending approvals of one phone looked at after a task
-
-
-def latest_check(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any] | None:
-    """The last ``approval_check`` of ``task``'s attempt since its latest pause snapshot (the
-    preview now pending was taken with that snapshot); None when none was made since."""
-    found: dict[str, Any] | None = None
-    for doc in evidence:
-        if doc.get("attempt") != task.attempt:
-            continue
-        if doc.get("kind") == PAUSE_KIND:
-            found = None
-        elif doc.get("kind") == CHECK_KIND:
-            found = doc
-    return found
 
 
 def recheck_pending(

@@ -14,7 +14,7 @@ report is late.
   thread met it (the dispatcher's claims, heartbeats, the hold's renewals, presence).
 
 Meanwhile the supervisor's own sweeps do not judge the leases of tasks its live workers
-run (``daemon.sweeper.sweep``'s ``running``): a heartbeat the weather kept from the queue
+run (``daemon.store.sweeper.sweep``'s ``running``): a heartbeat the weather kept from the queue
 is not a lost worker. Any other store error is raised as before.
 """
 

@@ -89,8 +89,8 @@ def _submit_file(
     and the task already leased to ``owner`` when it could be claimed in the same step
     (so a daemon serving the same queue and phone cannot take it first). ``owner`` None:
     only queued (left to the phone's holder)."""
+    from daemon.lifecycle.documents import read_document
     from daemon.lifecycle.ingress import parse_ingress
-    from daemon.verbs.inputs import read_document
 
     raw = read_document(path)  # the one reader `phoned submit` uses too
     if isinstance(raw, dict) and not raw.get("device"):
@@ -114,7 +114,7 @@ def _submit_file(
 
 
 def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool, queue: str | None) -> None:
-    from daemon import render
+    from daemon.rendering import render
 
     evidence = store.evidence(task.id)
     journal = store.journal(task.id)
@@ -337,10 +337,10 @@ def run_daemon(
     ``prompt``: ask for a pending approval inline (``--once`` at a terminal, without
     ``--no-prompt``); ``queue``: the ``--queue`` flag, quoted in printed commands.
     """
+    from daemon.lifecycle.documents import InputError
     from daemon.lifecycle.errors import InvalidTask, LifecycleError
     from daemon.runtime.sim_phone import simulated_phone_if_none
     from daemon.store.open import QueueUrlError
-    from daemon.verbs.common import InputError
     from device.errors import DeviceError
 
     setup_logging(cfg)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.pause_evidence import PAUSE_KIND, RESUME_KIND
 from daemon.lifecycle.records import TaskRecord
 from daemon.runtime.attempt_evidence import sensitive_values, stored  # re-exported too
 from daemon.store.protocol import WorkerStore
@@ -44,9 +45,6 @@ from device.connection import Device
 from device.errors import DeviceError, DeviceOffline
 from device.evidence import Recorder
 from device.snapshot import Snapshot, compare, fields_for, level_for, take
-
-PAUSE_KIND = "pause_snapshot"
-RESUME_KIND = "resume_check"
 
 # What a resumed attempt may do (``decide``):
 CONTINUE = "continue"  # nothing the task depends on changed

@@ -36,7 +36,7 @@ from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
 from daemon.store.presence import PRESENCE_INTERVAL_S
 from daemon.store.protocol import WorkerStore
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
 from device.threads import spawn

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse
 
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.wire import error_json, error_status
+from daemon.planning.catalogue import openapi_schemas
 from daemon.server import monitor, routes_control, routes_daemon, routes_planner, routes_read
 from daemon.server.auth import TokenBook
 from daemon.server.limits import Limits, RequestLimits
@@ -93,8 +94,6 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
 
 def _publish_method_params(app: FastAPI) -> None:
     """Put every task method's params schema in the document (``params.<method>``)."""
-    from daemon.mcp.catalogue import openapi_schemas
-
     build = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -22,7 +22,7 @@ from daemon.server.wakeup import Wakeup
 from daemon.store.open import open_store
 from daemon.store.presence import PRESENCE_INTERVAL_S
 from daemon.store.protocol import Store
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 log = logging.getLogger("phoned.server")
 

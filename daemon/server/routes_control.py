@@ -17,12 +17,12 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
-from daemon.classify import classify_ingress
 from daemon.lifecycle import ops
 from daemon.lifecycle.contract import CONTRACT_VERSION
 from daemon.lifecycle.errors import FieldError, InvalidTask
 from daemon.lifecycle.states import TaskState
 from daemon.lifecycle.wire import plain
+from daemon.planning.classify import classify_ingress
 from daemon.server.auth import Principal
 from daemon.server.deps import (
     Caller,

@@ -14,13 +14,13 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
-from daemon.approval_view import pending_approval
-from daemon.classify import classify_ingress
 from daemon.lifecycle.errors import TaskNotFound
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.lifecycle.wire import plain
-from daemon.render import approval_preview, render_json
+from daemon.planning.classify import classify_ingress
+from daemon.rendering.approval_view import pending_approval
+from daemon.rendering.render import approval_preview, render_json
 from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
 from daemon.server.deps import (

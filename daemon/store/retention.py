@@ -9,7 +9,7 @@ unreconciled journal entry (no outcome, or ``unknown``), a step of a workflow th
 active. A finished workflow (its row and its events) goes with its last task.
 
 ``prune_batch`` applies the rule to at most ``batch`` tasks in one write transaction: the
-sweeper's call, once per sweep (``daemon.sweeper``). ``prune`` repeats batches until none
+sweeper's call, once per sweep (``daemon.store.sweeper``). ``prune`` repeats batches until none
 is left (``phoned prune``); ``dry_run`` counts what would go and removes nothing. The
 statements are the named ``retention_*`` blocks of both query files; PostgreSQL's indexes
 and its guard triggers (a non-terminal task or an open journal entry is never deleted,

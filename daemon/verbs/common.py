@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from daemon.lifecycle.documents import InputError
+
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.lifecycle.records import TaskRecord
@@ -40,14 +42,10 @@ EXIT_USAGE = 2
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class InputError(Exception):
-    """The user's input (a file, an option value) cannot be used; exit 2."""
-
-
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
     with ``code``."""
-    from daemon.terminal import terminal_text
+    from daemon.rendering.terminal import terminal_text
 
     click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)

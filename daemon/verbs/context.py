@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.terminal import terminal_lines
+from daemon.rendering.terminal import terminal_lines
 from daemon.verbs.common import (
     EXIT_FAILURE,
     common_options,
@@ -20,9 +20,9 @@ from daemon.verbs.common import (
 )
 
 if TYPE_CHECKING:
-    from daemon.classify import Classification
     from daemon.config import Config
-    from daemon.planning import PlanningContext
+    from daemon.planning.classify import Classification
+    from daemon.planning.context import PlanningContext
     from device.adb import AdbServer
 
 
@@ -45,7 +45,7 @@ def _value_text(value: Any) -> str:
 
 def context_text(planning: PlanningContext) -> str:
     """The planning context as aligned lines: each value, its command and when it was read."""
-    from daemon.render import iso
+    from daemon.rendering.render import iso
 
     ctx = planning.device
     lines = [f"device {ctx.serial}  (context at {iso(planning.at)})"]
@@ -75,7 +75,7 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
     Bluetooth, volumes, default SMS app, supported methods, queue; each value with when
     and by which command it was observed."""
     from daemon.device_context import AdbContextProvider, context_json
-    from daemon.planning import planning_context
+    from daemon.planning.context import planning_context
     from device.connection import connect
 
     cfg = load_config(config_file, queue=queue)
@@ -125,9 +125,9 @@ def classify(
 ) -> None:
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
-    from daemon.classify import classify_ingress
     from daemon.device_context import supported_methods
-    from daemon.verbs.inputs import read_document
+    from daemon.lifecycle.documents import read_document
+    from daemon.planning.classify import classify_ingress
     from device.connection import connect
 
     raw = read_document(file)

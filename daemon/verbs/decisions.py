@@ -30,14 +30,12 @@ if TYPE_CHECKING:
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
     """``TASK STATE`` (plus ``stop requested`` when pending), or the record as JSON."""
-    from daemon.render import task_json
+    from daemon.rendering.render import state_line, task_json
 
     if as_json:
         echo_json(task_json(task))
         return
-    note = "  stop requested" if task.stop_requested and not task.terminal else ""
-    reason = f"  {task.failure.reason.value}" if task.failure is not None and task.terminal else ""
-    click.echo(f"{task.id} {task.state.value} revision {task.revision}{reason}{note}")
+    click.echo(state_line(task))
 
 
 def _decision(

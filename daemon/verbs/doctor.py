@@ -1,4 +1,4 @@
-"""``phoned doctor``: check adb, its server and every attached device (``daemon.doctor``)."""
+"""``phoned doctor``: check adb, its server and every attached device (``daemon.verbs.doctor_checks``)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
     """Check adb (can this machine run it?), its server and every attached device; say
     what to do about problems and who holds each phone (the daemon driving it). An adb
     server doctor starts is stopped again."""
-    from daemon.doctor import run_doctor
     from daemon.runtime.phone_hold import describe_holder
+    from daemon.verbs.doctor_checks import run_doctor
     from device.adb import AdbServer
 
     cfg = load_config(config_file)

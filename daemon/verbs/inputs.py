@@ -1,4 +1,4 @@
-"""Reading what the user typed or pointed at: task documents and ``--param k=v`` pairs.
+"""Reading what the user typed: ``--param k=v`` pairs (task documents: ``daemon.lifecycle.documents``).
 
 Phone numbers must survive as text. JSON has no leading ``+`` or leading zeros, but YAML
 1.1 reads an unquoted ``+15551234567`` as an integer and ``0123`` as octal 83, and a bare
@@ -13,76 +13,12 @@ of a syntax error, the keys a method takes, one ``--param`` per key.
 from __future__ import annotations
 
 import json
-import re
-import sys
 import types
 import typing
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from daemon.verbs.common import InputError
-
-# An unquoted scalar that is a number to YAML/JSON but a dial string to a person.
-_DIAL_STRING = re.compile(r"\+[0-9]+|0[0-9]+|[0-9]{7,15}")
-
-
-def looks_like_dial_string(text: str) -> bool:
-    """True for ``+15551234567``, ``0301234567`` or a bare 7..15 digit number."""
-    return _DIAL_STRING.fullmatch(text.strip()) is not None
-
-
-def _text_number_loader() -> Any:
-    """A ``yaml.SafeLoader`` subclass that keeps dial-string-like integers as strings."""
-    import yaml
-
-    class TextNumberLoader(yaml.SafeLoader):
-        pass
-
-    def construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-        raw = str(node.value)
-        if looks_like_dial_string(raw):
-            return raw
-        return loader.construct_yaml_int(node)
-
-    TextNumberLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
-    return TextNumberLoader
-
-
-def read_document(path: str) -> Any:
-    """A JSON or YAML document from ``path`` (``-`` = stdin); ``InputError`` if unreadable."""
-    import yaml
-
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text") from exc
-    name = "stdin" if path == "-" else path
-    if not text.strip():
-        raise InputError(f"{name} is empty")
-    try:  # JSON first: YAML refuses some valid JSON (surrogate-pair escapes, DEL, U+2028)
-        return json.loads(text)
-    except ValueError as exc:
-        json_error = exc
-    try:
-        return yaml.load(text, Loader=_text_number_loader())  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        where = _syntax_error(text, json_error, exc)
-        raise InputError(f"{name} is neither JSON nor YAML: {where}") from exc
-
-
-def _syntax_error(text: str, json_error: ValueError, yaml_error: Exception) -> str:
-    """Where and what the syntax error is: JSON's for a document that opens like JSON
-    (``{`` or ``[``), else YAML's (``line 4, column 2: expected <block end> ...``)."""
-    if text.lstrip()[:1] in ("{", "[") and isinstance(json_error, json.JSONDecodeError):
-        return f"line {json_error.lineno}, column {json_error.colno}: {json_error.msg} (as JSON)"
-    mark = getattr(yaml_error, "problem_mark", None)
-    problem = getattr(yaml_error, "problem", None) or "not a YAML document"
-    if mark is None:
-        return f"{problem} (as YAML)"
-    return f"line {mark.line + 1}, column {mark.column + 1}: {problem} (as YAML)"
+from daemon.lifecycle.documents import InputError, looks_like_dial_string
 
 
 def _is_text_type(annotation: Any) -> bool:

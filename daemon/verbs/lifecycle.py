@@ -47,12 +47,12 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 def revision_lines(revisions: list[Revision]) -> list[str]:
     """The revisions section of ``phoned show``: one line per revision, its checkpoint below.
 
-    Each line is escaped for the terminal (``daemon.terminal``), and numbers and message
+    Each line is escaped for the terminal (``daemon.rendering.terminal``), and numbers and message
     texts are shown in their redacted form (``device.private``): the header of ``show`` is
     the one place a task's params appear in clear; ``--json`` keeps every revision whole.
     """
-    from daemon.render import iso
-    from daemon.terminal import terminal_text
+    from daemon.rendering.render import iso
+    from daemon.rendering.terminal import terminal_text
     from device.private import scrub
 
     lines = ["revisions:"]

@@ -1,4 +1,4 @@
-"""``phoned methods``: the method catalogue (``daemon/mcp/catalogue.py``), generated from the
+"""``phoned methods``: the method catalogue (``daemon/planning/catalogue.py``), generated from the
 registry and the params models: what each method reads and changes, whether it needs
 approval, its params with types, ranges and examples (``--json``: JSON Schema).
 
@@ -40,7 +40,7 @@ def methods(as_json: bool, markdown: bool, write: bool, check: bool, root: Path 
             fail("--write/--check write files; --json/--markdown print", EXIT_USAGE)
         _side_files(root or Path(__file__).resolve().parents[2], check)
         return
-    from daemon.mcp import catalogue
+    from daemon.planning import catalogue
 
     if as_json:
         echo_json(catalogue.catalogue())

@@ -6,7 +6,7 @@ Whole files, each saying it is generated (``docs/openapi.json`` is JSON: ``docs/
 says it instead):
 
 * ``examples/<method>.yaml``: a task file per method with the catalogue's example params;
-* ``docs/methods.md``: the catalogue (``daemon/mcp/catalogue.py``);
+* ``docs/methods.md``: the catalogue (``daemon/planning/catalogue.py``);
 * ``docs/openapi.json``: the control plane's OpenAPI document, with every method's params
   schema.
 
@@ -86,7 +86,7 @@ def yaml_scalar(value: Any) -> str:
 
 def example_yaml(item: Declared) -> str:
     """``examples/<method>.yaml``: the task ``phoned submit`` takes, with the example params."""
-    from daemon.mcp.catalogue import model_example
+    from daemon.planning.catalogue import model_example
 
     method = item.method
     lines = [EXAMPLE_HEADER.format(module=item.module), f"# {method.name}: {method.summary}"]
@@ -150,7 +150,7 @@ def ci_cases(items: Sequence[Declared], variables: dict[str, str]) -> str:
     """The ``CASES`` array of scripts/ci-emulator.sh. A string param equal to the value of
     one of the script's own ``NAME=value`` lines (``variables``: value -> name) is written
     as ``$NAME``."""
-    from daemon.mcp.catalogue import model_example
+    from daemon.planning.catalogue import model_example
 
     out = [
         "# method | params (JSON) | expected `phoned run --once` exit code: 0 completed, "
@@ -225,7 +225,7 @@ REGIONS = (
 def expected(root: Path, items: Sequence[Declared] | None = None) -> dict[str, str]:
     """Every generated file (path relative to ``root``) with the text it should hold;
     the hand-written parts of the files with regions are read from ``root``."""
-    from daemon.mcp import catalogue
+    from daemon.planning import catalogue
     from daemon.server.openapi import openapi_text
 
     items = declared() if items is None else items

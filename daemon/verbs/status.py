@@ -3,8 +3,8 @@
 Like a CI runner's ``svc.sh status`` or Buildkite's agent list: the resolved queue and the
 config file it came from, the daemons that serve it (host, pid, each phone, when each last
 looked for work and claimed), who drives each phone (its hold: ``daemon.store.holds``),
-and the tasks per state. ``warn_unserved`` is the one-line
-form the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
+and the tasks per state. ``warn_unserved`` prints the one-line
+form (``daemon.planning.queueing.unserved_warning``) the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
 when nobody serves the queue (``daemon.store.presence``).
 """
 
@@ -14,20 +14,8 @@ from typing import Any
 
 import click
 
+from daemon.planning.queueing import unserved_warning
 from daemon.verbs.common import common_options, echo_json, load_config, now, user_errors
-
-
-def unserved_warning(store: Any, queue: str, device: str | None = None) -> str | None:
-    """The warning for a queue (or phone) no daemon served recently; None when one did or
-    when the store cannot say (an answer is never held up by this check)."""
-    from daemon.lifecycle.errors import LifecycleError
-    from daemon.store import presence
-
-    try:
-        rows = store.presence()
-    except (LifecycleError, OSError):
-        return None
-    return presence.unserved_warning(queue, rows, now(), device)
 
 
 def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
@@ -58,9 +46,9 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show the queue this host uses, the daemons serving it, who holds each phone and its
     tasks per state."""
     from daemon import config
+    from daemon.rendering.terminal import terminal_text
     from daemon.store import holds, presence
     from daemon.store.open import open_planner_store
-    from daemon.terminal import terminal_text
 
     cfg = load_config(config_file, queue=queue)
     path = config_file or config.default_config_path()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.lifecycle.states import TaskState
+from daemon.planning.queueing import queue_spec
 from daemon.verbs.common import (
     InputError,
     SentenceHelpGroup,
@@ -51,7 +52,7 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from daemon.verbs.inputs import read_document
+    from daemon.lifecycle.documents import read_document
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -69,28 +70,8 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
     )
 
 
-def queue_spec(
-    store: PlannerStore, raw: Any, cfg: Config, *, workflow_only: bool = False
-) -> tuple[list[TaskRecord], bool]:
-    """Validate ``raw`` (either ingress shape) and queue it: (queued tasks, is a workflow).
-
-    Timeouts the task does not give come from the config's ``timeouts.*``.
-    """
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.contract import WorkflowSpec
-    from daemon.lifecycle.errors import FieldError, InvalidTask
-    from daemon.lifecycle.ingress import parse_ingress
-
-    spec = with_default_timeouts(parse_ingress(raw), cfg)
-    if isinstance(spec, WorkflowSpec):
-        return store.submit_workflow(spec, now()), True
-    if workflow_only:
-        raise InvalidTask([FieldError(field="steps", message="a workflow needs a list of steps")])
-    return [store.submit(spec, now())], False
-
-
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
-    from daemon.render import task_json
+    from daemon.rendering.render import task_json
 
     if as_json:
         docs = [task_json(t) for t in tasks]
@@ -175,7 +156,7 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from daemon.verbs.inputs import read_document
+    from daemon.lifecycle.documents import read_document
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
@@ -274,9 +255,9 @@ def _wait_note(task: TaskRecord) -> str:
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
-    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.terminal``)."""
-    from daemon.render import iso
-    from daemon.terminal import terminal_text
+    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.rendering.terminal``)."""
+    from daemon.rendering.render import iso
+    from daemon.rendering.terminal import terminal_text
 
     note = task_note(task)
     cells = (
@@ -321,7 +302,7 @@ def tasks(
     When more tasks match than --limit, a last line says how many more there are.
     """
     from daemon.lifecycle.states import TaskState
-    from daemon.render import task_json
+    from daemon.rendering.render import task_json
 
     wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
@@ -445,7 +426,7 @@ def show(
     --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
     says on stderr where.
     """
-    from daemon import render
+    from daemon.rendering import render
     from daemon.verbs.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
@@ -455,7 +436,7 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        from daemon.terminal import terminal_text
+        from daemon.rendering.terminal import terminal_text
 
         page = render.render_html(*inputs, artifact_roots=roots)
         written = write_report(html_file, page, force)

@@ -19,7 +19,7 @@ from phoned_process import Daemon
 from daemon.cli import main
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.render import render_json
+from daemon.rendering.render import render_json
 
 pytestmark = pytest.mark.integration
 

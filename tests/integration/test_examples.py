@@ -11,8 +11,8 @@ import sys
 import pytest
 from phoned_process import REPO, Daemon
 
+from daemon.lifecycle.documents import read_document
 from daemon.lifecycle.states import TaskState
-from daemon.verbs.inputs import read_document
 from device.actions.registry import REGISTRY
 
 pytestmark = pytest.mark.integration

@@ -26,7 +26,7 @@ from planes import free_port
 from stacks import PHONED, spawn, stop, wait_http
 
 from daemon.lifecycle.states import TaskState
-from daemon.mcp import catalogue
+from daemon.planning import catalogue
 from daemon.server.auth import Role, make_token
 from device.actions.registry import REGISTRY
 

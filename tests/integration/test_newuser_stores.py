@@ -61,7 +61,7 @@ def test_list_tasks_newest_first(store: Store) -> None:
 
 
 def test_the_sweeper_fails_a_task_left_queued_past_its_limit(store: Store) -> None:
-    from daemon.sweeper import sweep
+    from daemon.store.sweeper import sweep
 
     now = time.time()
     limited = spec(1, device="emu-9").model_copy(

@@ -9,7 +9,7 @@ from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.sqlite_store import SqliteStore
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 T0 = 2_000.0
 

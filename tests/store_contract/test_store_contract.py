@@ -25,7 +25,7 @@ from daemon.lifecycle.errors import (
 from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.protocol import Store
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 T0 = 1_000.0
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from daemon.approval_view import approval_lines, pending_approval
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.rendering.approval_view import approval_lines, pending_approval
 from daemon.runtime.executor import stale_message, voided
 from daemon.runtime.staleness import decide
 from device.actions.base import Outcome, Status

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.classify import classify_ingress
 from daemon.lifecycle.contract import validate_task
-from daemon.planning import DeviceContext, Observed, planning_context
+from daemon.planning.classify import classify_ingress
+from daemon.planning.context import DeviceContext, Observed, planning_context
 from daemon.store.sqlite_store import SqliteStore
 
 

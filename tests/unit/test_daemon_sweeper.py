@@ -9,7 +9,7 @@ from daemon.lifecycle.errors import GuardError
 from daemon.lifecycle.records import Failure, Preview, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store.sqlite_store import SqliteStore
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 T0 = 10_000.0
 

@@ -19,7 +19,7 @@ import pytest
 from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
 from planes import free_port
 
-from daemon.doctor import binary_problem, elf_machine
+from daemon.verbs.doctor_checks import binary_problem, elf_machine
 from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
 from device.errors import AdbServerError
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.mcp import catalogue
+from daemon.planning import catalogue
 from daemon.server.openapi import openapi_document
 from device.actions.registry import REGISTRY
 

@@ -1,5 +1,5 @@
 """The one redacted form of numbers and texts (``device.private``), the 0600/0700 helpers
-(``device.private_files``) and the terminal sanitizer (``daemon.terminal``)."""
+(``device.private_files``) and the terminal sanitizer (``daemon.rendering.terminal``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from daemon.terminal import terminal_lines, terminal_text
+from daemon.rendering.terminal import terminal_lines, terminal_text
 from device import private
 from device.digest import digest
 from device.private_files import private_dir, sqlite_file, write_private

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from daemon import render
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.records import Event, JournalEntry, JournalOutcome, TaskRecord
+from daemon.rendering import render
 from daemon.store.sqlite_store import SqliteStore
 from device.evidence import CommandRecord, Evidence, Observation
 
@@ -199,7 +199,7 @@ def test_iso_times() -> None:
 def test_show_names_the_phones_locale_and_what_proved_the_verdict() -> None:
     """Issue #22: the evidence says which language the phone spoke and which read proved a
     send (the chat store, the sent box, a word and its resource, a stamp)."""
-    from daemon.render import _evidence_lines, evidence_view
+    from daemon.rendering.render import _evidence_lines, evidence_view
 
     doc = {
         "ref": "e1", "attempt": 1, "revision": 1, "kind": "action",

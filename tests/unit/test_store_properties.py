@@ -23,7 +23,7 @@ from daemon.lifecycle.errors import ApprovalMismatch, LifecycleError
 from daemon.lifecycle.records import Failure, Preview, TaskRecord, Ticket
 from daemon.lifecycle.states import LEASED, TERMINAL, FailureReason
 from daemon.store.sqlite_store import SqliteStore
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 WORKERS = ("daemon-a/w0", "daemon-a/w1", "daemon-b/w0")
 REASONS = list(FailureReason)

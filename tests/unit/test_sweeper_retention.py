@@ -16,7 +16,7 @@ from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store import retention
 from daemon.store.retention import RetentionRule
 from daemon.store.sqlite_store import SqliteStore
-from daemon.sweeper import sweep
+from daemon.store.sweeper import sweep
 
 T0 = 10_000.0
 
@@ -50,7 +50,7 @@ def test_an_expiry_of_the_same_sweep_stands_when_the_batch_fails(
     def busy(*args: object, **kwargs: object) -> retention.Pruned:
         raise StoreUnavailable("queue busy")
 
-    monkeypatch.setattr("daemon.sweeper.prune_batch", busy)
+    monkeypatch.setattr("daemon.store.sweeper.prune_batch", busy)
     with caplog.at_level(logging.WARNING, logger="phoned.sweeper"):
         [expired] = sweep(store, T0 + 61, RetentionRule(days=0, max_tasks=1))
     assert expired.state is TaskState.QUEUED  # lease expired: requeued

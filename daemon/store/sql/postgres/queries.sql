@@ -126,7 +126,7 @@ SELECT count(*) AS n FROM journal
 WHERE task_id = %(task_id)s AND (outcome IS NULL OR outcome = 'unknown');
 
 -- name: due_for_sweep
--- Candidates only; daemon/sweeper.py decides with the pure rule in sweep_verdict.
+-- Candidates only; daemon/store/sweeper.py decides with the pure rule in sweep_verdict.
 SELECT * FROM tasks
 WHERE (state IN ('dispatched', 'running') AND (
         lease_until < %(now)s

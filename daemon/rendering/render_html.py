@@ -1,6 +1,6 @@
 """The HTML task report: one self-contained page, screenshots inlined as ``data:`` URIs.
 
-Input is the stable JSON report of ``daemon.render.render_json``. Every text is escaped;
+Input is the stable JSON report of ``daemon.rendering.render.render_json``. Every text is escaped;
 the page loads nothing from anywhere (inline CSS, no scripts), so it can be mailed or
 attached to a CI run. An artifact may be a ``data:`` URI, base64 bytes, or a reference to a
 file in the task's own artifact folder (``<artifacts root>/<task id>/``): its name, the
@@ -23,7 +23,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from daemon.render import argv_text
+from daemon.rendering.values import argv_text
 
 MAX_TEXT_ARTIFACT = 256 * 1024
 _MAGIC: tuple[tuple[bytes, str], ...] = (

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from enum import Enum
@@ -25,20 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
-from daemon.terminal import terminal_text
+from daemon.rendering.approval_view import approval_lines, pending_approval
+from daemon.rendering.render_html import html_report
+from daemon.rendering.terminal import terminal_text
+from daemon.rendering.values import argv_text, iso
+from device import private
+from device.digest import digest
 
 REPORT_VERSION = 1
-
-
-def iso(ts: float | None) -> str | None:
-    """POSIX seconds as UTC ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (None stays None)."""
-    if ts is None:
-        return None
-    whole = int(ts)
-    millis = round((ts - whole) * 1000)
-    if millis == 1000:
-        whole, millis = whole + 1, 0
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
 def _plain(value: Any) -> Any:
@@ -138,11 +130,7 @@ def approval_preview(
     """
     if record.approval_status != "pending" or not record.approval_digest:
         return None
-    from daemon.runtime.staleness import sensitive_values
-    from device import private
-    from device.digest import digest
-
-    secrets = sensitive_values(record)
+    secrets = private.task_secrets(record.method, record.params)
     for doc in reversed(evidence):
         detail = _mapping(_mapping(doc.get("body")).get("detail"))
         shown = detail.get("preview")
@@ -153,6 +141,14 @@ def approval_preview(
             return {**clear, "digest": record.approval_digest,
                     "revision": record.approval_revision}  # fmt: skip
     return None
+
+
+def state_line(task: TaskRecord) -> str:
+    """``TASK STATE revision N`` (plus the failure reason when ended, ``stop requested``
+    when pending): what a decision verb prints."""
+    note = "  stop requested" if task.stop_requested and not task.terminal else ""
+    reason = f"  {task.failure.reason.value}" if task.failure is not None and task.terminal else ""
+    return f"{task.id} {task.state.value} revision {task.revision}{reason}{note}"
 
 
 def transitions(record: TaskRecord, events: Sequence[Event]) -> list[Event]:
@@ -170,8 +166,6 @@ def render_json(
 ) -> dict[str, Any]:
     """The whole report as one stable JSON document (``queue``: the ``--queue`` the
     printed approve/deny commands carry)."""
-    from daemon.approval_view import pending_approval
-
     preview = approval_preview(record, evidence)
     return {
         "report_version": REPORT_VERSION,
@@ -185,11 +179,6 @@ def render_json(
 
 
 # ---- text ------------------------------------------------------------------------------
-
-
-def argv_text(argv: Sequence[Any]) -> str:
-    """An argv as a shell would show it (each element quoted when needed)."""
-    return shlex.join(str(a) for a in argv)
 
 
 def _value(value: Any) -> str:
@@ -351,13 +340,11 @@ def render_text(
 ) -> str:
     """The report for a terminal: header, transitions, journal, then each evidence document.
 
-    Every line is escaped for the terminal (``daemon.terminal``): a control character in
+    Every line is escaped for the terminal (``daemon.rendering.terminal``): a control character in
     a task field, a daemon message or the evidence is shown, never obeyed, and a newline
     inside a field never starts a report line of its own (multi-line messages and notes are
     continued, indented, under their field).
     """
-    from daemon.approval_view import approval_lines, pending_approval
-
     lines = _header(record)
     pending = pending_approval(record, approval_preview(record, evidence), evidence, queue)
     lines += approval_lines(pending) if pending is not None else []
@@ -379,7 +366,5 @@ def render_html(
 ) -> str:
     """A self-contained HTML page (no external resources) with screenshots inlined; artifact
     files are read only from the task's own folder ``<root>/<task id>/`` under one of
-    ``artifact_roots`` (``daemon.render_html``)."""
-    from daemon.render_html import html_report
-
+    ``artifact_roots`` (``daemon.rendering.render_html``)."""
     return html_report(render_json(record, evidence, journal, events), artifact_roots)

@@ -1,7 +1,7 @@
 """A pending approval as a person sees it: the preview itself and the command to decide it.
 
 The task record holds only the approval's digest and revision; the preview (effect,
-recipient, text, app, snapshot digest) is the one ``daemon.render.approval_preview`` rebuilds
+recipient, text, app, snapshot digest) is the one ``daemon.rendering.render.approval_preview`` rebuilds
 in clear from the task's params and checks against that digest (evidence keeps it redacted),
 and the screen it was taken from is the attempt's pause snapshot (its screenshot artifact).
 ``pending_approval`` gathers them for ``phoned show`` and ``GET /v1/tasks/{id}``, with the
@@ -21,6 +21,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from daemon.lifecycle.pause_evidence import latest_check
+from daemon.rendering.values import iso
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord
@@ -82,8 +85,6 @@ def void_mark(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str,
 def stale_mark(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any] | None:
     """What the daemon saw change on the phone since this preview was shown; None while
     nothing did (or nobody looked)."""
-    from daemon.runtime.approval_watch import latest_check
-
     check = latest_check(evidence, task)
     body = check.get("body") if check else None
     if not isinstance(body, dict) or body.get("decision") in (None, "continue"):
@@ -161,7 +162,6 @@ def pending_approval(
 
 def approval_lines(pending: dict[str, Any]) -> list[str]:
     """The pending approval as text lines for ``phoned show``."""
-    from daemon.render import iso
 
     def show(value: Any) -> str:
         return "-" if value is None else str(value)
