@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from daemon.lifecycle.documents import read_document
 from daemon.verbs import side_files
-from daemon.verbs.inputs import read_document
 from device.actions.method import Method, fixed
 from device.actions.params import NoParams
 
