@@ -22,13 +22,11 @@ from device import commands, parsers
 from device.adb import AdbServer, ShellResult, quote_argv
 from device.errors import (
     AdbServerError,
-    DeviceError,
     DeviceNotFound,
     DeviceOffline,
     DeviceUnauthorized,
-    TransportLost,
-    UiAutomatorError,
 )
+from device.translate import translate
 
 if TYPE_CHECKING:
     import adbutils
@@ -200,33 +198,6 @@ class Device:
             session = self._ui_session
         if session is not None:
             session.close()
-
-
-def translate(exc: BaseException, serial: str | None) -> DeviceError:
-    """Map an adbutils or uiautomator2 exception to our tree (message kept)."""
-    if isinstance(exc, DeviceError):
-        return exc
-    module = type(exc).__module__ or ""
-    message = str(exc) or type(exc).__name__
-    if module.startswith("uiautomator2"):
-        return UiAutomatorError(f"uiautomator2: {message}", serial=serial)
-    if isinstance(exc, (ConnectionError, EOFError)):
-        return TransportLost(f"connection to {serial} lost: {message}", serial=serial)
-    if module.startswith("adbutils"):
-        return _translate_adbutils(exc, message, serial)
-    return DeviceError(message, serial=serial)
-
-
-def _translate_adbutils(exc: BaseException, message: str, serial: str | None) -> DeviceError:
-    from adbutils.errors import AdbConnectionError, AdbTimeout
-
-    if isinstance(exc, AdbTimeout):
-        return DeviceOffline(f"{serial}: adb timed out: {message}", serial=serial)
-    if isinstance(exc, AdbConnectionError):
-        return AdbServerError(message, serial=serial)
-    from device.adb import map_failure
-
-    return map_failure(message, serial)
 
 
 def connect(serial: str | None = None, server: AdbServer | None = None) -> Device:

@@ -31,11 +31,11 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
-from device.actions.registry import SCREEN_METHODS
+from device.actions.registry import SCREEN_METHODS, task_secrets
+from device.actions.snapshot import Snapshot, compare, fields_for, level_for, take
 from device.connection import Device
 from device.errors import DeviceError
 from device.evidence import Recorder
-from device.snapshot import Snapshot, compare, fields_for, level_for, take
 
 PAUSE_KIND = "pause_snapshot"
 RESUME_KIND = "resume_check"
@@ -44,7 +44,7 @@ RESUME_KIND = "resume_check"
 def sensitive_values(task: TaskRecord) -> list[str]:
     """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
     numbers, message bodies); none for a method the registry does not know."""
-    return private.task_secrets(task.method, task.params)
+    return task_secrets(task.method, task.params)
 
 
 def _recorder(device: Device, task: TaskRecord) -> Recorder:

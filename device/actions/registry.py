@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -60,3 +61,11 @@ def method(name: str) -> Method[Any]:
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
         raise ValueError(f"unknown method {name!r}; supported: {known}") from None
+
+
+def task_secrets(method: str, params: Mapping[str, Any]) -> list[str]:
+    """The values of a task's sensitive params (its method's declaration names them: the
+    number and the body of ``sms.*``); none for a method the registry does not know."""
+    declared = REGISTRY.get(method)
+    names = declared.sensitive if declared is not None else ()
+    return [str(params[k]) for k in names if params.get(k)]
