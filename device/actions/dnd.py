@@ -26,6 +26,7 @@ from device.actions.method import Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
 from device.commands import Argv
+from device.probes import SET_DND
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -105,7 +106,7 @@ def set_mode(ctx: ActionContext, params: DndSet) -> Outcome:
     if before == want:
         ctx.recorder.note("already in the target state: no command sent")
         return outcome(ctx, Status.MET, target(want, before), f"DND already {mode}", value=mode)
-    if not ctx.device.capabilities.set_dnd:
+    if not ctx.device.capabilities[SET_DND.name]:
         return outcome(
             ctx, Status.UNSUPPORTED, target(want, before),
             f"this phone (API {ctx.device.sdk}) has no 'cmd notification set_dnd' (added in "
@@ -152,7 +153,8 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 DECLARED = (
     Method(
         "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
-        needs=lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
+        probes=(SET_DND,),
+        needs=lambda c: bool(c[SET_DND.name]),  # cmd notification set_dnd, API 29+
         summary="Set the Do Not Disturb mode, verified by reading it back.",
         reads="global setting zen_mode", changes="the Do Not Disturb mode (zen_mode)",
     ),

@@ -18,7 +18,9 @@ from typing import Any
 from pydantic import BaseModel
 
 import device.actions
+from device import probes
 from device.actions.method import Method
+from device.probes import Probe
 
 
 def _method_modules() -> tuple[ModuleType, ...]:
@@ -42,7 +44,16 @@ def _collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
             if declared.name in registry:
                 raise ValueError(f"method {declared.name} is declared twice")
             registry[declared.name] = declared
+    probes.declare(p for m in registry.values() for p in m.probes)
     return registry
+
+
+def collect_probes(registry: dict[str, Method[Any]]) -> tuple[Probe, ...]:
+    """``probes.CORE``, then every probe the methods of ``registry`` declare, each once."""
+    found = {p.name: p for p in probes.CORE}
+    for declared in registry.values():
+        found.update((p.name, p) for p in declared.probes)
+    return tuple(found.values())
 
 
 METHOD_MODULES: tuple[ModuleType, ...] = _method_modules()
@@ -52,6 +63,7 @@ METHOD_PARAMS: dict[str, type[BaseModel]] = {n: m.params for n, m in REGISTRY.it
 APPROVAL_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.approval)
 NON_IDEMPOTENT: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if not m.idempotent)
 SCREEN_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.screen)
+PROBES: tuple[Probe, ...] = collect_probes(REGISTRY)
 
 
 def method(name: str) -> Method[Any]:

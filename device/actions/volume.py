@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
@@ -32,9 +32,7 @@ from device.actions.params import Params
 from device.actions.reads import got, invalid, target
 from device.commands import Argv
 from device.parsers import VolumeReading
-
-if TYPE_CHECKING:
-    from device.connection import Capabilities
+from device.probes import CMD_MEDIA_SESSION, SERVICES, Capabilities
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -108,7 +106,7 @@ STREAM_DUMP_NAMES = {name: f"STREAM_{name.upper()}" for name in commands.STREAMS
 
 
 def _uses_media_session(ctx: ActionContext) -> bool:
-    return bool(ctx.device.capabilities.cmd_media_session)
+    return bool(ctx.device.capabilities[CMD_MEDIA_SESSION.name])
 
 
 def read_volume(ctx: ActionContext, stream: str, phase: str) -> VolumeReading | None:
@@ -214,7 +212,7 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 
 def _has_audio(capabilities: Capabilities) -> bool:
-    return "audio" in capabilities.services
+    return "audio" in capabilities[SERVICES.name]
 
 
 DECLARED = (
@@ -224,6 +222,7 @@ DECLARED = (
         set_level,
         name_target,
         reconcile=reconcile,
+        probes=(SERVICES, CMD_MEDIA_SESSION),
         needs=_has_audio,
         summary="Set one audio stream's volume (device steps or percent), verified by read-back.",
         reads="the stream's volume and range (dumpsys audio)",
@@ -234,6 +233,7 @@ DECLARED = (
         VolumeGet,
         get,
         name_target,
+        probes=(SERVICES, CMD_MEDIA_SESSION),
         needs=_has_audio,
         summary="Read one audio stream's volume and its range.",
         reads="the stream's volume and range (dumpsys audio)",

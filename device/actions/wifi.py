@@ -20,7 +20,7 @@ Sources of the commands (AOSP):
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, StrictBool
 
@@ -30,9 +30,7 @@ from device.actions.method import Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
 from device.commands import Argv
-
-if TYPE_CHECKING:
-    from device.connection import Capabilities
+from device.probes import SERVICES, Capabilities
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -144,7 +142,7 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 
 def _has_wifi(capabilities: Capabilities) -> bool:
-    return "wifi" in capabilities.services
+    return "wifi" in capabilities[SERVICES.name]
 
 
 DECLARED = (
@@ -154,6 +152,7 @@ DECLARED = (
         set_enabled,
         name_target,
         reconcile=reconcile,
+        probes=(SERVICES,),
         needs=_has_wifi,
         summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
@@ -164,6 +163,7 @@ DECLARED = (
         NoParams,
         get,
         name_target,
+        probes=(SERVICES,),
         needs=_has_wifi,
         summary="Read whether Wi-Fi is on.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
