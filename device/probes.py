@@ -152,7 +152,7 @@ CMD_BLUETOOTH_MANAGER = Probe(
     lambda text, sdk: "bluetooth_manager" in parsers.parse_service_list(text) and sdk >= 33,
     "packages/modules/Bluetooth BluetoothShellCommand (API 33+); frameworks/native "
     "cmds/cmd/cmd.cpp",
-    "`cmd bluetooth_manager enable|disable` exists (API 33+)",
+    "`cmd bluetooth_manager enable` and `disable` exist (API 33+)",
 )
 CMD_MEDIA_SESSION = Probe(
     "cmd_media_session",

@@ -35,7 +35,9 @@ def _method_modules() -> tuple[ModuleType, ...]:
     return tuple(found)
 
 
-def _collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
+def collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
+    """The declarations of ``modules`` by name (a duplicated name raises); their probes are
+    declared to ``device.probes``, so every ``Device`` runs them."""
     registry: dict[str, Method[Any]] = {}
     for module in modules:
         for declared in module.DECLARED:
@@ -57,7 +59,7 @@ def collect_probes(registry: dict[str, Method[Any]]) -> tuple[Probe, ...]:
 
 
 METHOD_MODULES: tuple[ModuleType, ...] = _method_modules()
-REGISTRY: dict[str, Method[Any]] = _collect(METHOD_MODULES)
+REGISTRY: dict[str, Method[Any]] = collect(METHOD_MODULES)
 
 METHOD_PARAMS: dict[str, type[BaseModel]] = {n: m.params for n, m in REGISTRY.items()}
 APPROVAL_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.approval)
