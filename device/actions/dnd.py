@@ -162,7 +162,7 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return f"dnd.{mode}"
 
 
-SETTING = Setting(_read, _reached, _already, _apply, name_target, _unsupported)
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
 
 
 # ---- declaration -------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """One shape for the methods that drive one setting to a value (dnd, wifi, volume,
-brightness): read, reached, apply, unsupported-when; the run, the reconciler and the
-target namer of their ``Method`` come from it.
+brightness): read, reached, already, apply, unsupported-when; the run and the reconciler
+of their ``Method`` come from it (each module keeps a named ``run`` and ``reconcile`` that
+call it, so a declaration still names its module's own functions, and its target namer,
+whose shape differs per setting).
 
 ``run`` reads the state ``before``; when it has ``reached`` the target it notes that no
 command was sent and returns the module's ``already`` outcome; else the module's
@@ -19,7 +21,6 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from device.actions.base import ActionContext, Outcome
-from device.actions.method import Method, TargetNamer
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S")  # one reading of the setting (a value, a word, a small record)
@@ -35,7 +36,6 @@ class Setting(Generic[P, S]):
     reached: Callable[[P, S], bool | None]  # the target holds; None: the reading cannot tell
     already: Callable[[ActionContext, P, S], Outcome]  # the met outcome when nothing is sent
     apply: Callable[[ActionContext, P, S], Outcome]  # send the command(s), verify by read-back
-    target: TargetNamer  # names what a met run observed
     # the unsupported outcome (this phone cannot do it), or None: go on and apply
     unsupported: Callable[[ActionContext, P, S], Outcome | None] = lambda ctx, params, s: None
 
@@ -56,8 +56,3 @@ class Setting(Generic[P, S]):
         if reached is None:
             return "cannot_tell"
         return "happened" if reached else "did_not_happen"
-
-    def method(self, name: str, params: type[P], **facts: Any) -> Method[P]:
-        """The ``Method`` of this setting: its run, reconciler and target namer, and the
-        declaration's other facts (``probes``, ``needs``, ``summary``, ...)."""
-        return Method(name, params, self.run, self.target, reconcile=self.reconcile, **facts)

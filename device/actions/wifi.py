@@ -157,7 +157,7 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return {"enabled": "wifi.on", "disabled": "wifi.off"}.get(str(state), f"wifi.{state}")
 
 
-SETTING = Setting(_read, _reached, _already, _apply, name_target, _unsupported)
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
 
 
 # ---- declaration -------------------------------------------------------------------------
