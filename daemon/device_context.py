@@ -1,7 +1,7 @@
 """The device planning context, read through the device layer (``DeviceContextProvider``).
 
 Every value is read with one read-only command from ``device.commands`` (or the identity
-and capability probes of ``device.connection.Device``), parsed by a pure function from
+and the capability probes of ``device.connection.Device``, ``device/probes.py``), parsed by a pure function from
 ``device.parsers`` (or one below, where the device layer has none), and stamped with the
 time it was read and the command that read it. A value the phone does not print (an
 unset setting, a section this release lacks) is left ``None`` and reported as missing,
@@ -29,7 +29,8 @@ from typing import Any, TypeVar
 from daemon.planning.context import DeviceContext, Observed
 from device import commands, parsers
 from device.adb import AdbServer
-from device.connection import Capabilities, Device, connect
+from device.connection import Device, connect
+from device.probes import Capabilities
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -92,13 +93,11 @@ def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
 
 
 def supported_methods(capabilities: Capabilities) -> frozenset[str]:
-    """The methods this phone can carry out: each method's declared ``needs`` judged from
-    its probed capabilities."""
+    """The methods this phone can carry out: each method's declared probes and ``needs``
+    judged from its probed capabilities."""
     from device.actions.registry import REGISTRY
 
-    return frozenset(
-        name for name, m in REGISTRY.items() if m.needs is None or m.needs(capabilities)
-    )
+    return frozenset(name for name, m in REGISTRY.items() if m.supported_on(capabilities))
 
 
 class DeviceReader:
@@ -122,12 +121,10 @@ class DeviceReader:
         return Observed(identity.model, at, source), Observed(identity.sdk, at, source)
 
     def methods(self) -> Observed[frozenset[str]]:
-        """Supported methods from the capability probes (``cmd -l``, ``cmd notification help``)."""
+        """Supported methods from the capability probes; the source names the commands of
+        the probes that ran (``cmd -l; cmd notification help``, ``device/probes.py``)."""
         caps = self.device.capabilities
-        source = (
-            f"{shlex.join(commands.CMD_LIST_SERVICES)}; {shlex.join(commands.NOTIFICATION_HELP)}"
-        )
-        return Observed(supported_methods(caps), self.clock(), source)
+        return Observed(supported_methods(caps), self.clock(), caps.sources())
 
 
 def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:

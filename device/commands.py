@@ -3,7 +3,7 @@
 A method's own commands live in its action module (``device/actions/wifi.py`` builds ``cmd
 wifi set-wifi-enabled``); this module keeps the ones that code outside a single method
 module runs too: the device layer's probes, settings reads, the screen readers of
-``device.actions.ui`` and ``device.snapshot``, the reads of the daemon's device context,
+``device.actions.ui`` and ``device.actions.snapshot``, the reads of the daemon's device context,
 the benchmarks' (``docs/methods-registry.md``, "Where a fact lives").
 
 Commands that differ by API level are functions of the SDK; text values (numbers, message

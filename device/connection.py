@@ -1,10 +1,11 @@
 """One connected phone: shell calls, identity, capabilities, and its UI session.
 
 ``connect()`` resolves which device is meant (an explicit serial, ``$ANDROID_SERIAL``, or
-the only attached device) and checks that it is usable. Identity and capabilities are read
-once per ``Device`` and cached. ``read()`` retries transient transport errors (a read has
-no effect, so repeating it is safe); ``run()`` never retries, because repeating a command
-with an effect is the caller's decision after it has reconciled the outcome. ``ui_session`` is the
+the only attached device) and checks that it is usable. Identity and capabilities (the
+declared probes of ``device/probes.py``) are read once per ``Device`` and cached.
+``read()`` retries transient transport errors (a read has no effect, so repeating it is
+safe); ``run()`` never retries, because repeating a command with an effect is the
+caller's decision after it has reconciled the outcome. ``ui_session`` is the
 phone's one uiautomator2 session (``device/ui_session.py``), created on first use and kept
 for the life of the ``Device``: the daemon keeps one ``Device`` per phone, so the session
 stays warm across tasks; ``close()`` stops it.
@@ -18,17 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from device import commands, parsers
+from device import commands, parsers, probes
 from device.adb import AdbServer, ShellResult, quote_argv
 from device.errors import (
     AdbServerError,
-    DeviceError,
     DeviceNotFound,
     DeviceOffline,
     DeviceUnauthorized,
-    TransportLost,
-    UiAutomatorError,
 )
+from device.probes import Capabilities
+from device.translate import translate
 
 if TYPE_CHECKING:
     import adbutils
@@ -62,26 +62,6 @@ class DeviceIdentity:
             "release": self.release,
             "fingerprint": self.fingerprint,
             "locale": self.locale,
-        }
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What this phone's shell can do, probed once per connection."""
-
-    shell_v2: bool
-    set_dnd: bool  # ``cmd notification set_dnd`` exists (API 29+)
-    cmd_bluetooth_manager: bool  # ``cmd bluetooth_manager`` exists (API 33+)
-    cmd_media_session: bool  # ``cmd media_session`` exists (API 30+ for ``volume``)
-    services: frozenset[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "shell_v2": self.shell_v2,
-            "set_dnd": self.set_dnd,
-            "cmd_bluetooth_manager": self.cmd_bluetooth_manager,
-            "cmd_media_session": self.cmd_media_session,
-            "services": len(self.services),
         }
 
 
@@ -166,17 +146,16 @@ class Device:
 
     @property
     def capabilities(self) -> Capabilities:
-        if self._capabilities is None:
-            services = parsers.parse_service_list(self.read(commands.CMD_LIST_SERVICES).stdout)
-            help_text = self.read(commands.NOTIFICATION_HELP)
-            self._capabilities = Capabilities(
-                shell_v2="shell_v2" in self.features,
-                set_dnd=parsers.help_lists_command(help_text.stdout + help_text.stderr, "set_dnd"),
-                cmd_bluetooth_manager="bluetooth_manager" in services and self.sdk >= 33,
-                cmd_media_session="media_session" in services and self.sdk >= 30,
-                services=services,
-            )
-        return self._capabilities
+        """Every declared probe's result (``device/probes.py``), each probed once; a probe
+        declared after the first look (a method module imported later) runs on the next."""
+        wanted = probes.declared()
+        with self._lock:
+            known = self._capabilities
+        if known is None or len(known) < len(wanted):
+            known = probes.run(self, wanted, known)
+            with self._lock:
+                self._capabilities = known
+        return known
 
     # -- adbutils and uiautomator2 -------------------------------------------------------
     @property
@@ -200,33 +179,6 @@ class Device:
             session = self._ui_session
         if session is not None:
             session.close()
-
-
-def translate(exc: BaseException, serial: str | None) -> DeviceError:
-    """Map an adbutils or uiautomator2 exception to our tree (message kept)."""
-    if isinstance(exc, DeviceError):
-        return exc
-    module = type(exc).__module__ or ""
-    message = str(exc) or type(exc).__name__
-    if module.startswith("uiautomator2"):
-        return UiAutomatorError(f"uiautomator2: {message}", serial=serial)
-    if isinstance(exc, (ConnectionError, EOFError)):
-        return TransportLost(f"connection to {serial} lost: {message}", serial=serial)
-    if module.startswith("adbutils"):
-        return _translate_adbutils(exc, message, serial)
-    return DeviceError(message, serial=serial)
-
-
-def _translate_adbutils(exc: BaseException, message: str, serial: str | None) -> DeviceError:
-    from adbutils.errors import AdbConnectionError, AdbTimeout
-
-    if isinstance(exc, AdbTimeout):
-        return DeviceOffline(f"{serial}: adb timed out: {message}", serial=serial)
-    if isinstance(exc, AdbConnectionError):
-        return AdbServerError(message, serial=serial)
-    from device.adb import map_failure
-
-    return map_failure(message, serial)
 
 
 def connect(serial: str | None = None, server: AdbServer | None = None) -> Device:

@@ -67,16 +67,6 @@ def redact(value: str) -> str:
     return redact_number(value) if looks_like_number(value) else redact_text(value)
 
 
-def task_secrets(method: str, params: Mapping[str, Any]) -> list[str]:
-    """The values of a task's sensitive params (its method's declaration names them: the
-    number and the body of ``sms.*``); none for a method the registry does not know."""
-    from device.actions.registry import REGISTRY
-
-    declared = REGISTRY.get(method)
-    names = declared.sensitive if declared is not None else ()
-    return [str(params[k]) for k in names if params.get(k)]
-
-
 @functools.lru_cache(maxsize=256)
 def _plan(secrets: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(secret, its form) longest first, stand-ins and empties left out; computed once."""

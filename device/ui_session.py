@@ -21,7 +21,7 @@ server holds UiAutomation fails with "UiAutomationService ... already registered
 
 Every start, restart and failure is returned in the lease's ``events`` so the action's
 evidence shows what the session did and what it cost. uiautomator2 exceptions are
-translated to the device error tree (``device.connection.translate``).
+translated to the device error tree (``device.translate``).
 """
 
 from __future__ import annotations
@@ -32,10 +32,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from device.translate import translate
 
 if TYPE_CHECKING:
-    from device.connection import Device
+    import adbutils
+
+
+class SessionDevice(Protocol):
+    """What a session needs of its phone (``device.connection.Device`` is one)."""
+
+    serial: str
+
+    @property
+    def adb(self) -> adbutils.AdbDevice: ...
 
 
 class UiPath(str, enum.Enum):
@@ -93,7 +104,7 @@ class UiSession:
 
     def __init__(
         self,
-        device: Device,
+        device: SessionDevice,
         mode: UiMode = UiMode.AUTO,
         retry_after: float = RETRY_AFTER_S,
         clock: Callable[[], float] = time.monotonic,
@@ -167,8 +178,6 @@ class UiSession:
         return lease
 
     def _start(self) -> Lease:
-        from device.connection import translate
-
         started = time.monotonic()
         self.stats.starts += 1
         try:
@@ -179,8 +188,6 @@ class UiSession:
         return self._handed(Lease(self._client, [SessionEvent("start", True, _ms(started))]))
 
     def _restart(self, events: list[SessionEvent]) -> Lease:
-        from device.connection import translate
-
         started = time.monotonic()
         self.stats.restarts += 1
         client = self._client

@@ -22,11 +22,11 @@ from pathlib import Path
 import adbutils
 
 from device.actions.base import ActionContext
+from device.actions.snapshot import take
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
 from device.sim.server import Simulator
-from device.snapshot import take
 
 
 def free_port() -> int:

@@ -24,8 +24,8 @@ from bench.sections import Section, row, section
 from bench.stats import ratio, summarize
 from device.actions import Status, execute
 from device.actions.base import ActionContext
+from device.actions.snapshot import take
 from device.evidence import Recorder
-from device.snapshot import take
 
 TITLE = "per method (simulated phone)"
 TO, BODY = "+15551234567", "Bench message, line one\nline two"
@@ -69,7 +69,7 @@ Call = Callable[[Case], tuple[bool, int]]  # (target observed, adb round trips)
 
 
 def phoned_call(phone: SimPhone) -> Call:
-    """phoned's action (``screen.snapshot``: its fingerprint, ``device.snapshot.take``)."""
+    """phoned's action (``screen.snapshot``: its fingerprint, ``device.actions.snapshot.take``)."""
 
     def call(case: Case) -> tuple[bool, int]:
         ctx = ActionContext(Recorder(phone.device, case.method), poll_interval=POLL_S)

@@ -1,5 +1,5 @@
 """Snapshot costs (as scripts/bench_snapshot.py): fingerprint, full (hierarchy) and full with a
-screenshot, through ``device.snapshot.take`` with the SMS composer in front."""
+screenshot, through ``device.actions.snapshot.take`` with the SMS composer in front."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from bench.sections import Section, row, section
 from bench.stats import summarize
 from device import commands
 from device.actions.base import ActionContext
+from device.actions.snapshot import take
 from device.evidence import Recorder
-from device.snapshot import take
 
 TITLE = "snapshot costs"
 PARAMS = {"to": "+15551234567", "body": "hello"}

@@ -28,6 +28,7 @@ from daemon.rendering.render_html import html_report
 from daemon.rendering.terminal import terminal_text
 from daemon.rendering.values import argv_text, iso
 from device import private
+from device.actions.registry import task_secrets
 from device.digest import digest
 
 REPORT_VERSION = 1
@@ -130,7 +131,7 @@ def approval_preview(
     """
     if record.approval_status != "pending" or not record.approval_digest:
         return None
-    secrets = private.task_secrets(record.method, record.params)
+    secrets = task_secrets(record.method, record.params)
     for doc in reversed(evidence):
         detail = _mapping(_mapping(doc.get("body")).get("detail"))
         shown = detail.get("preview")

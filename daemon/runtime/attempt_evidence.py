@@ -24,6 +24,7 @@ from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.runtime.faults import PreReadRecorder
 from daemon.store.protocol import WorkerStore
 from device import private
+from device.actions.registry import task_secrets
 from device.connection import Device
 from device.evidence import Recorder
 
@@ -36,7 +37,7 @@ _NO_TARGET: dict[str, Any] = {}  # a failed attempt observed no target
 def sensitive_values(task: TaskRecord) -> list[str]:
     """The task's values a ``Recorder`` must redact: its method's sensitive params (phone
     numbers, message bodies); none for a method the registry does not know."""
-    return private.task_secrets(task.method, task.params)
+    return task_secrets(task.method, task.params)
 
 
 def stored(task: TaskRecord, body: dict[str, Any]) -> dict[str, Any]:

@@ -41,10 +41,10 @@ from daemon.store.protocol import WorkerStore
 from device import private
 from device.actions.base import ActionContext
 from device.actions.registry import APPROVAL_METHODS, SCREEN_METHODS
+from device.actions.snapshot import Snapshot, compare, fields_for, level_for, take
 from device.connection import Device
 from device.errors import DeviceError, DeviceOffline
 from device.evidence import Recorder
-from device.snapshot import Snapshot, compare, fields_for, level_for, take
 
 # What a resumed attempt may do (``decide``):
 CONTINUE = "continue"  # nothing the task depends on changed

@@ -433,12 +433,13 @@ class SqlStore(Store):
         Kept with the task's numbers and texts redacted, whoever wrote it (``device.private``).
         """
         from device import private
+        from device.actions.registry import task_secrets
 
         ticket, kind, body, now = op.ticket, op.kind, op.body, op.now
         ref = f"ev-{uuid.uuid4().hex[:20]}"
         with self.db.transaction():
             row = self._row(ticket.task_id)
-            secrets = private.task_secrets(row["method"], json.loads(row["params"]))
+            secrets = task_secrets(row["method"], json.loads(row["params"]))
             body = private.scrub(body, secrets)
             self.db.run(
                 "insert_evidence",

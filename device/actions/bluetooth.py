@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, StrictBool
 
@@ -37,9 +37,7 @@ from device.actions.params import NoParams, Params
 from device.actions.reads import got
 from device.commands import Argv
 from device.evidence import now_iso
-
-if TYPE_CHECKING:
-    from device.connection import Capabilities
+from device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, Capabilities
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -304,7 +302,7 @@ def set_enabled(ctx: ActionContext, params: BluetoothSet) -> Outcome:
             ctx, Status.NOT_MET, _target(want, before.to_json(), False),
             f"{_unreadable(before)}; no command sent", before=before.to_json(),
         )  # fmt: skip
-    argv = bluetooth_set(enabled, shell_command=ctx.device.capabilities.cmd_bluetooth_manager)
+    argv = bluetooth_set(enabled, shell_command=ctx.device.capabilities[CMD_BLUETOOTH_MANAGER.name])
     if _answer(enabled, before) == "happened":
         # An earlier request is still taking effect: verify it, send nothing.
         ctx.recorder.note(f"already {before.state}: waiting for it, no command sent")
@@ -391,7 +389,7 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 
 
 def _has_manager(capabilities: Capabilities) -> bool:
-    return "bluetooth_manager" in capabilities.services
+    return "bluetooth_manager" in capabilities[SERVICES.name]
 
 
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
@@ -409,6 +407,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
+        probes=(SERVICES, CMD_BLUETOOTH_MANAGER),
         needs=_has_manager,
         summary="Turn Bluetooth on or off, verified by reading the adapter state back.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
@@ -416,7 +415,7 @@ DECLARED = (
         actions_row=_ACTIONS_ROW,
     ),
     Method(
-        "bluetooth.get", NoParams, get, name_target, needs=_has_manager,
+        "bluetooth.get", NoParams, get, name_target, probes=(SERVICES, CMD_BLUETOOTH_MANAGER), needs=_has_manager,
         summary="Read whether Bluetooth is on.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
     ),

@@ -31,6 +31,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read
+from device.actions.setting import Setting
 from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
@@ -145,13 +146,33 @@ def get(ctx: ActionContext, params: NoParams) -> Outcome:
 def set_brightness(ctx: ActionContext, params: BrightnessSet) -> Outcome:
     """Set a level in manual mode, or turn adaptive brightness on; met only when both
     settings read back as asked."""
-    before = read_brightness(ctx, "before")
-    if before.reached(params):
-        ctx.recorder.note("already in the target state: no command sent")
-        return outcome(
-            ctx, Status.MET, _target(params, before), "brightness already as asked",
-            value=before.to_json(),
-        )  # fmt: skip
+    return SETTING.run(ctx, params)
+
+
+def reconcile(ctx: ActionContext, params: BrightnessSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``brightness.set`` take effect? Both settings decide."""
+    return SETTING.reconcile(ctx, params, hint)
+
+
+def _read(ctx: ActionContext, params: BrightnessSet, phase: str) -> Brightness:
+    return read_brightness(ctx, phase)
+
+
+def _reached(params: BrightnessSet, now: Brightness) -> bool | None:
+    """As asked; None when a setting that decides is unset or unreadable."""
+    if now.auto is None or (params.level is not None and now.level is None):
+        return None
+    return now.reached(params)
+
+
+def _already(ctx: ActionContext, params: BrightnessSet, before: Brightness) -> Outcome:
+    return outcome(
+        ctx, Status.MET, _target(params, before), "brightness already as asked",
+        value=before.to_json(),
+    )  # fmt: skip
+
+
+def _apply(ctx: ActionContext, params: BrightnessSet, before: Brightness) -> Outcome:
     want_auto = bool(params.auto)
     if before.auto is not want_auto:
         mode = MODE_AUTOMATIC if want_auto else MODE_MANUAL
@@ -172,19 +193,14 @@ def set_brightness(ctx: ActionContext, params: BrightnessSet) -> Outcome:
     )  # fmt: skip
 
 
-def reconcile(ctx: ActionContext, params: BrightnessSet, hint: dict[str, Any]) -> str:
-    """Did an interrupted ``brightness.set`` take effect? Both settings decide."""
-    now = read_brightness(ctx, "read")
-    if now.auto is None or (params.level is not None and now.level is None):
-        return "cannot_tell"
-    return "happened" if now.reached(params) else "did_not_happen"
-
-
 def name_target(params: dict[str, Any], observed: Any) -> str:
     """``brightness.auto`` (adaptive on) or ``brightness.<level>`` (manual)."""
     if isinstance(observed, dict):
         return "brightness.auto" if observed.get("auto") else f"brightness.{observed.get('level')}"
     return f"brightness.{observed}"
+
+
+SETTING = Setting(_read, _reached, _already, _apply)
 
 
 # ---- declaration -------------------------------------------------------------------------

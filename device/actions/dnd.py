@@ -25,7 +25,9 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
+from device.actions.setting import Setting
 from device.commands import Argv
+from device.probes import SET_DND
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -99,18 +101,40 @@ def _settled(ctx: ActionContext, want: int) -> tuple[int | None, bool]:
 
 def set_mode(ctx: ActionContext, params: DndSet) -> Outcome:
     """Set the DND mode; met only when ``zen_mode`` settles on the target."""
+    return SETTING.run(ctx, params)
+
+
+def reconcile(ctx: ActionContext, params: DndSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``dnd.set`` take effect? Compares ``zen_mode`` with the target."""
+    return SETTING.reconcile(ctx, params, hint)
+
+
+def _read(ctx: ActionContext, params: DndSet, phase: str) -> int | None:
+    return read_zen(ctx, phase)
+
+
+def _reached(params: DndSet, zen: int | None) -> bool | None:
+    return None if zen is None else zen == MODE_TO_ZEN[params.mode]
+
+
+def _already(ctx: ActionContext, params: DndSet, before: int | None) -> Outcome:
+    want, mode = MODE_TO_ZEN[params.mode], params.mode
+    return outcome(ctx, Status.MET, target(want, before), f"DND already {mode}", value=mode)
+
+
+def _unsupported(ctx: ActionContext, params: DndSet, before: int | None) -> Outcome | None:
+    if ctx.device.capabilities[SET_DND.name]:
+        return None
+    return outcome(
+        ctx, Status.UNSUPPORTED, target(MODE_TO_ZEN[params.mode], before),
+        f"this phone (API {ctx.device.sdk}) has no 'cmd notification set_dnd' (added in "
+        "API 29) and writing zen_mode through 'settings put' is reverted by Android",
+    )  # fmt: skip
+
+
+def _apply(ctx: ActionContext, params: DndSet, before: int | None) -> Outcome:
     mode = params.mode
     want = MODE_TO_ZEN[mode]
-    before = read_zen(ctx, "before")
-    if before == want:
-        ctx.recorder.note("already in the target state: no command sent")
-        return outcome(ctx, Status.MET, target(want, before), f"DND already {mode}", value=mode)
-    if not ctx.device.capabilities.set_dnd:
-        return outcome(
-            ctx, Status.UNSUPPORTED, target(want, before),
-            f"this phone (API {ctx.device.sdk}) has no 'cmd notification set_dnd' (added in "
-            "API 29) and writing zen_mode through 'settings put' is reverted by Android",
-        )  # fmt: skip
     word = DND_WORDS[mode]
     result = ctx.effect("dnd.set", f"zen_mode={want}", set_dnd(word), {"mode": mode})
     if not result.ok or notification_cmd_failed(result.stdout):
@@ -132,19 +156,13 @@ def set_mode(ctx: ActionContext, params: DndSet) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: DndSet, hint: dict[str, Any]) -> str:
-    """Did an interrupted ``dnd.set`` take effect? Compares ``zen_mode`` with the target."""
-    want = MODE_TO_ZEN[params.mode]
-    zen = read_zen(ctx, "read")
-    if zen is None:
-        return "cannot_tell"
-    return "happened" if zen == want else "did_not_happen"
-
-
 def name_target(params: dict[str, Any], observed: Any) -> str:
     """``dnd.<mode>``: a zen_mode value or a mode word."""
     mode = ZEN_TO_MODE.get(observed, observed) if isinstance(observed, int) else observed
     return f"dnd.{mode}"
+
+
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
 
 
 # ---- declaration -------------------------------------------------------------------------
@@ -162,7 +180,8 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
-        needs=lambda c: c.set_dnd,  # cmd notification set_dnd, API 29+ (probed via help)
+        probes=(SET_DND,),
+        needs=lambda c: bool(c[SET_DND.name]),  # cmd notification set_dnd, API 29+
         summary="Set the Do Not Disturb mode, verified by reading it back.",
         reads="global setting zen_mode", changes="the Do Not Disturb mode (zen_mode)",
         actions_row=_ACTIONS_ROW,

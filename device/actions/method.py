@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from device.probes import Capabilities, Probe
+
 if TYPE_CHECKING:
     from device.actions.base import ActionContext, Outcome
-    from device.connection import Capabilities
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -34,7 +35,10 @@ class Method(Generic[P]):
     # (ctx, params, the whole hint with its journal entry) -> happened / did_not_happen /
     # cannot_tell; None: the method has no effect to reconcile
     reconcile: Callable[[ActionContext, P, dict[str, Any]], str] | None = None
-    needs: Callable[[Capabilities], bool] | None = None  # None: nothing probed is required
+    # the probes its run and its ``needs`` read (``device/probes.py``); collected like methods
+    probes: tuple[Probe, ...] = ()
+    # judged from the results of ``probes``; None: nothing probed is required
+    needs: Callable[[Capabilities], bool] | None = None
     approval: bool = False  # the effect waits for an explicit approval
     idempotent: bool = True  # False: once it happened, only verified, never repeated
     screen: bool = False  # depends on the screen: full snapshots, draft-edit staleness
@@ -52,8 +56,17 @@ class Method(Generic[P]):
         unknown = set(self.sensitive) - set(self.params.model_fields)
         if unknown:
             raise ValueError(f"{self.name}: sensitive params {sorted(unknown)} are not params")
+        if self.needs is not None and not self.probes:
+            raise ValueError(f"{self.name}: needs reads probes; declare them (probes=...)")
         if self.approval and self.reconcile is None:
             raise ValueError(f"{self.name}: an approved effect needs a reconciler")
+
+    def supported_on(self, capabilities: Capabilities) -> bool:
+        """Whether a phone with ``capabilities`` can carry it out: every declared probe ran
+        there, and ``needs`` (if any) holds of the results."""
+        if any(p.name not in capabilities for p in self.probes):
+            return False
+        return self.needs is None or self.needs(capabilities)
 
     def validate(self, params: dict[str, Any]) -> P | tuple[str, str]:
         """The typed params, or ``(field, message)`` for the first thing wrong with them.

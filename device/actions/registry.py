@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
 import device.actions
+from device import probes
 from device.actions.method import Method
+from device.probes import Probe
 
 
 def _method_modules() -> tuple[ModuleType, ...]:
@@ -32,7 +35,9 @@ def _method_modules() -> tuple[ModuleType, ...]:
     return tuple(found)
 
 
-def _collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
+def collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
+    """The declarations of ``modules`` by name (a duplicated name raises); their probes are
+    declared to ``device.probes``, so every ``Device`` runs them."""
     registry: dict[str, Method[Any]] = {}
     for module in modules:
         for declared in module.DECLARED:
@@ -41,16 +46,26 @@ def _collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
             if declared.name in registry:
                 raise ValueError(f"method {declared.name} is declared twice")
             registry[declared.name] = declared
+    probes.declare(p for m in registry.values() for p in m.probes)
     return registry
 
 
+def collect_probes(registry: dict[str, Method[Any]]) -> tuple[Probe, ...]:
+    """``probes.CORE``, then every probe the methods of ``registry`` declare, each once."""
+    found = {p.name: p for p in probes.CORE}
+    for declared in registry.values():
+        found.update((p.name, p) for p in declared.probes)
+    return tuple(found.values())
+
+
 METHOD_MODULES: tuple[ModuleType, ...] = _method_modules()
-REGISTRY: dict[str, Method[Any]] = _collect(METHOD_MODULES)
+REGISTRY: dict[str, Method[Any]] = collect(METHOD_MODULES)
 
 METHOD_PARAMS: dict[str, type[BaseModel]] = {n: m.params for n, m in REGISTRY.items()}
 APPROVAL_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.approval)
 NON_IDEMPOTENT: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if not m.idempotent)
 SCREEN_METHODS: frozenset[str] = frozenset(n for n, m in REGISTRY.items() if m.screen)
+PROBES: tuple[Probe, ...] = collect_probes(REGISTRY)
 
 
 def method(name: str) -> Method[Any]:
@@ -60,3 +75,11 @@ def method(name: str) -> Method[Any]:
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
         raise ValueError(f"unknown method {name!r}; supported: {known}") from None
+
+
+def task_secrets(method: str, params: Mapping[str, Any]) -> list[str]:
+    """The values of a task's sensitive params (its method's declaration names them: the
+    number and the body of ``sms.*``); none for a method the registry does not know."""
+    declared = REGISTRY.get(method)
+    names = declared.sensitive if declared is not None else ()
+    return [str(params[k]) for k in names if params.get(k)]

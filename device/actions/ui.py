@@ -233,7 +233,7 @@ def _translated(ctx: ActionContext, fn: Callable[[], T]) -> Callable[[], T]:
     """``fn`` with uiautomator2/adbutils exceptions mapped to the device error tree."""
 
     def run() -> T:
-        from device.connection import translate
+        from device.translate import translate
 
         try:
             return fn()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
@@ -30,11 +30,10 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import Params
 from device.actions.reads import got, invalid, target
+from device.actions.setting import Setting
 from device.commands import Argv
 from device.parsers import VolumeReading
-
-if TYPE_CHECKING:
-    from device.connection import Capabilities
+from device.probes import CMD_MEDIA_SESSION, SERVICES, Capabilities
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -108,7 +107,7 @@ STREAM_DUMP_NAMES = {name: f"STREAM_{name.upper()}" for name in commands.STREAMS
 
 
 def _uses_media_session(ctx: ActionContext) -> bool:
-    return bool(ctx.device.capabilities.cmd_media_session)
+    return bool(ctx.device.capabilities[CMD_MEDIA_SESSION.name])
 
 
 def read_volume(ctx: ActionContext, stream: str, phase: str) -> VolumeReading | None:
@@ -164,18 +163,42 @@ def _wanted_level(ctx: ActionContext, params: VolumeSet, reading: VolumeReading)
 
 def set_level(ctx: ActionContext, params: VolumeSet) -> Outcome:
     """Set the stream's index; met when ``--get`` reads the new index back."""
+    return SETTING.run(ctx, params)
+
+
+def reconcile(ctx: ActionContext, params: VolumeSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``volume.set`` take effect? Compares the index with the target."""
+    return SETTING.reconcile(ctx, params, hint)
+
+
+def _read(ctx: ActionContext, params: VolumeSet, phase: str) -> VolumeReading | None:
+    return read_volume(ctx, params.stream, phase)
+
+
+def _reached(params: VolumeSet, reading: VolumeReading | None) -> bool | None:
+    """The index is the level asked for (a level outside the range is never reached)."""
+    return None if reading is None else reading.index == _level(params, reading)
+
+
+def _already(ctx: ActionContext, params: VolumeSet, before: VolumeReading | None) -> Outcome:
+    level = before.index if before is not None else None
+    return outcome(ctx, Status.MET, target(level, level), "already at level", value=level)
+
+
+def _unsupported(
+    ctx: ActionContext, params: VolumeSet, before: VolumeReading | None
+) -> Outcome | None:
+    if before is not None:
+        return None
+    return outcome(ctx, Status.UNSUPPORTED, target(None, None), "the stream's volume is unreadable")
+
+
+def _apply(ctx: ActionContext, params: VolumeSet, before: VolumeReading | None) -> Outcome:
+    assert before is not None  # unsupported otherwise
     stream = params.stream
-    before = read_volume(ctx, stream, "before")
-    if before is None:
-        return outcome(
-            ctx, Status.UNSUPPORTED, target(None, None), "the stream's volume is unreadable"
-        )
     level = _wanted_level(ctx, params, before)
     if isinstance(level, Outcome):
         return level
-    if before.index == level:
-        ctx.recorder.note("already in the target state: no command sent")
-        return outcome(ctx, Status.MET, target(level, level), "already at level", value=level)
     sdk = 30 if _uses_media_session(ctx) else min(ctx.device.sdk, 29)
     argv = volume_set(sdk, commands.STREAMS[stream], level)
     ctx.effect("volume.set", f"{stream}={level}", argv, {"stream": stream, "level": level})
@@ -196,25 +219,20 @@ def set_level(ctx: ActionContext, params: VolumeSet) -> Outcome:
     )
 
 
-def reconcile(ctx: ActionContext, params: VolumeSet, hint: dict[str, Any]) -> str:
-    """Did an interrupted ``volume.set`` take effect? Compares the index with the target."""
-    reading = read_volume(ctx, params.stream, "read")
-    if reading is None:
-        return "cannot_tell"
-    return "happened" if reading.index == _level(params, reading) else "did_not_happen"
-
-
 def name_target(params: dict[str, Any], observed: Any) -> str:
     """``volume.<stream>.<level>`` (a ``volume.get`` reading names its ``level``)."""
     level = observed.get("level") if isinstance(observed, dict) else observed
     return f"volume.{params.get('stream', 'music')}.{level}"
 
 
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
+
+
 # ---- declaration -------------------------------------------------------------------------
 
 
 def _has_audio(capabilities: Capabilities) -> bool:
-    return "audio" in capabilities.services
+    return "audio" in capabilities[SERVICES.name]
 
 
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
@@ -233,6 +251,7 @@ DECLARED = (
         set_level,
         name_target,
         reconcile=reconcile,
+        probes=(SERVICES, CMD_MEDIA_SESSION),
         needs=_has_audio,
         summary="Set one audio stream's volume (device steps or percent), verified by read-back.",
         reads="the stream's volume and range (dumpsys audio)",
@@ -245,6 +264,7 @@ DECLARED = (
         VolumeGet,
         get,
         name_target,
+        probes=(SERVICES, CMD_MEDIA_SESSION),
         needs=_has_audio,
         summary="Read one audio stream's volume and its range.",
         reads="the stream's volume and range (dumpsys audio)",

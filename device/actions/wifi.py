@@ -20,7 +20,7 @@ Sources of the commands (AOSP):
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, StrictBool
 
@@ -29,10 +29,9 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
+from device.actions.setting import Setting
 from device.commands import Argv
-
-if TYPE_CHECKING:
-    from device.connection import Capabilities
+from device.probes import SERVICES, Capabilities
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -107,13 +106,41 @@ def get(ctx: ActionContext, params: NoParams) -> Outcome:
 
 def set_enabled(ctx: ActionContext, params: WifiSet) -> Outcome:
     """Turn Wi-Fi on or off; met when the read-back shows the radio settled in the target."""
-    want = "enabled" if params.enabled else "disabled"
-    before = read_state(ctx, "before")
-    if before is None:
-        return outcome(ctx, Status.UNSUPPORTED, target(want, None), "the Wi-Fi state is unreadable")
-    if before == want:
-        ctx.recorder.note("already in the target state: no command sent")
-        return outcome(ctx, Status.MET, target(want, before), f"Wi-Fi already {want}")
+    return SETTING.run(ctx, params)
+
+
+def reconcile(ctx: ActionContext, params: WifiSet, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``wifi.set`` take effect? Only a settled state decides."""
+    return SETTING.reconcile(ctx, params, hint)
+
+
+def _want(params: WifiSet) -> str:
+    return "enabled" if params.enabled else "disabled"
+
+
+def _read(ctx: ActionContext, params: WifiSet, phase: str) -> str | None:
+    return read_state(ctx, phase)
+
+
+def _reached(params: WifiSet, state: str | None) -> bool | None:
+    return None if state not in SETTLED else state == _want(params)
+
+
+def _already(ctx: ActionContext, params: WifiSet, before: str | None) -> Outcome:
+    want = _want(params)
+    return outcome(ctx, Status.MET, target(want, before), f"Wi-Fi already {want}")
+
+
+def _unsupported(ctx: ActionContext, params: WifiSet, before: str | None) -> Outcome | None:
+    if before is not None:
+        return None
+    return outcome(
+        ctx, Status.UNSUPPORTED, target(_want(params), None), "the Wi-Fi state is unreadable"
+    )
+
+
+def _apply(ctx: ActionContext, params: WifiSet, before: str | None) -> Outcome:
+    want = _want(params)
     argv = wifi_set(params.enabled, ctx.device.sdk)
     result = ctx.effect("wifi.set", f"wifi={want}", argv, {"enabled": params.enabled})
     after, ok = ctx.poll("wifi", lambda: read_state(ctx, "poll"), lambda s: s == want)
@@ -124,27 +151,20 @@ def set_enabled(ctx: ActionContext, params: WifiSet) -> Outcome:
     return outcome(ctx, status, target(want, after), message, before=before, after=after)
 
 
-def reconcile(ctx: ActionContext, params: WifiSet, hint: dict[str, Any]) -> str:
-    """Did an interrupted ``wifi.set`` take effect? Only a settled state decides."""
-    state = read_state(ctx, "read")
-    if state not in SETTLED:
-        return "cannot_tell"
-    return (
-        "happened" if state == ("enabled" if params.enabled else "disabled") else "did_not_happen"
-    )
-
-
 def name_target(params: dict[str, Any], observed: Any) -> str:
     """``wifi.on`` / ``wifi.off`` (``wifi.<state>`` between states)."""
     state = observed.get("state") if isinstance(observed, dict) else observed
     return {"enabled": "wifi.on", "disabled": "wifi.off"}.get(str(state), f"wifi.{state}")
 
 
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
+
+
 # ---- declaration -------------------------------------------------------------------------
 
 
 def _has_wifi(capabilities: Capabilities) -> bool:
-    return "wifi" in capabilities.services
+    return "wifi" in capabilities[SERVICES.name]
 
 
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
@@ -163,6 +183,7 @@ DECLARED = (
         set_enabled,
         name_target,
         reconcile=reconcile,
+        probes=(SERVICES,),
         needs=_has_wifi,
         summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
@@ -175,6 +196,7 @@ DECLARED = (
         NoParams,
         get,
         name_target,
+        probes=(SERVICES,),
         needs=_has_wifi,
         summary="Read whether Wi-Fi is on.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",

@@ -155,7 +155,9 @@ def test_reconcile_of_a_disable_that_landed_in_ble_on_says_happened(dut, ble_sca
     assert dut.run("bluetooth.set", {"enabled": True}, settle_timeout=8.0).status is Status.MET
     # an attempt sent the disable and was interrupted before it verified
     dut.device.run(
-        bluetooth.bluetooth_set(False, shell_command=dut.device.capabilities.cmd_bluetooth_manager)
+        bluetooth.bluetooth_set(
+            False, shell_command=dut.device.capabilities["cmd_bluetooth_manager"]
+        )
     )
     assert _wait_for_state(dut, ("BLE_ON",)) == "BLE_ON"
     ctx = dut.ctx("bluetooth.set")

@@ -71,7 +71,7 @@ def test_transport_lost_after_an_effect_is_unknown_then_reconciled(dut, adb_serv
 
 
 def _fingerprint(dut, ctx=None):
-    from device.snapshot import take
+    from device.actions.snapshot import take
 
     return take(ctx or dut.ctx("dnd.set"), "dnd.set", {}, "fingerprint")
 
@@ -84,7 +84,7 @@ def _open_settings(dut) -> None:
 def test_foreground_is_read_on_every_release_and_an_app_switch_is_seen(dut) -> None:
     """From API 29 the focus lines live under ``dumpsys window displays``: the snapshot must
     name the app in front on every release, and a switch between two snapshots must show."""
-    from device.snapshot import FINGERPRINT_FIELDS, compare
+    from device.actions.snapshot import FINGERPRINT_FIELDS, compare
 
     dut.device.run(("input", "keyevent", "KEYCODE_WAKEUP"))
     dut.device.run(("input", "keyevent", "KEYCODE_HOME"))
@@ -127,7 +127,7 @@ def test_foreground_with_a_second_display_is_the_focused_one(dut) -> None:
 
 
 def test_unreadable_foreground_is_never_the_same_screen() -> None:
-    from device.snapshot import FINGERPRINT_FIELDS, Snapshot, compare
+    from device.actions.snapshot import FINGERPRINT_FIELDS, Snapshot, compare
 
     unknown = Snapshot("fingerprint", 0.0, None, True, False)
     diff = compare(unknown, unknown, FINGERPRINT_FIELDS)
@@ -139,8 +139,8 @@ def test_unreadable_foreground_is_never_the_same_screen() -> None:
 def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
     """``u10`` in the window and activity records: a switch from the owner's Settings to the
     work profile's is a change the stale-screen check sees."""
+    from device.actions.snapshot import FINGERPRINT_FIELDS, compare
     from device.sim import scenarios
-    from device.snapshot import FINGERPRINT_FIELDS, compare
 
     _open_settings(dut)
     owner = _fingerprint(dut)

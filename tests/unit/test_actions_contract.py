@@ -35,7 +35,15 @@ class FakeDevice:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(True, self.set_dnd, True, True, frozenset())
+        return Capabilities(
+            {
+                "shell_v2": True,
+                "set_dnd": self.set_dnd,
+                "cmd_bluetooth_manager": True,
+                "cmd_media_session": True,
+                "services": frozenset(),
+            }
+        )
 
     def run(self, argv: Sequence[str], timeout: float = 10.0) -> ShellResult:
         self.calls.append(tuple(argv))

@@ -12,9 +12,9 @@ from daemon.rendering.approval_view import approval_lines, pending_approval
 from daemon.runtime.executor import stale_message, voided
 from daemon.runtime.staleness import decide
 from device.actions.base import Outcome, Status
+from device.actions.snapshot import Snapshot
 from device.evidence import Evidence
 from device.private import redact_text
-from device.snapshot import Snapshot
 
 BODY, LATER = "see you at 8", "make it 9"
 COMPOSER = {"package": "com.google.android.apps.messaging", "activity": ".ui.ConversationActivity"}

@@ -111,7 +111,15 @@ def test_every_table_is_built_from_the_registry() -> None:
 
 
 def _caps(set_dnd: bool, services: frozenset[str]) -> Capabilities:
-    return Capabilities(True, set_dnd, True, True, services)
+    return Capabilities(
+        {
+            "shell_v2": True,
+            "set_dnd": set_dnd,
+            "cmd_bluetooth_manager": True,
+            "cmd_media_session": True,
+            "services": services,
+        }
+    )
 
 
 @pytest.mark.parametrize(

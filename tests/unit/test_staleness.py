@@ -12,9 +12,9 @@ from daemon.lifecycle.states import TaskState
 from daemon.runtime.executor import target_name, waiting_for
 from daemon.runtime.staleness import decide
 from device.actions.base import Outcome, Status
+from device.actions.snapshot import Snapshot, compare, fields_for, level_for
 from device.evidence import Evidence
 from device.private import redact_text
-from device.snapshot import Snapshot, compare, fields_for, level_for
 
 BODY = "see you at 8"
 COMPOSER = {"package": "com.google.android.apps.messaging", "activity": ".ui.ConversationActivity"}

@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from device import private
-from device.actions import ui
+from device.actions import registry, ui
 from device.actions.base import ActionContext
-from device.actions.registry import SCREEN_METHODS
+from device.actions.sms import observed_draft
 
 # What each kind of task depends on, compared between the pause and the resume.
 FINGERPRINT_FIELDS = ("foreground", "screen_on", "locked")
@@ -67,18 +67,16 @@ class Snapshot:
 
 def level_for(method: str) -> str:
     """The snapshot a task of ``method`` needs: ``full`` when it depends on the screen."""
-    return "full" if method in SCREEN_METHODS else "fingerprint"
+    return "full" if method in registry.SCREEN_METHODS else "fingerprint"
 
 
 def fields_for(method: str) -> tuple[str, ...]:
-    return SCREEN_FIELDS if method in SCREEN_METHODS else FINGERPRINT_FIELDS
+    return SCREEN_FIELDS if method in registry.SCREEN_METHODS else FINGERPRINT_FIELDS
 
 
 def _texts(method: str, params: dict[str, Any], screen: ui.Screen) -> dict[str, Any]:
-    if method not in SCREEN_METHODS:
+    if method not in registry.SCREEN_METHODS:
         return {}
-    from device.actions.sms import observed_draft
-
     app = screen.packages[0] if screen.packages else ""
     seen = observed_draft(screen, app, str(params.get("to", "")))
     text = seen["compose_text"]
