@@ -236,8 +236,8 @@ class Bridge:
         """The device planning context read now through the configured adb server. Never
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
-        from daemon.device_context import AdbContextProvider, context_json
         from daemon.planning.context import planning_context
+        from daemon.planning.device_context import AdbContextProvider, context_json
         from device.adb import AdbServer
         from device.connection import connect
 

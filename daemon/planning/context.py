@@ -1,7 +1,7 @@
 """The device planning context (seed 004 ``getDevicePlanningContext``), answered directly
 and never queued as a task.
 
-It comes from a ``DeviceContextProvider`` (``daemon/device_context.py`` reads it from the
+It comes from a ``DeviceContextProvider`` (``daemon/planning/device_context.py`` reads it from the
 phone); every value carries the time it was observed, and the planner is told which values
 are too old rather than left to guess.
 """

@@ -20,7 +20,7 @@ log = logging.getLogger("phoned.publish")
 
 def publish_device(store: WorkerStore, daemon_id: str, device: Device) -> bool:
     """Register ``device`` with its methods (and context); False when that failed."""
-    from daemon.device_context import context_json, read_context, supported_methods
+    from daemon.planning.device_context import context_json, read_context, supported_methods
 
     try:
         methods = sorted(supported_methods(device.capabilities))

@@ -115,7 +115,7 @@ class WorkerStore(_Reads, Protocol):
         context: Callable[[], dict[str, Any]],
     ) -> None:
         """This daemon serves ``serial`` with ``methods``; ``context`` reads its planning
-        context (``daemon.device_context.context_json``) for a store that publishes it.
+        context (``daemon.planning.device_context.context_json``) for a store that publishes it.
 
         An embedded queue keeps nothing (its ``phoned context``/``classify --serial`` read
         the phone); a control plane answers ``/v1/classify`` and ``/v1/devices`` from it.

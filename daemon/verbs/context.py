@@ -74,8 +74,8 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
     """The device planning context: model, SDK, battery, screen, foreground app, DND,
     Bluetooth, volumes, default SMS app, supported methods, queue; each value with when
     and by which command it was observed."""
-    from daemon.device_context import AdbContextProvider, context_json
     from daemon.planning.context import planning_context
+    from daemon.planning.device_context import AdbContextProvider, context_json
     from device.connection import connect
 
     cfg = load_config(config_file, queue=queue)
@@ -125,9 +125,9 @@ def classify(
 ) -> None:
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
-    from daemon.device_context import supported_methods
     from daemon.lifecycle.documents import read_document
     from daemon.planning.classify import classify_ingress
+    from daemon.planning.device_context import supported_methods
     from device.connection import connect
 
     raw = read_document(file)

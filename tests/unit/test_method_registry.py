@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from daemon.device_context import supported_methods as supported_on
+from daemon.planning.device_context import supported_methods as supported_on
 from device.actions import supported_methods
 from device.actions.method import Method
 from device.actions.registry import (

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from daemon.device_context import DeviceReader, supported_methods
+from daemon.planning.device_context import DeviceReader, supported_methods
 from device import parsers, probes
 from device.actions import registry
 from device.actions.base import ActionContext, Outcome
