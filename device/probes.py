@@ -16,7 +16,7 @@ context names the commands that ran (``sources()``), and ``docs/device-layer.md`
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -182,8 +182,14 @@ def declared() -> tuple[Probe, ...]:
     return tuple(_DECLARED.values())
 
 
-def table(probes: Iterable[Probe]) -> str:
-    """The Markdown table of ``probes`` (``docs/device-layer.md`` holds the registry's)."""
-    rows = ["| probe | command | result | source |", "|---|---|---|---|"]
-    rows += [f"| `{p.name}` | `{p.command}` | {p.says} | {p.source} |" for p in probes]
+def table(probes: Iterable[Probe], declared_by: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The Markdown table of ``probes`` (``docs/device-layer.md`` holds the registry's), with
+    the methods that declare each one when ``declared_by`` (probe name -> methods) is given."""
+    users = declared_by or {}
+    rows = ["| probe | command | result | declared by | source |", "|---|---|---|---|---|"]
+    rows += [
+        f"| `{p.name}` | `{p.command}` | {p.says} | "
+        f"{', '.join(f'`{m}`' for m in users.get(p.name, ())) or 'every phone'} | {p.source} |"
+        for p in probes
+    ]
     return "\n".join(rows) + "\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from daemon.verbs import side_files
 from device import probes
 from device.actions import registry
 from device.adb import ShellResult
@@ -34,7 +35,7 @@ def test_every_probe_cites_the_source_of_its_output() -> None:
 def test_the_doc_page_holds_the_registry_probes_table() -> None:
     text = DOC.read_text()
     found = re.search(r"<!-- probes: start -->\n(.*?)<!-- probes: end -->", text, re.DOTALL)
-    expected = probes.table(registry.PROBES)
+    expected = side_files.probes_table()
     assert found is not None and found[1] == expected, (
         f"docs/device-layer.md: put this between the probes markers:\n{expected}"
     )

@@ -25,6 +25,10 @@ LAMP = """
 from pydantic import Field
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import NoParams, Params
+from device.probes import Probe
+
+LAMP = Probe("cmd_lamp", ("cmd", "lamp", "help"), lambda text, sdk: "get" in text,
+             "frameworks/base cmds/lamp/LampShellCommand.java (imagined)", "`cmd lamp` exists")
 
 class LampSet(Params):
     on: bool = Field(description="Light on.", examples=[True])
@@ -36,10 +40,11 @@ def reconcile(ctx, params, hint): ...
 DECLARED = (
     Method("lamp.set", LampSet, set_light, fixed("lamp.on"), reconcile=reconcile,
            approval=True, summary="Switch the lamp.", reads="the lamp", changes="the lamp",
+           probes=(LAMP,),
            emulator_params={"on": False},
            actions_row=ActionsRow("`lamp get`", "`lamp set on|off`", "`lamp get` again")),
     Method("lamp.get", NoParams, get, fixed("lamp.on"), summary="Read the lamp.",
-           reads="the lamp"),
+           reads="the lamp", probes=(LAMP,)),
 )
 """
 
