@@ -13,10 +13,20 @@
   (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
   against both. ``phoned serve`` puts its API in front of one.
 
-Every verb that changes a task is an operation (``daemon.lifecycle.ops``): a store
+Every verb that changes the queue is an operation: the task's in ``daemon.lifecycle.ops``
+(claims, reports, the journal, steering, submitting, recovery, expiry), who serves a
+phone in ``daemon.store.phone_ops`` (holds, presence, device registration). A store
 implements ``apply(op)`` and the reads; the named verbs here build the operation and
-apply it, and a store subclassing its protocol inherits them. All verbs take ``now``
-(POSIX seconds) from the caller; none sleeps except ``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+apply it, and a store subclassing its protocol inherits them. The rest are reads and
+stay named verbs of their own: ``get``, ``tasks`` (``list_tasks``), ``journal``,
+``evidence``, ``revisions``, ``queue_status``, ``workflow``, ``events``, ``presence``,
+``phone_holds``, ``unknown_entries``, ``due_for_sweep``; the waiting (``change_token``,
+``wait_for_work``, ``wakes_on_work``), ``close``, and ``admit``: the admission gate
+checks and changes nothing (the record, or the named error), so it is a guarded read;
+the change it guards is ``JournalBefore``, which runs the same gate.
+
+All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
+``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
