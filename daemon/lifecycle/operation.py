@@ -54,7 +54,8 @@ class Change(NamedTuple):
 class Op(Generic[R]):
     """One operation; ``R`` is what applying it answers."""
 
-    route: ClassVar[str]  # POST path template under the plane's base URL
+    route: ClassVar[str]  # path template under the plane's base URL ("": not on the wire)
+    method: ClassVar[str] = "POST"  # the HTTP method of the route
     answer_key: ClassVar[str] = "task"  # the key of the answer in the plane's JSON
 
     def path(self) -> str:
@@ -64,6 +65,10 @@ class Op(Generic[R]):
     def to_wire(self) -> dict[str, Any] | None:
         """The JSON body of the request (None: the route takes none)."""
         raise NotImplementedError
+
+    def query(self) -> dict[str, Any] | None:
+        """The query parameters of the request (None: none)."""
+        return None
 
     def answer_json(self, result: R) -> dict[str, Any]:
         """The plane's answer carrying ``result``."""

@@ -27,7 +27,12 @@ the journal            ``JournalBefore``, ``JournalAfter``, ``PutEvidence``
 planner steering       ``Approve``, ``Deny``, ``Resume``, ``Amend``, ``Cancel``,
 (``Steer``)            ``UserPause``, ``UserResume``, ``Rerun``
 the system             ``Expire``
+ingress, recovery      ``Submit``, ``SubmitWorkflow``, ``SubmitClaimed``, ``Recover``
+(``queue_ops``)
 =====================  ==================================================
+
+The operations on who serves a phone (holds, presence, device registration) carry the
+store's records, so they live in ``daemon.store.phone_ops``.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from daemon.lifecycle.planner_ops import (
     UserResume,
     steer_from_wire,
 )
+from daemon.lifecycle.queue_ops import Recover, Submit, SubmitClaimed, SubmitWorkflow
 from daemon.lifecycle.worker_ops import (
     SPOOLED,
     Claim,
@@ -86,11 +92,15 @@ __all__ = [
     "Op",
     "Pause",
     "PutEvidence",
+    "Recover",
     "RequestApproval",
     "Rerun",
     "Resume",
     "Start",
     "Steer",
+    "Submit",
+    "SubmitClaimed",
+    "SubmitWorkflow",
     "TaskOp",
     "TaskReport",
     "UserPause",

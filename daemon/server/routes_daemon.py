@@ -58,12 +58,16 @@ from daemon.server.models import (
     StoppedBody,
 )
 from daemon.server.plane import DaemonInfo, Plane
+from daemon.store import phone_ops
 from daemon.store.holds import Holder
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
 
 
-@router.post("/daemons/register", summary="A daemon announces itself and its devices")
+@router.post(
+    phone_ops.RegisterDevice.route.removeprefix("/v1"),
+    summary="A daemon announces itself and its devices",
+)
 def register(body: RegisterBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """Record the daemon's devices and methods; refused for a device the token may not serve
     and for a daemon id another token registered (403)."""
@@ -121,7 +125,10 @@ def put_context(
     return {"serial": serial}
 
 
-@router.put("/devices/{serial}/hold", summary="A daemon takes or renews the hold on a phone")
+@router.put(
+    phone_ops.HoldPhone.route.removeprefix("/v1"),
+    summary="A daemon takes or renews the hold on a phone",
+)
 def hold_phone(serial: str, body: HoldBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """One driver per phone (``daemon.store.holds``): the phone's holder afterwards, this
     daemon's row when granted, the other holder's when refused. Timed by the plane's clock;
@@ -131,10 +138,14 @@ def hold_phone(serial: str, body: HoldBody, plane: PlaneDep, principal: Daemon) 
         _check_daemon_id(plane, principal, body.holder.split("/", 1)[0])
     now = time.time()
     want = Holder(serial, body.holder, body.host, body.pid, body.command, now, now + body.hold_s)
-    return {"hold": plane.store().hold_phone(want).to_json()}
+    op = phone_ops.HoldPhone(want)
+    return op.answer_json(plane.store().apply(op))
 
 
-@router.post("/devices/{serial}/release", summary="A daemon gives up the hold on a phone")
+@router.post(
+    phone_ops.ReleasePhone.route.removeprefix("/v1"),
+    summary="A daemon gives up the hold on a phone",
+)
 def release_phone(
     serial: str, body: ReleaseBody, plane: PlaneDep, principal: Daemon
 ) -> dict[str, Any]:
@@ -142,8 +153,9 @@ def release_phone(
     check_serves(principal, serial)
     with plane.registry.lock:
         _check_daemon_id(plane, principal, body.holder.split("/", 1)[0])
-    plane.store().release_phone(Holder(serial, body.holder, body.host, body.pid, "", 0.0, 0.0))
-    return {"serial": serial}
+    op = phone_ops.ReleasePhone(Holder(serial, body.holder, body.host, body.pid, "", 0.0, 0.0))
+    plane.store().apply(op)
+    return op.answer_json(None)
 
 
 @router.post(ops.Claim.route.removeprefix("/v1"), summary="Claim a task (long-poll)")
@@ -203,7 +215,7 @@ async def work(
         return {"cursor": await plane.wakeup.wait_past_async(after, bounded)}
 
 
-@router.post("/recover", summary="Fail tasks a restarted daemon owned")
+@router.post(ops.Recover.route.removeprefix("/v1"), summary="Fail tasks a restarted daemon owned")
 def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
     """``runtime_recovery`` for tasks leased to exactly this daemon id (owner
     ``<daemon id>/<serial>``), on the token's devices (on ``device`` only, when given),
@@ -227,7 +239,7 @@ def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, 
         except (GuardError, TaskTerminal):  # it moved (reported, swept) since it was listed
             continue
     plane.wakeup.poke()
-    return {"tasks": [plain(t) for t in tasks]}
+    return ops.Recover(f"{body.daemon_id}/", now, body.device).answer_json(tasks)
 
 
 def _ticket(plane: Plane, principal: Principal, task_id: str, report: Report) -> Ticket:

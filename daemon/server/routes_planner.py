@@ -58,7 +58,7 @@ def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
     return check_scope(principal, plane.store().get(task_id))
 
 
-@router.post("/tasks", status_code=201, summary="Submit a task")
+@router.post(ops.Submit.route.removeprefix("/v1"), status_code=201, summary="Submit a task")
 async def submit_task(
     raw: Annotated[dict[str, Any], Body(description=_INGRESS_DOC)],
     plane: PlaneDep,
@@ -79,7 +79,7 @@ async def submit_task(
     if successor_of is not None:
         await anyio.to_thread.run_sync(_task, plane, principal, successor_of)
     record = await anyio.to_thread.run_sync(
-        lambda: plane.store().submit(spec, time.time(), successor_of=successor_of)
+        lambda: plane.store().apply(ops.Submit(spec, time.time(), successor_of))
     )
     plane.wakeup.poke()
     if spec.wait_policy == "completed" and wait > 0:
@@ -90,7 +90,9 @@ async def submit_task(
     return {"task": plain(record), "terminal": ended}
 
 
-@router.post("/workflows", status_code=201, summary="Submit a workflow")
+@router.post(
+    ops.SubmitWorkflow.route.removeprefix("/v1"), status_code=201, summary="Submit a workflow"
+)
 def submit_workflow(
     raw: Annotated[dict[str, Any], Body(description="A workflow: canonical steps or subTasks.")],
     plane: PlaneDep,
@@ -100,9 +102,10 @@ def submit_workflow(
     spec = _parsed(raw, WorkflowSpec)
     assert isinstance(spec, WorkflowSpec)
     check_submits(principal, spec.conversation_id)
-    steps = plane.store().submit_workflow(spec, time.time())
+    op = ops.SubmitWorkflow(spec, time.time())
+    steps = plane.store().apply(op)
     plane.wakeup.poke()
-    return {"workflow_id": steps[0].workflow_id, "tasks": [plain(s) for s in steps]}
+    return op.answer_json(steps)
 
 
 @router.post(ops.Amend.route.removeprefix("/v1"), summary="Amend a task (new revision)")

@@ -41,7 +41,7 @@ import logging
 import select
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -52,6 +52,7 @@ from daemon.lifecycle.records import (
     TaskQuery,
     TaskRecord,
 )
+from daemon.store import phone_ops
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer, Courier, Outbox, Pending
 from daemon.store.plane_client import Transport, checked
@@ -191,50 +192,20 @@ class HttpStore(WorkerStore):
         return record
 
     # --- the device ----------------------------------------------------------------------
-    def register_device(
-        self,
-        daemon_id: str,
-        serial: str,
-        methods: list[str],
-        context: Callable[[], dict[str, Any]],
-    ) -> None:
-        """Tell the plane this daemon serves ``serial`` with ``methods``, then its context.
+    def _register(self, op: phone_ops.RegisterDevice) -> None:
+        """Tell the plane this daemon serves ``op.serial`` with its methods, then its context.
 
         A registration the plane did not get is sent again before the next claim, so
         ``/v1/classify`` never answers from a device known without its methods.
         """
-        doc = {"daemon_id": daemon_id, "devices": [{"serial": serial, "methods": sorted(methods)}]}
         with self._s.lock:
-            self._s.unregistered[serial] = doc
+            self._s.unregistered[op.serial] = op.to_wire()
         self._send_registrations()
-        self._call("PUT", f"/v1/devices/{serial}/context", json=context())
-
-    def mark_presence(
-        self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
-    ) -> None:
-        """Nothing to send: the plane records a daemon's presence from its claims."""
-
-    def forget_presence(self, daemon_id: str) -> None:
-        """Nothing to send (the plane's rows age out, ``presence.RECENT_S``)."""
+        self._call("PUT", f"/v1/devices/{op.serial}/context", json=op.context())
 
     def presence(self) -> list[Presence]:
         """The plane's presence rows (``GET /v1/presence``)."""
         return [Presence.from_json(p) for p in self._call("GET", "/v1/presence")["presence"]]
-
-    def hold_phone(self, want: Holder) -> Holder:
-        """Take or renew the hold on the plane (``PUT /v1/devices/{serial}/hold``), timed by
-        the plane's clock; ``StoreUnavailable`` while it is unreachable (never spooled: a
-        phone is not driven on a hold nobody granted)."""
-        doc = {"holder": want.holder, "host": want.host, "pid": want.pid,
-               "command": want.command, "hold_s": round(want.expires_at - want.since, 3)}  # fmt: skip
-        return Holder.from_json(
-            self._call("PUT", f"/v1/devices/{want.serial}/hold", json=doc)["hold"]
-        )
-
-    def release_phone(self, mine: Holder) -> None:
-        """Give the hold up (``POST /v1/devices/{serial}/release``)."""
-        doc = {"holder": mine.holder, "host": mine.host, "pid": mine.pid}
-        self._call("POST", f"/v1/devices/{mine.serial}/release", json=doc)
 
     def phone_holds(self) -> list[Holder]:
         """Who drives each phone (``GET /v1/holds``)."""
@@ -245,7 +216,7 @@ class HttpStore(WorkerStore):
             waiting = list(self._s.unregistered.items())
         for serial, doc in waiting:
             try:
-                self._call("POST", "/v1/daemons/register", json=doc)
+                self._call("POST", phone_ops.RegisterDevice.route, json=doc)
             except StoreUnavailable:
                 raise  # kept: sent again before the next claim
             except LifecycleError:
@@ -325,24 +296,22 @@ class HttpStore(WorkerStore):
 
     # --- the attempt ---------------------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
-        """Send ``op`` to its route (``daemon.lifecycle.ops``): a spooled report through the
-        outbox (offline: its answer predicted), the rest as the module docstring says."""
+        """Send ``op`` to its route (``daemon.lifecycle.ops``, ``daemon.store.phone_ops``): a
+        spooled report through the outbox (offline: its answer predicted), the rest as the
+        module docstring says."""
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            return cast(R, handler(self, op))
         if isinstance(op, ops.SPOOLED):
             body = self._report(
                 op.path(), op.to_wire(), lambda _: {"task": wire.plain(self._predict(op))}
             )
-        elif isinstance(op, ops.JournalBefore):  # the admission gate: needs the plane
-            body = self._patient("POST", op.path(), op.to_wire())
-        elif isinstance(op, ops.Claim):
-            return cast(R, self._claim(op))
-        elif isinstance(op, ops.ClaimBatch):
-            return cast(R, self._claim_batch(op))
-        elif isinstance(op, ops.JournalAfter):
-            return cast(R, self._journal_after(op))
-        elif isinstance(op, ops.PutEvidence):
-            return cast(R, self._put_evidence(op))
-        elif isinstance(op, ops.Heartbeat | ops.Resume):  # the lease, the pause watch: direct
-            body = self._call("POST", op.path(), json=op.to_wire())
+        elif isinstance(op, ops.JournalBefore | ops.Recover):  # need the plane: retried
+            body = self._patient(op.method, op.path(), op.to_wire())
+        elif isinstance(op, _DIRECT):
+            body = self._call(op.method, op.path(), json=op.to_wire())
+        elif isinstance(op, phone_ops.MarkPresence | phone_ops.ForgetPresence):
+            return cast(R, None)  # the plane records presence from the claims
         else:
             raise TypeError(f"{type(op).__name__} is a planner's operation (PlaneClient)")
         return cast(R, op.answer_from(body))
@@ -394,12 +363,6 @@ class HttpStore(WorkerStore):
             return {**body, "artifacts": moved}
         return {**body, "evidence": {**inner, "artifacts": moved}}
 
-    def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
-        """Deliver every queued report first, then fail what this daemon still held (on
-        ``device`` only, when given)."""
-        doc = {"daemon_id": owner_prefix.rstrip("/"), "at": now, "device": device}
-        return [wire.task_from(t) for t in self._patient("POST", "/v1/recover", doc)["tasks"]]
-
     # --- reads and the pause watch -----------------------------------------------------
     def _status(self, task_id: str, *, patient: bool = False) -> dict[str, Any]:
         path = f"/v1/tasks/{task_id}"
@@ -445,3 +408,15 @@ class HttpStore(WorkerStore):
     def pending_reports(self) -> int:
         """Reports written to the outbox and not yet acknowledged."""
         return self._s.courier.outbox.count()
+
+
+# the operations with calls of their own; the lease, the pause watch and the phone holds
+# are sent directly (a hold is never spooled: no phone is driven on a hold not granted)
+_HANDLERS: dict[type, Callable[[HttpStore, Any], Any]] = {
+    ops.Claim: HttpStore._claim,
+    ops.ClaimBatch: HttpStore._claim_batch,
+    ops.JournalAfter: HttpStore._journal_after,
+    ops.PutEvidence: HttpStore._put_evidence,
+    phone_ops.RegisterDevice: HttpStore._register,
+}
+_DIRECT = (ops.Heartbeat, ops.Resume, phone_ops.HoldPhone, phone_ops.ReleasePhone)

@@ -19,13 +19,12 @@ import ipaddress
 import logging
 import os
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from daemon.lifecycle import ops, wire
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import (
     Event,
@@ -162,16 +161,9 @@ class PlaneClient(PlannerStore):
 
     # --- planner and approver verbs ------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
-        """POST the operation's wire form to its route; the record the plane answers."""
-        return cast(R, self._task("POST", op.path(), json=op.to_wire()))
-
-    def submit(self, spec: TaskSpec, now: float, *, successor_of: str | None = None) -> TaskRecord:
-        params = {"successor_of": successor_of} if successor_of else None
-        return self._task("POST", "/v1/tasks", json=spec.model_dump(mode="json"), params=params)
-
-    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
-        body = self._call("POST", "/v1/workflows", json=spec.model_dump(mode="json"))
-        return [wire.task_from(t) for t in body["tasks"]]
+        """Send the operation's wire form to its route; what the plane's answer carries."""
+        body = self._call(op.method, op.path(), json=op.to_wire(), params=op.query())
+        return op.answer_from(body)
 
     # --- reads -----------------------------------------------------------------------------
     def revisions(self, task_id: str) -> list[Revision]:

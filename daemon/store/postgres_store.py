@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from daemon.lifecycle import ops, rules
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from daemon.lifecycle.records import Event, TaskRecord
 from daemon.lifecycle.states import TaskState, requires_decision
 from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
@@ -108,24 +107,15 @@ class PostgresStore(SqlStore):
             rows = self.pg.all("events_after", cursor=after, limit=limit)
         return [event_record(r) for r in rows]
 
-    def submit(
-        self,
-        spec: TaskSpec,
-        now: float,
-        *,
-        rerun_of: str | None = None,
-        successor_of: str | None = None,
-    ) -> TaskRecord:
-        """Queue ``spec``; with a known idempotency key return the first task instead."""
-        parent = super().submit
-        return _once_more_on_duplicate(
-            lambda: parent(spec, now, rerun_of=rerun_of, successor_of=successor_of)
-        )
+    def _submit(self, op: ops.Submit, rerun_of: str | None = None) -> TaskRecord:
+        """Queue ``op.spec``; with a known idempotency key the first task instead."""
+        parent = super()._submit
+        return _once_more_on_duplicate(lambda: parent(op, rerun_of))
 
-    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
-        """Queue every step of ``spec`` in order as one workflow; return the steps."""
-        parent = super().submit_workflow
-        return _once_more_on_duplicate(lambda: parent(spec, now))
+    def _submit_workflow(self, op: ops.SubmitWorkflow) -> list[TaskRecord]:
+        """Queue every step of ``op.spec`` in order as one workflow; the steps."""
+        parent = super()._submit_workflow
+        return _once_more_on_duplicate(lambda: parent(op))
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
         """Block until a task becomes queued (LISTEN/NOTIFY), ``timeout`` passed or ``stop``."""

@@ -13,10 +13,20 @@
   (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
   against both. ``phoned serve`` puts its API in front of one.
 
-Every verb that changes a task is an operation (``daemon.lifecycle.ops``): a store
+Every verb that changes the queue is an operation: the task's in ``daemon.lifecycle.ops``
+(claims, reports, the journal, steering, submitting, recovery, expiry), who serves a
+phone in ``daemon.store.phone_ops`` (holds, presence, device registration). A store
 implements ``apply(op)`` and the reads; the named verbs here build the operation and
-apply it, and a store subclassing its protocol inherits them. All verbs take ``now``
-(POSIX seconds) from the caller; none sleeps except ``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+apply it, and a store subclassing its protocol inherits them. The rest are reads and
+stay named verbs of their own: ``get``, ``tasks`` (``list_tasks``), ``journal``,
+``evidence``, ``revisions``, ``queue_status``, ``workflow``, ``events``, ``presence``,
+``phone_holds``, ``unknown_entries``, ``due_for_sweep``; the waiting (``change_token``,
+``wait_for_work``, ``wakes_on_work``), ``close``, and ``admit``: the admission gate
+checks and changes nothing (the record, or the named error), so it is a guarded read;
+the change it guards is ``JournalBefore``, which runs the same gate.
+
+All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
+``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import TaskState
+from daemon.store import phone_ops
 from daemon.store.holds import Holder
 from daemon.store.presence import Presence
 
@@ -120,7 +131,7 @@ class WorkerStore(_Reads, Protocol):
         An embedded queue keeps nothing (its ``phoned context``/``classify --serial`` read
         the phone); a control plane answers ``/v1/classify`` and ``/v1/devices`` from it.
         """
-        ...
+        self.apply(phone_ops.RegisterDevice(daemon_id, serial, tuple(methods), context))
 
     def mark_presence(
         self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
@@ -128,21 +139,21 @@ class WorkerStore(_Reads, Protocol):
         """This daemon serves ``serials`` and looked for work at ``now``; ``claimed`` holds its
         last claim per phone (``daemon.store.presence``). A control plane learns it from
         the daemon's claims instead."""
-        ...
+        self.apply(phone_ops.MarkPresence(daemon_id, tuple(serials), dict(claimed), now))
 
     def forget_presence(self, daemon_id: str) -> None:
         """This daemon stopped: it serves nothing any more."""
-        ...
+        self.apply(phone_ops.ForgetPresence(daemon_id))
 
     def hold_phone(self, want: Holder) -> Holder:
         """Take or renew the hold on ``want.serial`` until ``want.expires_at`` (``want.since``
         is now); the phone's holder afterwards, another's when it holds the phone (refused:
         nothing changed). Taken before any command is sent to the phone."""
-        ...
+        return self.apply(phone_ops.HoldPhone(want))
 
     def release_phone(self, mine: Holder) -> None:
         """Give up the hold ``mine`` took; another holder's row is left alone."""
-        ...
+        self.apply(phone_ops.ReleasePhone(mine))
 
     def claim(
         self,
@@ -264,7 +275,7 @@ class WorkerStore(_Reads, Protocol):
     def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased to ``<owner_prefix><serial>`` (only
         ``device``'s when given: a worker that just took the hold on its phone)."""
-        ...
+        return self.apply(ops.Recover(owner_prefix, now, device))
 
 
 class PlannerStore(_Reads, Protocol):
@@ -272,11 +283,11 @@ class PlannerStore(_Reads, Protocol):
 
     def submit(self, spec: TaskSpec, now: float, *, successor_of: str | None = None) -> TaskRecord:
         """Queue ``spec``; with a known idempotency key return the first task instead."""
-        ...
+        return self.apply(ops.Submit(spec, now, successor_of))
 
     def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
         """Queue every step of ``spec`` in order as one workflow; return the steps."""
-        ...
+        return self.apply(ops.SubmitWorkflow(spec, now))
 
     def rerun(self, task_id: str, now: float) -> TaskRecord:
         """A new task from a terminal one: ``rerun_of`` set, attempt count fresh."""
@@ -339,7 +350,7 @@ class Store(WorkerStore, PlannerStore, Protocol):
         self, daemon_id: str, serial: str, host: str, now: float, claimed: bool
     ) -> None:
         """A control plane saw ``daemon_id`` look for work for ``serial``."""
-        ...
+        self.apply(phone_ops.TouchPresence(daemon_id, serial, host, now, claimed))
 
     def admit(self, ticket: Ticket, now: float, approval_digest: str | None = None) -> TaskRecord:
         """The admission gate before an external action; raises when it may not run."""
@@ -362,4 +373,4 @@ class Store(WorkerStore, PlannerStore, Protocol):
     ) -> TaskRecord:
         """Queue ``spec`` and lease it to ``owner`` on ``device`` at once (``run --once
         --task``), so no other worker on the queue can claim it first."""
-        ...
+        return self.apply(ops.SubmitClaimed(spec, owner, device, now, lease_s))

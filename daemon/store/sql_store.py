@@ -3,8 +3,10 @@
 Every change is one operation (``daemon.lifecycle.ops``) applied in one write
 transaction (``apply``): read the row, run the operation's transition (the pure rules of
 ``daemon.lifecycle.rules``, which raise the named error), write it guarded by state,
-version, owner, attempt and revision, and append the outbox event; the named verbs are
-inherited from ``daemon.store.protocol``, built on ``apply``. The backends
+version, owner, attempt and revision, and append the outbox event. The operations that
+insert rows (submitting, a rerun, the journal, evidence) or touch the phone holds and
+presence rows (``daemon.store.phone_ops``) have statements of their own (``_HANDLERS``);
+the named verbs are inherited from ``daemon.store.protocol``, built on ``apply``. The backends
 (``SqliteStore``, ``PostgresStore``) supply the database and their way of waiting for
 work.
 """
@@ -13,11 +15,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
 
 from daemon.lifecycle import ops, rules
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from daemon.lifecycle.contract import TaskSpec
 from daemon.lifecycle.errors import (
     ApprovalMismatch,
     IllegalTransition,
@@ -38,8 +40,8 @@ from daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store import holds, presence
-from daemon.store.protocol import DEFAULT_LEASE_S, Store
+from daemon.store import holds, phone_ops, presence
+from daemon.store.protocol import Store
 from daemon.store.rows import (
     Row,
     event_record,
@@ -114,8 +116,8 @@ class SqlStore(Store):
     # --- operations -----------------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
         """Apply ``op`` in one write transaction (``daemon.lifecycle.ops``): a task's
-        transition is read, ruled by the operation and written guarded; the journal,
-        evidence and a rerun have their own statements."""
+        transition is read, ruled by the operation and written guarded; the others (see
+        the module docstring) have their own statements."""
         handler = self._HANDLERS.get(type(op))
         if handler is not None:
             return cast(R, handler(self, op))
@@ -169,20 +171,29 @@ class SqlStore(Store):
         ops.Rerun: lambda store, op: store._rerun(op),
         ops.Claim: lambda store, op: store._claim(op),
         ops.ClaimBatch: lambda store, op: store._claim_batch(op),
+        ops.Submit: lambda store, op: store._submit(op),
+        ops.SubmitWorkflow: lambda store, op: store._submit_workflow(op),
+        ops.SubmitClaimed: lambda store, op: store._submit_claimed(op),
+        ops.Recover: lambda store, op: store._recover(op),
+        phone_ops.HoldPhone: lambda store, op: holds.take(store.db, op.want),
+        phone_ops.ReleasePhone: lambda store, op: holds.release(store.db, op.mine),
+        phone_ops.MarkPresence: lambda store, op: presence.mark(
+            store.db, op.daemon_id, op.serials, op.claimed, op.now
+        ),
+        phone_ops.ForgetPresence: lambda store, op: presence.forget(store.db, op.daemon_id),
+        phone_ops.TouchPresence: lambda store, op: presence.touch(
+            store.db, op.daemon_id, op.serial, op.host, op.now, op.claimed
+        ),
+        # nothing to keep: planners of a queue held directly read the phone themselves
+        # (``phoned context``, ``phoned classify --serial``); ``context`` is never read
+        phone_ops.RegisterDevice: lambda store, op: None,
     }
 
     # --- ingress -------------------------------------------------------------------
-    def submit(
-        self,
-        spec: TaskSpec,
-        now: float,
-        *,
-        rerun_of: str | None = None,
-        successor_of: str | None = None,
-    ) -> TaskRecord:
-        """Queue ``spec``; with a known idempotency key return the first task instead."""
+    def _submit(self, op: ops.Submit, rerun_of: str | None = None) -> TaskRecord:
+        """Queue ``op.spec``; with a known idempotency key the first task instead."""
         with self.db.transaction():
-            row, _ = self._queue(spec, now, rerun_of=rerun_of, successor_of=successor_of)
+            row, _ = self._queue(op.spec, op.now, rerun_of=rerun_of, successor_of=op.successor_of)
             return task_record(row)
 
     def _queue(
@@ -217,8 +228,9 @@ class SqlStore(Store):
         self.db.run("insert_event", **task_event_row(stored))
         return stored, True
 
-    def submit_workflow(self, spec: WorkflowSpec, now: float) -> list[TaskRecord]:
-        """Queue every step of ``spec`` in order as one workflow; return the steps."""
+    def _submit_workflow(self, op: ops.SubmitWorkflow) -> list[TaskRecord]:
+        """Queue every step of ``op.spec`` in order as one workflow; the steps."""
+        spec, now = op.spec, op.now
         with self.db.transaction():
             if spec.idempotency_key is not None:
                 first = self.db.one(
@@ -244,46 +256,12 @@ class SqlStore(Store):
         spec = TaskSpec.model_validate(old.spec).model_copy(
             update={"params": old.params, "idempotency_key": None, "workflow_id": None}
         )
-        return self.submit(spec, now, rerun_of=task_id)
+        return self._submit(ops.Submit(spec, now), rerun_of=task_id)
 
     # --- worker ----------------------------------------------------------------------
-    def register_device(
-        self,
-        daemon_id: str,
-        serial: str,
-        methods: list[str],
-        context: Callable[[], dict[str, Any]],
-    ) -> None:
-        """Nothing to keep: planners of a queue held directly read the phone themselves
-        (``phoned context``, ``phoned classify --serial``); ``context`` is never read."""
-
-    def mark_presence(
-        self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
-    ) -> None:
-        """This daemon serves ``serials`` now (``daemon.store.presence``)."""
-        presence.mark(self.db, daemon_id, serials, claimed, now)
-
-    def forget_presence(self, daemon_id: str) -> None:
-        """This daemon stopped serving the queue."""
-        presence.forget(self.db, daemon_id)
-
-    def touch_presence(
-        self, daemon_id: str, serial: str, host: str, now: float, claimed: bool
-    ) -> None:
-        """A control plane saw ``daemon_id`` claim for ``serial`` (``presence.touch``)."""
-        presence.touch(self.db, daemon_id, serial, host, now, claimed)
-
     def presence(self) -> list[presence.Presence]:
         """Which daemons serve this queue, most recent first."""
         return presence.read(self.db)
-
-    def hold_phone(self, want: holds.Holder) -> holds.Holder:
-        """Take or renew the hold on a phone (``daemon.store.holds.take``)."""
-        return holds.take(self.db, want)
-
-    def release_phone(self, mine: holds.Holder) -> None:
-        """Give up a hold this holder took (``daemon.store.holds.release``)."""
-        holds.release(self.db, mine)
 
     def phone_holds(self) -> list[holds.Holder]:
         """Who drives each phone (``daemon.store.holds.read``)."""
@@ -314,14 +292,12 @@ class SqlStore(Store):
         """False: a backend with a wake-up (SQLite's socket, PostgreSQL's LISTEN) says so."""
         return False
 
-    def submit_claimed(
-        self, spec: TaskSpec, owner: str, device: str, now: float, lease_s: float = DEFAULT_LEASE_S
-    ) -> TaskRecord:
-        """Queue ``spec`` and lease it to ``owner`` in one transaction: no other worker
+    def _submit_claimed(self, op: ops.SubmitClaimed) -> TaskRecord:
+        """Queue ``op.spec`` and lease it to ``op.owner`` in one transaction: no other worker
         sees it queued. An idempotency key naming an existing task returns that task."""
         with self.db.transaction():
-            row, new = self._queue(spec, now)
-            lease = ops.Claim(owner, device, now, lease_s)
+            row, new = self._queue(op.spec, op.now)
+            lease = ops.Claim(op.owner, op.device, op.now, op.lease_s)
             return self._lease(row, lease) if new else task_record(row)
 
     def _lease(self, row: Row, op: ops.Claim) -> TaskRecord:
@@ -368,12 +344,13 @@ class SqlStore(Store):
         with self.db.transaction():
             return [task_record(r) for r in self.db.all("due_for_sweep", now=now)]
 
-    def recover(self, owner_prefix: str, now: float, device: str | None = None) -> list[TaskRecord]:
+    def _recover(self, op: ops.Recover) -> list[TaskRecord]:
         """Fail (runtime_recovery) every task leased by this daemon's workers: owners
         ``<owner_prefix><serial>``, exactly (a serial has no ``/``), only ``<owner_prefix>
         <device>`` when ``device`` is given. ``daemon/`` therefore never takes
         ``daemon/once/<serial>``, the lease of a ``run --once`` beside it, as the plane's
         ``/v1/recover`` matches the daemon id exactly."""
+        owner_prefix, now, device = op.owner_prefix, op.now, op.device
         failure = Failure(FailureReason.RUNTIME_RECOVERY, "daemon restarted mid-task")
         with self.db.transaction():
             rows = self.db.all("owned_by_daemon", prefix=owner_prefix)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,8 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.server.openapi import openapi_document
+from daemon.store import phone_ops
+from daemon.store.holds import Holder
 from daemon.store.rows import record_row, task_record
 from daemon.store.sqlite_store import SqliteStore
 
@@ -63,6 +66,24 @@ def test_the_plane_serves_every_route_of_the_table() -> None:
     table = [*ops.SPOOLED, ops.Heartbeat, *ops.STEERING, ops.Rerun]
     table += [ops.JournalBefore, ops.JournalAfter, ops.PutEvidence]
     assert {cls.route for cls in table} <= served
+
+
+def test_the_plane_serves_submitting_recovery_and_the_phone_operations_by_their_method() -> None:
+    paths = openapi_document()["paths"]
+    table: list[type[ops.Op[Any]]] = [ops.Submit, ops.SubmitWorkflow, ops.Recover]
+    table += [phone_ops.HoldPhone, phone_ops.ReleasePhone, phone_ops.RegisterDevice]
+    assert all(cls.method.lower() in paths[cls.route] for cls in table)
+
+
+def test_a_hold_reads_back_from_the_answer_of_its_route() -> None:
+    want = Holder("SERIAL", "d1", "host", 7, "phoned run", 10.0, 70.0)
+    op = phone_ops.HoldPhone(want)
+    assert op.answer_from(op.answer_json(want)) == want
+    assert (op.method, op.path(), op.to_wire()["hold_s"]) == (
+        "PUT",
+        "/v1/devices/SERIAL/hold",
+        60.0,
+    )
 
 
 def test_an_offline_prediction_is_what_the_store_answers(tmp_path: Path) -> None:
