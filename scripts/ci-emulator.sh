@@ -35,6 +35,7 @@ CASES=(
     'bluetooth.get|{}|0'
     'brightness.set|{"level": 128}|0'
     'brightness.get|{}|0'
+    'contacts.find|{"name": "Test"}|0'
     'dnd.set|{"mode": "priority"}|0'
     'dnd.get|{}|0'
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'
