@@ -31,6 +31,9 @@ SMS_TO=+15555550100
 # method | params (JSON) | expected `phoned run --once` exit code: 0 completed, 4 paused
 # (a method that needs approval waits for it: nothing approves it here)
 CASES=(
+    'app.open|{"package": "com.android.settings"}|0'
+    'app.close|{"package": "com.android.settings"}|0'
+    'app.list|{}|0'
     'bluetooth.set|{"enabled": true}|0'
     'bluetooth.get|{}|0'
     'brightness.set|{"level": 128}|0'

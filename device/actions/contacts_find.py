@@ -58,8 +58,8 @@ class ContactsFind(Params):
         return value
 
 
-# ---- commands and parsers: ``device.contacts.phones_query`` / ``parse_phones`` (shared with
-# the phone book lookups of sms) and ``device.parsers.content_query_error``.
+# ---- commands and parsers: the phone book's own ``device.contacts.phones_query`` /
+# ``parse_phones`` / ``matches_for`` and ``device.parsers.content_query_error``.
 
 # ---- actions -----------------------------------------------------------------------------
 
