@@ -89,6 +89,7 @@ def _stdio(daemon: Daemon) -> StdioServerParameters:
 
 def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
     sim = sim_factory(sdk=34)
+    sim.phone.contacts.add("김민준", "+821012345678", 3)
     daemon.start()
 
     async def main() -> Any:
@@ -99,9 +100,10 @@ def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
             tools = {t.name: t for t in (await session.list_tools()).tools}
             opened = await session.call_tool("app_open", {"package": NOTES})
             listed = await session.call_tool("app_list", {})
-            return tools, opened, listed
+            found = await session.call_tool("contacts_find", {"name": "김"})
+            return tools, opened, listed, found
 
-    tools, opened, listed = anyio.run(main)
+    tools, opened, listed, found = anyio.run(main)
     assert {"app_open", "app_close", "app_list", "contacts_find"} <= set(tools)
     assert tools["app_list"].annotations.read_only_hint is True
     assert tools["contacts_find"].annotations.read_only_hint is True
@@ -110,3 +112,8 @@ def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
     assert opened.structured_content["state"] == "completed"
     assert sim.phone.ui.top().package == NOTES  # read from the phone itself
     assert listed.structured_content["state"] == "completed"
+    [match] = found.structured_content["value"]["matches"]
+    assert match["display_name"] == "김민준"
+    assert match["numbers"] == [
+        {"number": "+821012345678", "type": 3, "type_name": "work", "label": None}
+    ]

@@ -178,3 +178,15 @@ def test_list_on_the_simulator(dut) -> None:
     apps = {a["package"]: a["activity"] for a in dut.run("app.list", {}).value["apps"]}
     assert apps[NOTES] == f"{NOTES}.MainActivity"
     assert "com.android.shell" not in apps
+
+
+@pytest.mark.phone("app-disabled:com.android.settings")
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_monkey_launches_a_third_party_app_and_not_a_disabled_one(dut) -> None:
+    """``monkey -p PKG -c LAUNCHER 1`` resolves the launcher activity as ``am start`` does."""
+    launcher = ("monkey", "-p", NOTES, "-c", "android.intent.category.LAUNCHER", "1")
+    assert dut.device.read(launcher).exit_code == 0
+    assert dut.phone.ui.top().package == NOTES
+    disabled = ("monkey", "-p", SETTINGS, "-c", "android.intent.category.LAUNCHER", "1")
+    assert dut.device.read(disabled).exit_code == 251

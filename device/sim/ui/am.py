@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 from device.sim.registry import ToolIO, tool
 from device.sim.services.packages import PackageManager
-from device.sim.ui import labels
 from device.sim.ui.intents import Intent, IntentError, flatten_short, parse_start_args
 from device.sim.ui.model import (
     START_CLASS_NOT_FOUND,
@@ -163,15 +162,20 @@ def monkey(io: ToolIO, argv: list[str]) -> int:
     package = args[args.index("-p") + 1] if "-p" in args[:-1] else None
     io.out("\n".join(lines) + ("\n" if lines else ""))
     ui = io.phone.service(Ui)
-    if package is None or ui.resolve(Intent(package=package)) is None:
+    launcher = Intent(
+        action="android.intent.action.MAIN",
+        categories=["android.intent.category.LAUNCHER"],
+        package=package,
+    )
+    target = ui.resolve(launcher) if package is not None else None
+    if target is None:
         io.err("** No activities found to run, monkey aborted.\n")
         return 251
-    cls = labels.LAUNCH_ACTIVITIES[package]
     ui.start(
         Intent(
             action="android.intent.action.MAIN",
             categories=["android.intent.category.LAUNCHER"],
-            component=(package, cls),
+            component=target,
         )
     )
     io.out(
