@@ -31,10 +31,14 @@ SMS_TO=+15555550100
 # method | params (JSON) | expected `phoned run --once` exit code: 0 completed, 4 paused
 # (a method that needs approval waits for it: nothing approves it here)
 CASES=(
+    'app.open|{"package": "com.android.settings"}|0'
+    'app.close|{"package": "com.android.settings"}|0'
+    'app.list|{}|0'
     'bluetooth.set|{"enabled": true}|0'
     'bluetooth.get|{}|0'
     'brightness.set|{"level": 128}|0'
     'brightness.get|{}|0'
+    'contacts.find|{"name": "Test"}|0'
     'dnd.set|{"mode": "priority"}|0'
     'dnd.get|{}|0'
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'

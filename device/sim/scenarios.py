@@ -159,6 +159,16 @@ def _samsung_messages(phone: Phone, value: str) -> None:
         phone.ui.sims, phone.ui.per_sim_send = 2, True
 
 
+def _app_disabled(phone: Phone, value: str) -> None:
+    """``app-disabled:PKG``: what ``pm disable-user PKG`` leaves: listed by ``pm list
+    packages -d``, its activities never resolve."""
+    if value not in phone.packages.packages:
+        raise ValueError(
+            "app-disabled needs an installed package, e.g. app-disabled:com.example.notes"
+        )
+    phone.packages.disabled.add(value)
+
+
 def _samsung_power(phone: Phone, _: str) -> None:
     phone.ui.samsung_power = True
 
@@ -218,6 +228,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "locale": _locale,
     "contact": _contact,
     "samsung-messages": _samsung_messages,
+    "app-disabled": _app_disabled,
 }
 
 

@@ -18,13 +18,80 @@ from types import ModuleType
 import pytest
 
 from device import commands as c
-from device.actions import bluetooth, brightness, dnd, permission, sms_send, volume, wifi
+from device.actions import apps, bluetooth, brightness, dnd, permission, sms_send, volume, wifi
 from device.actions.registry import METHOD_MODULES
 from device.sim.profiles import SUPPORTED_SDKS
 
 Argv = tuple[str, ...]
 
 COMMON: dict[str, tuple[Argv, Argv]] = {
+    "apps.pm_path": (apps.pm_path("com.example.notes"), ("pm", "path", "com.example.notes")),
+    "apps.disabled_packages": (
+        apps.disabled_packages("com.example.notes"),
+        ("pm", "list", "packages", "-d", "com.example.notes"),
+    ),
+    "apps.start_app(launcher)": (
+        apps.start_app("com.example.notes"),
+        (
+            "am",
+            "start",
+            "-W",
+            "-a",
+            "android.intent.action.MAIN",
+            "-c",
+            "android.intent.category.LAUNCHER",
+            "-p",
+            "com.example.notes",
+        ),
+    ),
+    "apps.start_app(activity)": (
+        apps.start_app("com.example.notes", activity=".MainActivity"),
+        ("am", "start", "-W", "-n", "com.example.notes/.MainActivity"),
+    ),
+    "apps.start_app(url)": (
+        apps.start_app("com.example.notes", url="https://notes.example.com/n/1"),
+        (
+            "am",
+            "start",
+            "-W",
+            "-a",
+            "android.intent.action.VIEW",
+            "-d",
+            "https://notes.example.com/n/1",
+            "-p",
+            "com.example.notes",
+        ),
+    ),
+    "apps.force_stop": (
+        apps.force_stop("com.example.notes"),
+        ("am", "force-stop", "com.example.notes"),
+    ),
+    "apps.HOME_RESOLVE": (
+        apps.HOME_RESOLVE,
+        (
+            "cmd",
+            "package",
+            "resolve-activity",
+            "--brief",
+            "-a",
+            "android.intent.action.MAIN",
+            "-c",
+            "android.intent.category.HOME",
+        ),
+    ),
+    "apps.LAUNCHABLE": (
+        apps.LAUNCHABLE,
+        (
+            "cmd",
+            "package",
+            "query-activities",
+            "--components",
+            "-a",
+            "android.intent.action.MAIN",
+            "-c",
+            "android.intent.category.LAUNCHER",
+        ),
+    ),
     # name: (built, expected)
     "commands.GETPROP_ALL": (c.GETPROP_ALL, ("getprop",)),
     "commands.CMD_LIST_SERVICES": (c.CMD_LIST_SERVICES, ("cmd", "-l")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from device import parsers
-from device.actions import brightness, wifi
+from device.actions import apps, brightness, wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -70,3 +70,69 @@ def test_brightness_mode_setting_as_automatic_or_manual() -> None:
     # 1 automatic (Settings.System.SCREEN_BRIGHTNESS_MODE_*); no captured brightness output yet.
     modes = {t: brightness.parse_brightness_mode(t) for t in ("0\n", "1\r\n", "null\n", "2\n", "")}
     assert modes == {"0\n": False, "1\r\n": True, "null\n": None, "2\n": None, "": None}
+
+
+# ---- apps (device/actions/apps.py) -------------------------------------------------------
+
+# appium/appium#11307 (2018, API 26-28 ``ActivityStackSupervisor`` frames; stderr, exit 255),
+# the first line of the captured stderr.
+_DENIAL = (
+    "Permission Denial: starting Intent { flg=0x10000000 cmp=com.kingnet.fiveline/.ui.main."
+    "MainActivity } from null (pid=19537, uid=2000) not exported from uid 10246"
+)
+
+
+def test_start_refusal_reads_the_security_exception_line() -> None:
+    text = f"Security exception: {_DENIAL}\n\njava.lang.SecurityException: {_DENIAL}\n"
+    assert apps.start_refusal(text) == f"Security exception: {_DENIAL}"
+
+
+def test_start_refusal_reads_the_exception_form_of_newer_builds() -> None:
+    """appium/appium#19281 (ActivityTaskSupervisor frames: API 31+)."""
+    text = f"Exception occurred while executing 'start':\njava.lang.SecurityException: {_DENIAL}\n"
+    assert apps.start_refusal(text) == f"java.lang.SecurityException: {_DENIAL}"
+
+
+def test_start_refusal_reads_unresolved_and_missing_class() -> None:
+    unresolved = (FIXTURES / "real" / "am_start-pixel2-unresolved.txt").read_text()
+    assert apps.start_refusal(unresolved).startswith(
+        "Error: Activity not started, unable to resolve Intent { act=android.intent.action.MAIN"
+    )
+    missing = (
+        "Starting: Intent { cmp=com.android.settings/.Nope }\nError type 3\n"
+        "Error: Activity class {com.android.settings/com.android.settings.Nope} does not exist.\n"
+    )
+    assert apps.start_refusal(missing) == (
+        "Error: Activity class {com.android.settings/com.android.settings.Nope} does not exist."
+    )
+    ok = (FIXTURES / "real" / "am_start-29-emulator-W-ok.txt").read_text()
+    assert apps.start_refusal(ok) is None
+
+
+def test_package_lines_of_pm_path_and_pm_list() -> None:
+    # pm path: one package: line per APK (split APKs give several); nothing when not installed
+    text = "package:/data/app/~~a==/com.example.notes-b==/base.apk\npackage:/data/app/x/split_config.en.apk\n"
+    assert len(apps.parse_package_lines(text)) == 2
+    assert apps.parse_package_lines("") == []
+    assert apps.parse_package_lines("package:com.example.notes\npackage:com.example.notes2\n") == [
+        "com.example.notes",
+        "com.example.notes2",
+    ]
+
+
+def test_components_of_query_activities_and_resolve_activity() -> None:
+    # PackageManagerShellCommand.printResolveInfo: --components prints flattenToShortString
+    text = "com.android.settings/.Settings\ncom.google.android.dialer/.extensions.GoogleDialtactsActivity\n"
+    assert apps.parse_components(text) == [
+        ("com.android.settings", "com.android.settings.Settings"),
+        (
+            "com.google.android.dialer",
+            "com.google.android.dialer.extensions.GoogleDialtactsActivity",
+        ),
+    ]
+    assert apps.parse_components("No activities found\n") == []
+    brief = (
+        "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n"
+        "com.google.android.apps.nexuslauncher/.NexusLauncherActivity\n"
+    )
+    assert apps.parse_components(brief)[-1][0] == "com.google.android.apps.nexuslauncher"

@@ -42,6 +42,10 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "screen.snapshot": ("NoParams", "screen.snapshot", None, False, True, False, ()),
     "brightness.set": ("BrightnessSet", "brightness.set_brightness", "brightness.reconcile", False, True, False, ()),
     "brightness.get": ("NoParams", "brightness.get", None, False, True, False, ()),
+    "app.open": ("AppOpen", "apps.open_app", "apps.reconcile_open", False, True, False, ()),
+    "app.close": ("AppClose", "apps.close_app", "apps.reconcile_close", False, True, False, ()),
+    "app.list": ("NoParams", "apps.list_apps", None, False, True, False, ()),
+    "contacts.find": ("ContactsFind", "contacts_find.find", None, False, True, False, ("name",)),
 }  # fmt: skip
 
 

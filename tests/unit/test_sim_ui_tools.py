@@ -23,6 +23,8 @@ class FakePackages(PackageManager):
 
     def __init__(self) -> None:
         self.granted: set[tuple[str, str]] = set()
+        self.packages = {}  # no manifests: launcher activities come from the UI's own table
+        self.disabled: set[str] = set()
 
     def is_installed(self, package: str) -> bool:
         return package.startswith(("com.google.android", "com.android", "com.example"))

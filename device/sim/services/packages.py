@@ -5,8 +5,8 @@ Android 7) and ``cmd role``. ``dumpsys package`` lives in ``packages_dump.py``.
 Sources (AOSP ``platform_frameworks_base``):
 
 * ``services/core/java/com/android/server/pm/PackageManagerShellCommand.java``: ``list
-  packages`` (``package:`` lines, ``-f`` adds ``<apk>=``, ``-3``/``-s``, ``-U`` adds ``
-  uid:N``), ``path`` (``package:<apk>``; exit 1 and no output for an unknown package),
+  packages`` (``package:`` lines, ``-f`` adds ``<apk>=``, ``-3``/``-s``, ``-d`` only
+  disabled, ``-e`` only enabled, ``-U`` adds `` uid:N``), ``path`` (``package:<apk>``; exit 1 and no output for an unknown package),
   ``grant``/``revoke`` (``Error: no package specified``, exit 1), ``resolve-activity``.
 * ``ShellCommand.exec``: an exception prints ``Exception occurred while executing '<cmd>':``
   and the stack trace to stderr, exit -1 (255). Exception texts come from
@@ -99,6 +99,8 @@ class PackageManager:
             p.name: self._initial_grants(p) for p in self.packages.values()
         }
         self.roles: dict[str, list[str]] = {}
+        self.disabled: set[str] = set()  # pm disable-user: listed by -d, never resolved
+        self.home_package = "com.google.android.apps.nexuslauncher"  # answers category HOME
         for spec in self.packages.values():
             for role in spec.role_holds:
                 self.roles.setdefault(role, []).append(spec.name)
@@ -142,6 +144,14 @@ class PackageManager:
         if state is not None:
             return state.granted
         return permission in self.packages[package].requested
+
+    def is_enabled(self, package: str) -> bool:
+        """Installed and not disabled (``pm list packages -e``)."""
+        return self.is_installed(package) and package not in self.disabled
+
+    def spec(self, package: str) -> PackageSpec | None:
+        """What the manifest of an installed package declares; None when not installed."""
+        return self.packages.get(package)
 
     def launch_activity(self, package: str) -> str | None:
         """The LAUNCHER activity as ``pkg/.Activity``, None when the package has none."""
@@ -274,6 +284,8 @@ def _list_packages(io: ToolIO, args: list[str]) -> int:
             filt not in spec.name
             or ("-3" in opts and spec.system)
             or ("-s" in opts and not spec.system)
+            or ("-d" in opts and spec.name not in pm.disabled)
+            or ("-e" in opts and spec.name in pm.disabled)
         ):
             continue
         line = "package:" + (f"{spec.apk}=" if "-f" in opts else "") + spec.name
@@ -317,7 +329,8 @@ def _grant_revoke(verb: str) -> Callable[[ToolIO, list[str]], int]:
 
 
 def _resolve_activity(io: ToolIO, args: list[str]) -> int:
-    """``resolve-activity [--brief|--components] [-a A] [-c C] PKG``: the launcher activity."""
+    """``resolve-activity [--brief|--components] [-a A] [-c C] PKG``: the launcher activity
+    (with ``-c android.intent.category.HOME`` and no package: the home app's)."""
     words, skip = [], False
     for arg in args:
         if skip:
@@ -327,13 +340,50 @@ def _resolve_activity(io: ToolIO, args: list[str]) -> int:
         elif not arg.startswith("-"):
             words.append(arg)
     target = words[-1] if words else ""
-    activity = io.phone.service(PackageManager).launch_activity(target.split("/")[0])
+    pm = io.phone.service(PackageManager)
+    if "android.intent.category.HOME" in args and not words:  # the home app (launcher)
+        target = pm.home_package
+    activity = pm.launch_activity(target.split("/")[0])
     if activity is None:
         io.out("No activity found\n")
         return 0
     if "--components" not in args:
         io.out("priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n")
     io.out(activity + "\n")
+    return 0
+
+
+def _query_activities(io: ToolIO, args: list[str]) -> int:
+    """``query-activities [--brief|--components] -a android.intent.action.MAIN -c
+    android.intent.category.LAUNCHER``: the enabled packages' launcher activities.
+
+    PackageManagerShellCommand.runQueryIntentActivities: ``No activities found`` when none;
+    with ``--components`` one ``pkg/.Cls`` per line (printResolveInfo); else ``N activities
+    found:`` and per match ``  Activity #I:`` with the ResolveInfo, here always its brief
+    form (the full ``ResolveInfo.dump`` is not modelled). Only the launcher query is
+    modelled: any other action or category finds nothing.
+    """
+    pm = io.phone.service(PackageManager)
+    launcher = "android.intent.action.MAIN" in args and "android.intent.category.LAUNCHER" in args
+    found = [
+        spec.launch_activity
+        for spec in pm.packages.values()
+        if launcher and spec.launch_activity and pm.is_enabled(spec.name)
+    ]
+    if not found:
+        io.out("No activities found\n")
+        return 0
+    if "--components" in args:
+        io.out("".join(f"{c}\n" for c in found))
+        return 0
+    lines = [f"{len(found)} activities found:"]
+    for i, component in enumerate(found):
+        lines += [
+            f"  Activity #{i}:",
+            "    priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false",
+            f"    {component}",
+        ]
+    io.out("\n".join(lines) + "\n")
     return 0
 
 
@@ -350,6 +400,7 @@ PACKAGE_COMMANDS: dict[str, Callable[[ToolIO, list[str]], int]] = {
     "grant": _grant_revoke("grant"),
     "revoke": _grant_revoke("revoke"),
     "resolve-activity": _resolve_activity,
+    "query-activities": _query_activities,
     "dump": _dump,
 }
 

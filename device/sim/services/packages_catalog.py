@@ -71,6 +71,11 @@ class PackageSpec:
     target_sdk: int = 34
     min_sdk: int = 26
     role_holds: tuple[str, ...] = ()  # roles granted at first boot (API 29+)
+    # activities without android:exported (or exported="false"): the shell may not start
+    # them (ActivityTaskSupervisor.checkStartAnyActivityPermission), full class names
+    private_activities: tuple[str, ...] = ()
+    # VIEW intent filters: URL prefixes the app's deep-link activity handles (its LAUNCHER one)
+    deep_links: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -213,6 +218,8 @@ def installed_packages(sdk: int) -> list[PackageSpec]:
             (P + "CAMERA", *notif, P + "ACCESS_NOTIFICATION_POLICY", P + "INTERNET"),
             "com.example.notes/.MainActivity",
             services=("com.example.notes/.NotesListenerService",),
+            private_activities=("com.example.notes.internal.DebugActivity",),
+            deep_links=("https://notes.example.com/", "http://notes.example.com/"),
             extra={"installerPackageName": "com.android.vending"},
         ),
     ]

@@ -18,16 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from device.sim.registry import ToolIO, tool
-from device.sim.ui import labels
+from device.sim.services.packages import PackageManager
 from device.sim.ui.intents import Intent, IntentError, flatten_short, parse_start_args
 from device.sim.ui.model import (
     START_CLASS_NOT_FOUND,
     START_INTENT_NOT_RESOLVED,
+    START_PERMISSION_DENIED,
     START_TASK_TO_FRONT,
     StartResult,
     Ui,
 )
 
+SHELL_PID = 8142  # the pid of the shell's `am` process a denial names
 TASK_TO_FRONT = "Warning: Activity not started, its current task has been brought to the front"
 
 
@@ -76,11 +78,44 @@ def am_start(io: ToolIO, args: list[str]) -> int:
         pkg, cls = result.component
         say(f"Error type 3\nError: Activity class {{{pkg}/{cls}}} does not exist.\n")
         return _error_exit(io.phone.sdk)
+    if result.code == START_PERMISSION_DENIED and result.component is not None:
+        return _not_exported(io, intent, result.component)
     if result.code == START_TASK_TO_FRONT:
         say(TASK_TO_FRONT + "\n")
     if intent.wait:
         _wait_block(io, result)
     return 0
+
+
+def _supervisor(sdk: int) -> str:
+    """The class whose frame a denial's trace starts with: ``am.ActivityStackSupervisor``
+    (API 28, appium/appium#11307), ``wm.ActivityStackSupervisor`` (API 29-30, moved to the
+    window manager), ``wm.ActivityTaskSupervisor`` (API 31+, appium/appium#19281)."""
+    if sdk < 29:
+        return "com.android.server.am.ActivityStackSupervisor"
+    return f"com.android.server.wm.{'ActivityStackSupervisor' if sdk < 31 else 'ActivityTaskSupervisor'}"
+
+
+def _not_exported(io: ToolIO, intent: Intent, component: tuple[str, str]) -> int:
+    """An activity without ``android:exported``: ActivityTaskSupervisor
+    .checkStartAnyActivityPermission throws ``Permission Denial: starting Intent {...} from
+    null (pid=P, uid=2000) not exported from uid U`` (``from null``: the shell has no app
+    record) and BasicShellCommandHandler.exec prints ``Security exception: `` + its message,
+    a blank line and the stack trace on stderr, whatever ``-W`` says, and returns -1 (255).
+    Captured: appium/appium#11307, appium/appium-desktop#605, bamlab/flashlight#21; some
+    API 31+ builds print ``Exception occurred while executing 'start':`` before the
+    ``java.lang.SecurityException`` line instead (appium/appium#19281); phoned's app.open
+    reads both forms."""
+    app_id = io.phone.service(PackageManager).packages[component[0]].app_id
+    message = (
+        f"Permission Denial: starting {intent} from null (pid={SHELL_PID}, uid=2000) "
+        f"not exported from uid {app_id}"
+    )
+    io.err(
+        f"Security exception: {message}\n\njava.lang.SecurityException: {message}\n"
+        f"\tat {_supervisor(io.phone.sdk)}.checkStartAnyActivityPermission\n"
+    )
+    return 255
 
 
 def am_force_stop(io: ToolIO, args: list[str]) -> int:
@@ -127,15 +162,20 @@ def monkey(io: ToolIO, argv: list[str]) -> int:
     package = args[args.index("-p") + 1] if "-p" in args[:-1] else None
     io.out("\n".join(lines) + ("\n" if lines else ""))
     ui = io.phone.service(Ui)
-    if package is None or ui.resolve(Intent(package=package)) is None:
+    launcher = Intent(
+        action="android.intent.action.MAIN",
+        categories=["android.intent.category.LAUNCHER"],
+        package=package,
+    )
+    target = ui.resolve(launcher) if package is not None else None
+    if target is None:
         io.err("** No activities found to run, monkey aborted.\n")
         return 251
-    cls = labels.LAUNCH_ACTIVITIES[package]
     ui.start(
         Intent(
             action="android.intent.action.MAIN",
             categories=["android.intent.category.LAUNCHER"],
-            component=(package, cls),
+            component=target,
         )
     )
     io.out(

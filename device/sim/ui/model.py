@@ -21,6 +21,7 @@ from device.sim.registry import SimService
 from device.sim.services.contacts import ContactsProvider
 from device.sim.services.im_chat import ImChatStore
 from device.sim.services.packages import PackageManager
+from device.sim.services.packages_catalog import PackageSpec
 from device.sim.services.sms import SmsProvider
 from device.sim.ui import hierarchy, labels, render, samsung_messages, screens
 from device.sim.ui.automation import UiAutomation
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 START_SUCCESS, START_TASK_TO_FRONT = 0, 2
 START_INTENT_NOT_RESOLVED, START_CLASS_NOT_FOUND = -1, -2
+START_PERMISSION_DENIED = -4  # ActivityManager.START_PERMISSION_DENIED: not exported
 DEFAULT_LISTENER_APPS: tuple[tuple[str, str], ...] = (
     # A Pixel ships Android System Intelligence as a notification listener.
     (
@@ -199,12 +201,52 @@ class Ui:
         if "android.intent.category.HOME" in intent.categories:
             return labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY
         pkg = intent.package
+        if pkg and not self._enabled(pkg):
+            return None  # a disabled package's components never resolve
+        if pkg and intent.data is not None:
+            return self._deep_link(pkg, intent.data)
         if pkg and pkg in labels.LAUNCH_ACTIVITIES and self.is_installed(pkg):
             return pkg, labels.LAUNCH_ACTIVITIES[pkg]
+        if pkg and action == "android.intent.action.MAIN":
+            return self._launcher_of(pkg)
         return None
 
+    # An installed app's own entries (``PackageSpec``): its launcher activity, deep links,
+    # disabled state and activities the shell may not start.
+
+    def _spec(self, package: str) -> PackageSpec | None:
+        try:
+            return self.phone.service(PackageManager).spec(package)
+        except NotImplementedError:
+            return None
+
+    def _enabled(self, package: str) -> bool:
+        try:
+            return self.phone.service(PackageManager).is_enabled(package)
+        except NotImplementedError:
+            return self.is_installed(package)
+
+    def _launcher_of(self, package: str) -> tuple[str, str] | None:
+        spec = self._spec(package)
+        if spec is None or spec.launch_activity is None:
+            return None
+        pkg, _, cls = spec.launch_activity.partition("/")
+        return pkg, pkg + cls if cls.startswith(".") else cls
+
+    def _deep_link(self, package: str, url: str) -> tuple[str, str] | None:
+        """A VIEW intent pinned to ``package``: its launcher activity when one of its
+        intent filters takes the URL, else nothing resolves."""
+        spec = self._spec(package)
+        if spec is None or not any(url.startswith(p) for p in spec.deep_links):
+            return None
+        return self._launcher_of(package)
+
+    def _not_exported(self, package: str, cls: str) -> bool:
+        spec = self._spec(package)
+        return spec is not None and cls in spec.private_activities
+
     def _known_activity(self, package: str, cls: str) -> bool:
-        return self.is_installed(package) and (
+        return self._enabled(package) and (
             cls in screens.BUILDERS
             or labels.LAUNCH_ACTIVITIES.get(package) == cls
             or package not in BUILTIN_PACKAGES
@@ -217,6 +259,8 @@ class Ui:
             target = self.resolve(intent)
             if target is None:
                 return StartResult(START_INTENT_NOT_RESOLVED)
+            if self._not_exported(*target):
+                return StartResult(START_PERMISSION_DENIED, component=target)
             if not self._known_activity(*target):
                 code = (
                     START_CLASS_NOT_FOUND
