@@ -208,3 +208,37 @@ def test_the_policy_by_source_and_by_method_and_reads_never_ask(
     assert failed.failure.reason is FailureReason.UNSUPPORTED
     assert "cannot show a preview" in failed.failure.message
     assert sim.phone.settings.get("global", "zen_mode") == "0"
+
+
+def test_the_stale_check_at_resume_voids_an_approval_given_after_the_phone_changed(
+    daemon: Daemon, sim_factory: Any
+) -> None:
+    """The existing path (SPEC §7): the resume check's fresh snapshot differs from the pause
+    snapshot (the screen went off), so the approval given is void; the fresh preview is
+    asked for and nothing changes until it is approved."""
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    task_id = daemon.submit(
+        {"method": "dnd.set", "params": {"mode": "priority"}, "require_approval": True}
+    )
+    paused = daemon.state(task_id, TaskState.APPROVAL)
+    sim.phone.ui.sleep()  # the person turned the screen off meanwhile
+    decide(daemon, "approve", paused)
+    again = daemon.wait_for(
+        task_id,
+        lambda t: t.state is TaskState.APPROVAL and t.state_version > paused.state_version + 1,
+    )
+    assert again.approval_status == "pending"
+    (check,) = daemon.evidence(task_id, "resume_check")
+    assert check["body"]["decision"] == "void_approval" and "screen_on" in check["body"]["diff"]
+    outcome = daemon.evidence(task_id, "outcome")[-1]["body"]
+    assert outcome["status"] == "needs_approval" and outcome["detail"]["approval_void"] is True
+    assert outcome["detail"]["voided"]["resume_check"] == check["ref"]
+    assert sim.phone.settings.get("global", "zen_mode") == "0"
+    void = pending_of(daemon, task_id)["void"]
+    assert void is not None and void["message"].startswith("The approval given before is void")
+
+    decide(daemon, "approve", again)
+    done = daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED)
+    assert done.state is TaskState.COMPLETED, done.failure
+    assert sim.phone.settings.get("global", "zen_mode") == "1"
