@@ -180,3 +180,11 @@ def test_show_and_mcp_neutralise_the_rationale() -> None:
     assert "\x1b" not in asked and "\\x1b[2J" in asked
     assert "change: zen_mode 0 (off) -> 1 (priority)" in asked
     assert AFTER_DENIAL in asked and "source voice" in asked
+
+
+def test_classify_says_a_task_asking_for_approval_needs_it() -> None:
+    from daemon.planning.classify import classify_ingress
+
+    raw = {"conversation_id": "c", "method": "dnd.set", "params": {"mode": "off"}}
+    assert classify_ingress(raw).needs_approval is False
+    assert classify_ingress({**raw, "require_approval": True}).needs_approval is True
