@@ -188,3 +188,19 @@ def test_classify_says_a_task_asking_for_approval_needs_it() -> None:
     raw = {"conversation_id": "c", "method": "dnd.set", "params": {"mode": "off"}}
     assert classify_ingress(raw).needs_approval is False
     assert classify_ingress({**raw, "require_approval": True}).needs_approval is True
+
+
+def test_a_workflow_step_asking_approval_of_a_read_is_refused_naming_the_step() -> None:
+    workflow = {
+        "conversation_id": "c",
+        "steps": [
+            {"method": "dnd.set", "params": {"mode": "off"}, "require_approval": True},
+            {"method": "dnd.get", "require_approval": True},
+        ],
+    }
+    with pytest.raises(InvalidTask) as caught:
+        parse_ingress(workflow)
+    assert [e["field"] for e in caught.value.errors] == ["steps.1.require_approval"]
+    workflow["steps"].pop()
+    spec = parse_ingress({**workflow, "steps": [{**workflow["steps"][0], "rationale": "why"}]})
+    assert spec.steps[0].require_approval and spec.steps[0].rationale == "why"  # type: ignore[union-attr]
