@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:
+    from daemon.lifecycle.approval_policy import ApprovalPolicy
     from daemon.store.retention import RetentionRule
 
 # How often timed-out tasks are swept, by the daemon and by `phoned serve` alike.
@@ -51,6 +52,48 @@ class Retention(_Section):
     max_tasks: int = Field(default=100_000, ge=0)  # terminal tasks kept (newest); 0 = no cap
 
 
+class Approval(_Section):
+    """The owner's approval policy (``daemon.lifecycle.approval_policy``): every change by
+    one of ``methods``, or from one of ``sources``, waits for a person's approval."""
+
+    methods: tuple[str, ...] = ()  # e.g. [dnd.set, wifi.set]
+    sources: tuple[str, ...] = ()  # e.g. [voice]
+
+    @field_validator("methods", "sources", mode="before")
+    @classmethod
+    def _words(cls, value: Any) -> Any:
+        if isinstance(value, str):  # PHONED_APPROVAL_METHODS=dnd.set,wifi.set
+            return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
+
+    @field_validator("methods")
+    @classmethod
+    def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from daemon.lifecycle.approval_policy import policy_method_error
+
+        for name in value:
+            error = policy_method_error(name)
+            if error is not None:
+                raise ValueError(error)
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _known_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from daemon.lifecycle.approval_policy import SOURCES
+
+        for name in value:
+            if name not in SOURCES:
+                raise ValueError(f"unknown source {name!r}; one of {', '.join(SOURCES)}")
+        return value
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        from daemon.lifecycle.approval_policy import ApprovalPolicy
+
+        return ApprovalPolicy.of(self.methods, self.sources)
+
+
 class Config(_Section):
     """The daemon's settings after every source has been applied."""
 
@@ -75,6 +118,7 @@ class Config(_Section):
     log_format: Literal["json", "text"] = "text"
     timeouts: Timeouts = Field(default_factory=Timeouts)
     retention: Retention = Field(default_factory=Retention)
+    approval: Approval = Field(default_factory=Approval)
 
     @field_validator("queue")
     @classmethod
@@ -159,7 +203,11 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
 
 
 # nested sections: PHONED_<SECTION>_<KEY> in the environment
-_SECTIONS: dict[str, type[_Section]] = {"timeouts": Timeouts, "retention": Retention}
+_SECTIONS: dict[str, type[_Section]] = {
+    "timeouts": Timeouts,
+    "retention": Retention,
+    "approval": Approval,
+}
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:

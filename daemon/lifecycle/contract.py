@@ -20,6 +20,9 @@ CONTRACT_VERSION: ContractVersion = "a2a-task-orchestration-v1"
 
 Source = Literal["cloud", "voice", "cli", "schedule"]
 
+# The planner's own words on why it asks (shown verbatim, escaped, on the approval card).
+RATIONALE_MAX = 2000
+
 
 class Timeouts(BaseModel):
     """Per-task timeouts in seconds (SPEC §3 defaults)."""
@@ -55,6 +58,10 @@ class TaskSpec(BaseModel):
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
     max_attempts: int = Field(default=2, ge=1, le=10)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    # the planner asks for a person's approval of a preview before the effect (a changing
+    # method that can show one: ``daemon/lifecycle/approval_policy.py``)
+    require_approval: bool = False
+    rationale: str | None = Field(default=None, min_length=1, max_length=RATIONALE_MAX)
     # seed-004 envelope hints, kept so the ingress mapping loses nothing
     execution_mode: str | None = None
     queue: str | None = None
@@ -73,6 +80,8 @@ class StepSpec(BaseModel):
     completion_target: str | None = None
     max_attempts: int = Field(default=2, ge=1, le=10)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    require_approval: bool = False
+    rationale: str | None = Field(default=None, min_length=1, max_length=RATIONALE_MAX)
 
 
 class WorkflowSpec(BaseModel):
@@ -172,6 +181,17 @@ def check_completion_target(
     return []
 
 
+def check_require_approval(method: str, asked: bool, field: str) -> list[FieldError]:
+    """Refuse ``require_approval: true`` on a method that would never ask: a read (it
+    changes nothing) or a change that cannot show a preview yet."""
+    if not asked or method not in METHOD_PARAMS:
+        return []
+    from daemon.lifecycle.approval_policy import policy_method_error
+
+    error = policy_method_error(method)
+    return [] if error is None else [FieldError(field=field, message=error)]
+
+
 def validate_task(raw: dict[str, Any]) -> TaskSpec:
     """Return the checked spec of a canonical task, or raise ``InvalidTask``."""
     try:
@@ -183,7 +203,7 @@ def validate_task(raw: dict[str, Any]) -> TaskSpec:
         raise InvalidTask(errors)
     errors = check_completion_target(
         spec.method, params, spec.completion_target, "completion_target"
-    )
+    ) + check_require_approval(spec.method, spec.require_approval, "require_approval")
     if errors:
         raise InvalidTask(errors)
     return spec.model_copy(update={"params": params})
@@ -205,6 +225,8 @@ def validate_workflow(raw: dict[str, Any]) -> WorkflowSpec:
             errors.extend(
                 check_completion_target(step.method, params, step.completion_target, field)
             )
+            asked = f"steps.{index}.require_approval"
+            errors.extend(check_require_approval(step.method, step.require_approval, asked))
         steps.append(step.model_copy(update={"params": params}))
     if errors:
         raise InvalidTask(errors)
@@ -226,6 +248,8 @@ def step_task(workflow: WorkflowSpec, step: StepSpec) -> TaskSpec:
         completion_target=step.completion_target,
         max_attempts=step.max_attempts,
         timeouts=step.timeouts,
+        require_approval=step.require_approval,
+        rationale=step.rationale,
         execution_mode=workflow.execution_mode,
         queue=workflow.queue,
         force_task_manager=workflow.force_task_manager,

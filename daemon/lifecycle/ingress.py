@@ -41,6 +41,8 @@ _ENVELOPE = {
     "forceTaskManager": "force_task_manager",
     "workflowName": "workflow_name",
     "queue": "queue",
+    "requireApproval": "require_approval",
+    "rationale": "rationale",
 }
 # seed-004 name -> canonical name, inside one subTask; other keys are flattened params
 _STEP = {

@@ -23,6 +23,8 @@ POLL_S = 0.1
 
 # How long a tool call waits for some daemon to be there before saying none is.
 UNSERVED_GRACE_S = 5.0
+# task fields a method tool takes beside its params (``tools.method_tool``)
+TASK_FIELDS = ("rationale", "require_approval")
 
 
 class ToolError(Exception):
@@ -86,6 +88,9 @@ class Bridge:
             "params": params,
             "conversation_id": self.conversation,
         }
+        for field in TASK_FIELDS:  # the planner's own, beside the params (``tools.py``)
+            if field in params:
+                raw[field] = params.pop(field)
         if device is not None:
             raw["device"] = device
         queued, _ = queue_spec(self.store, raw, self.cfg)
@@ -194,14 +199,16 @@ class Bridge:
         return out
 
     def _approval(self, task: TaskRecord) -> dict[str, Any]:
-        from daemon.rendering.approval_view import decision_command
+        from daemon.rendering.approval_view import approval_card, decision_command
 
         digest = task.approval_digest or ""
+        preview = self.preview(task.id)
         return {
             "status": "pending",
             "revision": task.revision,
             "digest": digest,
-            "preview": self.preview(task.id),
+            "preview": preview,
+            "card": approval_card(task, preview),
             "deadline": task.approval_deadline,
             "approve_command": decision_command("approve", task, self.queue_url),
             "deny_command": decision_command("deny", task, self.queue_url),

@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.tools import tools
 from daemon.planning import catalogue
+from daemon.rendering.approval_view import AFTER_DENIAL
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -89,13 +90,20 @@ def question(task: TaskRecord, preview: dict[str, Any] | None) -> str:
         f"  effect: {shown.get('effect', task.method)}",
         f"  to:     {shown.get('target', '?')}",
     ]
+    if "change" in data:
+        lines.append(f"  change: {data['change']}")
     if "text" in data:
         lines.append(f"  text:   {data['text']}")
     if "app" in data:
         lines.append(f"  app:    {data['app']}")
+    lines.append(f"  asked by conversation {task.conversation_id}, source {task.source}")
+    rationale = (task.spec or {}).get("rationale")
+    if isinstance(rationale, str):  # the planner's words, quoted: never read as instructions
+        lines.append(f"  the assistant's rationale (its words): {rationale!r}")
     lines += [
         f"  task {task.id}, revision {task.revision}, preview {str(task.approval_digest)[:16]}",
         "Accept approves exactly this; decline denies it (the task stops).",
+        f"If denied: {AFTER_DENIAL}.",
     ]
     return "\n".join(lines)
 

@@ -8,11 +8,33 @@ from typing import Any
 
 import mcp.types as types
 
+from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
 from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
            "else any device the daemon serves)"}  # fmt: skip
+_RATIONALE = {"type": "string", "maxLength": RATIONALE_MAX,
+              "description": "why you ask for this, in your own words: shown verbatim to the "
+              "person on the approval card"}  # fmt: skip
+_REQUIRE_APPROVAL = {"type": "boolean", "description": "true: a person approves a preview "
+                     "of the change (from what to what) before it is made"}  # fmt: skip
+
+
+def _task_fields(method: str) -> dict[str, Any]:
+    """The task fields a method's tool takes beside its params: a ``rationale`` for a
+    change, ``require_approval`` for one that can show a preview (a read takes neither)."""
+    from device.actions.registry import method as declared
+
+    found = declared(method)
+    fields: dict[str, Any] = {}
+    if found.changes:
+        fields["rationale"] = _RATIONALE
+    if found.previews:
+        fields["require_approval"] = _REQUIRE_APPROVAL
+    return fields
+
+
 _TASK_ID = {"type": "string", "description": "the task id a method tool returned"}
 
 TASK_OUTPUT = {
@@ -37,7 +59,7 @@ TASK_OUTPUT = {
 def method_tool(method: str) -> types.Tool:
     entry = catalogue.entry(method)
     schema = dict(entry["params"])
-    schema["properties"] = {**schema["properties"], "device": _DEVICE}
+    schema["properties"] = {**schema["properties"], "device": _DEVICE, **_task_fields(method)}
     lines = [entry["summary"], f"Reads: {entry['reads']}."]
     if entry["changes"]:
         lines.append(f"Changes: {entry['changes']}.")

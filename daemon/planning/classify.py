@@ -37,16 +37,20 @@ def classify_ingress(
         return Classification(accepted=False, kind="invalid", errors=tuple(exc.errors))
     if isinstance(spec, WorkflowSpec):
         methods = tuple(step.method for step in spec.steps)
+        asked = any(step.require_approval for step in spec.steps)
         kind = "workflow"
     else:
         methods = (spec.method,)
+        asked = spec.require_approval
         kind = "task"
     unsupported = tuple(m for m in methods if capabilities is not None and m not in capabilities)
     return Classification(
         accepted=not unsupported,
         kind=kind,
         methods=methods,
-        needs_approval=any(m in APPROVAL_METHODS for m in methods),
+        # the method's own, or the task's ``require_approval`` (accepted only where a
+        # preview can be shown); a daemon's ``approval.*`` policy is its own, not known here
+        needs_approval=asked or any(m in APPROVAL_METHODS for m in methods),
         supported=None if capabilities is None else not unsupported,
         unsupported=unsupported,
     )

@@ -14,6 +14,13 @@ asked again says why), and ``stale`` when the daemon has seen the phone change s
 preview was shown (``approval_watch``): approving it then sends nothing
 (``can_approve``: the resumed attempt asks again with a fresh preview), or, when the person
 edited the draft, can only fail (``can_approve`` false: deny, then ``phoned rerun``).
+
+The card names everything seed 000 asks of it: where the request came from
+(``conversation_id``, ``source`` and the planner's own ``rationale``, verbatim: the HTML,
+terminal and JSON renderings escape it, never this record), what will be done
+(``effect``; for a setting, ``change``: ``zen_mode 0 (off) -> 1 (priority)``), to whom or
+what (``target``), which data is used (``data``), and that a denial ends the task
+(``after_denial``).
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.lifecycle.pause_evidence import latest_check
 from daemon.rendering.values import iso
+
+# What a denial means, on every card (seed 000: "whether it can continue after a denial").
+AFTER_DENIAL = "a denial ends this task (stopped, approval_denied); it cannot continue"
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord
@@ -128,6 +138,27 @@ def decision_command(verb: str, task: TaskRecord, queue: str | None = None) -> s
     return shlex.join(argv)
 
 
+def approval_card(task: TaskRecord, preview: dict[str, Any] | None) -> dict[str, Any]:
+    """What the approval card shows besides the decision (seed 000): where the request came
+    from, what will be done, to whom or what, with which data, and what a denial means;
+    the ``rationale`` as the planner gave it (escaped by each rendering, not here)."""
+    preview = preview or {}
+    shown = preview.get("data")
+    data: dict[str, Any] = shown if isinstance(shown, dict) else {}
+    rationale = (task.spec or {}).get("rationale")
+    return {
+        "conversation_id": task.conversation_id,
+        "source": task.source,
+        "rationale": rationale if isinstance(rationale, str) else None,
+        "effect": preview.get("effect"),
+        "target": preview.get("target"),
+        "change": data.get("change"),
+        "data": data,
+        "after_denial": AFTER_DENIAL,
+        "can_continue_after_denial": False,
+    }
+
+
 def pending_approval(
     task: TaskRecord,
     preview: dict[str, Any] | None,
@@ -145,9 +176,8 @@ def pending_approval(
     return {
         "revision": task.approval_revision or task.revision,
         "digest": task.approval_digest,
-        "conversation_id": task.conversation_id,
         "deadline": task.approval_deadline,
-        "effect": preview.get("effect"),
+        **approval_card(task, preview),
         "recipient": preview.get("target"),
         "text": data.get("text"),
         "app": data.get("app"),
@@ -169,13 +199,13 @@ def approval_lines(pending: dict[str, Any]) -> list[str]:
     return [
         "",
         "pending approval",
+        f"  from        conversation {show(pending.get('conversation_id'))}, "
+        f"source {show(pending.get('source'))}",
+        *_rationale_lines(pending.get("rationale")),
         f"  effect      {show(pending['effect'])}",
-        f"  recipient   {show(pending['recipient'])}",
-        f"  text        {show(pending['text'])!r}"
-        if pending["text"] is not None
-        else "  text        -",
-        f"  app         {show(pending['app'])}",
+        *_what_lines(pending, show),
         f"  screenshot  {show(pending['screenshot'])}",
+        f"  if denied   {pending.get('after_denial') or AFTER_DENIAL}",
         f"  revision {pending['revision']}  digest {show(pending['digest'])}",
         f"  decide before {iso(pending['deadline']) or '-'}",
         *[f"  {mark['message']}" for mark in (pending.get("void"), pending.get("stale")) if mark],
@@ -183,4 +213,28 @@ def approval_lines(pending: dict[str, Any]) -> list[str]:
         f"    {pending['approve_command']}",
         "  to deny:",
         f"    {pending['deny_command']}",
+    ]
+
+
+def _rationale_lines(rationale: Any) -> list[str]:
+    """The planner's rationale, verbatim (``repr``: quotes, newlines and control characters
+    shown as escapes; the terminal rendering escapes what is left)."""
+    if not isinstance(rationale, str):
+        return []
+    return [f"  rationale   {rationale!r}"]
+
+
+def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
+    """What will be done, to whom or what, with which data: a setting's change from what to
+    what, or sms.send's recipient, text and app."""
+    if pending.get("change") is not None:
+        return [
+            f"  target      {show(pending.get('target'))}",
+            f"  change      {show(pending['change'])}",
+        ]
+    text = pending.get("text")
+    return [
+        f"  recipient   {show(pending['recipient'])}",
+        f"  text        {show(text)!r}" if text is not None else "  text        -",
+        f"  app         {show(pending['app'])}",
     ]

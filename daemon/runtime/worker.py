@@ -80,6 +80,7 @@ def worker_for(
         settle_timeout=cfg.settle_timeout,
         ci_grant=cfg.ci_grant_permissions,
         artifacts_dir=cfg.artifacts_path,
+        approval_policy=cfg.approval.policy,
     )
     if once:
         return Worker(store_factory, device, owner, settings, executor, limit=1, hold=hold)

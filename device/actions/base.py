@@ -100,6 +100,8 @@ class ActionContext:
     gate: Callable[[str], None] = lambda action: None  # raises Superseded to refuse an effect
     journal: Journal = field(default_factory=NullJournal)
     approval_digest: str | None = None  # the preview digest an approver accepted, if any
+    # the owner's policy asks for an approval of this task's effect (``approval_policy``)
+    approval_required: bool = False
     poll_interval: float = 0.1
     settle_timeout: float = 5.0  # bound on waiting for an async transition
     ci_grant: bool = False  # CI-only: grant permissions with pm/cmd instead of waiting

@@ -31,7 +31,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read
-from device.actions.setting import Setting
+from device.actions.setting import Change, Setting
 from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
@@ -200,7 +200,19 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return f"brightness.{observed}"
 
 
-SETTING = Setting(_read, _reached, _already, _apply)
+def _brightness_words(level: int | None, auto: bool | None) -> str:
+    if auto:
+        return "auto"
+    return "unknown" if level is None else str(level)
+
+
+def _change(params: BrightnessSet, before: Brightness) -> Change:
+    """``brightness 120 -> 200`` (or ``-> auto``), for the preview of an approval."""
+    after = _brightness_words(params.level, params.auto)
+    return Change("brightness", _brightness_words(before.level, before.auto), after)
+
+
+SETTING = Setting(_read, _reached, _already, _apply, change=_change)
 
 
 # ---- declaration -------------------------------------------------------------------------
@@ -222,7 +234,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 
 DECLARED = (
     Method(
-        "brightness.set", BrightnessSet, set_brightness, name_target, reconcile=reconcile,
+        "brightness.set", BrightnessSet, set_brightness, name_target, reconcile=reconcile, previews=True,
         summary="Set the screen brightness: a level 0..255 in manual mode, or adaptive "
         "brightness on; verified by reading both settings back.",
         reads=_READS, changes="the screen brightness level and mode (manual/adaptive)",

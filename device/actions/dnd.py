@@ -25,7 +25,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
-from device.actions.setting import Setting
+from device.actions.setting import Change, Setting
 from device.commands import Argv
 from device.probes import SET_DND
 
@@ -162,7 +162,16 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return f"dnd.{mode}"
 
 
-SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
+def _zen_words(zen: int | None) -> str:
+    return "unknown" if zen is None else f"{zen} ({ZEN_TO_MODE.get(zen, 'unknown mode')})"
+
+
+def _change(params: DndSet, before: int | None) -> Change:
+    """``zen_mode 0 (off) -> 1 (priority)``, for the preview of an approval."""
+    return Change("zen_mode", _zen_words(before), _zen_words(MODE_TO_ZEN[params.mode]))
+
+
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported, change=_change)
 
 
 # ---- declaration -------------------------------------------------------------------------
@@ -179,7 +188,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 
 DECLARED = (
     Method(
-        "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile,
+        "dnd.set", DndSet, set_mode, name_target, reconcile=reconcile, previews=True,
         probes=(SET_DND,),
         needs=lambda c: bool(c[SET_DND.name]),  # cmd notification set_dnd, API 29+
         summary="Set the Do Not Disturb mode, verified by reading it back.",

@@ -40,6 +40,9 @@ class Method(Generic[P]):
     # judged from the results of ``probes``; None: nothing probed is required
     needs: Callable[[Capabilities], bool] | None = None
     approval: bool = False  # the effect waits for an explicit approval
+    # when the owner's policy asks (``daemon/lifecycle/approval_policy.py``), its run pauses
+    # for an approval of a preview of the change (the setting methods: ``setting.Change``)
+    previews: bool = False
     idempotent: bool = True  # False: once it happened, only verified, never repeated
     screen: bool = False  # depends on the screen: full snapshots, draft-edit staleness
     sensitive: tuple[str, ...] = ()  # params whose values never reach evidence or logs
@@ -60,6 +63,8 @@ class Method(Generic[P]):
             raise ValueError(f"{self.name}: needs reads probes; declare them (probes=...)")
         if self.approval and self.reconcile is None:
             raise ValueError(f"{self.name}: an approved effect needs a reconciler")
+        if self.previews and not self.changes:
+            raise ValueError(f"{self.name}: a preview is of a change; a read has none")
 
     def supported_on(self, capabilities: Capabilities) -> bool:
         """Whether a phone with ``capabilities`` can carry it out: every declared probe ran

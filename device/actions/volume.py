@@ -30,7 +30,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import Params
 from device.actions.reads import got, invalid, target
-from device.actions.setting import Setting
+from device.actions.setting import Change, Setting
 from device.commands import Argv
 from device.parsers import VolumeReading
 from device.probes import CMD_MEDIA_SESSION, SERVICES, Capabilities
@@ -225,7 +225,17 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return f"volume.{params.get('stream', 'music')}.{level}"
 
 
-SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
+def _change(params: VolumeSet, before: VolumeReading | None) -> Change:
+    """``volume music 5 -> 9``, for the preview of an approval."""
+    name = f"volume {params.stream}"
+    if before is None:
+        return Change(
+            name, "unknown", str(params.level if params.level is not None else f"{params.percent}%")
+        )
+    return Change(name, str(before.index), str(_level(params, before)))
+
+
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported, change=_change)
 
 
 # ---- declaration -------------------------------------------------------------------------
@@ -251,6 +261,7 @@ DECLARED = (
         set_level,
         name_target,
         reconcile=reconcile,
+        previews=True,
         probes=(SERVICES, CMD_MEDIA_SESSION),
         needs=_has_audio,
         summary="Set one audio stream's volume (device steps or percent), verified by read-back.",

@@ -29,7 +29,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
-from device.actions.setting import Setting
+from device.actions.setting import Change, Setting
 from device.commands import Argv
 from device.probes import SERVICES, Capabilities
 
@@ -157,7 +157,12 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
     return {"enabled": "wifi.on", "disabled": "wifi.off"}.get(str(state), f"wifi.{state}")
 
 
-SETTING = Setting(_read, _reached, _already, _apply, _unsupported)
+def _change(params: WifiSet, before: str | None) -> Change:
+    """``wifi disabled -> enabled``, for the preview of an approval."""
+    return Change("wifi", before or "unknown", _want(params))
+
+
+SETTING = Setting(_read, _reached, _already, _apply, _unsupported, change=_change)
 
 
 # ---- declaration -------------------------------------------------------------------------
@@ -183,6 +188,7 @@ DECLARED = (
         set_enabled,
         name_target,
         reconcile=reconcile,
+        previews=True,
         probes=(SERVICES,),
         needs=_has_wifi,
         summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",

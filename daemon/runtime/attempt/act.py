@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from daemon.lifecycle.approval_policy import unpreviewable
 from daemon.lifecycle.errors import StoreUnavailable
+from daemon.lifecycle.states import FailureReason
 from daemon.runtime.attempt.records import Acted, Admitted, Attempt, End, Fail, Held, Stop
 from daemon.runtime.faults import fault_point
 from device.actions.base import Outcome as ActionOutcome
@@ -24,8 +26,12 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
     evidence. Refused at the gate: a stop, a person's pause (``Held``) or a re-plan on the
     current revision (``Admitted``); a device, queue or parameter error ends the attempt."""
     from device.actions import execute
+    from device.actions.registry import method as declared
 
     task, void = admitted.task, admitted.void
+    refused = unpreviewable(declared(task.method), task, run.settings.approval_policy)
+    if refused is not None:  # an approval the person could not be shown: never run blind
+        return Fail.of(task, FailureReason.UNSUPPORTED, refused)
     try:  # a refused artifacts folder (a planted symlink) fails the attempt, named
         ctx = run.step_context(task, void_approval=void is not None)
         outcome = voided(execute(task.method, task.params, ctx), void)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.lifecycle.approval_policy import NO_POLICY, ApprovalPolicy, needs_approval
 from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import FailureReason
@@ -39,6 +40,7 @@ class ExecutorSettings:
     ci_grant: bool = False
     artifacts_dir: Path | None = None
     clock: Callable[[], float] = time.time
+    approval_policy: ApprovalPolicy = NO_POLICY  # the config's ``approval.*``
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,12 @@ class Attempt:
         private_dir(folder, root=top)
         return private_dir(folder / task.id, root=top)
 
+    def approval_required(self, task: TaskRecord) -> bool:
+        """Whether ``task``'s effect waits for a person's approval (``needs_approval``)."""
+        from device.actions.registry import method
+
+        return needs_approval(method(task.method), task, self.settings.approval_policy)
+
     def step_context(self, task: TaskRecord, void_approval: bool = False) -> ActionContext:
         """A context for one step of the attempt, with the store's journal as its gate; its
         recorder is tracked by the attempt (``void_approval``: the approval given is void)."""
@@ -78,6 +86,7 @@ class Attempt:
             recorder=self.evidence.step_recorder(task),
             journal=journal,
             approval_digest=approved,
+            approval_required=self.approval_required(task),
             settle_timeout=self.settings.settle_timeout,
             ci_grant=self.settings.ci_grant,
             artifacts_dir=artifacts,

@@ -242,15 +242,20 @@ async function approvalCard(status) {
     fresh ? el("p", { class: "mark void-mark", role: "note" }, text(fresh.message)) : null,
     stale ? el("p", { class: "mark stale-mark", role: "note" }, text(stale.message)) : null,
     el("table", {},
+      field("source", pending.source ?? task.source, "origin-source"),
+      pending.rationale != null ? field("rationale", pending.rationale, "origin-rationale") : null,
       field("effect", preview.effect, "preview-effect"),
       field("target", preview.target, "preview-target"),
-      field("text", data.text, "preview-text"),
-      field("app", data.app, "preview-app"),
+      data.change != null ? field("change", data.change, "preview-change") : null,
+      data.text !== undefined || data.change == null ? field("text", data.text, "preview-text") : null,
+      data.app !== undefined || data.change == null ? field("app", data.app, "preview-app") : null,
       field("snapshot digest", preview.snapshot_digest, "preview-snapshot digest"),
       field("approval digest", digest, "digest"),
       field("conversation", task.conversation_id),
       field("revision", revision, "revision"),
-      field("decide before", when(task.approval_deadline))),
+      field("decide before", when(task.approval_deadline)),
+      field("if denied", pending.after_denial || "a denial ends this task; it cannot continue",
+        "after-denial")),
     el("div", { class: "preview-shot" }, shot));
   if (status.may_decide) {
     card.append(decisionButtons(task, revision, digest, !stale || stale.can_approve !== false));

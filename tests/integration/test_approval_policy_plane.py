@@ -1,0 +1,149 @@
+"""Issue #26 items 3 and 4 through ``phoned serve``: a daemon (``phoned run --queue
+http://…``) serving a simulated phone (SDK 34) applies its own config's approval policy;
+the card reads the same in the API (``GET /v1/tasks/{id}``), the monitor (a real headless
+Chromium) and MCP (``phoned mcp --queue URL``), the planner's rationale shown as text.
+
+Without ``/usr/bin/chromium`` the monitor test skips locally and fails under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from cdp_client import Chromium
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from planes import Grant
+from stacks import REPO, Stack, open_stack, sign_in
+
+from daemon.rendering.approval_view import AFTER_DENIAL
+
+pytestmark = pytest.mark.integration
+
+CONV = "conv-policy"
+HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1"> quiet for the 8pm meeting'
+CHANGE = "zen_mode 0 (off) -> 1 (priority)"
+
+
+@pytest.fixture
+def stack(tmp_path: Path, adb_server: Any, sim_factory: Any) -> Iterator[Stack]:
+    """The plane, and a daemon whose config asks for approval of every change from voice."""
+    sim = sim_factory(sdk=34)
+    grants = {role: Grant(role) for role in ("planner", "viewer", "approver")}
+    grants["daemon"] = Grant("daemon", (sim.serial,))
+    policy = {"PHONED_APPROVAL_SOURCES": "voice", "PHONED_POLL_INTERVAL": "0.2"}
+    with open_stack(
+        tmp_path, adb_server.env, grants, sim=sim, daemon_id="policy-d1", daemon_env=policy
+    ) as made:
+        yield made
+
+
+def submit(stack: Stack, **fields: Any) -> str:
+    task = {"conversation_id": CONV, "device": stack.serial, "method": "dnd.set",
+            "params": {"mode": "priority"}, **fields}  # fmt: skip
+    answer = stack.call("planner", "POST", "/v1/tasks", json=task)
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["task"]["id"])
+
+
+def pending(stack: Stack, task_id: str) -> dict[str, Any]:
+    found = stack.call("approver", "GET", f"/v1/tasks/{task_id}").json()["pending_approval"]
+    assert found is not None
+    return dict(found)
+
+
+def card(task_id: str) -> str:
+    return f"#approval-list [data-task-id={json.dumps(task_id)}]"
+
+
+def test_the_policy_by_source_over_the_plane_and_the_card_in_api_and_monitor(
+    stack: Stack, chromium: Chromium
+) -> None:
+    # a read-only method from voice never asks; a change from the cli does not either
+    read = submit(stack, method="dnd.get", params={}, source="voice")
+    assert stack.wait_state(read, ("completed", "failed", "approval"))["state"] == "completed"
+
+    task_id = submit(stack, source="voice", rationale=HOSTILE)
+    stack.wait_state(task_id, ("approval",))
+    shown = pending(stack, task_id)
+    assert (shown["conversation_id"], shown["source"]) == (CONV, "voice")
+    assert shown["rationale"] == HOSTILE  # JSON: the string as given
+    assert (shown["effect"], shown["target"], shown["change"]) == ("dnd.set", "zen_mode", CHANGE)
+    assert shown["after_denial"] == AFTER_DENIAL and shown["can_continue_after_denial"] is False
+    assert stack.phone.settings.get("global", "zen_mode") == "0"
+
+    # a require_approval on a read is refused at the door, naming the field
+    refused = stack.call(
+        "planner", "POST", "/v1/tasks",
+        json={"conversation_id": CONV, "method": "dnd.get", "require_approval": True},
+    )  # fmt: skip
+    assert refused.status_code == 422 and "require_approval" in refused.text
+
+    page = chromium.page()
+    sign_in(page, f"{stack.url}/monitor", stack.tokens["approver"])
+    page.wait_for(f"!!document.querySelector('{card(task_id)} button.approve')", timeout=60)
+
+    def text(cls: str) -> Any:
+        selector = json.dumps(f"{card(task_id)} .{cls}")
+        return page.evaluate(f"(document.querySelector({selector}) || {{}}).textContent || null")
+
+    assert text("origin-rationale") == HOSTILE
+    assert text("origin-source") == "voice"
+    assert text("preview-change") == CHANGE
+    assert text("preview-target") == "zen_mode"
+    assert text("after-denial") == AFTER_DENIAL
+    assert page.evaluate("document.body.dataset.pwned === undefined")
+    assert page.evaluate("document.querySelectorAll('img:not(.screenshot)').length") == 0
+
+    page.evaluate(f"document.querySelector('{card(task_id)} button.approve').click(), true")
+    done = stack.wait_state(task_id, ("completed", "failed", "stopped"))
+    assert done["state"] == "completed" and done["observed_target"] == "dnd.priority"
+    assert stack.phone.settings.get("global", "zen_mode") == "1"
+
+
+def test_mcp_asks_with_require_approval_and_shows_the_card(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
+        env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
+    )  # fmt: skip
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            return listed, await session.call_tool(
+                "dnd_set", {"mode": "priority", "require_approval": True, "rationale": HOSTILE}
+            )
+
+    listed, called = anyio.run(main)
+    assert "require_approval" in listed["dnd_set"].input_schema["properties"]
+    assert "rationale" in listed["dnd_set"].input_schema["properties"]
+    assert "require_approval" not in listed["dnd_get"].input_schema["properties"]
+    assert not called.is_error, called.content
+    out = called.structured_content
+    assert out["state"] == "approval"
+    shown = out["approval"]["card"]
+    assert (shown["source"], shown["rationale"], shown["change"]) == ("cli", HOSTILE, CHANGE)
+    assert shown["after_denial"] == AFTER_DENIAL and shown["conversation_id"] == CONV
+    assert out["approval"]["preview"]["data"]["change"] == CHANGE
+
+    # the person decides elsewhere (an approver token); the denial ends the task
+    record = stack.task(out["task_id"])
+    denied = stack.call(
+        "approver", "POST", f"/v1/tasks/{out['task_id']}/deny",
+        json={"conversation_id": CONV, "revision": record["revision"],
+              "preview_digest": record["approval_digest"]},
+    )  # fmt: skip
+    assert denied.status_code == 200, denied.text
+    stopped = stack.wait_state(out["task_id"], ("stopped",))
+    assert stopped["failure"]["reason"] == "approval_denied"
+    assert stack.phone.settings.get("global", "zen_mode") == "0"
