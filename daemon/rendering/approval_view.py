@@ -199,14 +199,14 @@ def approval_lines(pending: dict[str, Any]) -> list[str]:
     return [
         "",
         "pending approval",
-        f"  from        conversation {show(pending.get('conversation_id'))}, "
-        f"source {show(pending.get('source'))}",
-        *_rationale_lines(pending.get("rationale")),
         f"  effect      {show(pending['effect'])}",
         *_what_lines(pending, show),
         f"  screenshot  {show(pending['screenshot'])}",
-        f"  if denied   {pending.get('after_denial') or AFTER_DENIAL}",
         f"  revision {pending['revision']}  digest {show(pending['digest'])}",
+        f"  from        conversation {show(pending.get('conversation_id'))}, "
+        f"source {show(pending.get('source'))}",
+        *_rationale_lines(pending.get("rationale")),
+        f"  if denied   {pending.get('after_denial') or AFTER_DENIAL}",
         f"  decide before {iso(pending['deadline']) or '-'}",
         *[f"  {mark['message']}" for mark in (pending.get("void"), pending.get("stale")) if mark],
         "  to approve:",
