@@ -137,6 +137,17 @@ SERVICES = Probe(
     "a line); a service without hardware is absent (SystemServer.startOtherServices)",
     "the running system services (`wifi`, `audio`, `bluetooth_manager`, ...)",
 )
+
+
+def service_running(name: str) -> Callable[[Capabilities], bool]:
+    """A method's ``needs``: the phone runs the system service ``name`` (``SERVICES``)."""
+
+    def needs(capabilities: Capabilities) -> bool:
+        return name in capabilities[SERVICES.name]
+
+    return needs
+
+
 SET_DND = Probe(
     "set_dnd",
     commands.NOTIFICATION_HELP,

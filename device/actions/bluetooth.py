@@ -37,7 +37,7 @@ from device.actions.params import NoParams, Params
 from device.actions.reads import got
 from device.commands import Argv
 from device.evidence import now_iso
-from device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, Capabilities
+from device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -388,10 +388,6 @@ def name_target(params: dict[str, Any], observed: Any) -> str:
 # ---- declaration -------------------------------------------------------------------------
 
 
-def _has_manager(capabilities: Capabilities) -> bool:
-    return "bluetooth_manager" in capabilities[SERVICES.name]
-
-
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads="`dumpsys bluetooth_manager` (`state:`), `settings get global bluetooth_on`",
     effect=(
@@ -408,14 +404,14 @@ DECLARED = (
     Method(
         "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
         probes=(SERVICES, CMD_BLUETOOTH_MANAGER),
-        needs=_has_manager,
+        needs=service_running("bluetooth_manager"),
         summary="Turn Bluetooth on or off, verified by reading the adapter state back.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
         changes="the Bluetooth adapter (on/off)",
         actions_row=_ACTIONS_ROW,
     ),
     Method(
-        "bluetooth.get", NoParams, get, name_target, probes=(SERVICES, CMD_BLUETOOTH_MANAGER), needs=_has_manager,
+        "bluetooth.get", NoParams, get, name_target, probes=(SERVICES, CMD_BLUETOOTH_MANAGER), needs=service_running("bluetooth_manager"),
         summary="Read whether Bluetooth is on.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",
     ),

@@ -33,7 +33,7 @@ from device.actions.reads import got, invalid, target
 from device.actions.setting import Change, Setting
 from device.commands import Argv
 from device.parsers import VolumeReading
-from device.probes import CMD_MEDIA_SESSION, SERVICES, Capabilities
+from device.probes import CMD_MEDIA_SESSION, SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -241,10 +241,6 @@ SETTING = Setting(_read, _reached, _already, _apply, _unsupported, change=_chang
 # ---- declaration -------------------------------------------------------------------------
 
 
-def _has_audio(capabilities: Capabilities) -> bool:
-    return "audio" in capabilities[SERVICES.name]
-
-
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads=(
         "`cmd media_session volume --stream N --get` (API 30+) / `media volume ...` (below), "
@@ -263,7 +259,7 @@ DECLARED = (
         reconcile=reconcile,
         previews=True,
         probes=(SERVICES, CMD_MEDIA_SESSION),
-        needs=_has_audio,
+        needs=service_running("audio"),
         summary="Set one audio stream's volume (device steps or percent), verified by read-back.",
         reads="the stream's volume and range (dumpsys audio)",
         changes="one stream's volume",
@@ -276,7 +272,7 @@ DECLARED = (
         get,
         name_target,
         probes=(SERVICES, CMD_MEDIA_SESSION),
-        needs=_has_audio,
+        needs=service_running("audio"),
         summary="Read one audio stream's volume and its range.",
         reads="the stream's volume and range (dumpsys audio)",
         emulator_params={"stream": "music"},

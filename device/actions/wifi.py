@@ -31,7 +31,7 @@ from device.actions.params import NoParams, Params
 from device.actions.reads import got, read, target
 from device.actions.setting import Change, Setting
 from device.commands import Argv
-from device.probes import SERVICES, Capabilities
+from device.probes import SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -168,10 +168,6 @@ SETTING = Setting(_read, _reached, _already, _apply, _unsupported, change=_chang
 # ---- declaration -------------------------------------------------------------------------
 
 
-def _has_wifi(capabilities: Capabilities) -> bool:
-    return "wifi" in capabilities[SERVICES.name]
-
-
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads=(
         "`dumpsys wifi` (`Wi-Fi is <state>`), `settings get global wifi_on` when that line is "
@@ -190,7 +186,7 @@ DECLARED = (
         reconcile=reconcile,
         previews=True,
         probes=(SERVICES,),
-        needs=_has_wifi,
+        needs=service_running("wifi"),
         summary="Turn Wi-Fi on or off, verified by reading the Wi-Fi state back.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
         changes="Wi-Fi (on/off)",
@@ -203,7 +199,7 @@ DECLARED = (
         get,
         name_target,
         probes=(SERVICES,),
-        needs=_has_wifi,
+        needs=service_running("wifi"),
         summary="Read whether Wi-Fi is on.",
         reads="the Wi-Fi state (dumpsys wifi, global wifi_on)",
     ),
