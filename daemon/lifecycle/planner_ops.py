@@ -21,6 +21,7 @@ from daemon.lifecycle.operation import Change, Facts, Op, TaskOp
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.rules import Row
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
+from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from device.digest import canonical_json
 
 
@@ -144,7 +145,16 @@ class Amend(Steer):
             # the pending preview showed the old params: void it and re-plan
             changes.update(approval_status="void", approval_digest=None, resume=1)
             return Change(rules.move(row, TaskState.QUEUED, now, **changes), True)
+        if row["state"] == TaskState.WAITING.value and _waits_for_choice(row):
+            # the amendment is the choice the task waited for: re-plan with it
+            changes.update(waiting_for=None, dispatched_at=None, resume=1)
+            return Change(rules.move(row, TaskState.QUEUED, now, **changes), True)
         return Change(rules.bump(row, now, **changes), True)
+
+
+def _waits_for_choice(row: Row) -> bool:
+    waiting = row["waiting_for"]
+    return bool(waiting) and WaitingFor.parse(waiting).kind is WaitKind.CHOICE
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,12 @@ text                                        value
                                             (``WHAT`` is ``android.permission.X`` or
                                             ``access:notification_listener|dnd_access``)
 ``user``                                    ``WaitingFor(USER)``: a person paused it
+``choice:FIELD``                            ``WaitingFor(CHOICE, choice_of=FIELD)``: several
+                                            candidates fit the param ``FIELD`` (a contact
+                                            name as ``to``, a selector matching several
+                                            elements); the candidates are in the outcome's
+                                            evidence, and only an amendment that picks one
+                                            (a new revision) requeues the task
 ==========================================  ==================================================
 
 Package and permission names never contain ``:`` or ``,`` (Android's own rules; the params
@@ -34,6 +40,7 @@ class WaitKind(str, Enum):
     PERMISSION_DIALOG = "permission-dialog"  # a person answers a runtime-permission dialog
     PERMISSION = "permission"  # a grant to observe (recovery screen opened)
     USER = "user"  # a person paused the task; only they resume it
+    CHOICE = "choice"  # several candidates fit a param; an amendment picks one
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class WaitingFor:
     package: str | None = None
     permission: str | None = None
     missing: tuple[str, ...] = ()
+    choice_of: str | None = None  # CHOICE: the param the candidates are for
 
     @property
     def text(self) -> str:
@@ -53,6 +61,8 @@ class WaitingFor:
             return self.condition or "condition"
         if self.kind is WaitKind.USER:
             return "user"
+        if self.kind is WaitKind.CHOICE:
+            return f"choice:{self.choice_of or 'params'}"
         if self.kind is WaitKind.PERMISSION:
             return f"permission:{self.package}:{self.permission}"
         parts = ["permission-dialog"]
@@ -68,6 +78,8 @@ class WaitingFor:
         if text == "user":
             return cls(WaitKind.USER)
         head, _, rest = text.partition(":")
+        if head == "choice":
+            return cls(WaitKind.CHOICE, choice_of=rest or "params")
         if head == "permission-dialog":
             package, _, missing = rest.partition(":")
             names = tuple(m for m in missing.split(",") if m)

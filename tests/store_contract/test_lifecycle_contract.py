@@ -63,6 +63,23 @@ def test_an_amend_and_a_timeout_are_decision_candidates(store: Store) -> None:
     assert ("dispatched", False) in flags
 
 
+def test_an_amend_answers_a_choice_and_requeues_the_paused_attempt(store: Store) -> None:
+    task = _running(store, "sms.draft")
+    store.pause(task.ticket, TaskState.WAITING, T0 + 3, waiting_for="choice:to")
+    store.amend(task.id, "conv-a", {"to": "+15550100", "body": "hi"}, T0 + 4)
+    answered = store.get(task.id)
+    assert (answered.state, answered.revision, answered.waiting_for) == (TaskState.QUEUED, 2, None)
+    reclaimed = store.claim("daemon-1/w0", "SERIAL1", T0 + 5)
+    assert reclaimed is not None and reclaimed.attempt == task.attempt  # the same attempt goes on
+
+
+def test_an_amend_of_a_task_waiting_for_a_condition_leaves_it_waiting(store: Store) -> None:
+    task = _running(store)
+    store.pause(task.ticket, TaskState.WAITING, T0 + 3, waiting_for="unlock")
+    store.amend(task.id, "conv-a", {"mode": "alarms"}, T0 + 4)
+    assert store.get(task.id).state is TaskState.WAITING
+
+
 def test_completion_needs_an_observed_target_and_its_evidence(store: Store) -> None:
     task = _running(store)
     with pytest.raises(TargetNotObserved, match="no observed target"):

@@ -9,6 +9,7 @@ import pytest
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
+from daemon.lifecycle.waiting import WaitingFor
 from daemon.runtime.executor import target_name, waiting_for
 from daemon.runtime.staleness import decide
 from device.actions.base import Outcome, Status
@@ -120,6 +121,7 @@ def _outcome(status: Status, **detail: Any) -> Outcome:
     ("outcome", "expected"),
     [
         (_outcome(Status.WAITING, condition="unlock"), "unlock"),
+        (_outcome(Status.WAITING, choice="to", candidates=[{"name": "Ivan"}]), "choice:to"),
         (_outcome(Status.NEEDS_PERMISSION, dialog={"package": "x"}), "permission-dialog"),
         (
             _outcome(
@@ -135,6 +137,7 @@ def _outcome(status: Status, **detail: Any) -> Outcome:
 )
 def test_waiting_for_names_what_the_watcher_checks(outcome: Outcome, expected: str) -> None:
     assert waiting_for(outcome).text == expected
+    assert WaitingFor.parse(expected) == waiting_for(outcome)
 
 
 @pytest.mark.parametrize(

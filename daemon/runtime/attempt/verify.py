@@ -67,9 +67,13 @@ def _pause_details(
 
 
 def waiting_for(outcome: ActionOutcome) -> WaitingFor:
-    """What a paused task waits for, as the pause watcher checks it: a condition (``unlock``),
-    a runtime-permission dialog over the app, or a grant to observe."""
+    """What a paused task waits for, as the pause watcher checks it: a choice among
+    candidates (an action's ``detail["choice"]`` names the param; only an amendment ends
+    it), a condition (``unlock``), a runtime-permission dialog over the app, or a grant to
+    observe."""
     detail = outcome.detail
+    if outcome.status is Status.WAITING and detail.get("choice"):
+        return WaitingFor(WaitKind.CHOICE, choice_of=str(detail["choice"]))
     if outcome.status is Status.WAITING:
         return WaitingFor(WaitKind.CONDITION, condition=str(detail.get("condition") or "condition"))
     if detail.get("dialog"):
