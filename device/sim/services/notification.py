@@ -20,7 +20,9 @@ Sources (AOSP frameworks/base, services/core/java/com/android/server/notificatio
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from device.sim.registry import SimService, ToolIO, service
@@ -59,8 +61,32 @@ ERROR_PREFIX = "Error occurred. Check logcat for details. "
 EXIT_DEFAULT_COMMAND = 255  # ShellCommand.handleDefaultCommands returns -1
 
 
+@dataclass(frozen=True)
+class PostedNotification:
+    """One notification an app posted, as NotificationRecord holds it (``StatusBarNotification``
+    fields): its key is ``user|package|id|tag|uid`` (``StatusBarNotification.groupKey``'s
+    sibling ``key()``), its title and text the ``android.title`` / ``android.text`` extras."""
+
+    package: str
+    id: int
+    tag: str | None
+    uid: int
+    title: str
+    text: str
+    post_time_ms: int  # System.currentTimeMillis() when posted (``StatusBarNotification.postTime``)
+    channel: str = "default"
+    user: int = 0
+
+    @property
+    def key(self) -> str:
+        """``StatusBarNotification.key()``: ``user|pkg|id|tag|uid``."""
+        return f"{self.user}|{self.package}|{self.id}|{self.tag}|{self.uid}"
+
+
 class NotificationService:
-    """Zen mode as ZenModeHelper holds it, plus the approved listeners and DND-access packages.
+    """Zen mode as ZenModeHelper holds it, plus the approved listeners and DND-access packages,
+    and the notifications apps have posted (newest last; ``post`` replaces one of the same key,
+    as ``NotificationManager.notify`` with the same id and tag does).
 
     ``zen_mode`` is the helper's own value; ``global zen_mode`` mirrors it except for the short
     window after an outside write, which the helper then reverts.
@@ -72,6 +98,7 @@ class NotificationService:
         self.phone = phone
         self._zen = int(phone.settings.get("global", "zen_mode") or 0)
         self._revert_at: float | None = None
+        self.posted: list[PostedNotification] = []
         phone.settings.on_put("global", "zen_mode", self._on_zen_written)
         phone.settings.add_read_hook(self.settle)  # a due restore lands before any read
 
@@ -129,6 +156,26 @@ class NotificationService:
 
     def set_dnd_access(self, package: str, allowed: bool) -> None:
         self._edit_secure_list(POLICY_ACCESS_KEY, package, allowed)
+
+    # ---- posted notifications ----------------------------------------------------------------
+
+    def post(
+        self, package: str, title: str, text: str, *, id: int = 1, tag: str | None = None,
+        uid: int = 10_100, channel: str = "default", post_time_ms: int | None = None,
+    ) -> PostedNotification:  # fmt: skip
+        """An app posts (or updates) a notification; what ``dumpsys notification`` then lists."""
+        when = post_time_ms if post_time_ms is not None else int(time.time() * 1000)
+        posted = PostedNotification(package, id, tag, uid, title, text, when, channel)
+        with self.phone.lock:
+            self.posted = [n for n in self.posted if n.key != posted.key] + [posted]
+        return posted
+
+    def cancel(self, key: str) -> bool:
+        """The notification of ``key`` is removed (the app cancelled it or it was dismissed)."""
+        with self.phone.lock:
+            kept = [n for n in self.posted if n.key != key]
+            removed, self.posted = len(kept) != len(self.posted), kept
+        return removed
 
 
 # ---- cmd notification ---------------------------------------------------------------------
