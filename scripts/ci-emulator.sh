@@ -41,6 +41,7 @@ CASES=(
     'contacts.find|{"name": "Test"}|0'
     'dnd.set|{"mode": "priority"}|0'
     'dnd.get|{}|0'
+    'notifications.list|{"limit": 5}|0'
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'
     'permission.request|{"package": "com.android.shell", "special": "dnd_access"}|0'
     'screen.snapshot|{}|0'

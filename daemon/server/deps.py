@@ -23,8 +23,11 @@ from daemon.server.auth import Principal, Right, Role
 from daemon.server.plane import Plane
 from device.private import redact
 
-# keys whose text values carry a number or a message body (evidence, previews, params)
-SENSITIVE_KEYS = frozenset({"to", "body", "text", "address", "number", "phone", "recipient"})
+# keys whose text values carry a number or a message body (evidence, previews, params; a
+# notification's title and text in notifications.list's value)
+SENSITIVE_KEYS = frozenset(
+    {"to", "body", "text", "address", "number", "phone", "recipient", "title", "content_text"}
+)
 
 bearer = HTTPBearer(auto_error=False, description="A token from the tokens file")
 

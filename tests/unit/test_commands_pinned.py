@@ -18,7 +18,17 @@ from types import ModuleType
 import pytest
 
 from device import commands as c
-from device.actions import apps, bluetooth, brightness, dnd, permission, sms_send, volume, wifi
+from device.actions import (
+    apps,
+    bluetooth,
+    brightness,
+    dnd,
+    notifications,
+    permission,
+    sms_send,
+    volume,
+    wifi,
+)
 from device.actions.registry import METHOD_MODULES
 from device.sim.profiles import SUPPORTED_SDKS
 
@@ -100,6 +110,10 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
     "commands.settings_put": (
         c.settings_put("system", "k", "1"),
         ("settings", "put", "system", "k", "1"),
+    ),
+    "notifications.DUMPSYS_NOTIFICATION": (
+        notifications.DUMPSYS_NOTIFICATION,
+        ("dumpsys", "notification", "--noredact"),
     ),
     "brightness.BRIGHTNESS_GET": (
         brightness.BRIGHTNESS_GET,

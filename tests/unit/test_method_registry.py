@@ -46,6 +46,7 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "app.close": ("AppClose", "apps.close_app", "apps.reconcile_close", False, True, False, ()),
     "app.list": ("NoParams", "apps.list_apps", None, False, True, False, ()),
     "contacts.find": ("ContactsFind", "contacts_find.find", None, False, True, False, ("name",)),
+    "notifications.list": ("NotificationsList", "notifications.list_notifications", None, False, True, False, ()),
 }  # fmt: skip
 
 
