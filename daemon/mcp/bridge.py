@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.lifecycle.records import TaskRecord
+    from daemon.mcp.images import ImageLimits
     from daemon.store.protocol import PlannerStore
 
 POLL_S = 0.1
@@ -213,6 +214,15 @@ class Bridge:
             "approve_command": decision_command("approve", task, self.queue_url),
             "deny_command": decision_command("deny", task, self.queue_url),
         }
+
+    def screen(self, task_id: str, limits: ImageLimits) -> list[Any]:
+        """The screen this conversation's task kept, as MCP content: the screenshot fitted to
+        ``limits`` and the visible elements (``daemon.mcp.images``); [] when it kept none."""
+        from daemon.mcp.images import screen_content
+
+        task = self.own(task_id)
+        folders = [self.cfg.artifacts_path]
+        return screen_content(task.id, self.store.evidence(task.id), folders, limits)
 
     def counts(self, device: str | None = None) -> dict[str, int]:
         """This conversation's tasks per state (never another conversation's: a token bound

@@ -1,7 +1,9 @@
 """``phoned mcp``: the task methods as MCP tools, on the official MCP SDK's low-level server.
 
 One tool per method (``dnd.set`` -> ``dnd_set``) whose input schema is the method's params
-model's JSON Schema plus an optional ``device``, and four more: ``task_status``,
+model's JSON Schema plus an optional ``device`` (and, for ``screen_snapshot`` and the UI steps,
+``image_max_bytes`` / ``image_max_side``: their result carries the screenshot as image content
+and the visible elements as text, ``images.py``), and four more: ``task_status``,
 ``task_cancel``, ``device_context`` and ``queue_status``. A method call queues a task in
 the server's conversation through ingress, waits (``--wait``) until it ends or pauses and
 returns the task as structured content; a failure is a tool error (``isError``) whose
@@ -31,6 +33,7 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
+from daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from daemon.mcp.tools import tools
 from daemon.planning import catalogue
 from daemon.rendering.approval_view import AFTER_DENIAL
@@ -133,7 +136,7 @@ class PhonedTools:
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await self._call(ctx, params)
-        except ToolError as exc:
+        except (ToolError, ImageArgError) as exc:
             return _error(str(exc))
         except known_errors() as exc:
             return _error(error_text(exc))
@@ -148,7 +151,9 @@ class PhonedTools:
         if params.request_state is not None:
             return await self._answered(ctx, params)
         if name in self.methods:
-            task = await anyio.to_thread.run_sync(self.bridge.submit, self.methods[name], args)
+            method = self.methods[name]
+            limits = take_limits(args) if shows_screen(method) else None
+            task = await anyio.to_thread.run_sync(self.bridge.submit, method, args)
             warning = await anyio.to_thread.run_sync(self.bridge.unattended, task)
             if warning is not None:  # said at once: waiting would only time out
                 content = await anyio.to_thread.run_sync(
@@ -157,7 +162,11 @@ class PhonedTools:
                 content["warning"] = warning
                 content["message"] = f"{warning}. {content['message']}"
                 return _task_result(content)
-            return await self._settled(ctx, task.id, name)
+            result = await self._settled(ctx, task.id, name)
+            if limits is not None and isinstance(result, types.CallToolResult):
+                shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
+                result.content = [*result.content, *shown]
+            return result
         if name == "task_status":  # the call succeeds whatever state the task is in
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))

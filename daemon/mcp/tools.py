@@ -10,6 +10,7 @@ import mcp.types as types
 
 from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
+from daemon.mcp.images import IMAGE_ARGS, shows_screen
 from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -60,6 +61,8 @@ def method_tool(method: str) -> types.Tool:
     entry = catalogue.entry(method)
     schema = dict(entry["params"])
     schema["properties"] = {**schema["properties"], "device": _DEVICE, **_task_fields(method)}
+    if shows_screen(method):  # the screenshot comes back as an image (daemon/mcp/images.py)
+        schema["properties"].update(IMAGE_ARGS)
     lines = [entry["summary"], f"Reads: {entry['reads']}."]
     if entry["changes"]:
         lines.append(f"Changes: {entry['changes']}.")
