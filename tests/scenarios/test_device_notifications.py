@@ -102,3 +102,20 @@ def test_the_default_dump_is_redacted_and_noredact_reveals(dut) -> None:
     assert "android.title=String [length=4]" in plain and "секрет" not in plain
     revealed = dut.device.read(DUMPSYS_NOTIFICATION).stdout
     assert "android.title=String (Анна)" in revealed
+
+
+@pytest.mark.phone(SEEDED)
+def test_any_phone_lists_records_whose_keys_name_their_package(dut) -> None:
+    """Runs on the real phone too (``device`` variant): whatever it shows, each notification's
+    key is ``user|package|id|tag|uid`` of its own package, newest first."""
+    out = dut.run("notifications.list", {"limit": 200})
+    assert out.status is Status.MET, out.message
+    shown = out.value["notifications"]
+    if dut.sim is not None:
+        assert len(shown) == 3
+    for n in shown:
+        parts = n["key"].split("|")
+        assert parts[1] == n["package"] and parts[-1].isdigit(), n["key"]
+        assert parts[0].lstrip("-").isdigit() and parts[2].lstrip("-").isdigit(), n["key"]
+    times = [n["posted_ms"] or 0 for n in shown]
+    assert times == sorted(times, reverse=True)

@@ -20,8 +20,11 @@ NotificationRecord.java; rows C45/V140-V146 of ``docs/android-variants.md``):
   ``String`` titles and texts.
 * ``mCreationTimeMs`` / ``mUpdateTimeMs`` are the post time (``sbn.getPostTime()``).
 
-Simplified: one ``Notification(...)`` ``toString`` (the Android 12 capture's) on every
-release, no actions, no public version, a fixed channel description.
+* ``Notification.toString``: ``Notification(channel=C pri=N contentView=...`` on Android 9
+  (a OnePlus 3T's record line, quoted verbatim in a public script: code index id
+  68360239130), ``shortcut=`` in place of ``pri=`` from Android 10 (the Android 12 capture).
+
+Simplified: no actions, no public version, a fixed channel description.
 """
 
 from __future__ import annotations
@@ -114,7 +117,8 @@ def _header(n: PostedNotification, sdk: int, index: int) -> str:
     return (
         f"    NotificationRecord(0x{0x0A11CE00 + index:08x}: pkg={n.package} "
         f"user=UserHandle{{{n.user}}} id={n.id} tag={_tag(n.tag)} importance=3 key={n.key}{locked}: "
-        f"Notification(channel={n.channel} shortcut=null contentView=null vibrate=null sound=null "
+        f"Notification(channel={n.channel} {'pri=0' if sdk < 29 else 'shortcut=null'} "
+        "contentView=null vibrate=null sound=null "
         f"defaults=0x0 flags=0x{FLAGS:x} color=0x00000000 vis=PRIVATE))"
     )
 
