@@ -3,7 +3,9 @@ scaled and compressed to what the caller allows, and the hierarchy's visible ele
 
 Any tool whose task keeps a screenshot can use it: ``screen_content(task_id, evidence, folders,
 limits)`` gives the content blocks to append to the tool's result (``server.py`` does so for
-the methods ``shows_screen`` names). The full-size artifacts stay in the task's folder; the
+the methods ``shows_screen`` names). The screenshot is the evidence's ``snapshot_screenshot``
+artifact, or an artifact whose name ends with ``screenshot`` (and ``hierarchy`` for the
+elements), from the latest evidence document that has one. The full-size artifacts stay in the task's folder; the
 image is a copy made here.
 
 The bound: ``limits.max_bytes`` caps the image as it travels, base64 text included (what
@@ -185,6 +187,16 @@ def _artifact(value: str | None, folders: Sequence[Path], task_id: str) -> bytes
     return None if path is None else path.read_bytes()
 
 
+def _named(artifacts: dict[str, Any], kind: str) -> str | None:
+    """The artifact of ``kind``: ``snapshot_screenshot`` itself, else the last one whose name
+    ends with ``screenshot`` / ``hierarchy`` (a UI step's ``<step>_screenshot``)."""
+    if artifacts.get(kind):
+        return str(artifacts[kind])
+    suffix = kind.rsplit("_", 1)[-1]
+    found = [str(v) for k, v in artifacts.items() if k.endswith(suffix) and v]
+    return found[-1] if found else None
+
+
 def screen_content(
     task_id: str, evidence: Sequence[dict[str, Any]], folders: Sequence[Path], limits: ImageLimits
 ) -> list[types.ImageContent | types.TextContent]:
@@ -193,11 +205,11 @@ def screen_content(
     from daemon.rendering.render import evidence_view
 
     views = [evidence_view(d) for d in evidence]
-    kept = [v for v in views if v["artifacts"].get(SCREENSHOT)]
+    kept = [v["artifacts"] for v in views if _named(v["artifacts"], SCREENSHOT)]
     if not kept:
         return []
-    artifacts = kept[-1]["artifacts"]
-    raw = _artifact(artifacts.get(SCREENSHOT), folders, task_id)
+    artifacts = kept[-1]
+    raw = _artifact(_named(artifacts, SCREENSHOT), folders, task_id)
     out: list[types.ImageContent | types.TextContent] = []
     if raw is None:
         note = (
@@ -222,7 +234,7 @@ def screen_content(
                 f"(base64) of {fitted.source[0]}x{fitted.source[1]}"
                 + (f", JPEG quality {fitted.quality}" if fitted.quality else "")
             )
-    xml = _artifact(artifacts.get(HIERARCHY), folders, task_id)
+    xml = _artifact(_named(artifacts, HIERARCHY), folders, task_id)
     elements = element_lines(xml.decode("utf-8", "replace")) if xml is not None else []
     lines = [
         note,

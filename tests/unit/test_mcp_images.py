@@ -99,3 +99,31 @@ def test_element_lines_list_visible_elements_as_data() -> None:
     assert element_lines("not xml") == []
     many = "<hierarchy>" + '<node text="x" bounds="[0,0][1,1]"/>' * 5 + "</hierarchy>"
     assert len(element_lines(many, limit=3)) == 4
+
+
+def test_a_ui_steps_screenshot_is_found_by_its_name(tmp_path) -> None:
+    """A UI step may name its artifacts ``<step>_screenshot``/``<step>_hierarchy``: the latest
+    evidence holding one is shown; a task that kept none gets no content."""
+    from daemon.mcp.images import screen_content
+
+    folder = tmp_path / "t1"
+    folder.mkdir()
+    (folder / "tap_screenshot.png").write_bytes(_flat((300, 600)))
+    (folder / "tap_hierarchy.xml").write_text(
+        '<hierarchy><node text="OK" clickable="true" bounds="[0,0][10,10]"/></hierarchy>'
+    )
+    doc = {"kind": "outcome", "body": {"evidence": {"artifacts": {
+        "tap_screenshot": str(folder / "tap_screenshot.png"),
+        "tap_hierarchy": str(folder / "tap_hierarchy.xml"),
+    }}}}  # fmt: skip
+    image, text = screen_content("t1", [doc], [tmp_path], ImageLimits())
+    assert image.type == "image" and image.mime_type == "image/png"
+    assert text.type == "text" and "[0,0][10,10] clickable text='OK'" in text.text
+    assert screen_content("t1", [{"kind": "outcome", "body": {}}], [tmp_path], ImageLimits()) == []
+    # a reference outside the task's folder is not read
+    outside = {
+        "kind": "outcome",
+        "body": {"evidence": {"artifacts": {"x_screenshot": "/etc/passwd"}}},
+    }
+    [note] = screen_content("t1", [outside], [tmp_path], ImageLimits())
+    assert note.type == "text" and "not readable" in note.text
