@@ -111,12 +111,11 @@ def _list_section(text: str) -> str:
     found = _LIST.search(text)
     if found is None:
         return ""
-    rest = text[found.end() :].split("\n")
     kept: list[str] = []
-    for line in rest[1:]:
-        if line.rstrip("\r") == "  ":
+    for line in text[found.end() :].split("\n")[1:]:
+        if line == "  ":
             break
-        kept.append(line.rstrip("\r"))
+        kept.append(line)
     return "\n".join(kept)
 
 
@@ -159,7 +158,7 @@ def parse_notifications(text: str) -> list[PostedRecord] | None:
     service's dump (``Can't find service: notification``, a permission error)."""
     if _STATE not in text:
         return None
-    section = _list_section(text)
+    section = _list_section(text.replace("\r\n", "\n"))  # an old adb's pty adds \r
     headers = list(_HEADER.finditer(section))
     records: list[PostedRecord] = []
     for i, header in enumerate(headers):

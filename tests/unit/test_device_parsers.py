@@ -188,3 +188,16 @@ def test_notifications_redacted_forms_of_9_11_and_12_plus() -> None:
         )
         [record] = notifications.parse_notifications(dump) or []
         assert record.title is None and record.redacted is True and record.posted_ms == 5
+
+
+def test_notifications_read_through_a_pty_with_crlf_line_ends() -> None:
+    dump = (
+        "Current Notification Manager state:\r\n  Notification List:\r\n"
+        "    NotificationRecord(0x1: pkg=a.b user=UserHandle{0} id=1 tag=null importance=3 "
+        "key=0|a.b|1|null|1: Notification(channel=c))\r\n"
+        "      key=0|a.b|1|null|1\r\n      extras={\r\n"
+        "          android.title=String (Привет)\r\n      }\r\n      mUpdateTimeMs=7\r\n  \r\n"
+        "  mArchive=Archive (1 notifications)\r\n"
+    )
+    [record] = notifications.parse_notifications(dump) or []
+    assert (record.key, record.title, record.posted_ms) == ("0|a.b|1|null|1", "Привет", 7)
