@@ -135,3 +135,20 @@ def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -
     report = json.loads(done.stdout)
     assert report["task"]["state"] == "completed"
     assert "Привет 👋 как дела?" in done.stdout
+
+
+def test_run_once_with_its_own_simulated_phone(daemon_env, tmp_path: Path) -> None:
+    """``phoned run --once --sim``: a fresh phone shows no notifications, met with an empty
+    list (no notification list in its dump at all)."""
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps({"conversation_id": "conv-n", "method": "notifications.list"}))
+    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", "--sim=35"]
+    done = subprocess.run(
+        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
+        timeout=90, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["task"]["state"] == "completed"
+    [outcome] = [e for e in report["evidence"] if e["kind"] == "outcome"]
+    assert outcome["value"] == {"notifications": [], "total": 0}
