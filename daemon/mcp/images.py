@@ -175,16 +175,17 @@ def element_lines(hierarchy_xml: str, limit: int = MAX_ELEMENTS) -> list[str]:
 
 def _artifact(value: str | None, folders: Sequence[Path], task_id: str) -> bytes | None:
     """The bytes of an artifact inside the task's folder; None when it is not readable here
-    (another machine's plane, removed by retention, a reference outside the folder)."""
+    (another machine's plane, removed by retention, a reference outside the folder, a
+    folder this process may not read)."""
     from daemon.rendering.render_html import RefusedReference, artifact_file
 
     if not value:
         return None
     try:
         path = artifact_file(value, folders, task_id)
-    except RefusedReference:
+        return None if path is None else path.read_bytes()
+    except (RefusedReference, OSError):  # outside the folder; another user's 0700 folder
         return None
-    return None if path is None else path.read_bytes()
 
 
 def _named(artifacts: dict[str, Any], kind: str) -> str | None:

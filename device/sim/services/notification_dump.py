@@ -24,7 +24,8 @@ NotificationRecord.java; rows C45/V140-V146 of ``docs/android-variants.md``):
   (a OnePlus 3T's record line, quoted verbatim in a public script: code index id
   68360239130), ``shortcut=`` in place of ``pri=`` from Android 10 (the Android 12 capture).
 
-Simplified: no actions, no public version, a fixed channel description.
+Simplified: no actions, no public version, a fixed channel description, and of the ranking
+lines after the notification only those a reader may want (importance, times).
 """
 
 from __future__ import annotations
