@@ -13,8 +13,9 @@ NotificationRecord.java; rows C45/V140-V146 of ``docs/android-variants.md``):
   the notification's fields nested under ``notification=`` at twice the prefix (twelve
   spaces), then ``publicNotification=`` / ``None``; a redacted CharSequence extra prints
   ``String [length=N]`` (9-11: the type alone). ``mProposedImportance=`` from 13;
-  ``vis=`` and ``mSensitiveContent=`` in aosp-mirror/platform_frameworks_base @008911c3
-  (Android 15); real captures: ``tests/fixtures/android/real/dumpsys_notification-*``.
+  ``vis=`` and ``mSensitiveContent=`` from 14 (LOS21-pre-QPR2/android_frameworks_base
+  @be7a85af, Android 14; still in aosp-mirror/platform_frameworks_base @008911c3); real
+  captures: ``tests/fixtures/android/real/dumpsys_notification-*``.
 * A CharSequence extra prints ``key=`` + its class's simple name + `` (`` + the text + ``)``;
   the text as it is (a newline in it breaks the line). The simulator's apps post plain
   ``String`` titles and texts.
@@ -62,7 +63,7 @@ class PostedNotification(Protocol):
 NESTED_SINCE_SDK = 31  # Android 12: notification= / publicNotification= sections
 WHEN_SINCE_SDK = 30  # Android 11 here (opPkg, number, groupAlertBehavior, when)
 PROPOSED_SINCE_SDK = 33
-VIS_SINCE_SDK = 35
+VIS_SINCE_SDK = 34  # vis= in dumpNotification, mSensitiveContent=
 FLAGS = 0x10  # FLAG_AUTO_CANCEL, what a tapped-to-open app notification sets
 
 
