@@ -13,13 +13,17 @@ comes, so the caller sleeps until then instead of polling.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from daemon.lifecycle.schedule_ops import FireSchedule
 from daemon.lifecycle.schedules import plan_tick, utc_text
+from daemon.store.protocol import Store
 from daemon.store.sql_store import SqlStore
 
 log = logging.getLogger("phoned.schedules")
+
+MIN_SLEEP_S = 0.05  # a due time this close is ticked on the next turn, not in a spin
 
 
 @dataclass
@@ -61,3 +65,15 @@ def tick(store: SqlStore, now: float, grace_s: float) -> Tick:
         if not schedule.paused and upcoming is not None:
             done.next_due = upcoming if done.next_due is None else min(done.next_due, upcoming)
     return done
+
+
+def seconds_until(store: Store, now: float, grace_s: float, at_most: float) -> float:
+    """Tick ``store`` (a queue held directly; any other has no schedules to fire) and
+    answer how long the caller may sleep: until the next due time, at most ``at_most``
+    (a schedule added meanwhile is seen then), at least ``MIN_SLEEP_S``."""
+    if not isinstance(store, SqlStore):
+        return at_most
+    done = tick(store, now, grace_s)
+    if done.next_due is None:
+        return at_most
+    return max(MIN_SLEEP_S, min(at_most, done.next_due - time.time()))
