@@ -62,6 +62,30 @@ def _cron_iter(cron: str, zone: ZoneInfo, start: float) -> Any:
     )
 
 
+def host_zone() -> str:
+    """The IANA name of this host's time zone: ``$TZ``, the ``/etc/localtime`` link, or
+    ``/etc/timezone``; ``UTC`` when none names a zone."""
+    import os
+
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    link = os.path.realpath("/etc/localtime")
+    if "zoneinfo/" in link:
+        candidates.append(link.split("zoneinfo/", 1)[1])
+    try:
+        with open("/etc/timezone", encoding="utf-8") as handle:
+            candidates.append(handle.read().strip())
+    except OSError:
+        pass
+    for name in candidates:
+        if name and not name.startswith("/"):
+            try:
+                ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+            return name
+    return "UTC"
+
+
 def zone_of(tz: str) -> ZoneInfo:
     """The IANA zone ``tz``, or ``InvalidTask`` naming ``tz``."""
     try:
