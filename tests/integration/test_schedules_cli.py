@@ -109,7 +109,7 @@ def _due_schedule(queue: str) -> tuple[str, float]:
             "tz": "UTC",
             "conversation_id": "conv-a",
             "task": {"method": "dnd.get"},
-        }  # fmt: skip
+        }
     )
     store = open_store(queue)
     try:
