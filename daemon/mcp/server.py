@@ -30,6 +30,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from daemon.mcp import schedule_tools
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.tools import tools
 from daemon.planning import catalogue
@@ -169,6 +170,9 @@ class PhonedTools:
             return _result(found)
         if name == "queue_status":
             return _result(await anyio.to_thread.run_sync(self.bridge.queue, args.get("device")))
+        if name in schedule_tools.NAMES:
+            call = schedule_tools.call
+            return _result(await anyio.to_thread.run_sync(call, self.bridge, name, args))
         raise ToolError(f"unknown tool {name!r}")
 
     async def _settled(
