@@ -7,7 +7,8 @@ task passed the same ingress as ``phoned submit`` (``parse_ingress``), or raises
 expression has five fields (minute hour day-of-month month day-of-week, as crontab(5)), is
 read by ``croniter`` in the schedule's IANA zone (``zoneinfo``), so a daily ``30 8 * * *``
 stays at 08:30 local time across daylight-saving changes; a local time that does not
-exist that day (a spring-forward gap) fires at the first instant after it. An expression
+exist that day (a spring-forward gap) fires at the first instant after it, and one that
+happens twice (the autumn night) fires once when the expression names its hours. An expression
 that never fires within ``NEVER_WITHIN_YEARS`` (``0 0 30 2 *``) is refused.
 
 ``plan_tick`` is the pure rule of a tick: of the due times since the schedule was armed
@@ -121,12 +122,24 @@ def check_cron(cron: str, tz: str, now: float) -> list[FieldError]:
     return errors
 
 
+def repeated(cron: str, zone: ZoneInfo, due: float) -> bool:
+    """True for the second pass of a local time the clocks went back over (02:30 twice on
+    the autumn night) when the expression names its hours: a daily ``30 2 * * *`` fires
+    once that night, as cron does; ``*/20 * * * *`` fires in both hours."""
+    return cron.split()[1] != "*" and datetime.fromtimestamp(due, zone).fold == 1
+
+
 def next_due(cron: str, tz: str, after: float) -> float | None:
     """The first due time strictly after ``after`` (POSIX s), or None if none comes."""
     from croniter import CroniterError
 
     try:
-        return float(_cron_iter(cron, ZoneInfo(tz), after).get_next(float))
+        zone = ZoneInfo(tz)
+        forward = _cron_iter(cron, zone, after)
+        due = float(forward.get_next(float))
+        while repeated(cron, zone, due):
+            due = float(forward.get_next(float))
+        return due
     except (CroniterError, ValueError, KeyError, ZoneInfoNotFoundError):
         return None
 
@@ -272,13 +285,15 @@ def plan_tick(record: ScheduleRecord, now: float, grace_s: float) -> TickPlan:
     if record.paused or now <= since:
         return empty
     try:
-        back = _cron_iter(record.cron, ZoneInfo(record.tz), now + 1e-6)
+        zone = ZoneInfo(record.tz)
+        back = _cron_iter(record.cron, zone, now + 1e-6)
         latest: list[float] = []  # newest first
         while len(latest) < MISSED_RECORDED + 1:
             due = float(back.get_prev(float))
             if due <= since:
                 break
-            latest.append(due)
+            if not repeated(record.cron, zone, due):
+                latest.append(due)
         if not latest:
             return empty
         total = len(latest)
@@ -295,12 +310,14 @@ def plan_tick(record: ScheduleRecord, now: float, grace_s: float) -> TickPlan:
 
 def _count_between(record: ScheduleRecord, since: float, before: float) -> int:
     """Due times in (since, before), counted up to ``MISSED_COUNTED``."""
-    forward = _cron_iter(record.cron, ZoneInfo(record.tz), since)
+    zone = ZoneInfo(record.tz)
+    forward = _cron_iter(record.cron, zone, since)
     count = 0
     while count < MISSED_COUNTED:
-        if float(forward.get_next(float)) >= before:
+        due = float(forward.get_next(float))
+        if due >= before:
             break
-        count += 1
+        count += 0 if repeated(record.cron, zone, due) else 1
     return count
 
 

@@ -8,6 +8,7 @@ one task.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -224,3 +225,23 @@ def test_a_daily_schedule_keeps_its_local_time_across_daylight_saving() -> None:
     assert datetime.fromtimestamp(first, berlin).hour == 8
     assert datetime.fromtimestamp(second, berlin).hour == 8
     assert second - first == 23 * 3600  # the night the clocks went forward
+
+
+def test_a_local_time_the_clocks_pass_twice_fires_once_when_the_hour_is_named() -> None:
+    from daemon.lifecycle.schedules import next_due
+
+    berlin = ZoneInfo("Europe/Berlin")
+    before = datetime(2026, 10, 24, 12, 0, tzinfo=berlin).timestamp()  # DST ends 25 October
+    first = next_due("30 2 * * *", "Europe/Berlin", before)
+    assert first is not None
+    second = next_due("30 2 * * *", "Europe/Berlin", first)
+    assert second is not None
+    assert second - first == 25 * 3600  # 02:30 CEST, then 02:30 CET the next night
+    # an expression that does not name its hours runs in both passes of the hour
+    night = datetime(2026, 10, 25, 1, 50, tzinfo=berlin).timestamp()
+    dues = []
+    for _ in range(4):
+        found = next_due("*/20 * * * *", "Europe/Berlin", dues[-1] if dues else night)
+        assert found is not None
+        dues.append(found)
+    assert [b - a for a, b in itertools.pairwise(dues)] == [1200.0, 1200.0, 1200.0]
