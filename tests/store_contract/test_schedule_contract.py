@@ -245,3 +245,24 @@ def test_a_local_time_the_clocks_pass_twice_fires_once_when_the_hour_is_named() 
         assert found is not None
         dues.append(found)
     assert [b - a for a, b in itertools.pairwise(dues)] == [1200.0, 1200.0, 1200.0]
+
+
+def test_a_stored_task_ingress_no_longer_takes_is_a_refused_run_not_a_task(store: Store) -> None:
+    import json
+
+    from daemon.store.sqlite_store import SqliteStore
+
+    schedule_id = _add(store)
+    # the row as an older build wrote it: a method this build does not know
+    task = json.dumps({"method": "torch.set", "params": {}, "conversation_id": "conv-a"})
+    mark = "?" if isinstance(store, SqliteStore) else "%s"
+    conn = _sql(store).db._conn  # type: ignore[attr-defined]
+    with _sql(store).db.transaction():
+        conn.execute(f"UPDATE schedules SET task = {mark} WHERE id = {mark}", (task, schedule_id))
+    done = tick(_sql(store), T0 + 275, GRACE)
+    assert done.fired == [] and done.refused == [schedule_id]
+    assert store.list_tasks() == []
+    listed = _sql(store).schedule(schedule_id, T0 + 276)
+    assert listed.last_run is not None and listed.last_run.result == "refused"
+    assert "method" in (listed.last_run.message or "")
+    assert tick(_sql(store), T0 + 280, GRACE).refused == []  # that due time was handled
