@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from daemon.lifecycle.contract import TaskSpec
 from daemon.lifecycle.errors import FieldError, InvalidTask
+from daemon.lifecycle.ingress import parse_ingress
 
 NEVER_WITHIN_YEARS = 5  # a cron expression with no due time this soon is refused
 MISSED_RECORDED = 10  # missed due times recorded one by one per tick (the rest counted)
@@ -151,8 +152,6 @@ def validate_schedule(raw: Any, now: float | None = None) -> ScheduleSpec:
     ``conversation_id`` is the schedule's when it gives none, and must be the same when it
     does. The task's ``source`` becomes ``schedule`` whatever it said.
     """
-    from daemon.lifecycle.ingress import parse_ingress
-
     if not isinstance(raw, dict):
         raise InvalidTask([FieldError(field="(root)", message="expected a JSON object")])
     errors: list[FieldError] = []

@@ -10,13 +10,16 @@ tool's call; refusals name the field (``cron``, ``tz``, ``task.params.mode``).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp.types as types
 
-if TYPE_CHECKING:
-    from daemon.lifecycle.schedules import ScheduleRecord
-    from daemon.mcp.bridge import Bridge
+from daemon.config import with_default_timeouts
+from daemon.lifecycle.errors import TaskNotFound
+from daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
+from daemon.lifecycle.schedules import ScheduleRecord, host_zone, utc_text, validate_schedule
+from daemon.lifecycle.wire import plain
+from daemon.mcp.bridge import Bridge, ToolError
 
 _SCHEDULE_ID = {"type": "string", "description": "the schedule id schedule_add or _list gave"}
 _ADD = {
@@ -97,15 +100,13 @@ def schedule_tools() -> list[types.Tool]:
 
 
 def _doc(record: ScheduleRecord) -> dict[str, Any]:
-    from daemon.lifecycle.wire import plain
-
+    """The record as JSON."""
     doc: dict[str, Any] = plain(record)
     return doc
 
 
 def _line(record: ScheduleRecord) -> str:
-    from daemon.lifecycle.schedules import utc_text
-
+    """One line for the model: when, what, the last run and its result, missed runs."""
     run = record.last_run
     last = "never ran"
     if run is not None:
@@ -121,12 +122,9 @@ def _line(record: ScheduleRecord) -> str:
 
 
 def _own(bridge: Bridge, schedule_id: Any) -> ScheduleRecord:
-    from daemon.lifecycle.errors import TaskNotFound
-
+    """The schedule, when it is this conversation's; else as missing (no way to tell)."""
     store: Any = bridge.store
     if not isinstance(schedule_id, str) or not schedule_id:
-        from daemon.mcp.bridge import ToolError
-
         raise ToolError("schedule_id: give the id schedule_add or schedule_list returned")
     found = [s for s in store.schedules(time.time(), bridge.conversation) if s.id == schedule_id]
     if not found:
@@ -137,7 +135,6 @@ def _own(bridge: Bridge, schedule_id: Any) -> ScheduleRecord:
 
 def call(bridge: Bridge, name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Carry out schedule tool ``name``; its structured content (``message`` first)."""
-    from daemon.lifecycle.schedule_ops import PauseSchedule, RemoveSchedule
 
     store: Any = bridge.store
     if name == "schedule_add":
@@ -156,10 +153,6 @@ def call(bridge: Bridge, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _add(bridge: Bridge, args: dict[str, Any]) -> dict[str, Any]:
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.schedule_ops import AddSchedule
-    from daemon.lifecycle.schedules import host_zone, validate_schedule
-
     task: dict[str, Any] = {"method": args.get("method"), "params": args.get("params") or {}}
     device = args.get("device") or bridge.device
     if device is not None:

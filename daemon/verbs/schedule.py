@@ -92,6 +92,7 @@ def add(
     from daemon.config import with_default_timeouts
     from daemon.lifecycle.schedule_ops import AddSchedule
     from daemon.lifecycle.schedules import host_zone, validate_schedule
+    from daemon.planning.queueing import unserved_warning
 
     raw: dict[str, Any] = {
         "cron": cron,
@@ -107,10 +108,18 @@ def add(
     spec = spec.model_copy(update={"task": with_default_timeouts(spec.task, cfg)})
     with opened_store(queue, config_file, create=True) as store:
         added = store.apply(AddSchedule(spec, now()))
+        unserved = unserved_warning(store, cfg.queue_url, spec.task.device)
     if as_json:
         echo_json(_json(added))
     else:
         click.echo(f"{added.id} next due {_local(added.next_due_at, added.tz)}")
+    if unserved:
+        fires = (
+            "the plane fires the schedule; its tasks wait for a daemon"
+            if cfg.queue_url.startswith(("http://", "https://"))
+            else "the schedule fires only while a daemon runs on this queue"
+        )
+        click.echo(f"phoned: {unserved}; {fires}", err=True)
 
 
 def _json(record: ScheduleRecord) -> dict[str, Any]:
