@@ -1,14 +1,21 @@
 """The schedule tools of ``phoned mcp`` through the MCP SDK's own client (stdio, a spawned
 ``phoned mcp`` process) on a real SQLite queue: add, list, pause, resume, remove, for the
-server's conversation only; a refused schedule names the field and stores nothing."""
+server's conversation only; a refused schedule names the field and stores nothing. And the
+same tools with ``--queue http://PLANE`` (a real ``phoned serve``)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from mcp import ClientSession
-from phoned_process import Daemon
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from phoned_process import REPO, Daemon
+from planes import Grant, write_tokens
+from stacks import Serve
 from test_mcp_server import run_stdio
 
 from daemon.lifecycle.schedule_ops import AddSchedule
@@ -71,3 +78,38 @@ def test_schedule_tools_for_this_conversation_only(daemon: Daemon) -> None:
     assert out["after"].structured_content["schedules"] == []
     left = daemon.using(lambda s: s.schedules(0.0))
     assert [s.id for s in left] == [theirs]  # the other conversation's is untouched
+
+
+def test_schedule_tools_over_a_plane(tmp_path: Path) -> None:
+    """``phoned mcp --queue http://PLANE``: the tools go through ``/v1/schedules`` with a
+    planner token bound to the server's conversation."""
+    grants = {"planner": Grant("planner", conversations=("remote-agent",))}
+    tokens = write_tokens(tmp_path / "tokens.yaml", grants)
+    serve = Serve(tmp_path, tmp_path / "tokens.yaml").start()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "daemon.cli", "mcp", "--queue", serve.url, "--conversation", "remote-agent"],
+        env={**os.environ, "PHONED_CONFIG": "/dev/null", "PHONED_TOKEN": tokens["planner"],
+             "PHONED_STATE_DIR": str(tmp_path / "mcp")},
+        cwd=str(REPO),
+    )  # fmt: skip
+
+    async def main() -> tuple[Any, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            added = await s.call_tool(
+                "schedule_add",
+                {"cron": "0 7 * * *", "tz": "UTC", "method": "dnd.set", "params": {"mode": "off"}},
+            )
+            listed = await s.call_tool("schedule_list", {})
+            return added, listed
+
+    try:
+        added, listed = anyio.run(main)
+    finally:
+        serve.stop()
+    assert not added.is_error, added.content
+    schedule = added.structured_content["schedule"]
+    assert schedule["conversation_id"] == "remote-agent"
+    assert [s["id"] for s in listed.structured_content["schedules"]] == [schedule["id"]]
+    assert "next due" in listed.structured_content["message"]
