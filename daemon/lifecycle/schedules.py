@@ -266,6 +266,7 @@ class TickPlan:
     fire: float | None
     missed: tuple[float, ...]
     missed_total: int
+    counted_all: bool = True  # False: more were missed than ``MISSED_COUNTED`` (a lower bound)
 
     @property
     def latest(self) -> float | None:
@@ -295,16 +296,17 @@ def plan_tick(record: ScheduleRecord, now: float, grace_s: float) -> TickPlan:
                 latest.append(due)
         if not latest:
             return empty
-        total = len(latest)
-        if total == MISSED_RECORDED + 1:  # more may lie between since and these
-            total += _count_between(record, since, latest[-1])
+        more = 0  # due times between since and the oldest of these
+        if len(latest) == MISSED_RECORDED + 1:
+            more = _count_between(record, since, latest[-1])
     except (CroniterError, ValueError, KeyError, ZoneInfoNotFoundError):
         return empty
     newest = latest[0]
     fire = newest if now - newest <= grace_s else None
     missed = latest[1:] if fire is not None else latest
     recorded = tuple(sorted(missed[:MISSED_RECORDED]))
-    return TickPlan(fire, recorded, total - (1 if fire is not None else 0))
+    total = len(latest) + more - (1 if fire is not None else 0)
+    return TickPlan(fire, recorded, total, counted_all=more < MISSED_COUNTED)
 
 
 def _count_between(record: ScheduleRecord, since: float, before: float) -> int:

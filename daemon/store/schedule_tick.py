@@ -50,8 +50,9 @@ def tick(store: SqlStore, now: float, grace_s: float) -> Tick:
                 done.missed += plan.missed_total
                 if plan.missed_total:
                     log.warning(
-                        "schedule %s: %d due time(s) missed (latest %s): nothing ran then",
-                        schedule.id, plan.missed_total, utc_text(max(plan.missed or (0.0,))),
+                        "schedule %s: %s%d due time(s) missed (latest %s): nothing ran then",
+                        schedule.id, "" if plan.counted_all else "at least ",
+                        plan.missed_total, utc_text(max(plan.missed or (0.0,))),
                     )  # fmt: skip
                 if result.task_id is not None:
                     done.fired.append(result.task_id)

@@ -266,3 +266,22 @@ def test_a_stored_task_ingress_no_longer_takes_is_a_refused_run_not_a_task(store
     assert listed.last_run is not None and listed.last_run.result == "refused"
     assert "method" in (listed.last_run.message or "")
     assert tick(_sql(store), T0 + 280, GRACE).refused == []  # that due time was handled
+
+
+def test_a_queue_idle_for_a_month_counts_its_missed_runs_up_to_a_bound() -> None:
+    from daemon.lifecycle.schedules import MISSED_COUNTED, ScheduleRecord, plan_tick
+
+    record = ScheduleRecord(
+        id="s", cron="0 * * * *", tz="UTC", conversation_id="c", task={}, name=None,
+        paused=False, created_at=T0, updated_at=T0, armed_at=T0, last_due_at=None,
+        missed_count=0,
+    )  # fmt: skip
+    whole_hour = T0 - T0 % 3600
+    days = 30  # 720 hourly due times: counted one by one
+    plan = plan_tick(record, whole_hour + days * 86400 + 5, GRACE)
+    assert plan.fire == whole_hour + days * 86400
+    assert plan.missed_total == days * 24 - 1 and plan.counted_all
+    assert len(plan.missed) == MISSED_RECORDED
+    minutely = ScheduleRecord(**{**record.__dict__, "cron": "* * * * *"})
+    idle = plan_tick(minutely, whole_hour + days * 86400 + 5, GRACE)  # 43 200 due times
+    assert not idle.counted_all and idle.missed_total >= MISSED_COUNTED
