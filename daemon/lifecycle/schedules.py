@@ -172,6 +172,7 @@ def validate_schedule(raw: Any, now: float | None = None) -> ScheduleSpec:
         else:
             if isinstance(parsed, TaskSpec):
                 spec = parsed.model_copy(update={"source": "schedule"})
+                errors.extend(_own_correlation(parsed))
             else:
                 message = "a schedule creates one task, not a workflow"
                 errors.append(FieldError(field="task.steps", message=message))
@@ -193,6 +194,20 @@ def validate_schedule(raw: Any, now: float | None = None) -> ScheduleSpec:
         raise InvalidTask(errors)
     assert checked is not None
     return checked
+
+
+# a scheduled task is correlated by its schedule and due time (idempotency key
+# ``schedule:<id>:<due>``): one workflow step or key for every due time would collide
+_PER_RUN = ("workflow_id", "step_id", "idempotency_key")
+
+
+def _own_correlation(spec: TaskSpec) -> list[FieldError]:
+    """Refuse the correlation fields each task of a schedule gets from it."""
+    return [
+        FieldError(field=f"task.{name}", message="set per due time by the schedule; leave it out")
+        for name in _PER_RUN
+        if getattr(spec, name) is not None
+    ]
 
 
 _PLACEHOLDER = TaskSpec(method="placeholder", conversation_id="placeholder")

@@ -16,6 +16,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
 from daemon.lifecycle.schedule_ops import FireSchedule
 from daemon.lifecycle.schedules import plan_tick, utc_text
 from daemon.store.protocol import Store
@@ -45,7 +46,13 @@ def tick(store: SqlStore, now: float, grace_s: float) -> Tick:
         plan = plan_tick(schedule, now, grace_s)
         if plan.latest is not None:
             op = FireSchedule(schedule.id, schedule.last_due_at, plan, now)
-            result = store.apply(op)
+            try:
+                result = store.apply(op)
+            except StoreUnavailable:
+                raise  # the queue's weather: the caller says it and ticks again later
+            except LifecycleError as exc:  # this schedule only; the others still fire
+                log.warning("schedule %s: could not fire: %s", schedule.id, exc)
+                continue
             if result.won:
                 done.missed += plan.missed_total
                 if plan.missed_total:

@@ -218,7 +218,8 @@ def _task_spec(row: Row, schedule_id: str, due: float) -> TaskSpec:
     if not isinstance(spec, TaskSpec):
         raise InvalidTask([{"field": "task", "message": "not a single task"}])
     key = f"schedule:{schedule_id}:{due:.0f}"
-    return spec.model_copy(update={"source": "schedule", "idempotency_key": key})
+    per_run = {"source": "schedule", "idempotency_key": key, "workflow_id": None, "step_id": None}
+    return spec.model_copy(update=per_run)
 
 
 def handlers() -> dict[type, Callable[[Any, Any], Any]]:

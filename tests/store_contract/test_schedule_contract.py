@@ -205,6 +205,8 @@ def test_several_connections_ticking_at_once_create_one_task_per_due_time(store:
         ({"task": {"method": "dnd.set", "params": {"mode": "loud"}}}, "task.params.mode"),
         ({"task": {"method": "dnd.get", "conversation_id": "conv-b"}}, "task.conversation_id"),
         ({"conversation_id": ""}, "conversation_id"),
+        ({"task": {"method": "dnd.get", "workflow_id": "wf-1"}}, "task.workflow_id"),
+        ({"task": {"method": "dnd.get", "idempotency_key": "k"}}, "task.idempotency_key"),
     ],
 )
 def test_bad_schedules_are_refused_naming_the_field(raw: dict[str, object], field: str) -> None:
