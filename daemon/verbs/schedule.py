@@ -146,7 +146,7 @@ def _row(s: ScheduleRecord) -> tuple[str, ...]:
     else:
         last = _local(run.due_at, s.tz)
         task = run.task_id[:12] if run.task_id else "-"
-        result = run.task_state or run.result if run.result == "fired" else run.result
+        result = (run.task_state or "removed") if run.result == "fired" else run.result
     return (
         s.id[:12],
         s.name or "-",
