@@ -10,11 +10,13 @@ once; the earlier one is recorded missed, not fired late. No test waits for a cr
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from datetime import datetime, timezone
 
 import pytest
 from phoned_process import Daemon
+from stacks import PHONED
 
 from daemon.lifecycle.schedule_ops import AddSchedule
 from daemon.lifecycle.schedules import validate_schedule
@@ -66,5 +68,16 @@ def test_the_daemon_fires_a_due_schedule_once_and_reports_the_missed_one(
     assert [(r.result, r.due_at) for r in runs] == [("fired", due), ("missed", due - 3600)]
     assert len(daemon.using(lambda s: s.list_tasks())) == 1  # fired once, nothing late
     assert listed.next_due_at == due + 3600
+    # what a person sees: phoned schedule list, a process on the same queue
+    shown = subprocess.run(
+        [*PHONED, "schedule", "list", "--queue", f"sqlite:///{daemon.queue}"],
+        capture_output=True, text=True, env={**daemon.env, "PHONED_CONFIG": "/dev/null"},
+        timeout=60,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    header, row = shown.stdout.splitlines()
+    assert header.split()[-3:] == ["RESULT", "MISSED", "CONVERSATION"]
+    assert "hourly dnd" in row and task_id[:12] in row
+    assert row.split()[-3:] == ["completed", "1", "conv-e2e"]
     daemon.signal(signal.SIGTERM)
     assert daemon.wait() == 0
