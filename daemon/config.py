@@ -94,6 +94,13 @@ class Approval(_Section):
         return ApprovalPolicy.of(self.methods, self.sources)
 
 
+class Schedules(_Section):
+    """How schedules fire (``daemon.lifecycle.schedules``; the daemon or ``phoned serve``)."""
+
+    # a due time fires when a tick finds it at most this old; an older one is missed
+    grace: float = Field(default=60.0, gt=0, le=86400)
+
+
 class Config(_Section):
     """The daemon's settings after every source has been applied."""
 
@@ -119,6 +126,7 @@ class Config(_Section):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     retention: Retention = Field(default_factory=Retention)
     approval: Approval = Field(default_factory=Approval)
+    schedules: Schedules = Field(default_factory=Schedules)
 
     @field_validator("queue")
     @classmethod

@@ -32,6 +32,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from daemon.mcp import schedule_tools
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from daemon.mcp.tools import tools
@@ -178,6 +179,9 @@ class PhonedTools:
             return _result(found)
         if name == "queue_status":
             return _result(await anyio.to_thread.run_sync(self.bridge.queue, args.get("device")))
+        if name in schedule_tools.NAMES:
+            call = schedule_tools.call
+            return _result(await anyio.to_thread.run_sync(call, self.bridge, name, args))
         raise ToolError(f"unknown tool {name!r}")
 
     async def _settled(

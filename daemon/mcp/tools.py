@@ -1,6 +1,7 @@
 """The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
 params model's JSON Schema plus ``device``; annotations from the registry) and
-``task_status``, ``task_cancel``, ``device_context``, ``queue_status``."""
+``task_status``, ``task_cancel``, ``device_context``, ``queue_status``, and the schedule
+tools (``daemon.mcp.schedule_tools``)."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def _plain_tool(
 
 
 def tools() -> list[types.Tool]:
-    """Every tool, methods first (registry order)."""
+    """Every tool, methods first (registry order), the schedule tools last."""
+    from daemon.mcp.schedule_tools import schedule_tools
     from device.actions.registry import REGISTRY
 
     return [
@@ -145,4 +147,5 @@ def tools() -> list[types.Tool]:
             "Tasks per state in the queue and this conversation's latest tasks (newest first).",
             {"device": _DEVICE}, [], read_only=True,
         ),
+        *schedule_tools(),
     ]  # fmt: skip
