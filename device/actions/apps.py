@@ -53,6 +53,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import PACKAGE, NoParams, Params
 from device.actions.reads import invalid, read, target
+from device.actions.setting import Change, ask
 from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
@@ -226,10 +227,29 @@ def _absent(ctx: ActionContext, package: str) -> str | None:
     return None
 
 
+def open_change(params: AppOpen, front: str | None) -> Change:
+    """``app in front com.android.launcher -> com.example.notes/.Main``: what is in front
+    now, and the app (with the activity or the deep link) that will be."""
+    after = params.package
+    if params.activity is not None:
+        after = f"{params.package}/{params.activity}"
+    elif params.url is not None:
+        after = f"{params.package} at {params.url}"
+    return Change("app in front", front or "-", after)
+
+
+def close_change(package: str, front: str | None) -> Change:
+    """``app com.example.notes in front -> force-stopped``."""
+    before = "in front" if front == package else f"not in front (front: {front or '-'})"
+    return Change(f"app {package}", before, "force-stopped")
+
+
 def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
     """Met once ``package`` is observed in front after the launch (re-read within the settle
     bound); refused before launching when it is not installed or disabled, ``not_met`` with
-    what ``am start`` said when the phone refused the start."""
+    what ``am start`` said when the phone refused the start. When the owner's policy asks,
+    it stops before ``am start`` with the preview ``app in front FRONT -> PKG`` read from
+    the phone (``setting.ask``)."""
     package = params.package
     absent = _absent(ctx, package)
     if absent is not None:
@@ -239,6 +259,12 @@ def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
     if plain and before == package:
         ctx.recorder.note("already in front: no command sent")
         return outcome(ctx, Status.MET, target(package, before), f"{package} is in front")
+    asked = ask(
+        ctx, open_change(params, before), {"front": before}, target=package,
+        package=package, activity=params.activity, url=params.url,
+    )  # fmt: skip
+    if asked is not None:
+        return asked
     argv = start_app(package, params.activity, params.url)
     result = ctx.effect("app.open", package, argv, params.model_dump())
     refusal = start_refusal(result.stdout + result.stderr)
@@ -266,7 +292,9 @@ def _home_package(ctx: ActionContext) -> str | None:
 
 def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     """Met once ``package`` is no longer in front after ``am force-stop``; the home app is
-    refused (``invalid_params``), as is a package that is not installed."""
+    refused (``invalid_params``), as is a package that is not installed. When the owner's
+    policy asks, it stops before the force-stop with the preview ``app PKG in front ->
+    force-stopped`` (``setting.ask``)."""
     package = params.package
     paths = read(ctx, f"{package}:installed", pm_path(package), parse_package_lines, "before")
     if not paths:
@@ -274,6 +302,10 @@ def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     if _home_package(ctx) == package:
         return invalid(ctx, "package", f"{package} is the home app and is never force-stopped")
     before = _front(ctx, "before")
+    asked = ask(ctx, close_change(package, before), {"front": before}, target=package,
+                package=package)  # fmt: skip
+    if asked is not None:
+        return asked
     ctx.effect("app.close", package, force_stop(package), {"package": package})
     after, ok = ctx.poll("foreground", lambda: _front(ctx, "after"), lambda p: p != package)
     block = {"expected": {"not_in_front": package}, "observed": {"front": after}, "met": ok}
@@ -325,6 +357,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "app.open", AppOpen, open_app, fixed("app.open"), reconcile=reconcile_open,
+        previews=True,
         summary="Open an app (optionally at an activity or a deep link); completed when it is "
         "observed in front.",
         reads="installed and enabled (pm), the app in front before and after",
@@ -334,6 +367,7 @@ DECLARED = (
     ),
     Method(
         "app.close", AppClose, close_app, fixed("app.closed"), reconcile=reconcile_close,
+        previews=True,
         summary="Force-stop an app; completed when it is no longer in front.",
         reads="installed (pm path), the home app, the app in front before and after",
         changes="force-stops the app (its activities and processes end)",
