@@ -147,3 +147,50 @@ def test_mcp_asks_with_require_approval_and_shows_the_card(
     stopped = stack.wait_state(out["task_id"], ("stopped",))
     assert stopped["failure"]["reason"] == "approval_denied"
     assert stack.phone.settings.get("global", "zen_mode") == "0"
+
+
+def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    """The previews added for app.open and bluetooth.set (issue #26 item 3) over MCP: the
+    tools take ``require_approval``, the card shows the change read from the phone, and an
+    approval given through the plane completes the task."""
+    env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
+        env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
+    )  # fmt: skip
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            return listed, await session.call_tool(
+                "app_open", {"package": "com.example.notes", "require_approval": True}
+            )
+
+    listed, called = anyio.run(main)
+    for name in ("app_open", "app_close", "bluetooth_set", "permission_request"):
+        assert "require_approval" in listed[name].input_schema["properties"], name
+    assert not called.is_error, called.content
+    out = called.structured_content
+    assert out["state"] == "approval"
+    change = "app in front com.google.android.apps.nexuslauncher -> com.example.notes"
+    assert out["approval"]["card"]["change"] == change
+
+    record = stack.task(out["task_id"])
+    approved = stack.call(
+        "approver", "POST", f"/v1/tasks/{out['task_id']}/approve",
+        json={"conversation_id": CONV, "revision": record["revision"],
+              "preview_digest": record["approval_digest"]},
+    )  # fmt: skip
+    assert approved.status_code == 200, approved.text
+    done = stack.wait_state(out["task_id"], ("completed", "failed", "stopped"))
+    assert done["state"] == "completed", done
+    assert stack.phone.ui.top().package == "com.example.notes"
+
+    # bluetooth from voice over the plane: the daemon's policy asks, the API shows it
+    task_id = submit(stack, method="bluetooth.set", params={"enabled": True}, source="voice")
+    stack.wait_state(task_id, ("approval",))
+    assert pending(stack, task_id)["change"] == "bluetooth adapter OFF -> ON"
