@@ -32,8 +32,10 @@ Facts (AOSP ``platform_frameworks_base``, ``docs/apps.md``):
   launcher activity of an enabled package, ``No activities found`` when there is none.
   No shell command prints an app's label: ``dumpsys package`` and ``query-activities``
   (without ``--components``, ``ResolveInfo.dump``) show resource ids and
-  ``nonLocalizedLabel`` at most, never the resolved, localized label, so ``app.list``
-  answers ``label: null`` and says so in a note rather than inventing one.
+  ``nonLocalizedLabel`` at most, never the resolved, localized label. The one real label
+  there is is the app in front's, the title of its window in the accessibility window list
+  (``device.app_labels``, with the research behind it): ``app.list`` gives it for that
+  app and ``label: null`` for the others, and says so.
 
 What is in front is the shared foreground read (``ui.foreground``: ``dumpsys window
 displays``, ``windows`` before API 29), before and after, polled within the settle bound.
@@ -47,7 +49,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from device import parsers
+from device import app_labels, parsers
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
@@ -315,13 +317,37 @@ def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     )
 
 
+LABELS_NOTE = (
+    "only the app in front has a label: its window's title in the accessibility window list "
+    "(dumpsys accessibility), in the phone's language; no shell command prints the labels of "
+    "the others (docs/apps.md)"
+)
+
+
+def front_label(ctx: ActionContext, phase: str) -> str | None:
+    """The label of the app in front (``device.app_labels``), observed; None (with a note
+    saying why) when the window list does not show one."""
+    text = ctx.recorder.read(app_labels.LABEL_COMMAND).stdout
+    label = app_labels.front_label(app_labels.parse_a11y_windows(text))
+    ctx.recorder.observe("front_label", label, phase, app_labels.LABEL_COMMAND)
+    if label is None:
+        ctx.recorder.note(f"no label: {app_labels.no_label_reason(text)}")
+    return label
+
+
 def list_apps(ctx: ActionContext, params: NoParams) -> Outcome:
-    """The launchable apps: each package with its launcher activity; ``label`` is null (no
-    shell command prints it, see the module docstring)."""
+    """The launchable apps: each package with its launcher activity, and the app in front
+    with its label (``front``); an app's ``label`` is known only while it is in front (see
+    ``device.app_labels``), null otherwise."""
     found = read(ctx, "launchable", LAUNCHABLE, parse_components, "read")
-    apps = [{"package": p, "activity": a, "label": None} for p, a in found]
-    ctx.recorder.note("labels: no shell command prints an app's label; label is null")
-    value = {"apps": apps, "labels": "unavailable from the shell"}
+    now = ui.foreground(ctx, "read")
+    label = front_label(ctx, "read") if now is not None and now.package else None
+    in_front = now.package if now is not None else None
+    apps = [
+        {"package": p, "activity": a, "label": label if p == in_front else None} for p, a in found
+    ]
+    front = {"package": in_front, "activity": now.activity if now else None, "label": label}
+    value = {"apps": apps, "front": front, "labels": LABELS_NOTE}
     return outcome(
         ctx, Status.MET, {"expected": None, "observed": len(apps), "met": True},
         f"{len(apps)} launchable app(s)", value=value,
@@ -375,8 +401,9 @@ DECLARED = (
     ),
     Method(
         "app.list", NoParams, list_apps, fixed("app.list"),
-        summary="List the launchable apps (package and launcher activity; labels are not "
-        "available from the shell).",
-        reads="the launcher activities of enabled packages (cmd package query-activities)",
+        summary="List the launchable apps (package and launcher activity) and the app in "
+        "front with its label in the phone's language.",
+        reads="the launcher activities of enabled packages (cmd package query-activities), the "
+        "app in front and its window title (dumpsys accessibility)",
     ),
 )  # fmt: skip
