@@ -83,9 +83,7 @@ def planning_context(
     missing: list[str] = []
     for f in fields(ctx):
         value = getattr(ctx, f.name)
-        if f.name in ON_REQUEST or f.name == "serial":
-            if value is not None and now - value.observed_at > max_age_s:
-                stale.append(f.name)
+        if f.name == "serial" or (f.name in ON_REQUEST and value is None):
             continue
         if value is None:
             missing.append(f.name)

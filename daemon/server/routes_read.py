@@ -287,8 +287,10 @@ def device_context(
     if reported is None:
         raise HTTPException(404, f"no daemon reported a context for {serial}")
     queue = counts_for(plane.store(), principal, serial, None)
-    shown = {k: v for k, v in reported.items() if apps or k != "launchable_apps"}
-    return {**shown, "queue": queue, "at": time.time()}
+    device = dict(reported.get("device") or {})
+    if not apps:
+        device.pop("launchable_apps", None)
+    return {**reported, "device": device, "queue": queue, "at": time.time()}
 
 
 @router.post("/classify", summary="Would this task be accepted?")
