@@ -103,14 +103,14 @@ def parse_front_label(text: str) -> str | None:
 
 
 def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dict[str, Any]]:
-    """The parser of ``apps.LAUNCHABLE`` for the context: every launcher activity with the
+    """The parser of ``commands.LAUNCHABLE`` for the context: every launcher activity with the
     label of the app in front (``front``: ``pkg/activity``), null for the others, and why."""
     from device.actions import apps
 
     in_front = front.split("/", 1)[0] if front else None
 
     def parse(text: str) -> dict[str, Any]:
-        found = apps.parse_components(text)
+        found = parsers.parse_components(text)
         listed = [
             {"package": p, "activity": a, "label": label if p == in_front else None}
             for p, a in found
@@ -179,11 +179,9 @@ def read_context(device: Device, clock: Clock = time.time, apps: bool = False) -
         ),
     }
     if apps:
-        from device.actions.apps import LAUNCHABLE
-
         front, label = reads["foreground_app"], reads["foreground_label"]
         reads["launchable_apps"] = reader.observe(
-            LAUNCHABLE,
+            commands.LAUNCHABLE,
             launchable_apps(front.value if front else None, label.value if label else None),
         )
     return DeviceContext(

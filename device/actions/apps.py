@@ -49,7 +49,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from device import app_labels, parsers
+from device import app_labels, commands, parsers
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
@@ -137,9 +137,8 @@ VIEW = "android.intent.action.VIEW"
 LAUNCHER = "android.intent.category.LAUNCHER"
 HOME = "android.intent.category.HOME"
 HOME_RESOLVE: Argv = ("cmd", "package", "resolve-activity", "--brief", "-a", MAIN, "-c", HOME)
-LAUNCHABLE: Argv = (
-    "cmd", "package", "query-activities", "--components", "-a", MAIN, "-c", LAUNCHER,
-)  # fmt: skip
+# ``cmd package query-activities --components -a MAIN -c LAUNCHER``: shared with the
+# planning context's launchable apps (``commands.LAUNCHABLE``).
 
 
 def pm_path(package: str) -> Argv:
@@ -170,7 +169,6 @@ def force_stop(package: str) -> Argv:
 # ---- parsers -----------------------------------------------------------------------------
 
 _PACKAGE_LINE = re.compile(r"^package:(\S+)\s*$", re.MULTILINE)
-_COMPONENT = re.compile(rf"^\s*({PACKAGE.pattern})/(\S+)\s*$")
 _SECURITY = re.compile(r"^Security exception: .*$", re.MULTILINE)
 _EXCEPTION = re.compile(r"^Exception occurred while executing .*\n(.*)$", re.MULTILINE)
 
@@ -178,18 +176,6 @@ _EXCEPTION = re.compile(r"^Exception occurred while executing .*\n(.*)$", re.MUL
 def parse_package_lines(text: str) -> list[str]:
     """The names of ``pm list packages`` / the paths of ``pm path`` (``package:X`` lines)."""
     return _PACKAGE_LINE.findall(text)
-
-
-def parse_components(text: str) -> list[tuple[str, str]]:
-    """``query-activities --components`` / ``resolve-activity --brief``: every ``PKG/CLS``
-    line as (package, full class name); ``No activities found``: none."""
-    found = []
-    for line in text.splitlines():
-        match = _COMPONENT.match(line)
-        if match:
-            package, cls = match[1], match[3]
-            found.append((package, package + cls if cls.startswith(".") else cls))
-    return found
 
 
 def start_refusal(text: str) -> str | None:
@@ -288,7 +274,7 @@ def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
 
 
 def _home_package(ctx: ActionContext) -> str | None:
-    found = read(ctx, "home_app", HOME_RESOLVE, parse_components, "before")
+    found = read(ctx, "home_app", HOME_RESOLVE, parsers.parse_components, "before")
     return found[-1][0] if found else None
 
 
@@ -339,7 +325,7 @@ def list_apps(ctx: ActionContext, params: NoParams) -> Outcome:
     """The launchable apps: each package with its launcher activity, and the app in front
     with its label (``front``); an app's ``label`` is known only while it is in front (see
     ``device.app_labels``), null otherwise."""
-    found = read(ctx, "launchable", LAUNCHABLE, parse_components, "read")
+    found = read(ctx, "launchable", commands.LAUNCHABLE, parsers.parse_components, "read")
     now = ui.foreground(ctx, "read")
     label = front_label(ctx, "read") if now is not None and now.package else None
     in_front = now.package if now is not None else None
@@ -370,7 +356,8 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads=(
         "`pm path PKG`, `pm list packages -d PKG`, the foreground (`dumpsys window displays`, "
         "`windows` below API 29); `cmd package query-activities --components -a MAIN -c "
-        "LAUNCHER`; `cmd package resolve-activity --brief -c HOME`"
+        "LAUNCHER`; `cmd package resolve-activity --brief -c HOME`; `dumpsys accessibility` (the "
+        "label of the app in front)"
     ),
     effect=(
         "`am start -W -a MAIN -c LAUNCHER -p PKG` (or `-n PKG/ACT`, or `-a VIEW -d URL -p PKG`); "

@@ -79,8 +79,8 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "android.intent.category.HOME",
         ),
     ),
-    "apps.LAUNCHABLE": (
-        apps.LAUNCHABLE,
+    "commands.LAUNCHABLE": (
+        c.LAUNCHABLE,
         (
             "cmd",
             "package",
