@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.integration
 CONV = "conv-policy"
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1"> quiet for the 8pm meeting'
 CHANGE = "zen_mode 0 (off) -> 1 (priority)"
+LAUNCHER = "com.google.android.apps.nexuslauncher"
 
 
 @pytest.fixture
@@ -194,3 +196,24 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     task_id = submit(stack, method="bluetooth.set", params={"enabled": True}, source="voice")
     stack.wait_state(task_id, ("approval",))
     assert pending(stack, task_id)["change"] == "bluetooth adapter OFF -> ON"
+
+
+def test_the_context_a_daemon_published_has_the_front_label_and_apps_on_request(
+    stack: Stack,
+) -> None:
+    """Issue #27 item 5 over the plane: the daemon publishes the context with the launchable
+    apps; ``GET /v1/devices/{serial}/context`` gives them only with ``?apps=true``."""
+    path = f"/v1/devices/{stack.serial}/context"
+    deadline = time.monotonic() + 60
+    while stack.call("viewer", "GET", path).status_code == 404 and time.monotonic() < deadline:
+        time.sleep(0.2)  # the daemon registers its phone once it serves it
+    plain = stack.call("viewer", "GET", path)
+    assert plain.status_code == 200, plain.text
+    device = plain.json()["device"]
+    assert "launchable_apps" not in device
+    assert device["foreground_app"]["value"].startswith(LAUNCHER)
+    assert "foreground_label" in device  # null until a uiautomator2 session tracks windows
+    asked = stack.call("viewer", "GET", path, params={"apps": "true"}).json()["device"]
+    listed = {a["package"]: a for a in asked["launchable_apps"]["value"]["apps"]}
+    assert "com.example.notes" in listed and "com.android.settings" in listed
+    assert "only the app in front has a label" in asked["launchable_apps"]["value"]["labels"]
