@@ -161,6 +161,38 @@ def test_permission_request_from_voice_asks_before_opening_the_screen(
     assert ("am", "start", "-W", "-a", screen) in sim.phone.log.argvs()
 
 
+def test_the_html_card_in_chromium_shows_the_rationale_as_text(
+    daemon: Daemon, sim_factory: Any, tmp_path: Path, chromium: Any
+) -> None:
+    """The report opened in a real headless Chromium: the card's fields read as the text
+    card's, and a rationale carrying an ``onerror`` handler is shown, never run."""
+    hostile = '<img src=x onerror="document.body.dataset.pwned=1"> Bluetooth for the car'
+    sim_factory(sdk=34)
+    daemon.start()
+    task_id = daemon.submit(
+        {"method": "bluetooth.set", "params": {"enabled": True}, "require_approval": True,
+         "rationale": hostile}
+    )  # fmt: skip
+    daemon.state(task_id, TaskState.APPROVAL)
+    report = tmp_path / "card.html"
+    assert phoned(daemon, "show", task_id, "--html", str(report)).exit_code == 0
+    page = chromium.page()
+    page.call("Page.enable")
+    page.call("Page.navigate", url=report.as_uri())
+    page.wait_for(
+        "document.readyState === 'complete' && !!document.getElementById('pending-approval')"
+    )
+
+    def text(cls: str) -> Any:
+        return page.evaluate(f"document.querySelector('#pending-approval .{cls}').textContent")
+
+    assert text("preview-change") == "bluetooth adapter OFF -> ON"
+    assert text("origin-rationale") == hostile
+    assert text("after-denial") == AFTER_DENIAL
+    assert page.evaluate("document.body.dataset.pwned === undefined")
+    assert page.evaluate("document.querySelectorAll('#pending-approval img').length") == 0
+
+
 class _Card(HTMLParser):
     """The texts of the pending approval card by class, and every element inside a field
     (there should be none: each field is escaped text)."""
