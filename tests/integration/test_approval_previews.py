@@ -160,6 +160,12 @@ def test_permission_request_from_voice_asks_before_opening_the_screen(
     assert waiting.state is TaskState.PERMISSION, waiting.failure
     assert ("am", "start", "-W", "-a", screen) in sim.phone.log.argvs()
 
+    sim.phone.notification.set_dnd_access(NOTES, True)  # the person flips the switch
+    done = daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED, timeout=60)
+    assert done.state is TaskState.COMPLETED, done.failure
+    starts = [a for a in sim.phone.log.argvs() if a[:2] == ("am", "start")]
+    assert starts == [("am", "start", "-W", "-a", screen)]  # the screen opened once
+
 
 def test_the_html_card_in_chromium_shows_the_rationale_as_text(
     daemon: Daemon, sim_factory: Any, tmp_path: Path, chromium: Any
