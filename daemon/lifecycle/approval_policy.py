@@ -10,7 +10,9 @@ attempt (``daemon.runtime.attempt.records.Attempt.step_context``):
   (``approval.sources``, e.g. every change from ``source: voice``).
 
 A method that asks shows a preview of its change read from the phone at that moment
-(``Method.previews``: the setting methods). A changing method that cannot show one yet is
+(``Method.previews``: the setting methods, ``bluetooth.set``, ``app.open``, ``app.close``
+and ``permission.request``, all through ``device.actions.setting.ask``). A changing method
+that cannot show one yet is
 refused where it can be: a ``require_approval`` at the door (``contract.validate_task``,
 naming the field), a method in ``approval.methods`` in the config (naming the key); one
 only the source policy catches is not run at all (``unpreviewable``): an approval the

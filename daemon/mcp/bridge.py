@@ -249,8 +249,9 @@ class Bridge:
             ],
         }  # fmt: skip
 
-    def context(self, device: str | None) -> dict[str, Any]:
-        """The device planning context read now through the configured adb server. Never
+    def context(self, device: str | None, apps: bool = False) -> dict[str, Any]:
+        """The device planning context read now through the configured adb server (with
+        ``apps`` the launchable apps too). Never
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
         from daemon.planning.context import planning_context
@@ -266,7 +267,8 @@ class Bridge:
                 f"read; phoned does not start one from here: {hint}"
             )
         serial = connect(device or self.device, server).serial
-        planning = planning_context(AdbContextProvider(server), self.store, serial, time.time())
+        provider = AdbContextProvider(server, apps=apps)
+        planning = planning_context(provider, self.store, serial, time.time())
         return {
             "device": context_json(planning.device),
             "queue": self.counts(serial),  # this conversation's, as queue_status

@@ -175,7 +175,9 @@ class PhonedTools:
             task = await anyio.to_thread.run_sync(self.bridge.cancel, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
         if name == "device_context":
-            found = await anyio.to_thread.run_sync(self.bridge.context, args.get("device"))
+            found = await anyio.to_thread.run_sync(
+                self.bridge.context, args.get("device"), args.get("apps") is True
+            )
             return _result(found)
         if name == "queue_status":
             return _result(await anyio.to_thread.run_sync(self.bridge.queue, args.get("device")))

@@ -38,6 +38,8 @@ def _task_fields(method: str) -> dict[str, Any]:
 
 
 _TASK_ID = {"type": "string", "description": "the task id a method tool returned"}
+_APPS = {"type": "boolean", "description": "true: also list the launchable apps (package, "
+         "activity, and the label of the app in front)"}  # fmt: skip
 
 TASK_OUTPUT = {
     "type": "object",
@@ -138,9 +140,10 @@ def tools() -> list[types.Tool]:
         _plain_tool(
             "device_context",
             "The device planning context read now: model, SDK, battery, screen, lock, "
-            "foreground app, DND, Bluetooth, volumes, default SMS app, supported methods, "
-            "queue; each value with the command that read it and when.",
-            {"device": _DEVICE}, [], read_only=True,
+            "foreground app and its label, DND, Bluetooth, volumes, default SMS app, supported "
+            "methods, queue (apps: true adds the launchable apps); each value with the command "
+            "that read it and when.",
+            {"device": _DEVICE, "apps": _APPS}, [], read_only=True,
         ),
         _plain_tool(
             "queue_status",

@@ -89,8 +89,8 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "android.intent.category.HOME",
         ),
     ),
-    "apps.LAUNCHABLE": (
-        apps.LAUNCHABLE,
+    "commands.LAUNCHABLE": (
+        c.LAUNCHABLE,
         (
             "cmd",
             "package",
@@ -153,6 +153,7 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
         ("dumpsys", "window", "displays"),
     ),
     "commands.DUMPSYS_POWER": (c.DUMPSYS_POWER, ("dumpsys", "power")),
+    "commands.DUMPSYS_ACCESSIBILITY": (c.DUMPSYS_ACCESSIBILITY, ("dumpsys", "accessibility")),
     "commands.UI_DUMP_REMOVE": (c.UI_DUMP_REMOVE, ("rm", "-f", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP": (c.UI_DUMP, ("uiautomator", "dump", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP_READ": (c.UI_DUMP_READ, ("cat", "/sdcard/window_dump.xml")),

@@ -123,19 +123,19 @@ def test_package_lines_of_pm_path_and_pm_list() -> None:
 def test_components_of_query_activities_and_resolve_activity() -> None:
     # PackageManagerShellCommand.printResolveInfo: --components prints flattenToShortString
     text = "com.android.settings/.Settings\ncom.google.android.dialer/.extensions.GoogleDialtactsActivity\n"
-    assert apps.parse_components(text) == [
+    assert parsers.parse_components(text) == [
         ("com.android.settings", "com.android.settings.Settings"),
         (
             "com.google.android.dialer",
             "com.google.android.dialer.extensions.GoogleDialtactsActivity",
         ),
     ]
-    assert apps.parse_components("No activities found\n") == []
+    assert parsers.parse_components("No activities found\n") == []
     brief = (
         "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n"
         "com.google.android.apps.nexuslauncher/.NexusLauncherActivity\n"
     )
-    assert apps.parse_components(brief)[-1][0] == "com.google.android.apps.nexuslauncher"
+    assert parsers.parse_components(brief)[-1][0] == "com.google.android.apps.nexuslauncher"
 
 
 def test_notifications_of_an_android_9_noredact_dump() -> None:
