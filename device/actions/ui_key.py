@@ -17,7 +17,17 @@ from pydantic import Field
 
 from device.actions.base import ActionContext, Outcome
 from device.actions.method import ActionsRow, Method, fixed
-from device.actions.ui_step import U2, StepParams, ask, prepare, reconcile, u2_effect, verify
+from device.actions.ui_step import (
+    EXPECT,
+    U2,
+    Expect,
+    StepParams,
+    ask,
+    prepare,
+    reconcile,
+    u2_effect,
+    verify,
+)
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -46,6 +56,9 @@ class UiKey(StepParams):
     """The key, the app in front when it is pressed, and what must show after."""
 
     key: Key = Field(description="the key to press", examples=["back"])
+    expect: Expect = Field(
+        description=EXPECT, examples=[{"package": "com.google.android.apps.nexuslauncher"}]
+    )
 
 
 # ---- commands ----------------------------------------------------------------------------

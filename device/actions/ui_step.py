@@ -146,17 +146,14 @@ class Expect(Params):
         return self
 
 
-EXPECT_FIELD = Field(
-    description="what must be observed after the step; the step completes only then",
-    examples=[{"appears": {"resource_id": "com.example.notes:id/notes_list"}}],
-)
+EXPECT = "what must be observed after the step; the step completes only then"
 
 
 class StepParams(Params):
     """What every changing step takes: the app it acts in and its expectation."""
 
     package: str = _PACKAGE_FIELD
-    expect: Expect = EXPECT_FIELD
+    expect: Expect = Field(description=EXPECT)
 
 
 # ---- commands ----------------------------------------------------------------------------

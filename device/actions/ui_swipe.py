@@ -21,8 +21,10 @@ from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import Params
 from device.actions.ui_step import (
     _PACKAGE_FIELD,
+    EXPECT,
     U2,
     Direction,
+    Expect,
     Ready,
     Selector,
     StepParams,
@@ -50,6 +52,7 @@ class UiSwipe(StepParams):
     selector: Selector | None = Field(
         default=None, description="the element to swipe across (default: the screen's middle)"
     )
+    expect: Expect = Field(description=EXPECT, examples=[{"package": "com.example.notes"}])
 
 
 class UiScroll(Params):

@@ -16,6 +16,8 @@ from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.ui_step import (
+    EXPECT,
+    Expect,
     Ready,
     Selector,
     StepParams,
@@ -36,6 +38,10 @@ class UiTap(StepParams):
     selector: Selector = Field(
         description="the element to tap",
         examples=[{"resource_id": "com.example.notes:id/open_list_button"}],
+    )
+    expect: Expect = Field(
+        description=EXPECT,
+        examples=[{"appears": {"resource_id": "com.example.notes:id/notes_list"}}],
     )
 
 

@@ -388,7 +388,7 @@ class Ui:
                     self.locked = False
                 return
             if self.pending_permission is None:
-                notes_app.scroll(self.top(), x1, y1, y2)
+                notes_app.scroll(self.top().cls, self.top().state, x1, y1, y2)
 
     def focused_edit(self) -> View | None:
         with self.phone.lock:
@@ -399,7 +399,7 @@ class Ui:
                 return find_by_id(self.windows(), f"{top.package}:id/compose_message_text")
             if top.cls == samsung_messages.WITH_ACTIVITY:
                 return find_by_id(self.windows(), f"{top.package}:id/message_edit_text")
-            field = notes_app.focused_field(top) if top.package == notes_app.PKG else None
+            field = notes_app.focused_field(top.cls) if top.package == notes_app.PKG else None
             return find_by_id(self.windows(), field) if field else None
 
     def type_text(self, text: str) -> bool:
@@ -409,7 +409,7 @@ class Ui:
                 return False
             top = self.top()
             if top.package == notes_app.PKG:
-                notes_app.type_text(top, text)
+                notes_app.type_text(top.state, text)
                 return True
             top.state["body"] = top.state.get("body", "") + text
             return True
@@ -420,7 +420,7 @@ class Ui:
         with self.phone.lock:
             top = self.top()
             if top.package == notes_app.PKG:
-                return notes_app.set_text(top, view, text)
+                return notes_app.set_text(top.cls, top.state, view, text)
             if view.resource_id in (
                 f"{top.package}:id/compose_message_text",
                 f"{top.package}:id/message_edit_text",
@@ -488,7 +488,7 @@ class Ui:
                 package=notes_app.PKG, title=title, text=text, id=number, uid=notes_app.UID
             )
 
-        notes_app.save(self.top(), self.context().locale, post)
+        notes_app.save(self.top().state, self.context().locale, post)
         return None
 
     def _act_notes_open_list(self, _arg: str) -> str | None:

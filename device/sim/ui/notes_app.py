@@ -19,12 +19,8 @@ them; tests select by resource id.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from device.sim.ui.views import View
-
-if TYPE_CHECKING:
-    from device.sim.ui.screens import ActivityRecord
 
 PKG = "com.example.notes"
 MAIN = f"{PKG}.MainActivity"
@@ -137,38 +133,38 @@ def max_scroll() -> int:
     return max(0, ITEMS * ROW - (LIST_BOTTOM - LIST_TOP))
 
 
-def scroll(record: ActivityRecord, x: int, y1: int, y2: int) -> bool:
+def scroll(cls: str, state: dict[str, str], x: int, y1: int, y2: int) -> bool:
     """A vertical swipe over the list moves it by the finger's travel (clamped); True when
     the swipe was over this app's list."""
-    if record.cls != LIST or not (LIST_TOP <= y1 < LIST_BOTTOM) or not 0 <= x < 1080:
+    if cls != LIST or not (LIST_TOP <= y1 < LIST_BOTTOM) or not 0 <= x < 1080:
         return False
-    offset = int(record.state.get("scroll", "0")) + (y1 - y2)
-    record.state["scroll"] = str(min(max(0, offset), max_scroll()))
+    offset = int(state.get("scroll", "0")) + (y1 - y2)
+    state["scroll"] = str(min(max(0, offset), max_scroll()))
     return True
 
 
-def set_text(record: ActivityRecord, view: View, text: str) -> bool:
+def set_text(cls: str, state: dict[str, str], view: View, text: str) -> bool:
     """``setText`` on the editor's field stores the text exactly (any unicode)."""
-    if record.cls == MAIN and view.resource_id == rid("note_text"):
-        record.state["draft"] = text
+    if cls == MAIN and view.resource_id == rid("note_text"):
+        state["draft"] = text
         return True
     return False
 
 
-def focused_field(record: ActivityRecord) -> str | None:
+def focused_field(cls: str) -> str | None:
     """The resource id of the field that has focus (``input text`` types into it)."""
-    return rid("note_text") if record.cls == MAIN else None
+    return rid("note_text") if cls == MAIN else None
 
 
-def type_text(record: ActivityRecord, text: str) -> None:
-    record.state["draft"] = record.state.get("draft", "") + text
+def type_text(state: dict[str, str], text: str) -> None:
+    state["draft"] = state.get("draft", "") + text
 
 
-def save(record: ActivityRecord, locale: str, post: Callable[[str, str, int], None]) -> None:
+def save(state: dict[str, str], locale: str, post: Callable[[str, str, int], None]) -> None:
     """The save button: the note is kept and posted as a notification (id: its number)."""
-    draft = record.state.get("draft", "")
+    draft = state.get("draft", "")
     if not draft:
         return
-    saved = int(record.state.get("saved", "0")) + 1
-    record.state["saved"] = str(saved)
+    saved = int(state.get("saved", "0")) + 1
+    state["saved"] = str(saved)
     post(label(locale), draft, saved)
