@@ -287,7 +287,9 @@ def ask(
     if not ctx.approval_required:
         return None
     node = ready.node
-    what = {"text": node.text, "resource_id": node.resource_id, "content_desc": node.content_desc,
+    # the element's text as ``label``: evidence redacts every ``text`` key (``private``), and
+    # the approver must read what the step acts on (the card rebuilds the preview in clear)
+    what = {"label": node.text, "resource_id": node.resource_id, "content_desc": node.content_desc,
             "bounds": list(node.bounds)} if node is not None else None  # fmt: skip
     shown = {
         "effect": ctx.recorder.method,

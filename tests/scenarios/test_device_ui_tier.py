@@ -171,3 +171,14 @@ def test_approval_is_asked_with_a_preview_and_an_element_screenshot(notes) -> No
     done = notes.run("ui.type", params, approval_required=True,
                      approval_digest=asked.detail["preview_digest"])  # fmt: skip
     assert done.status is Status.MET, done.message
+
+
+def test_the_play_store_purchase_flow_is_refused(notes) -> None:
+    from device.sim.ui.screens import ActivityRecord
+
+    billing = "com.google.android.finsky.billing.acquire.SheetUiBuilderHostActivity"
+    notes.phone.ui.stack.append(ActivityRecord("com.android.vending", billing))
+    out = notes.run("ui.tap", {"package": "com.android.vending", "selector": {"text": "Buy"},
+                               "expect": {"package": NOTES}})  # fmt: skip
+    assert out.status is Status.UNSUPPORTED and "purchase flow" in out.message
+    assert _taps(notes) == []

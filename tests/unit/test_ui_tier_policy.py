@@ -45,7 +45,7 @@ def test_the_allow_list_is_config_and_names_real_packages(tmp_path) -> None:
     env = {"PHONED_APPROVAL_UI_ALLOW_PACKAGES": f"{NOTES},org.example.todo"}
     cfg = config.load(empty, environ=env)
     assert cfg.approval.policy.ui_allow_packages == {NOTES, "org.example.todo"}
-    with pytest.raises(config.ConfigError, match="approval.ui_allow_packages"):
+    with pytest.raises(config.ConfigError, match=r"approval\.ui_allow_packages"):
         config.load(empty, environ={"PHONED_APPROVAL_UI_ALLOW_PACKAGES": "not a package"})
 
 

@@ -1,0 +1,130 @@
+"""Issue #27's "done when", through a real MCP client: the ``mcp`` SDK's stdio client
+against a spawned ``phoned mcp`` and a real ``phoned run`` daemon serving the simulated
+phone. It opens the third-party notes app no method knows (``app_open``), finds a button
+(``ui_find``), types Cyrillic and Hangul (``ui_type``) and taps save with an expectation
+(``ui_tap``); each changing step waits in ``approval`` until a person approves it with
+``phoned approve`` in a separate process, and the app's notification results. Also the
+same step through ``phoned run --once --sim`` (exit 4: paused in approval)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from phoned_process import REPO, Daemon
+
+from daemon.lifecycle.states import TaskState
+from device.sim.services.notification import NotificationService
+
+pytestmark = pytest.mark.integration
+
+NOTES = "com.example.notes"
+TEXT = "Привет, 세계"
+
+
+def rid(name: str) -> dict[str, str]:
+    return {"resource_id": f"{NOTES}:id/{name}"}
+
+
+def _phoned(daemon: Daemon, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
+        env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _approve(daemon: Daemon, task_id: str) -> None:
+    """A person approves the pending preview with ``phoned approve`` (its own process)."""
+    task = daemon.state(task_id, TaskState.APPROVAL)
+    assert task.approval_digest is not None
+    _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
+            "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
+
+
+def _stdio(daemon: Daemon) -> StdioServerParameters:
+    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+            "--conversation", "conv-ui", "--wait", "20"]  # fmt: skip
+    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
+
+
+def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
+    daemon: Daemon, sim_factory
+) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+
+    async def step(session: ClientSession, tool: str, params: dict[str, Any]) -> Any:
+        asked = await session.call_tool(tool, params)
+        assert not asked.is_error, asked.content
+        content = asked.structured_content
+        assert content["state"] == "approval", content  # the model never approves
+        assert content["approval"]["preview"]["data"]["app"] == NOTES
+        await anyio.to_thread.run_sync(_approve, daemon, content["task_id"])
+        return await session.call_tool("task_status", {"task_id": content["task_id"]})
+
+    async def main() -> dict[str, Any]:
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            opened = await session.call_tool("app_open", {"package": NOTES})
+            found = await session.call_tool(
+                "ui_find", {"selector": rid("save_button"), "package": NOTES}
+            )
+            typed = await step(session, "ui_type",
+                               {"package": NOTES, "selector": rid("note_text"), "text": TEXT})  # fmt: skip
+            tapped = await step(session, "ui_tap", {
+                "package": NOTES, "selector": rid("save_button"),
+                "expect": {"field": rid("note_text"), "text": TEXT},
+            })  # fmt: skip
+            return {"tools": tools, "opened": opened, "found": found, "typed": typed,
+                    "tapped": tapped}  # fmt: skip
+
+    got = anyio.run(main)
+    assert {"ui_find", "ui_tap", "ui_type", "ui_swipe", "ui_scroll", "ui_key"} <= got["tools"]
+    assert got["opened"].structured_content["state"] == "completed"
+    (button,) = got["found"].structured_content["value"]["elements"]
+    assert button["resource_id"] == f"{NOTES}:id/save_button" and button["clickable"]
+    for name in ("typed", "tapped"):
+        status = got[name]
+        if status.structured_content["state"] != "completed":  # resumed: wait for its end
+            done = daemon.state(status.structured_content["task_id"], TaskState.COMPLETED,
+                                TaskState.FAILED, timeout=30)  # fmt: skip
+            assert done.state is TaskState.COMPLETED, done.failure
+    (posted,) = sim.phone.service(NotificationService).posted
+    assert (posted.package, posted.text) == (NOTES, TEXT)
+
+
+LAUNCHER = "com.google.android.apps.nexuslauncher"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code", "state"),
+    [
+        ("ui.find", {"selector": {"class_name": "android.widget.FrameLayout"}}, 0, "completed"),
+        ("ui.key", {"package": LAUNCHER, "key": "home", "expect": {"package": LAUNCHER}}, 4,
+         "approval"),
+    ],
+)  # fmt: skip
+def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
+    daemon_env, tmp_path: Path, method: str, params: dict[str, Any], code: int, state: str
+) -> None:
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps({"conversation_id": "conv-ui", "method": method, "params": params}))
+    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--sim", "--json",
+            "--no-prompt", "--task", str(path)]  # fmt: skip
+    result = subprocess.run(argv, env=daemon_env, cwd=REPO, capture_output=True, text=True,
+                            timeout=90, check=False)  # fmt: skip
+    assert result.returncode == code, result.stdout[-2000:] + result.stderr[-2000:]
+    record = json.loads(result.stdout)["task"]
+    assert record["state"] == state and record["method"] == method
