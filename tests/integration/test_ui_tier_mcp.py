@@ -128,3 +128,29 @@ def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
     assert result.returncode == code, result.stdout[-2000:] + result.stderr[-2000:]
     record = json.loads(result.stdout)["task"]
     assert record["state"] == state and record["method"] == method
+
+
+def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -> None:
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    workflow = {
+        "conversation_id": "conv-ui", "workflow_name": "note to self",
+        "steps": [
+            {"method": "app.open", "params": {"package": NOTES}},
+            {"method": "ui.type",
+             "params": {"package": NOTES, "selector": rid("note_text"), "text": TEXT}},
+            {"method": "ui.tap", "params": {"package": NOTES, "selector": rid("save_button"),
+                                            "expect": {"field": rid("note_text"), "text": TEXT}}},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "workflow.json"
+    path.write_text(json.dumps(workflow))
+    ids = _phoned(daemon, "workflow", "submit", str(path)).split()
+    assert len(ids) == 3
+    for task_id in ids[1:]:  # each UI step waits for its person
+        _approve(daemon, task_id)
+    done = [daemon.state(i, TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED, timeout=60)
+            for i in ids]  # fmt: skip
+    assert [t.state for t in done] == [TaskState.COMPLETED] * 3, [t.failure for t in done]
+    (posted,) = sim.phone.service(NotificationService).posted
+    assert posted.text == TEXT
