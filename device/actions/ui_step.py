@@ -211,17 +211,12 @@ def refusal(front: Foreground | None, screen: ui.Screen | None, locked: bool | N
     activity = (front.activity or "") if front is not None else ""
     if package in PROTECTED_PACKAGES:
         return f"{package} (permission controller / package installer) is in front: never acted on"
-    if package == PLAY_STORE and PLAY_BILLING_PREFIX in _full(package, activity):
+    full = package + activity if package and activity.startswith(".") else activity
+    if package == PLAY_STORE and full.startswith(PLAY_BILLING_PREFIX):
         return "the Play Store purchase flow is in front: the UI tier never acts in it"
-    if _full(package or "", activity).startswith(APP_BILLING_PREFIX) or (
-        APP_BILLING_PREFIX in activity
-    ):
+    if full.startswith(APP_BILLING_PREFIX):
         return "a Play Billing purchase is in progress: the UI tier never acts in it"
     return None
-
-
-def _full(package: str, activity: str) -> str:
-    return package + activity if activity.startswith(".") else activity
 
 
 @dataclass(frozen=True)

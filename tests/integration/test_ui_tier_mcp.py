@@ -114,11 +114,22 @@ LAUNCHER = "com.google.android.apps.nexuslauncher"
         ("ui.find", {"selector": {"class_name": "android.widget.FrameLayout"}}, 0, "completed"),
         ("ui.key", {"package": LAUNCHER, "key": "home", "expect": {"package": LAUNCHER}}, 4,
          "approval"),
+        ("ui.key", {"package": LAUNCHER, "key": "home", "expect": {"package": LAUNCHER}}, 0,
+         "completed"),  # the owner allows the launcher: no approval
     ],
+    ids=["read", "asks", "allowed"],
 )  # fmt: skip
 def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
-    daemon_env, tmp_path: Path, method: str, params: dict[str, Any], code: int, state: str
+    daemon_env,
+    tmp_path: Path,
+    method: str,
+    params: dict[str, Any],
+    code: int,
+    state: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if request.node.callspec.id == "allowed":
+        daemon_env = {**daemon_env, "PHONED_APPROVAL_UI_ALLOW_PACKAGES": LAUNCHER}
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-ui", "method": method, "params": params}))
     argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--sim", "--json",
