@@ -46,7 +46,7 @@ CASES=(
     'screen.snapshot|{}|0'
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
-    'ui.find|{"selector": {"resource_id": "com.example.notes:id/save_button"}}|0'
+    'ui.find|{"selector": {"class_name": "android.widget.FrameLayout"}}|0'
     'ui.key|{"package": "com.example.notes", "expect": {"package": "com.google.android.apps.nexuslauncher"}, "key": "back"}|0'
     'ui.swipe|{"package": "com.example.notes", "expect": {"package": "com.example.notes"}, "direction": "up"}|0'
     'ui.scroll|{"package": "com.example.notes", "until": {"text": "Note 25"}}|0'

@@ -81,5 +81,7 @@ DECLARED = (
         "class, bounds, flags), through the warm uiautomator2 session.",
         reads="the active window's hierarchy (uiautomator2 dumpWindowHierarchy)",
         screen=True, actions_row=_ACTIONS_ROW,
+        # any screen has a FrameLayout root; the example's notes app is not on an emulator
+        emulator_params={"selector": {"class_name": "android.widget.FrameLayout"}},
     ),
 )  # fmt: skip

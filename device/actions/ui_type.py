@@ -11,8 +11,11 @@ evidence and logs, shown in clear only to the approver.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, field_validator
 
+from device.actions import ui
 from device.actions.base import ActionContext, Outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import Params
@@ -24,7 +27,7 @@ from device.actions.ui_step import (
     ask,
     matching,
     prepare,
-    reconcile,
+    read_text,
     u2_effect,
     verify,
 )
@@ -86,7 +89,7 @@ def type_text(ctx: ActionContext, params: UiType) -> Outcome:
         return asked
     # the field read back by what does not change when its text does: its id and class
     again = Selector(resource_id=node.resource_id or None, class_name=node.cls)
-    same = [n for n in matching(ready.screen, again)]
+    same = matching(ready.screen, again)
     back = again.model_copy(update={"index": same.index(node) if node in same else 0})
     kwargs = params.selector.u2(params.package, ready.index)
     argv = (U2, "set_text", *(f"{k}={v}" for k, v in kwargs.items() if k != "text"))
@@ -101,6 +104,18 @@ def type_text(ctx: ActionContext, params: UiType) -> Outcome:
     expect = Expect.model_validate({**extra, "field": back.model_dump(exclude_none=True),
                                     "text": params.text})  # fmt: skip
     return verify(ctx, expect, f"set the text of {node.resource_id or node.cls}")
+
+
+def reconcile(ctx: ActionContext, params: UiType, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``ui.type`` land? The field read now: exactly the text, it did;
+    another text, it did not (setting it again is safe); no such field, cannot tell."""
+    screen = ui.dump(ctx, "read")
+    found = matching(screen, params.selector)
+    index = params.selector.index or 0
+    if index >= len(found):
+        return "cannot_tell"
+    text = read_text(ctx, params.package, params.selector, index, found[index], "read")
+    return "happened" if text == params.text else "did_not_happen"
 
 
 # ---- declaration -------------------------------------------------------------------------

@@ -182,3 +182,12 @@ def test_the_play_store_purchase_flow_is_refused(notes) -> None:
                                "expect": {"package": NOTES}})  # fmt: skip
     assert out.status is Status.UNSUPPORTED and "purchase flow" in out.message
     assert _taps(notes) == []
+
+
+def test_an_interrupted_type_is_reconciled_by_reading_the_field(notes) -> None:
+    from device.actions import reconcile
+
+    params = {"package": NOTES, "selector": rid("note_text"), "text": "Ёлка 🎄."}
+    assert reconcile("ui.type", params, notes.ctx("ui.type")) == "did_not_happen"
+    notes.run("ui.type", params)
+    assert reconcile("ui.type", params, notes.ctx("ui.type")) == "happened"
