@@ -43,9 +43,16 @@ def _phoned(daemon: Daemon, *args: str) -> str:
 
 
 def _approve(daemon: Daemon, task_id: str) -> None:
-    """A person approves the pending preview with ``phoned approve`` (its own process)."""
+    """A person reads the card (``phoned show --json``: the preview in clear, the element's
+    cropped screenshot) and approves it with ``phoned approve`` (its own process)."""
     task = daemon.state(task_id, TaskState.APPROVAL)
     assert task.approval_digest is not None
+    card = json.loads(_phoned(daemon, "show", task_id, "--json"))["pending_approval"]
+    assert card["app"] == NOTES and card["effect"] == task.method
+    assert str(card["screenshot"]).endswith("ui_element_screenshot.png")
+    if task.method == "ui.type":  # the typed text: redacted in evidence, clear on the card
+        assert card["text"] == task.params["text"]
+        assert task.params["text"] not in json.dumps(daemon.evidence(task_id), ensure_ascii=False)
     _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
             "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
 

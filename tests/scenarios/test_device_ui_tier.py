@@ -191,3 +191,12 @@ def test_an_interrupted_type_is_reconciled_by_reading_the_field(notes) -> None:
     assert reconcile("ui.type", params, notes.ctx("ui.type")) == "did_not_happen"
     notes.run("ui.type", params)
     assert reconcile("ui.type", params, notes.ctx("ui.type")) == "happened"
+
+
+@pytest.mark.phone("locale:ko-KR")
+def test_the_app_speaks_the_phones_language_and_ids_still_select(dut) -> None:
+    assert dut.run("app.open", {"package": NOTES}).status is Status.MET
+    out = dut.run("ui.find", {"selector": {"text": "메모"}, "package": NOTES})
+    assert out.status is Status.MET, out.message
+    save = dut.run("ui.find", {"selector": rid("save_button")})
+    assert save.status is Status.MET and save.value["count"] == 1
