@@ -24,7 +24,8 @@ Refused screens (nothing is tapped, typed or swiped; the task fails naming the r
   WindowManager log; ``ProxyBillingActivityV2`` in RevenueCat/purchases-android#1680).
 
 Staleness: a changing step names the app it acts in (``package``); when another app is in
-front it does nothing and fails with what is in front.
+front it does nothing and fails with what is in front (``detail.stale``: the task ends
+``stale_state``).
 """
 
 from __future__ import annotations
@@ -236,14 +237,14 @@ def prepare(ctx: ActionContext, package: str, selector: Selector | None) -> Read
     front = ui.foreground(ctx, "before")
     screen = None if locked else ui.dump(ctx, "before", artifact="ui_before")
     why = refusal(front, screen, locked)
-    if why is None and front is not None and front.package != package:
-        why = f"stale: {front.package} is in front, not {package}; nothing was done"
-    if why is None and front is None:
-        why = f"no app has focus, so {package} is not in front; nothing was done"
+    stale = why is None and (front is None or front.package != package)
+    if stale:  # the task's failure is stale_state (daemon/runtime/attempt/report.py)
+        shown_front = front.package if front is not None else "no app"
+        why = f"stale: {shown_front} is in front, not {package}; nothing was done"
     if why is not None or screen is None:
         shown = {"front": front.to_json() if front else None, "locked": locked}
         return outcome(ctx, Status.UNSUPPORTED, {"expected": package, "observed": shown,
-                       "met": False}, why or "refused", refused=why)  # fmt: skip
+                       "met": False}, why or "refused", refused=why, stale=stale)  # fmt: skip
     if selector is None:
         return Ready(screen, None)
     return resolve(ctx, screen, selector)

@@ -123,8 +123,10 @@ LAUNCHER = "com.google.android.apps.nexuslauncher"
          "approval"),
         ("ui.key", {"package": LAUNCHER, "key": "home", "expect": {"package": LAUNCHER}}, 0,
          "completed"),  # the owner allows the launcher: no approval
+        ("ui.key", {"package": NOTES, "key": "back", "expect": {"package": NOTES}}, 1,
+         "failed"),  # the launcher is in front, not the notes app: stale_state
     ],
-    ids=["read", "asks", "allowed"],
+    ids=["read", "asks", "allowed", "stale"],
 )  # fmt: skip
 def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
     daemon_env,
@@ -146,6 +148,9 @@ def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
     assert result.returncode == code, result.stdout[-2000:] + result.stderr[-2000:]
     record = json.loads(result.stdout)["task"]
     assert record["state"] == state and record["method"] == method
+    if state == "failed":
+        assert record["failure"]["reason"] == "stale_state", record["failure"]
+        assert LAUNCHER in record["failure"]["message"]
 
 
 def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -> None:

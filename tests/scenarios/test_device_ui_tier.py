@@ -136,7 +136,7 @@ def test_stale_app_in_front_is_refused(notes) -> None:
     notes.phone.ui.go_home()
     out = notes.run("ui.tap", {"package": NOTES, "selector": rid("save_button"),
                                "expect": {"appears": rid("note_text")}})  # fmt: skip
-    assert out.status is Status.UNSUPPORTED and "stale" in out.message
+    assert out.status is Status.UNSUPPORTED and out.detail["stale"] is True
     assert _taps(notes) == []
 
 
