@@ -177,3 +177,30 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
     assert [t.state for t in done] == [TaskState.COMPLETED] * 3, [t.failure for t in done]
     (posted,) = sim.phone.service(NotificationService).posted
     assert posted.text == TEXT
+
+
+def test_several_matches_wait_for_a_choice_and_phoned_amend_picks_one(
+    daemon: Daemon, sim_factory, tmp_path: Path
+) -> None:
+    from device.sim.ui import notes_app
+    from device.sim.ui.intents import Intent
+
+    sim = sim_factory(sdk=34)
+    sim.phone.ui.start(Intent(component=(NOTES, notes_app.MAIN)))
+    daemon.env["PHONED_APPROVAL_UI_ALLOW_PACKAGES"] = NOTES  # no approval: the choice alone
+    daemon.start()
+    task = {"conversation_id": "conv-ui", "method": "ui.tap",
+            "params": {"package": NOTES, "selector": rid("tag_button"),
+                       "expect": {"appears": {"text": "#2", **rid("tag_text")}}}}  # fmt: skip
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(task))
+    task_id = _phoned(daemon, "submit", str(path)).strip()
+    waiting = daemon.state(task_id, TaskState.WAITING)
+    assert waiting.waiting_for == "choice:selector"
+    assert not sim.phone.log.entries("click")  # nothing tapped by guess
+    chosen = json.dumps({**rid("tag_button"), "index": 1})
+    _phoned(daemon, "amend", task_id, "--param", f"selector={chosen}",
+            "--conversation", "conv-ui")  # fmt: skip
+    done = daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED, timeout=30)
+    assert done.state is TaskState.COMPLETED, done.failure
+    assert sim.phone.ui.top().state["tag"] == "2"
