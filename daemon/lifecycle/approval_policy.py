@@ -80,9 +80,15 @@ def needs_approval(method: Method[Any], task: Any, policy: ApprovalPolicy) -> bo
     return ui_step_asks(method, getattr(task, "params", None) or {}, policy)
 
 
+def asks_by_default(method: Method[Any]) -> bool:
+    """Whether ``method`` asks for approval under the default policy: a changing UI-tier
+    step (the catalogue and the MCP tools say so), besides the always-asking ones."""
+    return method.approval or (method.name.startswith(UI_TIER) and changes_phone(method))
+
+
 def ui_step_asks(method: Method[Any], params: dict[str, Any], policy: ApprovalPolicy) -> bool:
     """A changing UI-tier step asks unless its app is in ``approval.ui_allow_packages``."""
-    if not method.name.startswith(UI_TIER) or not changes_phone(method):
+    if method.approval or not asks_by_default(method):
         return False
     return params.get("package") not in policy.ui_allow_packages
 
