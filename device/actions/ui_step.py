@@ -257,14 +257,14 @@ def resolve(ctx: ActionContext, screen: ui.Screen, selector: Selector) -> Ready 
                          screen.read_by)  # fmt: skip
     wanted = selector.model_dump(exclude_none=True)
     target = {"expected": wanted, "observed": len(found), "met": False}
-    if not found:
-        return outcome(ctx, Status.NOT_MET, target,
-                       f"no element matches {wanted}: nothing was done", screen=visible(screen))  # fmt: skip
+    if not found or (selector.index is not None and selector.index >= len(found)):
+        if ctx.artifacts_dir is not None:  # what the screen showed (its XML is ui_before)
+            ui.screenshot(ctx, "ui_before_screenshot")
+        why = (f"no element matches {wanted}" if not found
+               else f"index {selector.index} but only {len(found)} match {wanted}")  # fmt: skip
+        return outcome(ctx, Status.NOT_MET, target, f"{why}: nothing was done",
+                       screen=visible(screen), screen_digest=screen.digest)  # fmt: skip
     if selector.index is not None:
-        if selector.index >= len(found):
-            return outcome(ctx, Status.NOT_MET, target,
-                           f"index {selector.index} but only {len(found)} match {wanted}",
-                           screen=visible(screen))  # fmt: skip
         return Ready(screen, found[selector.index], selector.index)
     if len(found) > 1:
         candidates = [{"index": i, **element(n)} for i, n in enumerate(found[:MAX_ELEMENTS])]

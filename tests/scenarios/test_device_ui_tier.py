@@ -200,3 +200,12 @@ def test_the_app_speaks_the_phones_language_and_ids_still_select(dut) -> None:
     assert out.status is Status.MET, out.message
     save = dut.run("ui.find", {"selector": rid("save_button")})
     assert save.status is Status.MET and save.value["count"] == 1
+
+
+def test_a_selector_matching_nothing_fails_with_what_the_screen_showed(notes) -> None:
+    out = notes.run("ui.tap", {"package": NOTES, "selector": rid("no_such_button"),
+                               "expect": {"appears": rid("notes_list")}})  # fmt: skip
+    assert out.status is Status.NOT_MET and "nothing was done" in out.message
+    assert {"ui_before", "ui_before_screenshot"} <= set(out.evidence.artifacts)
+    assert any(e["resource_id"] == f"{NOTES}:id/save_button" for e in out.detail["screen"])
+    assert _taps(notes) == []
