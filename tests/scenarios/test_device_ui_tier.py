@@ -209,3 +209,13 @@ def test_a_selector_matching_nothing_fails_with_what_the_screen_showed(notes) ->
     assert {"ui_before", "ui_before_screenshot"} <= set(out.evidence.artifacts)
     assert any(e["resource_id"] == f"{NOTES}:id/save_button" for e in out.detail["screen"])
     assert _taps(notes) == []
+
+
+def test_scroll_stops_at_the_end_of_the_list(notes) -> None:
+    notes.run("ui.tap", {"package": NOTES, "selector": rid("open_list_button"),
+                         "expect": {"appears": rid("notes_list")}})  # fmt: skip
+    out = notes.run("ui.scroll", {"package": NOTES, "until": {"text": "Note 99"},
+                                  "within": rid("notes_list"), "max_swipes": 10})  # fmt: skip
+    assert out.status is Status.NOT_MET and "the end" in out.message
+    assert out.value["swipes"] < 10
+    assert any(e["text"] == "Note 30" for e in out.detail["screen"])
