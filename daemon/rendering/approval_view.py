@@ -47,16 +47,25 @@ def _artifacts(body: Any) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+# A UI-tier step's screenshot cropped to the element it acts on (``ui_step.element_shot``):
+# the card shows it rather than the whole screen.
+ELEMENT_SHOT = "ui_element_screenshot"
+
+
 def _screenshot_of(evidence: Sequence[dict[str, Any]], attempt: int) -> str | None:
-    """The latest screenshot artifact of ``attempt`` (the pause snapshot's, when kept)."""
+    """The latest screenshot artifact of ``attempt`` (the pause snapshot's, when kept); the
+    element's crop of a UI-tier step when there is one."""
     shot: str | None = None
+    element: str | None = None
     for doc in evidence:
         if doc.get("attempt") != attempt:
             continue
         for name, value in _artifacts(doc.get("body")).items():
-            if "screenshot" in str(name):
+            if str(name) == ELEMENT_SHOT:
+                element = str(value)
+            elif "screenshot" in str(name):
                 shot = str(value)
-    return shot
+    return element or shot
 
 
 def _asking_outcome(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any]:
