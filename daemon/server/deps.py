@@ -26,7 +26,18 @@ from device.private import redact
 # keys whose text values carry a number or a message body (evidence, previews, params; a
 # notification's title and text in notifications.list's value)
 SENSITIVE_KEYS = frozenset(
-    {"to", "body", "text", "address", "number", "phone", "recipient", "title", "content_text"}
+    {
+        "to",
+        "body",
+        "text",
+        "address",
+        "number",
+        "phone",
+        "recipient",
+        "title",
+        "content_text",
+        "label",
+    }
 )
 
 bearer = HTTPBearer(auto_error=False, description="A token from the tokens file")

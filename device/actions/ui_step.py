@@ -183,9 +183,15 @@ APP_BILLING_PREFIX = "com.android.billingclient.api.ProxyBillingActivity"
 
 
 def element(node: Node) -> dict[str, Any]:
-    """An element as ``ui.find`` answers it and evidence shows it."""
+    """An element as ``ui.find`` answers it, a choice lists it and evidence shows it: its
+    ``text`` is redacted wherever it is stored (``device.private`` takes every ``text`` for a
+    message body), so the words a person or planner needs to tell one element from another
+    are also its ``label``, which the task's owner reads in clear and a viewer redacted
+    (``daemon/server/deps.py``). The task's own secrets (a typed text) are replaced in it
+    like anywhere else."""
     return {
         **node.to_json(),
+        "label": node.text or None,
         "clickable": node.clickable,
         "enabled": node.enabled,
         "checkable": node.checkable,

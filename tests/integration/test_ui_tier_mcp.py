@@ -102,6 +102,8 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
     assert got["opened"].structured_content["state"] == "completed"
     (button,) = got["found"].structured_content["value"]["elements"]
     assert button["resource_id"] == f"{NOTES}:id/save_button" and button["clickable"]
+    # the agent reads the element's words (label); the stored text is redacted like a body
+    assert button["label"] == "Save" and button["text"].startswith("<text 4 chars sha256:")
     for name in ("typed", "tapped"):
         status = got[name]
         if status.structured_content["state"] != "completed":  # resumed: wait for its end
