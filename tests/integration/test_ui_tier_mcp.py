@@ -94,7 +94,7 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
                                {"package": NOTES, "selector": rid("note_text"), "text": TEXT})  # fmt: skip
             tapped = await step(session, "ui_tap", {
                 "package": NOTES, "selector": rid("save_button"),
-                "expect": {"field": rid("note_text"), "text": TEXT},
+                "expect": {"appears": {**rid("saved_count"), "text": "1"}},
             })  # fmt: skip
             # the notification the save posted, read back through the notification service
             posted = await session.call_tool("notifications_list", {"package": NOTES})
@@ -173,7 +173,7 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
             {"method": "ui.type",
              "params": {"package": NOTES, "selector": rid("note_text"), "text": TEXT}},
             {"method": "ui.tap", "params": {"package": NOTES, "selector": rid("save_button"),
-                                            "expect": {"field": rid("note_text"), "text": TEXT}}},
+                                            "expect": {"appears": {**rid("saved_count"), "text": "1"}}}},
         ],
     }  # fmt: skip
     path = tmp_path / "workflow.json"
