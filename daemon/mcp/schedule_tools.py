@@ -20,6 +20,7 @@ from daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSche
 from daemon.lifecycle.schedules import ScheduleRecord, host_zone, utc_text, validate_schedule
 from daemon.lifecycle.wire import plain
 from daemon.mcp.bridge import Bridge, ToolError
+from daemon.mcp.tool_shape import plain_tool
 
 _SCHEDULE_ID = {"type": "string", "description": "the schedule id schedule_add or _list gave"}
 _ADD = {
@@ -45,56 +46,34 @@ SCHEDULE_OUTPUT = {
 NAMES = ("schedule_add", "schedule_list", "schedule_remove", "schedule_pause")
 
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str],
-          *, read_only: bool) -> types.Tool:  # fmt: skip
-    return types.Tool(
-        name=name,
-        title=name.replace("_", " "),
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-        output_schema=SCHEDULE_OUTPUT,
-        annotations=types.ToolAnnotations(
-            read_only_hint=read_only,
-            destructive_hint=None if read_only else False,
-            idempotent_hint=name != "schedule_add",
-            open_world_hint=False,
-        ),
-    )
-
-
 def schedule_tools() -> list[types.Tool]:
     """The four schedule tools, as ``tools/list`` shows them."""
     return [
-        _tool(
+        plain_tool(
             "schedule_add",
             "Create a task at each due time of a cron expression (this conversation's). Each "
             "due time creates one task (source schedule, never retried automatically); one "
             "missed while nothing ran is reported as missed, not run late.",
-            _ADD, ["cron", "method"], read_only=False,
+            _ADD, ["cron", "method"], read_only=False, output=SCHEDULE_OUTPUT, idempotent=False,
         ),
-        _tool(
+        plain_tool(
             "schedule_list",
             "This conversation's schedules: next due time, last run (its task and that "
             "task's state), missed runs.",
-            {}, [], read_only=True,
+            {}, [], read_only=True, output=SCHEDULE_OUTPUT,
         ),
-        _tool(
+        plain_tool(
             "schedule_remove",
             "Remove a schedule of this conversation (the tasks it created stay).",
-            {"schedule_id": _SCHEDULE_ID}, ["schedule_id"], read_only=False,
+            {"schedule_id": _SCHEDULE_ID}, ["schedule_id"], read_only=False, output=SCHEDULE_OUTPUT,
         ),
-        _tool(
+        plain_tool(
             "schedule_pause",
             "Pause a schedule of this conversation (resume: true resumes it; the due times "
             "while paused are not run and not counted missed).",
             {"schedule_id": _SCHEDULE_ID,
              "resume": {"type": "boolean", "description": "true: resume instead"}},
-            ["schedule_id"], read_only=False,
+            ["schedule_id"], read_only=False, output=SCHEDULE_OUTPUT,
         ),
     ]  # fmt: skip
 

@@ -12,6 +12,7 @@ import mcp.types as types
 from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
 from daemon.mcp.images import IMAGE_ARGS, shows_screen
+from daemon.mcp.tool_shape import plain_tool
 from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -94,30 +95,6 @@ def method_tool(method: str) -> types.Tool:
     )
 
 
-def _plain_tool(
-    name: str, description: str, properties: dict[str, Any], required: list[str], *,
-    read_only: bool, output: dict[str, Any] | None = None,
-) -> types.Tool:  # fmt: skip
-    return types.Tool(
-        name=name,
-        title=name.replace("_", " "),
-        description=description,
-        input_schema={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-        output_schema=output,
-        annotations=types.ToolAnnotations(
-            read_only_hint=read_only,
-            destructive_hint=None if read_only else False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    )
-
-
 def tools() -> list[types.Tool]:
     """Every tool, methods first (registry order), the schedule tools last."""
     from daemon.mcp.schedule_tools import schedule_tools
@@ -125,19 +102,19 @@ def tools() -> list[types.Tool]:
 
     return [
         *(method_tool(m) for m in REGISTRY),
-        _plain_tool(
+        plain_tool(
             "task_status",
             "A task of this conversation now: state, observed target, evidence summary, and a "
             "pending approval's preview. Shows the outcome after a person decided.",
             {"task_id": _TASK_ID}, ["task_id"], read_only=True, output=TASK_OUTPUT,
         ),
-        _plain_tool(
+        plain_tool(
             "task_cancel",
             "Stop a task of this conversation: at once when nothing runs, else at the next safe "
             "point (a stop is not proof that an effect was undone).",
             {"task_id": _TASK_ID}, ["task_id"], read_only=False, output=TASK_OUTPUT,
         ),
-        _plain_tool(
+        plain_tool(
             "device_context",
             "The device planning context read now: model, SDK, battery, screen, lock, "
             "foreground app and its label, DND, Bluetooth, volumes, default SMS app, supported "
@@ -145,7 +122,7 @@ def tools() -> list[types.Tool]:
             "that read it and when.",
             {"device": _DEVICE, "apps": _APPS}, [], read_only=True,
         ),
-        _plain_tool(
+        plain_tool(
             "queue_status",
             "Tasks per state in the queue and this conversation's latest tasks (newest first).",
             {"device": _DEVICE}, [], read_only=True,
