@@ -40,7 +40,9 @@ def verify_or_pause(run: Attempt, step: Acted | Held) -> Verified | Paused | Wai
         return Verified(step, (step.ref,))
     task = step.task
     waits = _pause_details(run, task, step.outcome) if isinstance(step, Acted) else None
-    snapshot = keep_pause_snapshot(run.store, run.device, task, step.ctx.artifacts_dir, run.now)
+    snapshot = keep_pause_snapshot(
+        run.store, run.device, task, step.ctx.artifacts_dir, run.now, waits[0] if waits else None
+    )
     if isinstance(step, Held) or waits is None:
         return WaitForUser(task, (snapshot,))
     waiting, wait_refs = waits
