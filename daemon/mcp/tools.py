@@ -1,6 +1,7 @@
 """The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
 params model's JSON Schema plus ``device``; annotations from the registry) and
-``task_status``, ``task_cancel``, ``device_context``, ``queue_status``."""
+``task_status``, ``task_amend`` (``task_amend.py``), ``task_cancel``, ``device_context``,
+``queue_status``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import mcp.types as types
 
 from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
+from daemon.mcp import task_amend
 from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -49,6 +51,8 @@ TASK_OUTPUT = {
         "value": {},
         "failure": {"type": ["object", "null"]},
         "approval": {"type": ["object", "null"]},
+        # waiting_for choice:FIELD: the candidates, each with the params task_amend takes
+        "choice": {"type": ["object", "null"]},
         "evidence": {"type": "array"},
         "message": {"type": "string"},
     },
@@ -124,6 +128,7 @@ def tools() -> list[types.Tool]:
             "pending approval's preview. Shows the outcome after a person decided.",
             {"task_id": _TASK_ID}, ["task_id"], read_only=True, output=TASK_OUTPUT,
         ),
+        task_amend.TOOL.model_copy(update={"output_schema": TASK_OUTPUT}),
         _plain_tool(
             "task_cancel",
             "Stop a task of this conversation: at once when nothing runs, else at the next safe "

@@ -179,6 +179,8 @@ def pending_approval(
         "deadline": task.approval_deadline,
         **approval_card(task, preview),
         "recipient": preview.get("target"),
+        "contact": data.get("contact"),  # a contact's name as to: whose number it is
+        "number_type": data.get("number_type"),
         "text": data.get("text"),
         "app": data.get("app"),
         "snapshot_digest": preview.get("snapshot_digest"),
@@ -233,8 +235,12 @@ def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
             f"  change      {show(pending['change'])}",
         ]
     text = pending.get("text")
+    recipient = show(pending["recipient"])
+    if pending.get("contact"):  # a contact's name gave the number
+        kind = f", {pending['number_type']}" if pending.get("number_type") else ""
+        recipient = f"{pending['contact']} ({recipient}{kind})"
     return [
-        f"  recipient   {show(pending['recipient'])}",
+        f"  recipient   {recipient}",
         f"  text        {show(text)!r}" if text is not None else "  text        -",
         f"  app         {show(pending['app'])}",
     ]

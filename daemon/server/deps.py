@@ -24,7 +24,10 @@ from daemon.server.plane import Plane
 from device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params)
-SENSITIVE_KEYS = frozenset({"to", "body", "text", "address", "number", "phone", "recipient"})
+SENSITIVE_KEYS = frozenset(
+    # amend_command: a choice's answer line quotes the candidate's number
+    {"to", "body", "text", "address", "number", "phone", "recipient", "amend_command"}
+)
 
 bearer = HTTPBearer(auto_error=False, description="A token from the tokens file")
 
