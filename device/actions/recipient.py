@@ -125,14 +125,14 @@ def resolve(ctx: ActionContext, to: str, contact: str | None = None) -> Recipien
     found = [candidate(c, e) for c, e in pairs]
     ctx.recorder.note(f"{len(chosen)} contact(s) with {len(pairs)} numbers fit the name")
     target = {
-        "expected": {"to": "one number"},
+        "expected": {"candidates": 1},
         "observed": {"candidates": len(pairs)},
         "met": False,
     }
     return outcome(
         ctx, Status.WAITING, target,
-        f"{to!r} fits {len(pairs)} numbers of {len(chosen)} contact(s): amend the task with "
-        "the chosen number as to (and its contact's name as contact)",
+        f"the name fits {len(pairs)} numbers of {len(chosen)} contact(s): amend the task "
+        "with the chosen number as to (and its contact's name as contact)",
         choice=CHOICE_FIELD, candidates=found,
     )  # fmt: skip
 
