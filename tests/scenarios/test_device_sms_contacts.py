@@ -151,3 +151,26 @@ def test_bad_names_are_refused_and_nothing_runs(dut, params, field) -> None:
         out = dut.run(method, params)
         assert out.status is Status.INVALID_PARAMS and out.detail["field"] == field, out.message
     assert dut.execs() == []
+
+
+@pytest.mark.phone(HANGUL)
+@pytest.mark.sdks(34)
+@pytest.mark.sim_only
+def test_a_draft_the_owner_wants_approved_shows_its_preview_before_any_effect(dut) -> None:
+    first = dut.run("sms.draft", {"to": "김민준", "body": BODY}, approval_required=True)
+    assert first.status is Status.NEEDS_APPROVAL, first.message
+    shown = first.detail["preview"]
+    assert (shown["effect"], shown["target"]) == ("sms.draft", "<number •••5678>")
+    assert shown["data"]["contact"] == "김민준" and shown["data"]["text"] == BODY
+    assert _am_starts(dut) == []
+    assert not [a for a in dut.execs() if a[:2] == ("input", "keyevent")]
+    done = dut.run(
+        "sms.draft", {"to": "김민준", "body": BODY}, approval_required=True,
+        approval_digest=first.detail["preview_digest"],
+    )  # fmt: skip
+    assert done.status is Status.MET, done.message
+    assert len(_am_starts(dut)) == 1
+    plain = dut.run("sms.draft", {"to": "+15551234567", "body": BODY}, approval_required=True)
+    assert plain.status is Status.NEEDS_APPROVAL
+    assert plain.detail["preview"]["target"] == "+15551234567"
+    assert "contact" not in plain.detail["preview"]["data"]
