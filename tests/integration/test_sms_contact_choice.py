@@ -28,6 +28,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
 
+from daemon.rendering.render import approval_preview
+
 pytestmark = pytest.mark.integration
 
 IVAN_1, IVAN_2, BODY = "+79160000001", "+79160000002", "See you at 8 $(reboot)"
@@ -157,3 +159,32 @@ def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory)
     assert f"Ivan Petrov ({IVAN_2}, work)" in question
     [row] = [r for r in sim.phone.sms.rows if r["type"] == 2]
     assert (row["address"], row["body"]) == (IVAN_2, BODY)
+
+
+def test_a_draft_to_a_contact_edited_while_waiting_for_approval_is_stale_and_not_sent(
+    daemon: Daemon, sim_factory
+) -> None:
+    """The stale check knows the draft by the number the name stands for: a person's edit of
+    the draft a name-addressed task prepared is kept, nothing is sent."""
+    from daemon.lifecycle.states import FailureReason, TaskState
+
+    sim = sim_factory(sdk=34)
+    sim.phone.contacts.add("Иван Сидоров", "+79160000003", 2)
+    daemon.start()
+    task_id = daemon.submit({"method": "sms.send", "conversation_id": "conv-ivan",
+                             "params": {"to": "Иван Сидоров", "body": BODY}})  # fmt: skip
+    task = daemon.state(task_id, TaskState.APPROVAL)
+    (pause,) = daemon.evidence(task_id, "pause_snapshot")
+    assert pause["body"]["snapshot"]["texts"]["recipient_shown"] is True
+    # the approver's card: the contact in clear, the number the book gave in its stand-in
+    shown = daemon.using(
+        lambda store: approval_preview(store.get(task_id), store.evidence(task_id))
+    )
+    assert shown is not None and shown["data"]["contact"] == "Иван Сидоров"
+    assert (shown["target"], shown["data"]["text"]) == ("<number •••0003>", BODY)
+    assert sim.phone.ui.type_text(" -- actually, cancel that")  # the person edits the draft
+    daemon.approve(task)
+    failed = daemon.state(task_id, TaskState.FAILED)
+    assert failed.failure is not None and failed.failure.reason is FailureReason.STALE_STATE
+    assert sim.phone.sms.messages("sent") == []
+    assert sim.phone.ui.top().state["body"].endswith("cancel that")
