@@ -106,6 +106,7 @@ def test_cli_no_such_contact_fails_invalid_params_naming_to(
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     failure = json.loads(result.stdout)["task"]["failure"]
     assert failure["reason"] == "invalid_params" and failure["message"].startswith("to:")
+    assert "Пётр" in failure["message"]  # the task's own record: its params are there too
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
