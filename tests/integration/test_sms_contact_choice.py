@@ -14,6 +14,7 @@ simulated phone whose book holds two contacts named alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import subprocess
@@ -189,3 +190,56 @@ def test_a_draft_to_a_contact_edited_while_waiting_for_approval_is_stale_and_not
     assert failed.failure is not None and failed.failure.reason is FailureReason.STALE_STATE
     assert sim.phone.sms.messages("sent") == []
     assert sim.phone.ui.top().state["body"].endswith("cancel that")
+
+
+def test_run_once_sim_with_a_book_waits_for_the_choice_and_a_second_run_drafts_it(
+    adb_server, tmp_path: Path
+) -> None:
+    """``phoned run --once --sim --sim-port P --sim-scenario contact:...``: the first run
+    pauses on the choice and keeps the phone; ``phoned amend`` as ``phoned show`` prints it
+    answers; the second run adopts the phone and drafts to the chosen number."""
+    import os
+    import signal
+
+    from phoned_process import daemon_env
+    from planes import free_port
+
+    queue = f"sqlite:///{tmp_path / 'queue.db'}"
+    env = daemon_env(adb_server.port, tmp_path / "state", PHONED_CONFIG="/dev/null")
+    port = free_port()
+    book = f"contact:Ivan Petrov={IVAN_1}:mobile,contact:Ivan Petrov={IVAN_2}:work:new"
+    task_file = tmp_path / "task.json"
+    task_file.write_text(json.dumps({
+        "conversation_id": "conv-ivan", "method": "sms.draft",
+        "params": {"to": "Ivan Petrov", "body": BODY},
+    }))  # fmt: skip
+    pid_file = tmp_path / "state" / "sim" / f"{port}.pid"
+    sim = ["--sim", "--sim-port", str(port)]
+    try:
+        first = _phoned(env, "run", "--once", "--json", *sim, "--sim-scenario", book,
+                        "--task", str(task_file), "--queue", queue)  # fmt: skip
+        assert first.returncode == 4, first.stdout[-2000:] + first.stderr[-2000:]
+        task_id = json.loads(first.stdout)["task"]["id"]
+        shown = _phoned(env, "show", task_id, "--queue", queue).stdout
+        [line] = [ln.strip() for ln in shown.splitlines() if f"to={IVAN_2}" in ln]
+        amend = shlex.split(line)
+        assert amend[-2:] == ["--queue", queue]
+        assert _phoned(env, *amend[1:]).returncode == 0
+        second = _phoned(env, "run", "--once", "--json", *sim, "--queue", queue)
+        assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
+        report = json.loads(second.stdout)
+        assert (report["task"]["state"], report["task"]["revision"]) == ("completed", 2)
+        ran = json.dumps(report["evidence"], ensure_ascii=False)
+        assert "smsto:<number •••0002>" in ran and IVAN_2 not in ran
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(ValueError, ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        adb_server.adb("disconnect", f"127.0.0.1:{port}")
+
+
+def test_a_bad_sim_scenario_is_refused_naming_the_option(daemon_env) -> None:
+    bad = _phoned(daemon_env, "run", "--once", "--sim", "--sim-scenario", "contact:Ivan")
+    assert bad.returncode == 2 and "--sim-scenario" in bad.stderr, bad.stderr
+    alone = _phoned(daemon_env, "run", "--once", "--sim-scenario", "locked")
+    assert alone.returncode == 2 and "--sim-scenario needs --sim" in alone.stderr
