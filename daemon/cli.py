@@ -20,6 +20,7 @@ from daemon.verbs import context as context_commands
 from daemon.verbs import decisions, doctor, events, lifecycle, methods, run, sim, status, tasks
 from daemon.verbs import mcp as mcp_command
 from daemon.verbs import prune as prune_command
+from daemon.verbs import schedule as schedule_command
 from daemon.verbs import serve as serve_command
 from daemon.verbs.common import EXIT_USAGE, SentenceHelpGroup, accept_task_reference, fail
 
@@ -57,6 +58,7 @@ for _command in (
     methods.methods,
     mcp_command.mcp,
     prune_command.prune,
+    schedule_command.schedule,
 ):
     main.add_command(_command)
 

@@ -58,8 +58,10 @@ class Approval(_Section):
 
     methods: tuple[str, ...] = ()  # e.g. [dnd.set, wifi.set]
     sources: tuple[str, ...] = ()  # e.g. [voice]
+    # apps whose UI-tier steps (ui.tap, ui.type, ...) run without asking (they ask by default)
+    ui_allow_packages: tuple[str, ...] = ()
 
-    @field_validator("methods", "sources", mode="before")
+    @field_validator("methods", "sources", "ui_allow_packages", mode="before")
     @classmethod
     def _words(cls, value: Any) -> Any:
         if isinstance(value, str):  # PHONED_APPROVAL_METHODS=dnd.set,wifi.set
@@ -87,11 +89,28 @@ class Approval(_Section):
                 raise ValueError(f"unknown source {name!r}; one of {', '.join(SOURCES)}")
         return value
 
+    @field_validator("ui_allow_packages")
+    @classmethod
+    def _packages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from device.actions.params import PACKAGE
+
+        for name in value:
+            if not PACKAGE.fullmatch(name):
+                raise ValueError(f"{name!r} is not a package name")
+        return value
+
     @property
     def policy(self) -> ApprovalPolicy:
         from daemon.lifecycle.approval_policy import ApprovalPolicy
 
-        return ApprovalPolicy.of(self.methods, self.sources)
+        return ApprovalPolicy.of(self.methods, self.sources, self.ui_allow_packages)
+
+
+class Schedules(_Section):
+    """How schedules fire (``daemon.lifecycle.schedules``; the daemon or ``phoned serve``)."""
+
+    # a due time fires when a tick finds it at most this old; an older one is missed
+    grace: float = Field(default=60.0, gt=0, le=86400)
 
 
 class Config(_Section):
@@ -119,6 +138,7 @@ class Config(_Section):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     retention: Retention = Field(default_factory=Retention)
     approval: Approval = Field(default_factory=Approval)
+    schedules: Schedules = Field(default_factory=Schedules)
 
     @field_validator("queue")
     @classmethod

@@ -80,6 +80,15 @@ def dumpsys_window_focus(sdk: int) -> Argv:
 
 
 DUMPSYS_POWER: Argv = ("dumpsys", "power")
+# The launcher activity of every enabled app, one ``PKG/.Cls`` a line (app.list and the
+# planning context's launchable apps; PackageManagerShellCommand.runQueryIntentActivities).
+LAUNCHABLE: Argv = (
+    "cmd", "package", "query-activities", "--components",
+    "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER",
+)  # fmt: skip
+# The accessibility windows and their titles (the app's label in the phone's language):
+# ``device/app_labels.py``.
+DUMPSYS_ACCESSIBILITY: Argv = ("dumpsys", "accessibility")
 UI_DUMP_PATH = "/sdcard/window_dump.xml"
 # Removed before every dump: ``uiautomator dump`` that fails (not idle, killed, another
 # UiAutomation registered) writes no file and would leave the previous one to be read.

@@ -140,7 +140,9 @@ class Recorder:
     def _redact_value(self, value: Any, key: str | None = None) -> Any:
         return private.scrub(value, self.sensitive, key)
 
-    def _record(self, argv: Sequence[str], fn: Any, timeout: float) -> ShellResult:
+    def _record(
+        self, argv: Sequence[str], fn: Any, timeout: float, private_output: bool = False
+    ) -> ShellResult:
         at, start = now_iso(), time.monotonic()
         try:
             result: ShellResult = fn(argv, timeout)
@@ -155,7 +157,8 @@ class Recorder:
                 )
             )
             raise
-        excerpt = private.scrub_markup(result.stdout[:200]) if not self.sensitive else ""
+        kept = not self.sensitive and not private_output
+        excerpt = private.scrub_markup(result.stdout[:200]) if kept else ""
         self.commands.append(
             CommandRecord(
                 self._redact_argv(argv),
@@ -207,6 +210,11 @@ class Recorder:
     def read(self, argv: Sequence[str], timeout: float = 10.0) -> ShellResult:
         """Run a read-only command (transient errors retried)."""
         return self._record(argv, self.device.read, timeout)
+
+    def read_private(self, argv: Sequence[str], timeout: float = 10.0) -> ShellResult:
+        """``read`` of a command whose output is message content (notification texts): no
+        stdout excerpt is kept in the evidence."""
+        return self._record(argv, self.device.read, timeout, private_output=True)
 
     def observe(self, name: str, value: Any, phase: str, command: Sequence[str]) -> Any:
         """Record that ``name`` was seen as ``value``; returns ``value``."""

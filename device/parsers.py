@@ -477,3 +477,19 @@ def am_start_failed(text: str) -> str | None:
         if line.startswith(("Error:", "Error type")):
             return line
     return None
+
+
+_COMPONENT = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)/(\S+)\s*$")
+
+
+def parse_components(text: str) -> list[tuple[str, str]]:
+    """``cmd package query-activities --components`` / ``resolve-activity --brief``: every
+    ``PKG/CLS`` line as (package, full class name; ``.Cls`` is relative to the package);
+    ``No activities found``: none (PackageManagerShellCommand.printResolveInfo)."""
+    found = []
+    for line in text.splitlines():
+        match = _COMPONENT.match(line)
+        if match:
+            package, cls = match[1], match[2]
+            found.append((package, package + cls if cls.startswith(".") else cls))
+    return found

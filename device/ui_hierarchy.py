@@ -92,6 +92,12 @@ class Node:
     content_desc: str
     focused: bool
     bounds: tuple[int, int, int, int]  # left, top, right, bottom
+    # the flags both dumpers write (AccessibilityNodeInfoDumper): what ``ui.find`` reports
+    clickable: bool = False
+    enabled: bool = True
+    checkable: bool = False
+    checked: bool = False
+    scrollable: bool = False
 
     @property
     def center(self) -> tuple[int, int]:
@@ -140,6 +146,11 @@ def parse_nodes(xml: str) -> list[Node]:
             content_desc=el.get("content-desc", ""),
             focused=el.get("focused") == "true",
             bounds=_bounds(el.get("bounds", "")),
+            clickable=el.get("clickable") == "true",
+            enabled=el.get("enabled", "true") == "true",
+            checkable=el.get("checkable") == "true",
+            checked=el.get("checked") == "true",
+            scrollable=el.get("scrollable") == "true",
         )
         for el in root.iter("node")
     ]

@@ -41,11 +41,18 @@ CASES=(
     'contacts.find|{"name": "Test"}|0'
     'dnd.set|{"mode": "priority"}|0'
     'dnd.get|{}|0'
+    'notifications.list|{"limit": 5}|0'
     'permission.check|{"package": "com.android.shell", "special": "dnd_access"}|0'
     'permission.request|{"package": "com.android.shell", "special": "dnd_access"}|0'
     'screen.snapshot|{}|0'
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
+    'ui.find|{"selector": {"class_name": "android.widget.FrameLayout"}}|0'
+    'ui.key|{"package": "com.example.notes", "expect": {"package": "com.google.android.apps.nexuslauncher"}, "key": "back"}|0'
+    'ui.swipe|{"package": "com.example.notes", "expect": {"package": "com.example.notes"}, "direction": "up"}|0'
+    'ui.scroll|{"package": "com.example.notes", "until": {"text": "Note 25"}}|0'
+    'ui.tap|{"package": "com.example.notes", "expect": {"appears": {"resource_id": "com.example.notes:id/notes_list"}}, "selector": {"resource_id": "com.example.notes:id/open_list_button"}}|0'
+    'ui.type|{"package": "com.example.notes", "selector": {"resource_id": "com.example.notes:id/note_text"}, "text": "\u041f\u0440\u0438\u0432\u0435\u0442, \uc138\uacc4"}|0'
     'volume.set|{"stream": "music", "percent": 40}|0'
     'volume.get|{"stream": "music"}|0'
     'wifi.set|{"enabled": true}|0'

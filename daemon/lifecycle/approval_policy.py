@@ -7,10 +7,16 @@ attempt (``daemon.runtime.attempt.records.Attempt.step_context``):
 * a method whose effect always waits (``sms.send``: ``approval=True``) always asks;
 * any other changing method asks when the task says ``require_approval: true``, when the
   owner's config names the method (``approval.methods``) or the task's source
-  (``approval.sources``, e.g. every change from ``source: voice``).
+  (``approval.sources``, e.g. every change from ``source: voice``);
+* a changing step of the UI tier (``ui.tap``, ``ui.type``, ``ui.swipe``, ``ui.scroll``,
+  ``ui.key``: ``docs/ui-tier.md``) asks by default, unless the app it acts in (its
+  ``package`` param) is one the owner allows (``approval.ui_allow_packages``).
 
 A method that asks shows a preview of its change read from the phone at that moment
-(``Method.previews``: the setting methods). A changing method that cannot show one yet is
+(``Method.previews``: the setting methods, ``bluetooth.set``, ``app.open``, ``app.close``
+and ``permission.request``, all through ``device.actions.setting.ask``; ``sms.draft`` with
+``sms.send``'s shape: recipient, text, app). A changing method
+that cannot show one yet is
 refused where it can be: a ``require_approval`` at the door (``contract.validate_task``,
 naming the field), a method in ``approval.methods`` in the config (naming the key); one
 only the source policy catches is not run at all (``unpreviewable``): an approval the
@@ -31,18 +37,24 @@ if TYPE_CHECKING:
 
 # Sources a policy may name (the task contract's ``source``).
 SOURCES = ("cloud", "voice", "cli", "schedule")
+UI_TIER = "ui."  # the UI tier's methods: their changing steps ask by default
 
 
 @dataclass(frozen=True)
 class ApprovalPolicy:
-    """The owner's approval policy: methods and sources whose changes wait for a person."""
+    """The owner's approval policy: methods and sources whose changes wait for a person, and
+    the apps whose UI-tier steps do not."""
 
     methods: frozenset[str] = frozenset()
     sources: frozenset[str] = frozenset()
+    ui_allow_packages: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, methods: Iterable[str] = (), sources: Iterable[str] = ()) -> ApprovalPolicy:
-        return cls(frozenset(methods), frozenset(sources))
+    def of(
+        cls, methods: Iterable[str] = (), sources: Iterable[str] = (),
+        ui_allow_packages: Iterable[str] = (),
+    ) -> ApprovalPolicy:  # fmt: skip
+        return cls(frozenset(methods), frozenset(sources), frozenset(ui_allow_packages))
 
 
 NO_POLICY = ApprovalPolicy()
@@ -62,11 +74,26 @@ def needs_approval(method: Method[Any], task: Any, policy: ApprovalPolicy) -> bo
     if method.approval:
         return True
     spec = getattr(task, "spec", None) or {}
-    return (
+    if (
         bool(spec.get("require_approval"))
         or method.name in policy.methods
         or task.source in policy.sources
-    )
+    ):
+        return True
+    return ui_step_asks(method, getattr(task, "params", None) or {}, policy)
+
+
+def asks_by_default(method: Method[Any]) -> bool:
+    """Whether ``method`` asks for approval under the default policy: a changing UI-tier
+    step (the catalogue and the MCP tools say so), besides the always-asking ones."""
+    return method.approval or (method.name.startswith(UI_TIER) and changes_phone(method))
+
+
+def ui_step_asks(method: Method[Any], params: dict[str, Any], policy: ApprovalPolicy) -> bool:
+    """A changing UI-tier step asks unless its app is in ``approval.ui_allow_packages``."""
+    if method.approval or not asks_by_default(method):
+        return False
+    return params.get("package") not in policy.ui_allow_packages
 
 
 def unpreviewable(method: Method[Any], task: Any, policy: ApprovalPolicy) -> str | None:

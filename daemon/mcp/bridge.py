@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from daemon.config import Config
     from daemon.lifecycle.records import TaskRecord
+    from daemon.mcp.images import ImageLimits
     from daemon.store.protocol import PlannerStore
 
 POLL_S = 0.1
@@ -216,6 +217,15 @@ class Bridge:
             "deny_command": decision_command("deny", task, self.queue_url),
         }
 
+    def screen(self, task_id: str, limits: ImageLimits) -> list[Any]:
+        """The screen this conversation's task kept, as MCP content: the screenshot fitted to
+        ``limits`` and the visible elements (``daemon.mcp.images``); [] when it kept none."""
+        from daemon.mcp.images import screen_content
+
+        task = self.own(task_id)
+        folders = [self.cfg.artifacts_path]
+        return screen_content(task.id, self.store.evidence(task.id), folders, limits)
+
     def counts(self, device: str | None = None) -> dict[str, int]:
         """This conversation's tasks per state (never another conversation's: a token bound
         to this conversation learns nothing of the others through the counts)."""
@@ -241,8 +251,9 @@ class Bridge:
             ],
         }  # fmt: skip
 
-    def context(self, device: str | None) -> dict[str, Any]:
-        """The device planning context read now through the configured adb server. Never
+    def context(self, device: str | None, apps: bool = False) -> dict[str, Any]:
+        """The device planning context read now through the configured adb server (with
+        ``apps`` the launchable apps too). Never
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
         from daemon.planning.context import planning_context
@@ -258,7 +269,8 @@ class Bridge:
                 f"read; phoned does not start one from here: {hint}"
             )
         serial = connect(device or self.device, server).serial
-        planning = planning_context(AdbContextProvider(server), self.store, serial, time.time())
+        provider = AdbContextProvider(server, apps=apps)
+        planning = planning_context(provider, self.store, serial, time.time())
         return {
             "device": context_json(planning.device),
             "queue": self.counts(serial),  # this conversation's, as queue_status

@@ -1,7 +1,9 @@
 """``phoned mcp``: the task methods as MCP tools, on the official MCP SDK's low-level server.
 
 One tool per method (``dnd.set`` -> ``dnd_set``) whose input schema is the method's params
-model's JSON Schema plus an optional ``device``, and five more: ``task_status``,
+model's JSON Schema plus an optional ``device`` (and, for ``screen_snapshot`` and the UI steps,
+``image_max_bytes`` / ``image_max_side``: their result carries the screenshot as image content
+and the visible elements as text, ``images.py``), and five more: ``task_status``,
 ``task_amend`` (``task_amend.py``: answers a choice), ``task_cancel``, ``device_context`` and
 ``queue_status``. A method call queues a task in
 the server's conversation through ingress, waits (``--wait``) until it ends or pauses and
@@ -31,8 +33,9 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from daemon.mcp import task_amend
+from daemon.mcp import schedule_tools, task_amend
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
+from daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from daemon.mcp.tools import tools
 from daemon.planning import catalogue
 from daemon.rendering.approval_view import AFTER_DENIAL
@@ -143,7 +146,7 @@ class PhonedTools:
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await self._call(ctx, params)
-        except ToolError as exc:
+        except (ToolError, ImageArgError) as exc:
             return _error(str(exc))
         except known_errors() as exc:
             return _error(error_text(exc))
@@ -158,7 +161,9 @@ class PhonedTools:
         if params.request_state is not None:
             return await self._answered(ctx, params)
         if name in self.methods:
-            task = await anyio.to_thread.run_sync(self.bridge.submit, self.methods[name], args)
+            method = self.methods[name]
+            limits = take_limits(args) if shows_screen(method) else None
+            task = await anyio.to_thread.run_sync(self.bridge.submit, method, args)
             warning = await anyio.to_thread.run_sync(self.bridge.unattended, task)
             if warning is not None:  # said at once: waiting would only time out
                 content = await anyio.to_thread.run_sync(
@@ -167,7 +172,11 @@ class PhonedTools:
                 content["warning"] = warning
                 content["message"] = f"{warning}. {content['message']}"
                 return _task_result(content)
-            return await self._settled(ctx, task.id, name)
+            result = await self._settled(ctx, task.id, name)
+            if limits is not None and isinstance(result, types.CallToolResult):
+                shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
+                result.content = [*result.content, *shown]
+            return result
         if name == "task_status":  # the call succeeds whatever state the task is in
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
@@ -181,10 +190,15 @@ class PhonedTools:
             task = await anyio.to_thread.run_sync(self.bridge.cancel, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
         if name == "device_context":
-            found = await anyio.to_thread.run_sync(self.bridge.context, args.get("device"))
+            found = await anyio.to_thread.run_sync(
+                self.bridge.context, args.get("device"), args.get("apps") is True
+            )
             return _result(found)
         if name == "queue_status":
             return _result(await anyio.to_thread.run_sync(self.bridge.queue, args.get("device")))
+        if name in schedule_tools.NAMES:
+            call = schedule_tools.call
+            return _result(await anyio.to_thread.run_sync(call, self.bridge, name, args))
         raise ToolError(f"unknown tool {name!r}")
 
     async def _settled(

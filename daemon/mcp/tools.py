@@ -1,7 +1,7 @@
 """The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
 params model's JSON Schema plus ``device``; annotations from the registry) and
 ``task_status``, ``task_amend`` (``task_amend.py``), ``task_cancel``, ``device_context``,
-``queue_status``."""
+``queue_status``, and the schedule tools (``daemon.mcp.schedule_tools``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import mcp.types as types
 from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
 from daemon.mcp import task_amend
+from daemon.mcp.images import IMAGE_ARGS, shows_screen
 from daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -38,6 +39,8 @@ def _task_fields(method: str) -> dict[str, Any]:
 
 
 _TASK_ID = {"type": "string", "description": "the task id a method tool returned"}
+_APPS = {"type": "boolean", "description": "true: also list the launchable apps (package, "
+         "activity, and the label of the app in front)"}  # fmt: skip
 
 TASK_OUTPUT = {
     "type": "object",
@@ -64,6 +67,8 @@ def method_tool(method: str) -> types.Tool:
     entry = catalogue.entry(method)
     schema = dict(entry["params"])
     schema["properties"] = {**schema["properties"], "device": _DEVICE, **_task_fields(method)}
+    if shows_screen(method):  # the screenshot comes back as an image (daemon/mcp/images.py)
+        schema["properties"].update(IMAGE_ARGS)
     lines = [entry["summary"], f"Reads: {entry['reads']}."]
     if entry["changes"]:
         lines.append(f"Changes: {entry['changes']}.")
@@ -117,7 +122,8 @@ def _plain_tool(
 
 
 def tools() -> list[types.Tool]:
-    """Every tool, methods first (registry order)."""
+    """Every tool, methods first (registry order), the schedule tools last."""
+    from daemon.mcp.schedule_tools import schedule_tools
     from device.actions.registry import REGISTRY
 
     return [
@@ -138,13 +144,15 @@ def tools() -> list[types.Tool]:
         _plain_tool(
             "device_context",
             "The device planning context read now: model, SDK, battery, screen, lock, "
-            "foreground app, DND, Bluetooth, volumes, default SMS app, supported methods, "
-            "queue; each value with the command that read it and when.",
-            {"device": _DEVICE}, [], read_only=True,
+            "foreground app and its label, DND, Bluetooth, volumes, default SMS app, supported "
+            "methods, queue (apps: true adds the launchable apps); each value with the command "
+            "that read it and when.",
+            {"device": _DEVICE, "apps": _APPS}, [], read_only=True,
         ),
         _plain_tool(
             "queue_status",
             "Tasks per state in the queue and this conversation's latest tasks (newest first).",
             {"device": _DEVICE}, [], read_only=True,
         ),
+        *schedule_tools(),
     ]  # fmt: skip

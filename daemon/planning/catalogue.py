@@ -61,6 +61,8 @@ def read_only(method: str) -> bool:
 
 def entry(method: str) -> dict[str, Any]:
     """One method's catalogue entry."""
+    from daemon.lifecycle.approval_policy import asks_by_default
+
     declared = _registry()[method]
     return {
         "method": method,
@@ -69,7 +71,8 @@ def entry(method: str) -> dict[str, Any]:
         "reads": declared.reads,
         "changes": declared.changes or None,
         "read_only": read_only(method),
-        "needs_approval": declared.approval,
+        # sms.send always; the UI tier's changing steps unless the owner allows the app
+        "needs_approval": asks_by_default(declared),
         "idempotent": declared.idempotent,
         "depends_on_screen": declared.screen,
         "sensitive_params": list(declared.sensitive),

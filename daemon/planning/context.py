@@ -9,7 +9,7 @@ are too old rather than left to guess.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from daemon.store.protocol import PlannerStore
 
@@ -36,11 +36,15 @@ class DeviceContext:
     screen_on: Observed[bool] | None = None
     locked: Observed[bool] | None = None
     foreground_app: Observed[str] | None = None
+    # the app in front's label in the phone's language (``device.app_labels``)
+    foreground_label: Observed[str] | None = None
     dnd_mode: Observed[str] | None = None
     bluetooth_on: Observed[bool] | None = None
     volumes: Observed[dict[str, int]] | None = None
     default_sms_app: Observed[str] | None = None
     supported_methods: Observed[frozenset[str]] | None = None
+    # on request only (``apps: true``): {"apps": [{package, activity, label}], "labels": why}
+    launchable_apps: Observed[dict[str, Any]] | None = None
 
 
 class DeviceContextProvider(Protocol):
@@ -49,6 +53,10 @@ class DeviceContextProvider(Protocol):
     def device_context(self, serial: str) -> DeviceContext:
         """Read (or return cached) values, each stamped with ``observed_at``."""
         ...
+
+
+# Values read only when asked for: never "missing" when not asked.
+ON_REQUEST = frozenset({"launchable_apps"})
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,7 @@ def planning_context(
     missing: list[str] = []
     for f in fields(ctx):
         value = getattr(ctx, f.name)
-        if f.name == "serial":
+        if f.name == "serial" or (f.name in ON_REQUEST and value is None):
             continue
         if value is None:
             missing.append(f.name)

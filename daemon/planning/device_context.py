@@ -13,6 +13,10 @@ Parsers defined here, because ``device.parsers`` has none yet:
   (aosp-mirror/platform_frameworks_base, services/core/java/com/android/server/
   BatteryService.java) prints ``Current Battery Service state:`` then two-space indented
   ``name: value`` lines, among them ``level: N`` and ``scale: M``; percent = N * 100 / M.
+* ``parse_front_label``: ``dumpsys accessibility``, the app in front's window title (its
+  label in the phone's language; sources in ``device/app_labels.py``). Read on every call;
+  the launchable apps (``cmd package query-activities --components``, ``device/actions/
+  apps.py``) only when asked (``apps``), each with the label when it is the app in front.
 * ``zen_mode_name``: ``settings get global zen_mode`` values are Settings.Global.ZEN_MODE_OFF
   0, ZEN_MODE_IMPORTANT_INTERRUPTIONS 1, ZEN_MODE_NO_INTERRUPTIONS 2, ZEN_MODE_ALARMS 3
   (aosp-mirror/platform_frameworks_base, core/java/android/provider/Settings.java).
@@ -26,8 +30,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from daemon.planning.context import DeviceContext, Observed
-from device import commands, parsers
+from daemon.planning.context import ON_REQUEST, DeviceContext, Observed
+from device import app_labels, commands, parsers
 from device.adb import AdbServer
 from device.connection import Device, connect
 from device.probes import Capabilities
@@ -92,6 +96,30 @@ def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
     return from_roles if sdk >= commands.ROLE_SINCE_SDK else from_setting
 
 
+def parse_front_label(text: str) -> str | None:
+    """``dumpsys accessibility``: the label of the app in front (its window's title in the
+    accessibility window list, ``device.app_labels``); None when no window shows one."""
+    return app_labels.front_label(app_labels.parse_a11y_windows(text))
+
+
+def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dict[str, Any]]:
+    """The parser of ``commands.LAUNCHABLE`` for the context: every launcher activity with the
+    label of the app in front (``front``: ``pkg/activity``), null for the others, and why."""
+    from device.actions import apps
+
+    in_front = front.split("/", 1)[0] if front else None
+
+    def parse(text: str) -> dict[str, Any]:
+        found = parsers.parse_components(text)
+        listed = [
+            {"package": p, "activity": a, "label": label if p == in_front else None}
+            for p, a in found
+        ]
+        return {"apps": listed, "labels": apps.LABELS_NOTE}
+
+    return parse
+
+
 def supported_methods(capabilities: Capabilities) -> frozenset[str]:
     """The methods this phone can carry out: each method's declared probes and ``needs``
     judged from its probed capabilities."""
@@ -127,8 +155,9 @@ class DeviceReader:
         return Observed(supported_methods(caps), self.clock(), caps.sources())
 
 
-def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
-    """Every planning value of ``device``, each with when and how it was read."""
+def read_context(device: Device, clock: Clock = time.time, apps: bool = False) -> DeviceContext:
+    """Every planning value of ``device``, each with when and how it was read; with
+    ``apps`` also the launchable apps (``launchable_apps``)."""
     reader = DeviceReader(device, clock)
     model, sdk = reader.identity()
     zen = reader.observe(
@@ -141,6 +170,7 @@ def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
         "foreground_app": reader.observe(
             commands.dumpsys_window_focus(sdk.value), parse_foreground_app
         ),
+        "foreground_label": reader.observe(commands.DUMPSYS_ACCESSIBILITY, parse_front_label),
         "dnd_mode": zen,
         "bluetooth_on": reader.observe(commands.BLUETOOTH_ON_GET, parse_bluetooth_on),
         "volumes": reader.observe(commands.DUMPSYS_AUDIO, parse_volumes),
@@ -148,6 +178,12 @@ def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
             commands.sms_default_app(sdk.value), parse_default_sms(sdk.value)
         ),
     }
+    if apps:
+        front, label = reads["foreground_app"], reads["foreground_label"]
+        reads["launchable_apps"] = reader.observe(
+            commands.LAUNCHABLE,
+            launchable_apps(front.value if front else None, label.value if label else None),
+        )
     return DeviceContext(
         serial=device.serial, model=model, sdk=sdk, supported_methods=reader.methods(), **reads
     )
@@ -156,15 +192,16 @@ def read_context(device: Device, clock: Clock = time.time) -> DeviceContext:
 class AdbContextProvider:
     """``DeviceContextProvider`` over the adb server: connects and reads on every call."""
 
-    def __init__(self, server: AdbServer, clock: Clock = time.time) -> None:
+    def __init__(self, server: AdbServer, clock: Clock = time.time, apps: bool = False) -> None:
         self.server = server
         self.clock = clock
+        self.apps = apps  # also read the launchable apps
 
     def device_context(self, serial: str) -> DeviceContext:
         """Connect to ``serial`` (or the only device when empty) and read its context."""
         device = connect(serial or None, self.server)
         try:
-            return read_context(device, self.clock)
+            return read_context(device, self.clock, self.apps)
         finally:
             device.close()
 
@@ -176,6 +213,8 @@ def context_json(ctx: DeviceContext) -> dict[str, Any]:
         if name == "serial":
             continue
         item = getattr(ctx, name)
+        if item is None and name in ON_REQUEST:
+            continue  # not asked for
         if item is None:
             out[name] = None
             continue

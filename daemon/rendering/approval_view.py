@@ -47,16 +47,25 @@ def _artifacts(body: Any) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+# A UI-tier step's screenshot cropped to the element it acts on (``ui_step.element_shot``):
+# the card shows it rather than the whole screen.
+ELEMENT_SHOT = "ui_element_screenshot"
+
+
 def _screenshot_of(evidence: Sequence[dict[str, Any]], attempt: int) -> str | None:
-    """The latest screenshot artifact of ``attempt`` (the pause snapshot's, when kept)."""
+    """The latest screenshot artifact of ``attempt`` (the pause snapshot's, when kept); the
+    element's crop of a UI-tier step when there is one."""
     shot: str | None = None
+    element: str | None = None
     for doc in evidence:
         if doc.get("attempt") != attempt:
             continue
         for name, value in _artifacts(doc.get("body")).items():
-            if "screenshot" in str(name):
+            if str(name) == ELEMENT_SHOT:
+                element = str(value)
+            elif "screenshot" in str(name):
                 shot = str(value)
-    return shot
+    return element or shot
 
 
 def _asking_outcome(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str, Any]:
@@ -226,6 +235,16 @@ def _rationale_lines(rationale: Any) -> list[str]:
     return [f"  rationale   {rationale!r}"]
 
 
+def recipient_text(pending: dict[str, Any]) -> Any:
+    """The recipient as a card shows it: ``Ivan Petrov (+79160000002, work)`` when a
+    contact's name gave the number, else the recipient as it is (None when there is none)."""
+    recipient = pending.get("recipient")
+    if not pending.get("contact"):
+        return recipient
+    kind = f", {pending['number_type']}" if pending.get("number_type") else ""
+    return f"{pending['contact']} ({'-' if recipient is None else recipient}{kind})"
+
+
 def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
     """What will be done, to whom or what, with which data: a setting's change from what to
     what, or sms.send's recipient, text and app."""
@@ -235,12 +254,8 @@ def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
             f"  change      {show(pending['change'])}",
         ]
     text = pending.get("text")
-    recipient = show(pending["recipient"])
-    if pending.get("contact"):  # a contact's name gave the number
-        kind = f", {pending['number_type']}" if pending.get("number_type") else ""
-        recipient = f"{pending['contact']} ({recipient}{kind})"
     return [
-        f"  recipient   {recipient}",
+        f"  recipient   {show(recipient_text(pending))}",
         f"  text        {show(text)!r}" if text is not None else "  text        -",
         f"  app         {show(pending['app'])}",
     ]

@@ -368,8 +368,10 @@ def render_html(
     journal: Sequence[JournalEntry],
     events: Sequence[Event],
     artifact_roots: Sequence[Path] = (),
+    queue: str | None = None,
 ) -> str:
     """A self-contained HTML page (no external resources) with screenshots inlined; artifact
     files are read only from the task's own folder ``<root>/<task id>/`` under one of
-    ``artifact_roots`` (``daemon.rendering.render_html``)."""
-    return html_report(render_json(record, evidence, journal, events), artifact_roots)
+    ``artifact_roots`` (``daemon.rendering.render_html``); ``queue`` as for the text card's
+    decision commands."""
+    return html_report(render_json(record, evidence, journal, events, queue), artifact_roots)

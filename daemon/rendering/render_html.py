@@ -1,6 +1,8 @@
 """The HTML task report: one self-contained page, screenshots inlined as ``data:`` URIs.
 
-Input is the stable JSON report of ``daemon.rendering.render.render_json``. Every text is escaped;
+Input is the stable JSON report of ``daemon.rendering.render.render_json``; a pending
+approval comes first, as the card ``phoned show`` prints (``approval_section``). Every text
+is escaped;
 the page loads nothing from anywhere (inline CSS, no scripts), so it can be mailed or
 attached to a CI run. An artifact may be a ``data:`` URI, base64 bytes, or a reference to a
 file in the task's own artifact folder (``<artifacts root>/<task id>/``): its name, the
@@ -23,7 +25,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from daemon.rendering.values import argv_text
+from daemon.rendering.approval_view import recipient_text
+from daemon.rendering.values import argv_text, iso
 
 MAX_TEXT_ARTIFACT = 256 * 1024
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -201,6 +204,63 @@ def _evidence_section(view: dict[str, Any], folders: Sequence[Path], task_id: st
     return "\n".join(parts)
 
 
+def _row(cls: str, label: str, value: Any) -> str:
+    """One line of the approval card: its class names the field (as the monitor's card
+    does), its value is escaped text."""
+    return f'<tr><th>{escape(label)}</th><td class="{cls}">{_cell(value)}</td></tr>'
+
+
+def approval_section(pending: dict[str, Any], folders: Sequence[Path], task_id: str) -> str:
+    """The pending approval card (the text card's content, ``approval_view.approval_lines``):
+    what will be done (effect, target, the change from what to what, the data), where the
+    request came from (conversation, source, the planner's rationale as escaped text in a
+    ``<pre>``: HTML in it is shown, never parsed), what a denial means, the deadline, the
+    void/stale marks, the screenshot the preview was taken from and the decision commands."""
+    data = pending.get("data") if isinstance(pending.get("data"), dict) else {}
+    rows = [_row("preview-effect", "effect", pending.get("effect"))]
+    if pending.get("change") is not None:
+        rows += [
+            _row("preview-target", "target", pending.get("target")),
+            _row("preview-change", "change", pending.get("change")),
+        ]
+    else:
+        rows += [
+            _row("preview-target", "recipient", recipient_text(pending)),
+            _row("preview-text", "text", pending.get("text")),
+            _row("preview-app", "app", pending.get("app")),
+        ]
+    rows += [
+        _row(f"preview-data-{escape(str(key))}", f"data {key}", value)
+        for key, value in sorted((data or {}).items())
+    ]
+    rows += [
+        _row("origin-conversation", "conversation", pending.get("conversation_id")),
+        _row("origin-source", "source", pending.get("source")),
+        _row("revision", "revision", pending.get("revision")),
+        _row("digest", "digest", pending.get("digest")),
+        _row("after-denial", "if denied", pending.get("after_denial")),
+        _row("deadline", "decide before", iso(pending.get("deadline"))),
+    ]
+    parts = ['<section id="pending-approval">', "<h2>Pending approval</h2>",
+             f"<table>{''.join(rows)}</table>"]  # fmt: skip
+    rationale = pending.get("rationale")
+    if isinstance(rationale, str):
+        parts.append(f'<p>rationale</p><pre class="origin-rationale">{escape(rationale)}</pre>')
+    parts += [
+        f'<p class="refused mark">{escape(str(mark["message"]))}</p>'
+        for mark in (pending.get("void"), pending.get("stale"))
+        if isinstance(mark, dict)
+    ]
+    if pending.get("screenshot"):
+        parts.append(artifact_html("screenshot", pending["screenshot"], folders, task_id))
+    parts += [
+        f'<p>to approve:</p><pre class="approve-command">{escape(str(pending["approve_command"]))}</pre>',
+        f'<p>to deny:</p><pre class="deny-command">{escape(str(pending["deny_command"]))}</pre>',
+        "</section>",
+    ]
+    return "\n".join(parts)
+
+
 def html_report(report: dict[str, Any], artifact_roots: Sequence[Path] = ()) -> str:
     """The page for one ``render_json`` report; artifact files are read only from the task's
     folder under one of ``artifact_roots`` (none given: no file is read)."""
@@ -216,8 +276,11 @@ def html_report(report: dict[str, Any], artifact_roots: Sequence[Path] = ()) -> 
         for j in report["journal"]
     ]  # fmt: skip
     title = escape(f"phoned task {task['id']} ({task['method']}, {task['state']})")
+    pending = report.get("pending_approval")
+    card = approval_section(pending, artifact_roots, str(task["id"])) if pending else ""
     body = [
         f"<h1>{title}</h1>",
+        *([card] if card else []),
         _task_section(task),
         "<h2>Transitions</h2>",
         _table(["at", "v", "state", "rev", "attempt", "reason", "decision"], transitions),

@@ -3,7 +3,8 @@
 ``WorkerStore.register_device`` takes them; a control plane answers ``/v1/classify`` and
 ``/v1/devices/{serial}/context`` from them, an embedded queue keeps nothing (its
 ``phoned context`` and ``classify --serial`` read the phone themselves). The context is
-read only when the store asks for it.
+read only when the store asks for it, with the launchable apps (the plane gives them only
+to a caller asking ``apps=true``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def publish_device(store: WorkerStore, daemon_id: str, device: Device) -> bool:
     try:
         methods = sorted(supported_methods(device.capabilities))
         store.register_device(
-            daemon_id, device.serial, methods, lambda: context_json(read_context(device))
+            daemon_id, device.serial, methods, lambda: context_json(read_context(device, apps=True))
         )
     except (DeviceError, LifecycleError) as exc:
         log.warning("could not publish %s: %s", device.serial, exc)

@@ -7,8 +7,8 @@ holds it), then reconciles the tasks this daemon owned there before a restart (t
 ``runtime_recovery`` and are requeued while attempts remain; their unknown journal entries
 are reconciled by the next attempt before anything is retried). Presence names only the
 phones this daemon holds. It sweeps an embedded queue for timeouts every
-``sweep_interval`` (a control plane sweeps its own) and keeps systemd informed (READY,
-STATUS, WATCHDOG).
+``sweep_interval`` and fires its schedules when due (a control plane sweeps its own and
+fires its own), and keeps systemd informed (READY, STATUS, WATCHDOG).
 
 ``stop()`` (first SIGTERM/SIGINT) claims nothing more and gives running tasks
 ``grace_period`` seconds to reach a reported end; ``stop(now=True)`` (a second signal)
@@ -114,17 +114,22 @@ class Supervisor:
         now = time.monotonic()
         next_sweep, next_presence = now, now + PRESENCE_INTERVAL_S
         next_ping = now + watchdog if watchdog else float("inf")
-        # Asleep until the next timer is due (a sweep, presence, the watchdog) or something
-        # happened (a worker ended, a claim, the phones changed, stop): an idle daemon's
-        # main thread wakes about four times a minute (issue #24), not every second.
+        next_schedule = now  # the schedules of an embedded queue: at start, then when due
+        # Asleep until the next timer is due (a sweep, presence, the watchdog, a schedule's
+        # due time) or something happened (a worker ended, a claim, the phones changed,
+        # stop): an idle daemon's main thread wakes about four times a minute (issue #24),
+        # not every second.
         while True:
-            self._tick.wait(max(0.0, min(next_sweep, next_presence, next_ping) - now))
+            due = min(next_sweep, next_presence, next_ping, next_schedule)
+            self._tick.wait(max(0.0, due - now))
             self._tick.clear()
             if self._stop.is_set():
                 break
             if time.monotonic() >= next_sweep:
                 self._sweep()
                 next_sweep = time.monotonic() + self.cfg.sweep_interval
+            if time.monotonic() >= next_schedule:
+                next_schedule = time.monotonic() + self._fire_schedules()
             self._reap()
             claimed = self.dispatcher is not None and self.dispatcher.claimed.is_set()
             if self._served() != self._presented:  # a hold was taken or given up
@@ -225,6 +230,33 @@ class Supervisor:
             log.warning("sweep failed: %s", exc)
         finally:
             store.close()
+
+    def _fire_schedules(self) -> float:
+        """One schedule tick of an embedded queue (``daemon.store.schedule_tick``); the
+        seconds until the next one: the next due time, looked at again at least every
+        sweep interval (a schedule added meanwhile). A plane fires its own queue's."""
+        if not self.stores.sweeps:
+            return float("inf")
+        from daemon.store.schedule_tick import seconds_until
+
+        try:
+            store = self.stores.full()
+        except QueueWeather as exc:
+            weather.met("schedules", exc)
+            return self.cfg.sweep_interval
+        except LifecycleError as exc:
+            log.warning("schedule tick failed: %s", exc)
+            return self.cfg.sweep_interval
+        try:
+            return seconds_until(store, time.time(), self.cfg.schedules.grace,
+                                 self.cfg.sweep_interval)  # fmt: skip
+        except QueueWeather as exc:
+            weather.met("schedules", exc)
+        except LifecycleError as exc:
+            log.warning("schedule tick failed: %s", exc)
+        finally:
+            store.close()
+        return self.cfg.sweep_interval
 
     def _alive(self) -> bool:
         """Every worker thread that should run does (the watchdog is only fed then)."""

@@ -25,7 +25,14 @@ from fastapi.responses import JSONResponse
 from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.wire import error_json, error_status
 from daemon.planning.catalogue import openapi_schemas
-from daemon.server import monitor, routes_control, routes_daemon, routes_planner, routes_read
+from daemon.server import (
+    monitor,
+    routes_control,
+    routes_daemon,
+    routes_planner,
+    routes_read,
+    routes_schedules,
+)
 from daemon.server.auth import TokenBook
 from daemon.server.limits import Limits, RequestLimits
 from daemon.server.plane import Plane
@@ -82,7 +89,8 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.state.plane = plane
     app.add_exception_handler(LifecycleError, _lifecycle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    for module in (routes_planner, routes_read, routes_daemon, routes_control, monitor):
+    modules = (routes_planner, routes_read, routes_daemon, routes_control, routes_schedules)
+    for module in (*modules, monitor):
         app.include_router(module.router)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
     app.add_middleware(

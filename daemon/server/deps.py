@@ -23,10 +23,22 @@ from daemon.server.auth import Principal, Right, Role
 from daemon.server.plane import Plane
 from device.private import redact
 
-# keys whose text values carry a number or a message body (evidence, previews, params)
+# keys whose text values carry a number or a message body (evidence, previews, params; a
+# notification's title and text in notifications.list's value; a choice's answer line,
+# amend_command, quotes the candidate's number)
 SENSITIVE_KEYS = frozenset(
-    # amend_command: a choice's answer line quotes the candidate's number
-    {"to", "body", "text", "address", "number", "phone", "recipient", "amend_command"}
+    {
+        "to",
+        "body",
+        "text",
+        "address",
+        "number",
+        "phone",
+        "recipient",
+        "title",
+        "content_text",
+        "amend_command",
+    }
 )
 
 bearer = HTTPBearer(auto_error=False, description="A token from the tokens file")

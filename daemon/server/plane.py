@@ -83,6 +83,8 @@ class Plane:
         self._ledger: ReportLedger | None = None
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
+        self._scheduler: threading.Thread | None = None
+        self.schedules_changed = threading.Event()  # a route added or resumed one: tick now
 
     def saw_claim(self, owner: str, host: str, claimed: bool) -> None:
         """A daemon looked for work for one phone (``owner`` is ``<daemon id>/<serial>``):
@@ -123,13 +125,19 @@ class Plane:
         self.wakeup.start()
         self._sweeper = threading.Thread(target=self._sweep_loop, name="sweeper", daemon=True)
         self._sweeper.start()
+        self._scheduler = threading.Thread(
+            target=self._schedule_loop, name="schedules", daemon=True
+        )
+        self._scheduler.start()
 
     def stop(self) -> None:
         """Stop background threads, wake long-polls, close every store."""
         self._stop.set()
         self.wakeup.stop()
-        if self._sweeper is not None:
-            self._sweeper.join(timeout=5)
+        self.schedules_changed.set()
+        for thread in (self._sweeper, self._scheduler):
+            if thread is not None:
+                thread.join(timeout=5)
         with self._lock:
             stores, self._stores = self._stores, []
         for store in stores:
@@ -153,6 +161,36 @@ class Plane:
                         log.info("sweep: task %s is now %s", task.id, task.state.value)
                 except LifecycleError as exc:
                     log.warning("sweep failed: %s", exc)
+                self.wakeup.poke()
+        finally:
+            store.close()
+
+    def _schedule_loop(self) -> None:
+        """Fire the queue's schedules when due (``daemon.store.schedule_tick``): asleep
+        until the next due time, a sweep interval at most, or a route changed one. Every
+        replica on one PostgreSQL ticks; each due time still creates one task."""
+        from daemon.store.schedule_tick import seconds_until
+
+        try:
+            store = open_store(self.settings.queue_url)
+        except LifecycleError as exc:
+            log.error("schedules cannot open the queue: %s", exc)
+            return
+        try:
+            sleep = 0.0
+            while not self._stop.is_set():
+                self.schedules_changed.wait(sleep)
+                self.schedules_changed.clear()
+                if self._stop.is_set():
+                    break
+                try:
+                    sleep = seconds_until(
+                        store, time.time(), self.settings.schedule_grace,
+                        self.settings.sweep_interval,
+                    )  # fmt: skip
+                except LifecycleError as exc:
+                    log.warning("schedule tick failed: %s", exc)
+                    sleep = self.settings.sweep_interval
                 self.wakeup.poke()
         finally:
             store.close()

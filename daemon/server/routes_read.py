@@ -276,8 +276,11 @@ def devices(plane: PlaneDep, _: Reader) -> dict[str, Any]:
 
 
 @router.get("/devices/{serial}/context", summary="The device planning context")
-def device_context(serial: str, plane: PlaneDep, principal: Reader) -> dict[str, Any]:
-    """The last context a daemon reported for ``serial`` (each value with ``observed_at``).
+def device_context(
+    serial: str, plane: PlaneDep, principal: Reader, apps: bool = False
+) -> dict[str, Any]:
+    """The last context a daemon reported for ``serial`` (each value with ``observed_at``);
+    ``launchable_apps`` only with ``?apps=true``.
 
     ``reported_at`` says when it arrived; the queue status is read now.
     """
@@ -286,7 +289,10 @@ def device_context(serial: str, plane: PlaneDep, principal: Reader) -> dict[str,
     if reported is None:
         raise HTTPException(404, f"no daemon reported a context for {serial}")
     queue = counts_for(plane.store(), principal, serial, None)
-    return {**reported, "queue": queue, "at": time.time()}
+    device = dict(reported.get("device") or {})
+    if not apps:
+        device.pop("launchable_apps", None)
+    return {**reported, "device": device, "queue": queue, "at": time.time()}
 
 
 @router.post("/classify", summary="Would this task be accepted?")

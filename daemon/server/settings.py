@@ -28,6 +28,7 @@ class ServerSettings:
     max_polls_per_token: int = 32  # long-polls one token may hold open at once; more is 429
     docs: bool = False  # serve /docs and /redoc (their Swagger/ReDoc scripts come from a CDN)
     retention: RetentionRule | None = None  # applied by the sweeper; None keeps every task
+    schedule_grace: float = 60.0  # a due time older than this when ticked is missed
 
     @property
     def artifacts_dir(self) -> Path:

@@ -34,6 +34,7 @@ from daemon.lifecycle.records import (
     TaskRecord,
     WorkflowRecord,
 )
+from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun, schedule_from
 from daemon.store.holds import Holder
 from daemon.store.outbox import Answer
 from daemon.store.presence import Presence
@@ -204,3 +205,19 @@ class PlaneClient(PlannerStore):
 
     def evidence(self, task_id: str) -> list[dict[str, Any]]:
         return list(self._call("GET", f"/v1/tasks/{task_id}")["evidence"])
+
+    # --- schedules (added, removed, paused by ``apply``) -----------------------------------
+    def schedules(self, now: float, conversation_id: str | None = None) -> list[ScheduleRecord]:
+        """The schedules the token reaches (``GET /v1/schedules``); ``now`` is the plane's."""
+        params = {"conversation_id": conversation_id} if conversation_id else None
+        body = self._call("GET", "/v1/schedules", params=params)
+        return [schedule_from(s) for s in body["schedules"]]
+
+    def schedule(self, schedule_id: str, now: float) -> ScheduleRecord:
+        """One schedule (``GET /v1/schedules/{id}``)."""
+        return schedule_from(self._call("GET", f"/v1/schedules/{schedule_id}")["schedule"])
+
+    def schedule_runs(self, schedule_id: str, limit: int = 20) -> list[ScheduleRun]:
+        """The newest runs of a schedule, newest first."""
+        runs = self._call("GET", f"/v1/schedules/{schedule_id}")["runs"]
+        return [ScheduleRun(**r) for r in runs[:limit]]

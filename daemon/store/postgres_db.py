@@ -62,9 +62,12 @@ def translate(exc: psycopg.Error, context: str) -> NoReturn:
 
 @cache
 def postgres_queries() -> dict[str, str]:
-    """The named blocks of ``daemon/store/sql/postgres/queries.sql``."""
+    """The named blocks of ``daemon/store/sql/postgres/queries.sql`` and ``schedules.sql``."""
     folder = resources.files("daemon.store").joinpath("sql").joinpath("postgres")
-    return parse_blocks(folder.joinpath("queries.sql").read_text())
+    return {
+        **parse_blocks(folder.joinpath("queries.sql").read_text()),
+        **parse_blocks(folder.joinpath("schedules.sql").read_text()),
+    }
 
 
 class PostgresDatabase:

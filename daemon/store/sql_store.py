@@ -39,8 +39,9 @@ from daemon.lifecycle.records import (
     Ticket,
     WorkflowRecord,
 )
+from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun
 from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store import holds, phone_ops, presence
+from daemon.store import holds, phone_ops, presence, sql_schedules
 from daemon.store.protocol import Store
 from daemon.store.rows import (
     Row,
@@ -187,6 +188,7 @@ class SqlStore(Store):
         # nothing to keep: planners of a queue held directly read the phone themselves
         # (``phoned context``, ``phoned classify --serial``); ``context`` is never read
         phone_ops.RegisterDevice: lambda store, op: None,
+        **sql_schedules.handlers(),  # add, remove, pause/resume, fire
     }
 
     # --- ingress -------------------------------------------------------------------
@@ -357,6 +359,19 @@ class SqlStore(Store):
             serials = [(r, (r["lease_owner"] or "")[len(owner_prefix) :]) for r in rows]
             mine = [r for r, s in serials if "/" not in s and device in (None, s)]
             return [self._write(r, rules.fail(r, failure, now), now) for r in mine]
+
+    # --- schedules (``daemon.store.sql_schedules``) -------------------------------------------
+    def schedules(self, now: float, conversation_id: str | None = None) -> list[ScheduleRecord]:
+        """Every schedule (of ``conversation_id`` when given), oldest first."""
+        return sql_schedules.schedules(self.db, now, conversation_id)
+
+    def schedule(self, schedule_id: str, now: float) -> ScheduleRecord:
+        """One schedule, or ``TaskNotFound``."""
+        return sql_schedules.schedule(self.db, schedule_id, now)
+
+    def schedule_runs(self, schedule_id: str, limit: int = 20) -> list[ScheduleRun]:
+        """The newest runs of a schedule (fired, missed, refused), newest first."""
+        return sql_schedules.runs(self.db, schedule_id, limit)
 
     # --- queries ----------------------------------------------------------------------------
     def get(self, task_id: str) -> TaskRecord:

@@ -103,7 +103,7 @@ class Database:
             with contextlib.suppress(AttributeError, sqlite3.Error):
                 self._conn.close()
             translate(path, exc, "cannot open queue")
-        self._sql = queries()
+        self._sql = {**queries(), **queries("schedules.sql")}
 
     def _current(self) -> bool:
         """The file holds this schema version and every table and index of ``schema.sql``

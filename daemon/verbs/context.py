@@ -68,12 +68,15 @@ def context_text(planning: PlanningContext) -> str:
 
 @click.command()
 @click.option("--serial", default=None, help="Device serial (default: the only attached one).")
+@click.option("--apps", is_flag=True, help="Also list the launchable apps.")
 @common_options
 @user_errors
-def context(serial: str | None, queue: str | None, config_file: str | None, as_json: bool) -> None:
-    """The device planning context: model, SDK, battery, screen, foreground app, DND,
-    Bluetooth, volumes, default SMS app, supported methods, queue; each value with when
-    and by which command it was observed."""
+def context(
+    serial: str | None, apps: bool, queue: str | None, config_file: str | None, as_json: bool
+) -> None:
+    """The device planning context: model, SDK, battery, screen, foreground app and its
+    label, DND, Bluetooth, volumes, default SMS app, supported methods, queue (with --apps
+    the launchable apps); each value with when and by which command it was observed."""
     from daemon.planning.context import planning_context
     from daemon.planning.device_context import AdbContextProvider, context_json
     from device.connection import connect
@@ -82,7 +85,7 @@ def context(serial: str | None, queue: str | None, config_file: str | None, as_j
     server = adb_server(cfg)
     serial = connect(serial, server).serial
     with opened_store(queue, config_file, create=True) as store:
-        planning = planning_context(AdbContextProvider(server), store, serial, now())
+        planning = planning_context(AdbContextProvider(server, apps=apps), store, serial, now())
     if as_json:
         echo_json(
             {

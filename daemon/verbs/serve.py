@@ -110,6 +110,7 @@ def _serve(
         max_polls_per_token=options["max_polls"],
         docs=options["docs"],
         retention=dataclasses.replace(cfg.retention_rule, artifacts_dir=state_dir / "artifacts"),
+        schedule_grace=cfg.schedules.grace,
     )
     app = create_app(settings, book)
     run(

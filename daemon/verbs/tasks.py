@@ -443,7 +443,7 @@ def show(
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
         from daemon.rendering.terminal import terminal_text
 
-        page = render.render_html(*inputs, artifact_roots=roots)
+        page = render.render_html(*inputs, artifact_roots=roots, queue=queue)
         written = write_report(html_file, page, force)
         click.echo(f"phoned: report written to {terminal_text(written)}", err=True)
     elif as_json:

@@ -32,8 +32,10 @@ Facts (AOSP ``platform_frameworks_base``, ``docs/apps.md``):
   launcher activity of an enabled package, ``No activities found`` when there is none.
   No shell command prints an app's label: ``dumpsys package`` and ``query-activities``
   (without ``--components``, ``ResolveInfo.dump``) show resource ids and
-  ``nonLocalizedLabel`` at most, never the resolved, localized label, so ``app.list``
-  answers ``label: null`` and says so in a note rather than inventing one.
+  ``nonLocalizedLabel`` at most, never the resolved, localized label. The one real label
+  there is is the app in front's, the title of its window in the accessibility window list
+  (``device.app_labels``, with the research behind it): ``app.list`` gives it for that
+  app and ``label: null`` for the others, and says so.
 
 What is in front is the shared foreground read (``ui.foreground``: ``dumpsys window
 displays``, ``windows`` before API 29), before and after, polled within the settle bound.
@@ -47,12 +49,13 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from device import parsers
+from device import app_labels, commands, parsers
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import PACKAGE, NoParams, Params
 from device.actions.reads import invalid, read, target
+from device.actions.setting import Change, ask
 from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
@@ -134,9 +137,8 @@ VIEW = "android.intent.action.VIEW"
 LAUNCHER = "android.intent.category.LAUNCHER"
 HOME = "android.intent.category.HOME"
 HOME_RESOLVE: Argv = ("cmd", "package", "resolve-activity", "--brief", "-a", MAIN, "-c", HOME)
-LAUNCHABLE: Argv = (
-    "cmd", "package", "query-activities", "--components", "-a", MAIN, "-c", LAUNCHER,
-)  # fmt: skip
+# ``cmd package query-activities --components -a MAIN -c LAUNCHER``: shared with the
+# planning context's launchable apps (``commands.LAUNCHABLE``).
 
 
 def pm_path(package: str) -> Argv:
@@ -167,7 +169,6 @@ def force_stop(package: str) -> Argv:
 # ---- parsers -----------------------------------------------------------------------------
 
 _PACKAGE_LINE = re.compile(r"^package:(\S+)\s*$", re.MULTILINE)
-_COMPONENT = re.compile(rf"^\s*({PACKAGE.pattern})/(\S+)\s*$")
 _SECURITY = re.compile(r"^Security exception: .*$", re.MULTILINE)
 _EXCEPTION = re.compile(r"^Exception occurred while executing .*\n(.*)$", re.MULTILINE)
 
@@ -175,18 +176,6 @@ _EXCEPTION = re.compile(r"^Exception occurred while executing .*\n(.*)$", re.MUL
 def parse_package_lines(text: str) -> list[str]:
     """The names of ``pm list packages`` / the paths of ``pm path`` (``package:X`` lines)."""
     return _PACKAGE_LINE.findall(text)
-
-
-def parse_components(text: str) -> list[tuple[str, str]]:
-    """``query-activities --components`` / ``resolve-activity --brief``: every ``PKG/CLS``
-    line as (package, full class name); ``No activities found``: none."""
-    found = []
-    for line in text.splitlines():
-        match = _COMPONENT.match(line)
-        if match:
-            package, cls = match[1], match[3]
-            found.append((package, package + cls if cls.startswith(".") else cls))
-    return found
 
 
 def start_refusal(text: str) -> str | None:
@@ -226,10 +215,29 @@ def _absent(ctx: ActionContext, package: str) -> str | None:
     return None
 
 
+def open_change(params: AppOpen, front: str | None) -> Change:
+    """``app in front com.android.launcher -> com.example.notes/.Main``: what is in front
+    now, and the app (with the activity or the deep link) that will be."""
+    after = params.package
+    if params.activity is not None:
+        after = f"{params.package}/{params.activity}"
+    elif params.url is not None:
+        after = f"{params.package} at {params.url}"
+    return Change("app in front", front or "-", after)
+
+
+def close_change(package: str, front: str | None) -> Change:
+    """``app com.example.notes in front -> force-stopped``."""
+    before = "in front" if front == package else f"not in front (front: {front or '-'})"
+    return Change(f"app {package}", before, "force-stopped")
+
+
 def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
     """Met once ``package`` is observed in front after the launch (re-read within the settle
     bound); refused before launching when it is not installed or disabled, ``not_met`` with
-    what ``am start`` said when the phone refused the start."""
+    what ``am start`` said when the phone refused the start. When the owner's policy asks,
+    it stops before ``am start`` with the preview ``app in front FRONT -> PKG`` read from
+    the phone (``setting.ask``)."""
     package = params.package
     absent = _absent(ctx, package)
     if absent is not None:
@@ -239,6 +247,12 @@ def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
     if plain and before == package:
         ctx.recorder.note("already in front: no command sent")
         return outcome(ctx, Status.MET, target(package, before), f"{package} is in front")
+    asked = ask(
+        ctx, open_change(params, before), {"front": before}, target=package,
+        package=package, activity=params.activity, url=params.url,
+    )  # fmt: skip
+    if asked is not None:
+        return asked
     argv = start_app(package, params.activity, params.url)
     result = ctx.effect("app.open", package, argv, params.model_dump())
     refusal = start_refusal(result.stdout + result.stderr)
@@ -260,13 +274,15 @@ def open_app(ctx: ActionContext, params: AppOpen) -> Outcome:
 
 
 def _home_package(ctx: ActionContext) -> str | None:
-    found = read(ctx, "home_app", HOME_RESOLVE, parse_components, "before")
+    found = read(ctx, "home_app", HOME_RESOLVE, parsers.parse_components, "before")
     return found[-1][0] if found else None
 
 
 def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     """Met once ``package`` is no longer in front after ``am force-stop``; the home app is
-    refused (``invalid_params``), as is a package that is not installed."""
+    refused (``invalid_params``), as is a package that is not installed. When the owner's
+    policy asks, it stops before the force-stop with the preview ``app PKG in front ->
+    force-stopped`` (``setting.ask``)."""
     package = params.package
     paths = read(ctx, f"{package}:installed", pm_path(package), parse_package_lines, "before")
     if not paths:
@@ -274,6 +290,10 @@ def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     if _home_package(ctx) == package:
         return invalid(ctx, "package", f"{package} is the home app and is never force-stopped")
     before = _front(ctx, "before")
+    asked = ask(ctx, close_change(package, before), {"front": before}, target=package,
+                package=package)  # fmt: skip
+    if asked is not None:
+        return asked
     ctx.effect("app.close", package, force_stop(package), {"package": package})
     after, ok = ctx.poll("foreground", lambda: _front(ctx, "after"), lambda p: p != package)
     block = {"expected": {"not_in_front": package}, "observed": {"front": after}, "met": ok}
@@ -283,13 +303,37 @@ def close_app(ctx: ActionContext, params: AppClose) -> Outcome:
     )
 
 
+LABELS_NOTE = (
+    "only the app in front has a label: its window's title in the accessibility window list "
+    "(dumpsys accessibility), in the phone's language; no shell command prints the labels of "
+    "the others (docs/apps.md)"
+)
+
+
+def front_label(ctx: ActionContext, phase: str) -> str | None:
+    """The label of the app in front (``device.app_labels``), observed; None (with a note
+    saying why) when the window list does not show one."""
+    text = ctx.recorder.read(app_labels.LABEL_COMMAND).stdout
+    label = app_labels.front_label(app_labels.parse_a11y_windows(text))
+    ctx.recorder.observe("front_label", label, phase, app_labels.LABEL_COMMAND)
+    if label is None:
+        ctx.recorder.note(f"no label: {app_labels.no_label_reason(text)}")
+    return label
+
+
 def list_apps(ctx: ActionContext, params: NoParams) -> Outcome:
-    """The launchable apps: each package with its launcher activity; ``label`` is null (no
-    shell command prints it, see the module docstring)."""
-    found = read(ctx, "launchable", LAUNCHABLE, parse_components, "read")
-    apps = [{"package": p, "activity": a, "label": None} for p, a in found]
-    ctx.recorder.note("labels: no shell command prints an app's label; label is null")
-    value = {"apps": apps, "labels": "unavailable from the shell"}
+    """The launchable apps: each package with its launcher activity, and the app in front
+    with its label (``front``); an app's ``label`` is known only while it is in front (see
+    ``device.app_labels``), null otherwise."""
+    found = read(ctx, "launchable", commands.LAUNCHABLE, parsers.parse_components, "read")
+    now = ui.foreground(ctx, "read")
+    label = front_label(ctx, "read") if now is not None and now.package else None
+    in_front = now.package if now is not None else None
+    apps = [
+        {"package": p, "activity": a, "label": label if p == in_front else None} for p, a in found
+    ]
+    front = {"package": in_front, "activity": now.activity if now else None, "label": label}
+    value = {"apps": apps, "front": front, "labels": LABELS_NOTE}
     return outcome(
         ctx, Status.MET, {"expected": None, "observed": len(apps), "met": True},
         f"{len(apps)} launchable app(s)", value=value,
@@ -312,7 +356,8 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads=(
         "`pm path PKG`, `pm list packages -d PKG`, the foreground (`dumpsys window displays`, "
         "`windows` below API 29); `cmd package query-activities --components -a MAIN -c "
-        "LAUNCHER`; `cmd package resolve-activity --brief -c HOME`"
+        "LAUNCHER`; `cmd package resolve-activity --brief -c HOME`; `dumpsys accessibility` (the "
+        "label of the app in front)"
     ),
     effect=(
         "`am start -W -a MAIN -c LAUNCHER -p PKG` (or `-n PKG/ACT`, or `-a VIEW -d URL -p PKG`); "
@@ -325,6 +370,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "app.open", AppOpen, open_app, fixed("app.open"), reconcile=reconcile_open,
+        previews=True,
         summary="Open an app (optionally at an activity or a deep link); completed when it is "
         "observed in front.",
         reads="installed and enabled (pm), the app in front before and after",
@@ -334,6 +380,7 @@ DECLARED = (
     ),
     Method(
         "app.close", AppClose, close_app, fixed("app.closed"), reconcile=reconcile_close,
+        previews=True,
         summary="Force-stop an app; completed when it is no longer in front.",
         reads="installed (pm path), the home app, the app in front before and after",
         changes="force-stops the app (its activities and processes end)",
@@ -341,8 +388,9 @@ DECLARED = (
     ),
     Method(
         "app.list", NoParams, list_apps, fixed("app.list"),
-        summary="List the launchable apps (package and launcher activity; labels are not "
-        "available from the shell).",
-        reads="the launcher activities of enabled packages (cmd package query-activities)",
+        summary="List the launchable apps (package and launcher activity) and the app in "
+        "front with its label in the phone's language.",
+        reads="the launcher activities of enabled packages (cmd package query-activities), the "
+        "app in front and its window title (dumpsys accessibility)",
     ),
 )  # fmt: skip

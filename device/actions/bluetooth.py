@@ -35,6 +35,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import NoParams, Params
 from device.actions.reads import got
+from device.actions.setting import Change, ask
 from device.commands import Argv
 from device.evidence import now_iso
 from device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, service_running
@@ -282,10 +283,17 @@ def _poll_transitions(ctx: ActionContext, enabled: bool) -> tuple[BtState, list[
     return last, transitions
 
 
+def adapter_change(enabled: bool, before: BtState) -> Change:
+    """``bluetooth adapter OFF -> ON``: the state line read now, and the one asked for (a
+    disable may also rest in BLE_ON; the card says OFF, the switch a person sees)."""
+    return Change("bluetooth adapter", before.state or "?", "ON" if enabled else "OFF")
+
+
 def set_enabled(ctx: ActionContext, params: BluetoothSet) -> Outcome:
     """Turn classic Bluetooth on or off; met when the adapter rests in the target (ON, or
     OFF/BLE_ON) and ``bluetooth_on`` agrees. Not met, sending nothing, when the state line
-    cannot be read."""
+    cannot be read. When the owner's policy asks, it stops before the command with the
+    preview ``bluetooth adapter OFF -> ON`` read from the phone (``setting.ask``)."""
     enabled = params.enabled
     want = _EXPECTED[enabled]
     before = read_state(ctx, "before")
@@ -308,6 +316,9 @@ def set_enabled(ctx: ActionContext, params: BluetoothSet) -> Outcome:
         ctx.recorder.note(f"already {before.state}: waiting for it, no command sent")
         exit_note = "no command (transition already under way)"
     else:
+        asked = ask(ctx, adapter_change(enabled, before), before.to_json())
+        if asked is not None:
+            return asked
         result = ctx.effect("bluetooth.set", f"enabled={enabled}", argv, {"enabled": enabled})
         exit_note = f"{' '.join(argv)} exited {result.exit_code}"
     after, transitions = _poll_transitions(ctx, enabled)
@@ -403,7 +414,7 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "bluetooth.set", BluetoothSet, set_enabled, name_target, reconcile=reconcile,
-        probes=(SERVICES, CMD_BLUETOOTH_MANAGER),
+        previews=True, probes=(SERVICES, CMD_BLUETOOTH_MANAGER),
         needs=service_running("bluetooth_manager"),
         summary="Turn Bluetooth on or off, verified by reading the adapter state back.",
         reads="the Bluetooth adapter state (dumpsys bluetooth_manager, bluetooth_on)",

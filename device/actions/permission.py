@@ -37,6 +37,7 @@ from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method
 from device.actions.params import COMPONENT, PACKAGE, PERMISSION, Params
 from device.actions.reads import got, invalid, read, target
+from device.actions.setting import Change, ask
 from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
@@ -210,8 +211,18 @@ def check(ctx: ActionContext, params: Permission) -> Outcome:
     return got(ctx, {"package": req.package, "what": req.what, "granted": state})
 
 
+def request_change(req: Request, screen: str, *, ci_grant: bool = False) -> Change:
+    """``android.permission.CAMERA of com.example.notes not granted -> settings screen
+    android.settings.APPLICATION_DETAILS_SETTINGS opened`` (with ``ci_grant``: granted by
+    command)."""
+    after = "granted by command (CI)" if ci_grant else f"settings screen {screen} opened"
+    return Change(f"{req.what} of {req.package}", "not granted", after)
+
+
 def request(ctx: ActionContext, params: Permission) -> Outcome:
-    """Met once the grant is observed; else open the recovery screen (or CI-grant)."""
+    """Met once the grant is observed; else open the recovery screen (or CI-grant). When
+    the owner's policy asks, it stops before opening the screen with the preview of the
+    package, the permission or access, and the screen (``setting.ask``)."""
     req = _request(params)
     before = granted(ctx, req, "before")
     if isinstance(before, str):
@@ -219,9 +230,16 @@ def request(ctx: ActionContext, params: Permission) -> Outcome:
     if before:
         ctx.recorder.note("already granted: no command sent")
         return outcome(ctx, Status.MET, target(True, True), f"{req.what} granted")
+    screen = recovery_screen(req)
+    asked = ask(
+        ctx, request_change(req, screen[4], ci_grant=ctx.ci_grant), {"granted": before},
+        target=req.package, package=req.package, permission=req.permission,
+        access=req.access, screen=screen[4],
+    )  # fmt: skip
+    if asked is not None:
+        return asked
     if ctx.ci_grant:
         return _ci_grant(ctx, req)
-    screen = recovery_screen(req)
     ctx.effect("permission.request", f"open {screen[4]}", screen, {"what": req.what})
     return outcome(
         ctx, Status.NEEDS_PERMISSION, target(True, False),
@@ -295,6 +313,7 @@ DECLARED = (
         request,
         name_target,
         reconcile=reconcile,
+        previews=True,
         summary="Ask for a permission or special access: pauses until the person grants it "
         "on the phone, then verifies the grant.",
         reads="the same grant state as permission.check",

@@ -17,8 +17,9 @@ phone at that moment (``change``: the setting, its value now, the value asked fo
 snapshot_digest}``, the snapshot digest that of the reading the preview rests on. It goes
 on to ``apply`` only when ``ctx.approval_digest`` is that very preview's digest; a phone
 that changed meanwhile shows another preview, so the approval given is void and it asks
-again. Nothing to change (already there) asks nothing. ``sms``, ``bluetooth`` and ``permission`` stay hand-written: their
-reads and effects do not fit this shape.
+again. Nothing to change (already there) asks nothing. ``sms``, ``bluetooth``, ``app`` and
+``permission`` stay hand-written (their reads and effects do not fit this shape) but ask
+through the same ``ask`` with a ``Change`` of their own (``bluetooth adapter OFF -> ON``).
 """
 
 from __future__ import annotations
@@ -52,16 +53,47 @@ class Change:
         return f"{self.setting} {self.before} -> {self.after}"
 
 
-def change_preview(method: str, change: Change, reading: Any) -> dict[str, Any]:
-    """The preview of a setting's change an approval is bound to (the task store's
-    ``Preview`` fields); ``reading`` is the state read from the phone when asking. (Its data
-    says ``before``/``after``: ``to`` is a recipient's key, redacted in evidence.)"""
+def change_preview(
+    method: str, change: Change, reading: Any, target: str | None = None, **data: Any
+) -> dict[str, Any]:
+    """The preview of a change an approval is bound to (the task store's ``Preview``
+    fields); ``reading`` is the state read from the phone when asking, ``target`` what the
+    change is to (the setting when not given), ``data`` what else the card shows (the
+    package, the activity, the permission). (Its data says ``before``/``after``: ``to`` is a
+    recipient's key, redacted in evidence.)"""
+    shown = {k: v for k, v in data.items() if v is not None}
     return {
         "effect": method,
-        "target": change.setting,
-        "data": {"before": change.before, "after": change.after, "change": change.line()},
+        "target": change.setting if target is None else target,
+        "data": {**shown, "before": change.before, "after": change.after, "change": change.line()},
         "snapshot_digest": digest({"setting": change.setting, "reading": reading}),
     }
+
+
+def ask(
+    ctx: ActionContext, change: Change, reading: Any, target: str | None = None, **data: Any
+) -> Outcome | None:
+    """``needs_approval`` with ``change``'s preview (``change_preview``), unless no approval
+    is asked for (``ctx.approval_required``) or the one given is of this very preview (then
+    None: go on and make the change). A phone read differently since shows another preview:
+    the approval given is void and it asks again (``approval_void``). Any changing method
+    calls it right before its effect, with what it read from the phone."""
+    if not ctx.approval_required:
+        return None
+    shown = change_preview(ctx.recorder.method, change, reading, target, **data)
+    shown_digest = digest(shown)
+    if ctx.approval_digest == shown_digest:
+        return None
+    void = ctx.approval_digest is not None
+    message = (
+        "the approval does not match the current preview: approve again"
+        if void
+        else f"changing {change.line()} needs approval"
+    )
+    return outcome(
+        ctx, Status.NEEDS_APPROVAL, {"expected": change.after, "observed": change.before},
+        message, preview=shown, preview_digest=shown_digest, approval_void=void,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,28 +124,14 @@ class Setting(Generic[P, S]):
         return self.apply(ctx, params, before)
 
     def ask(self, ctx: ActionContext, params: P, before: S) -> Outcome | None:
-        """``needs_approval`` with the change's preview, unless no approval is asked for or
-        the one given is of this very preview (then None: go on and apply)."""
+        """``needs_approval`` with the change's preview (module ``ask``), unless no approval
+        is asked for or the one given is of this very preview (then None: go on and apply)."""
         if not ctx.approval_required or self.change is None:
             return None
-        change = self.change(params, before)
         reading = (
             asdict(before) if is_dataclass(before) and not isinstance(before, type) else before
         )
-        shown = change_preview(ctx.recorder.method, change, reading)
-        shown_digest = digest(shown)
-        if ctx.approval_digest == shown_digest:
-            return None
-        void = ctx.approval_digest is not None
-        message = (
-            "the approval does not match the current preview: approve again"
-            if void
-            else f"changing {change.line()} needs approval"
-        )
-        return outcome(
-            ctx, Status.NEEDS_APPROVAL, {"expected": change.after, "observed": change.before},
-            message, preview=shown, preview_digest=shown_digest, approval_void=void,
-        )  # fmt: skip
+        return ask(ctx, self.change(params, before), reading)
 
     def reconcile(self, ctx: ActionContext, params: P, hint: dict[str, Any]) -> str:
         """Did an interrupted run take effect? One read decides, or cannot tell."""

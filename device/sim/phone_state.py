@@ -218,7 +218,7 @@ class ReceivedCommand:
 
     seq: int
     ts: float  # wall-clock seconds
-    kind: str  # "exec": a simple command; "click": a UI tap; "service": a non-shell ADB service
+    kind: str  # "exec": a simple command; "click": a UI tap; "swipe"; "service": a non-shell ADB service
     argv: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)  # VAR=x assignments before the command
     exit_code: int | None = None

@@ -20,7 +20,11 @@ TYPE a ``ContactsContract.CommonDataKinds.Phone`` type code or its name, ``mobil
 default; NAME may hold spaces, Cyrillic or Hangul but no comma; the same NAME again adds a
 number to that contact, ``:new`` makes another contact of the same NAME:
 ``contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:home,
-contact:Ivan Petrov=+79160000001:mobile,contact:Ivan Petrov=+79160000002:work:new``).
+contact:Ivan Petrov=+79160000001:mobile,contact:Ivan Petrov=+79160000002:work:new``),
+``notification:PKG=TITLE|TEXT`` (repeatable: PKG has posted a notification with that title
+and text, id 1, 2, ... per package in order, posted a minute apart, the first ten minutes
+before the phone starts; TITLE and TEXT may hold spaces, Cyrillic, Hangul or emoji but no comma:
+``notification:org.telegram.messenger=Анна|Привет 👋,notification:com.kakao.talk=김민준|안녕하세요``).
 """
 
 from __future__ import annotations
@@ -155,6 +159,25 @@ def _contact(phone: Phone, value: str) -> None:
     phone.service(ContactsProvider).add(name.strip(), number.strip(), code, separate=separate)
 
 
+def _notification(phone: Phone, value: str) -> None:
+    """``PKG=TITLE|TEXT``: PKG is everything before the first ``=``, TEXT after the first ``|``."""
+    import time
+
+    from device.sim.services.notification import NotificationService
+
+    package, _, rest = value.partition("=")
+    title, sep, text = rest.partition("|")
+    if not re.fullmatch(r"[A-Za-z][\w]*(\.[A-Za-z][\w]*)+", package) or not sep:
+        raise ValueError(
+            "notification needs PKG=TITLE|TEXT, e.g. notification:org.telegram.messenger=Анна|Привет"
+        )
+    model = phone.service(NotificationService)
+    ids = [n.id for n in model.posted if n.package == package]
+    seeded = len(model.posted)
+    when = int(time.time() * 1000) - 60_000 * (10 - min(seeded, 9))
+    model.post(package, title, text, id=max(ids, default=0) + 1, post_time_ms=when)
+
+
 def _samsung_messages(phone: Phone, value: str) -> None:
     """A Samsung phone whose default SMS app is Samsung Messages (its manifest's SENDTO
     handler, its layouts and words: ``ui/samsung_messages.py``); ``dual``: two SIMs and an
@@ -240,6 +263,7 @@ SCENARIOS: dict[str, Callable[[Phone, str], None]] = {
     "samsung-power": _samsung_power,
     "locale": _locale,
     "contact": _contact,
+    "notification": _notification,
     "samsung-messages": _samsung_messages,
     "app-disabled": _app_disabled,
 }

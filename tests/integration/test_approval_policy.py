@@ -7,8 +7,8 @@ approval for any change when the owner wants one, and the card that shows all of
 * the phone changed between asking and approving: the approval is void, nothing changed,
   a fresh preview (from the new value) is asked for;
 * the config's policy by source (``approval.sources: [voice]``) and by method
-  (``approval.methods: [wifi.set]``); a read never asks; a change that cannot show a
-  preview, caught by the policy, is not run;
+  (``approval.methods: [wifi.set]``); a read never asks; bluetooth.set shows its preview;
+  a change that cannot show a preview (if any is left), caught by the policy, is not run;
 * the card: conversation, source, the planner's rationale (verbatim, escaped in
   ``phoned show``), effect, target, data, and that a denial ends the task.
 """
@@ -26,8 +26,10 @@ from phoned_process import Daemon, daemon_env, fresh_daemon
 from daemon.cli import main
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
+from daemon.planning.catalogue import example_params
 from daemon.rendering.approval_view import AFTER_DENIAL
 from daemon.rendering.render import render_json
+from device.actions.registry import REGISTRY
 
 pytestmark = pytest.mark.integration
 
@@ -201,12 +203,22 @@ def test_the_policy_by_source_and_by_method_and_reads_never_ask(
     daemon.state(wifi, TaskState.APPROVAL)
     assert pending_of(daemon, wifi)["change"] == "wifi enabled -> disabled"
 
-    # a change the policy catches that cannot show a preview is not run at all
+    # bluetooth.set shows its preview too now: the adapter state read from the phone
     bt = daemon.submit({"method": "bluetooth.set", "params": {"enabled": True}, "source": "voice"})
-    failed = daemon.state(bt, TaskState.FAILED, TaskState.COMPLETED, TaskState.APPROVAL)
-    assert failed.state is TaskState.FAILED and failed.failure is not None
-    assert failed.failure.reason is FailureReason.UNSUPPORTED
-    assert "cannot show a preview" in failed.failure.message
+    daemon.state(bt, TaskState.APPROVAL)
+    assert pending_of(daemon, bt)["change"] == "bluetooth adapter OFF -> ON"
+
+    # a change the policy catches that cannot show a preview is not run at all
+    name = next(
+        (n for n, m in REGISTRY.items() if m.changes and not (m.previews or m.approval)), None
+    )
+    if name is not None:
+        other = daemon.submit({"method": name, "params": example_params(name), "source": "voice"})
+        failed = daemon.state(other, TaskState.FAILED, TaskState.COMPLETED, TaskState.APPROVAL)
+        assert failed.state is TaskState.FAILED and failed.failure is not None
+        assert failed.failure.reason is FailureReason.UNSUPPORTED
+        assert "cannot show a preview" in failed.failure.message
+        assert daemon.using(lambda store: store.journal(other)) == []
     assert sim.phone.settings.get("global", "zen_mode") == "0"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.integration
 CONV = "conv-policy"
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1"> quiet for the 8pm meeting'
 CHANGE = "zen_mode 0 (off) -> 1 (priority)"
+LAUNCHER = "com.google.android.apps.nexuslauncher"
 
 
 @pytest.fixture
@@ -147,3 +149,71 @@ def test_mcp_asks_with_require_approval_and_shows_the_card(
     stopped = stack.wait_state(out["task_id"], ("stopped",))
     assert stopped["failure"]["reason"] == "approval_denied"
     assert stack.phone.settings.get("global", "zen_mode") == "0"
+
+
+def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    """The previews added for app.open and bluetooth.set (issue #26 item 3) over MCP: the
+    tools take ``require_approval``, the card shows the change read from the phone, and an
+    approval given through the plane completes the task."""
+    env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
+        env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
+    )  # fmt: skip
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            return listed, await session.call_tool(
+                "app_open", {"package": "com.example.notes", "require_approval": True}
+            )
+
+    listed, called = anyio.run(main)
+    for name in ("app_open", "app_close", "bluetooth_set", "permission_request"):
+        assert "require_approval" in listed[name].input_schema["properties"], name
+    assert not called.is_error, called.content
+    out = called.structured_content
+    assert out["state"] == "approval"
+    change = "app in front com.google.android.apps.nexuslauncher -> com.example.notes"
+    assert out["approval"]["card"]["change"] == change
+
+    record = stack.task(out["task_id"])
+    approved = stack.call(
+        "approver", "POST", f"/v1/tasks/{out['task_id']}/approve",
+        json={"conversation_id": CONV, "revision": record["revision"],
+              "preview_digest": record["approval_digest"]},
+    )  # fmt: skip
+    assert approved.status_code == 200, approved.text
+    done = stack.wait_state(out["task_id"], ("completed", "failed", "stopped"))
+    assert done["state"] == "completed", done
+    assert stack.phone.ui.top().package == "com.example.notes"
+
+    # bluetooth from voice over the plane: the daemon's policy asks, the API shows it
+    task_id = submit(stack, method="bluetooth.set", params={"enabled": True}, source="voice")
+    stack.wait_state(task_id, ("approval",))
+    assert pending(stack, task_id)["change"] == "bluetooth adapter OFF -> ON"
+
+
+def test_the_context_a_daemon_published_has_the_front_label_and_apps_on_request(
+    stack: Stack,
+) -> None:
+    """Issue #27 item 5 over the plane: the daemon publishes the context with the launchable
+    apps; ``GET /v1/devices/{serial}/context`` gives them only with ``?apps=true``."""
+    path = f"/v1/devices/{stack.serial}/context"
+    deadline = time.monotonic() + 60
+    while stack.call("viewer", "GET", path).status_code == 404 and time.monotonic() < deadline:
+        time.sleep(0.2)  # the daemon registers its phone once it serves it
+    plain = stack.call("viewer", "GET", path)
+    assert plain.status_code == 200, plain.text
+    device = plain.json()["device"]
+    assert "launchable_apps" not in device
+    assert device["foreground_app"]["value"].startswith(LAUNCHER)
+    assert "foreground_label" in device  # null until a uiautomator2 session tracks windows
+    asked = stack.call("viewer", "GET", path, params={"apps": "true"}).json()["device"]
+    listed = {a["package"]: a for a in asked["launchable_apps"]["value"]["apps"]}
+    assert "com.example.notes" in listed and "com.android.settings" in listed
+    assert "only the app in front has a label" in asked["launchable_apps"]["value"]["labels"]

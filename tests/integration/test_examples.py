@@ -39,11 +39,13 @@ def test_there_is_an_example_for_every_method() -> None:
 def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) -> None:
     sim = sim_factory(sdk=34)
     sim.phone.bluetooth.TURN_ON_S = 0.2
+    if name.startswith("ui."):  # the UI tier's examples act in the notes app (docs/ui-tier.md)
+        _open_notes(sim, list_screen=name == "ui.scroll.yaml")
     daemon.start()
     task_id = _phoned(daemon, "submit", str(EXAMPLES / name)).strip()
     task = daemon.state(task_id, TaskState.COMPLETED, TaskState.APPROVAL, TaskState.PERMISSION,
                         TaskState.FAILED, TaskState.STOPPED, timeout=60)  # fmt: skip
-    if task.state is TaskState.APPROVAL:  # sms.send: the person approves the preview shown
+    if task.state is TaskState.APPROVAL:  # sms.send, ui.*: the person approves the preview
         assert task.approval_digest is not None
         _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
                 "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
@@ -55,6 +57,14 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
     )
     assert done.state is TaskState.COMPLETED, (done.failure, daemon.log.read_text()[-2000:])
     assert daemon.evidence(task_id)
+
+
+def _open_notes(sim, list_screen: bool) -> None:
+    from device.sim.ui import notes_app
+    from device.sim.ui.intents import Intent
+
+    screen = notes_app.LIST if list_screen else notes_app.MAIN
+    sim.phone.ui.start(Intent(component=(notes_app.PKG, screen)))
 
 
 def test_example_workflow_runs_every_step_in_order(daemon: Daemon, sim_factory) -> None:

@@ -165,12 +165,13 @@ def test_close_refuses_the_home_app_the_system_ui_and_a_missing_package(dut) -> 
     assert reconcile("app.close", {"package": NOTES}, dut.ctx("app.close")) == "happened"
 
 
-def test_list_has_the_launchable_apps_and_says_labels_are_unavailable(dut) -> None:
+def test_list_has_the_launchable_apps_and_says_whose_label_can_be_read(dut) -> None:
     out = dut.run("app.list", {})
     assert out.status is Status.MET
     apps = {a["package"]: a for a in out.value["apps"]}
-    assert SETTINGS in apps and apps[SETTINGS]["label"] is None
-    assert any("label" in n for n in out.evidence.notes)
+    assert SETTINGS in apps and apps[SETTINGS]["label"] is None  # not in front
+    assert "only the app in front has a label" in out.value["labels"]
+    assert out.value["front"]["package"] is not None
 
 
 @pytest.mark.sim_only

@@ -19,8 +19,11 @@ from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.errors import InvalidTask
 from daemon.lifecycle.ingress import parse_ingress
 from daemon.mcp.server import question
+from daemon.planning.catalogue import example_params
 from daemon.rendering.approval_view import AFTER_DENIAL, approval_card, approval_lines
 from daemon.rendering.terminal import terminal_text
+from device.actions.method import Method, fixed
+from device.actions.params import NoParams
 from device.actions.registry import REGISTRY, method
 
 
@@ -49,33 +52,63 @@ def test_sms_send_always_asks_and_setting_changes_ask_when_someone_wants_it() ->
     assert not needs_approval(dnd, Task("cloud"), ApprovalPolicy.of(sources=["voice"]))
 
 
+# A changing method that shows no preview (the rule is about any such method, whichever
+# the registry still has).
+LAMP = Method("lamp.set", NoParams, lambda ctx, p: None, fixed("lamp"), changes="the lamp")  # type: ignore[arg-type,return-value]
+PREVIEWED = ("bluetooth.set", "app.open", "app.close", "permission.request")
+
+
+def _unpreviewed() -> str | None:
+    """A method of the registry that changes the phone and shows no preview, if any."""
+    return next((n for n, m in REGISTRY.items() if m.changes and not (m.previews or m.approval)),
+                None)  # fmt: skip
+
+
 def test_a_change_without_a_preview_caught_by_the_source_policy_is_not_run() -> None:
     voice = ApprovalPolicy.of(sources=["voice"])
-    why = unpreviewable(method("bluetooth.set"), Task("voice"), voice)
+    why = unpreviewable(LAMP, Task("voice"), voice)
     assert why is not None and "cannot show a preview" in why
-    assert unpreviewable(method("bluetooth.set"), Task("cli"), voice) is None
+    assert unpreviewable(LAMP, Task("cli"), voice) is None
     assert unpreviewable(method("dnd.set"), Task("voice"), voice) is None
     assert unpreviewable(method("sms.send"), Task("voice"), voice) is None
 
 
-@pytest.mark.parametrize(
-    ("raw", "field", "words"),
-    [
-        ({"method": "dnd.get"}, "require_approval", "only reads the phone"),
-        (
-            {"method": "bluetooth.set", "params": {"enabled": True}},
-            "require_approval",
-            "cannot show a preview",
-        ),
-    ],
-)
-def test_require_approval_a_method_would_never_ask_is_refused_at_the_door(
-    raw: dict[str, Any], field: str, words: str
-) -> None:
+@pytest.mark.parametrize("name", PREVIEWED)
+def test_bluetooth_apps_and_permission_requests_now_show_a_preview_and_can_ask(name: str) -> None:
+    declared = method(name)
+    assert declared.previews
+    voice = ApprovalPolicy.of(sources=["voice"])
+    assert needs_approval(declared, Task("voice"), voice)
+    assert unpreviewable(declared, Task("voice"), voice) is None
+    assert needs_approval(declared, Task(spec={"require_approval": True}), NO_POLICY)
+    assert not needs_approval(declared, Task(), NO_POLICY)
+    params = {
+        "bluetooth.set": {"enabled": True},
+        "permission.request": {"package": "com.example.notes", "special": "dnd_access"},
+    }.get(name, {"package": "com.example.notes"})
+    spec = parse_ingress(
+        {"conversation_id": "c", "method": name, "params": params, "require_approval": True}
+    )
+    assert spec.require_approval  # type: ignore[union-attr]
+    assert config.load(None, flags={"approval": {"methods": [name]}}, environ={})
+
+
+def test_require_approval_of_a_read_is_refused_at_the_door() -> None:
     with pytest.raises(InvalidTask) as caught:
-        parse_ingress({"conversation_id": "c", "require_approval": True, **raw})
+        parse_ingress({"conversation_id": "c", "require_approval": True, "method": "dnd.get"})
     (error,) = caught.value.errors
-    assert error["field"] == field and words in error["message"]
+    assert error["field"] == "require_approval" and "only reads the phone" in error["message"]
+
+
+def test_require_approval_of_a_change_without_a_preview_is_refused_at_the_door() -> None:
+    name = _unpreviewed()
+    if name is None:
+        pytest.skip("every changing method shows a preview")
+    with pytest.raises(InvalidTask) as caught:
+        parse_ingress({"conversation_id": "c", "require_approval": True, "method": name,
+                       "params": example_params(name)})  # fmt: skip
+    errors = [e for e in caught.value.errors if e["field"] == "require_approval"]
+    assert errors and "cannot show a preview" in errors[0]["message"]
 
 
 def test_rationale_is_kept_verbatim_and_bounded() -> None:
@@ -105,7 +138,6 @@ def test_seed004_shape_maps_require_approval_and_rationale() -> None:
     [
         ({"methods": ["dnd.sett"]}, "unknown method 'dnd.sett'"),
         ({"methods": ["dnd.get"]}, "only reads the phone"),
-        ({"methods": ["bluetooth.set"]}, "cannot show a preview"),
         ({"sources": ["phone"]}, "unknown source 'phone'"),
     ],
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from daemon.lifecycle.states import TaskState
 from daemon.mcp.server import question
-from daemon.rendering.approval_view import approval_lines
+from daemon.rendering.approval_view import approval_lines, recipient_text
 from daemon.rendering.choice_view import choice_lines, pending_choice
 from device import private
 
@@ -73,3 +73,5 @@ def test_the_card_and_the_question_name_the_contact_with_the_number() -> None:
     assert "to:     Ivan Petrov (+79160000002, work)" in question(_task(), preview)
     plain = {**pending, "contact": None, "number_type": None}
     assert "  recipient   +79160000002" in approval_lines(plain)
+    assert recipient_text(pending) == "Ivan Petrov (+79160000002, work)"  # the HTML card's too
+    assert recipient_text(plain) == "+79160000002"

@@ -18,7 +18,17 @@ from types import ModuleType
 import pytest
 
 from device import commands as c
-from device.actions import apps, bluetooth, brightness, dnd, permission, sms_send, volume, wifi
+from device.actions import (
+    apps,
+    bluetooth,
+    brightness,
+    dnd,
+    notifications,
+    permission,
+    sms_send,
+    volume,
+    wifi,
+)
 from device.actions.registry import METHOD_MODULES
 from device.sim.profiles import SUPPORTED_SDKS
 
@@ -79,8 +89,8 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
             "android.intent.category.HOME",
         ),
     ),
-    "apps.LAUNCHABLE": (
-        apps.LAUNCHABLE,
+    "commands.LAUNCHABLE": (
+        c.LAUNCHABLE,
         (
             "cmd",
             "package",
@@ -100,6 +110,10 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
     "commands.settings_put": (
         c.settings_put("system", "k", "1"),
         ("settings", "put", "system", "k", "1"),
+    ),
+    "notifications.DUMPSYS_NOTIFICATION": (
+        notifications.DUMPSYS_NOTIFICATION,
+        ("dumpsys", "notification", "--noredact"),
     ),
     "brightness.BRIGHTNESS_GET": (
         brightness.BRIGHTNESS_GET,
@@ -139,6 +153,7 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
         ("dumpsys", "window", "displays"),
     ),
     "commands.DUMPSYS_POWER": (c.DUMPSYS_POWER, ("dumpsys", "power")),
+    "commands.DUMPSYS_ACCESSIBILITY": (c.DUMPSYS_ACCESSIBILITY, ("dumpsys", "accessibility")),
     "commands.UI_DUMP_REMOVE": (c.UI_DUMP_REMOVE, ("rm", "-f", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP": (c.UI_DUMP, ("uiautomator", "dump", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP_READ": (c.UI_DUMP_READ, ("cat", "/sdcard/window_dump.xml")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from device import parsers
-from device.actions import apps, brightness, wifi
+from device.actions import apps, brightness, notifications, wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -123,16 +123,81 @@ def test_package_lines_of_pm_path_and_pm_list() -> None:
 def test_components_of_query_activities_and_resolve_activity() -> None:
     # PackageManagerShellCommand.printResolveInfo: --components prints flattenToShortString
     text = "com.android.settings/.Settings\ncom.google.android.dialer/.extensions.GoogleDialtactsActivity\n"
-    assert apps.parse_components(text) == [
+    assert parsers.parse_components(text) == [
         ("com.android.settings", "com.android.settings.Settings"),
         (
             "com.google.android.dialer",
             "com.google.android.dialer.extensions.GoogleDialtactsActivity",
         ),
     ]
-    assert apps.parse_components("No activities found\n") == []
+    assert parsers.parse_components("No activities found\n") == []
     brief = (
         "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=true\n"
         "com.google.android.apps.nexuslauncher/.NexusLauncherActivity\n"
     )
-    assert apps.parse_components(brief)[-1][0] == "com.google.android.apps.nexuslauncher"
+    assert parsers.parse_components(brief)[-1][0] == "com.google.android.apps.nexuslauncher"
+
+
+def test_notifications_of_an_android_9_noredact_dump() -> None:
+    """Android 9 (StagOS P @e57f169b): flat fields, ``appImportanceLocked`` glued to the header's
+    key, no ``when=``; the key comes from the record's own line, the time from mUpdateTimeMs."""
+    dump = (
+        "Current Notification Manager state:\n"
+        "  Notification List:\n"
+        "    NotificationRecord(0x0a11ce00: pkg=org.telegram.messenger user=UserHandle{0} id=3 "
+        "tag=null importance=3 key=0|org.telegram.messenger|3|null|10120appImportanceLocked=false"
+        ": Notification(channel=x pri=0 contentView=null vibrate=null sound=null defaults=0x0 "
+        "flags=0x10 color=0x00000000 vis=PRIVATE))\n"
+        "      uid=10120 userId=0\n"
+        "      key=0|org.telegram.messenger|3|null|10120\n"
+        "      color=0x00000000      timeout=unknown\n"
+        "      extras={\n"
+        "          android.title=SpannableString (Анна (работа))\n"
+        "          android.text=String (первая строка\n"
+        "вторая)\n"
+        "          android.subText=null\n"
+        "      }\n"
+        "      mUpdateTimeMs=1700000000123\n"
+        "  \n"
+        "  mSoundNotificationKey=null\n"
+    )
+    [record] = notifications.parse_notifications(dump) or []
+    assert record.key == "0|org.telegram.messenger|3|null|10120"
+    assert (record.title, record.text) == ("Анна (работа)", "первая строка\nвторая")
+    assert record.posted_ms == 1700000000123 and record.redacted is False
+
+
+def test_notifications_none_posted_and_not_a_dump() -> None:
+    assert (
+        notifications.parse_notifications(
+            "Current Notification Manager state:\n  mSystemReady=true\n"
+        )
+        == []
+    )
+    assert notifications.parse_notifications("Can't find service: notification\n") is None
+
+
+def test_notifications_redacted_forms_of_9_11_and_12_plus() -> None:
+    for form in ("String", "String [length=5]"):
+        dump = (
+            "Current Notification Manager state:\n  Notification List:\n"
+            "    NotificationRecord(0x1: pkg=a.b user=UserHandle{0} id=1 tag=null importance=3 "
+            "key=0|a.b|1|null|1: Notification(channel=c))\n"
+            "      key=0|a.b|1|null|1\n      extras={\n"
+            f"          android.title={form}\n      }}\n      when=5\n"
+        )
+        [record] = notifications.parse_notifications(dump) or []
+        assert record.title is None and record.redacted is True and record.posted_ms == 5
+
+
+def test_notifications_read_through_a_pty_with_crlf_line_ends() -> None:
+    dump = (
+        "Current Notification Manager state:\r\n  Notification List:\r\n"
+        "    NotificationRecord(0x1: pkg=a.b user=UserHandle{0} id=1 tag=null importance=3 "
+        "key=0|a.b|1|null|1: Notification(channel=c))\r\n"
+        "      key=0|a.b|1|null|1\r\n      extras={\r\n"
+        "          android.title=String (Привет)\r\n      }\r\n      mUpdateTimeMs=7\r\n  \r\n"
+        "  mArchive=Archive (1 notifications)\r\n"
+    )
+    [record] = notifications.parse_notifications(dump) or []
+    assert (record.key, record.title, record.posted_ms) == ("0|a.b|1|null|1", "Привет", 7)

@@ -46,6 +46,13 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "app.close": ("AppClose", "apps.close_app", "apps.reconcile_close", False, True, False, ()),
     "app.list": ("NoParams", "apps.list_apps", None, False, True, False, ()),
     "contacts.find": ("ContactsFind", "contacts_find.find", None, False, True, False, ("name",)),
+    "notifications.list": ("NotificationsList", "notifications.list_notifications", None, False, True, False, ()),
+    "ui.find": ("UiFind", "ui_find.find", None, False, True, True, ()),
+    "ui.tap": ("UiTap", "ui_tap.tap", "ui_step.reconcile", False, False, True, ()),
+    "ui.type": ("UiType", "ui_type.type_text", "ui_type.reconcile", False, True, True, ("text",)),
+    "ui.swipe": ("UiSwipe", "ui_swipe.swipe", "ui_step.reconcile", False, False, True, ()),
+    "ui.scroll": ("UiScroll", "ui_swipe.scroll", "ui_swipe.reconcile_scroll", False, True, True, ()),
+    "ui.key": ("UiKey", "ui_key.press", "ui_step.reconcile", False, False, True, ()),
 }  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from device import parsers, ui_hierarchy
-from device.actions import bluetooth, dnd, volume
+from device.actions import bluetooth, dnd, notifications, volume
 from device.parsers import VolumeReading
 
 REAL = Path(__file__).parent.parent / "fixtures" / "android" / "real"
@@ -110,7 +110,28 @@ UNRESOLVED_DEEPLINK = (
     "dat=exp://127.0.0.1:19004/--/details/3 flg=0x10000000 pkg=com.deeplinking }"
 )
 
+NOTIFY_TV = "dumpsys_notification-31plus-androidtv-redacted.txt"
+NOTIFY_PIXEL = "dumpsys_notification-36-pixel-redacted.txt"
+PIXEL_KEY = "0|android|2345|ChFBbmRyb2lkTG9ja1NjcmVlbhIRTm9TY3JlZW5Mb2NrSXNzdWUYAA==|1000"
+
+
+def posted(text: str) -> list[tuple[str, str, str | None, str | None, int | None, bool]] | None:
+    """(package, key, title, text, post time ms, redacted) of every record of the list."""
+    found = notifications.parse_notifications(text)
+    if found is None:
+        return None
+    return [(r.package, r.key, r.title, r.text, r.posted_ms, r.redacted) for r in found]
+
+
 CASES: list[Case] = [
+    # ---- notifications.list: dumpsys notification (without --noredact on both) ----------
+    # Android 12-13 TV build: the USB debugging notification of user -1 (all users); title
+    # and text redacted to their lengths; post time from mUpdateTimeMs.
+    Case(
+        NOTIFY_TV, posted, [("android", "-1|android|26|null|1000", None, None, 1706767655811, True)]
+    ),
+    # Pixel, Android 16: a tag with '=' in it; the key from the record's own key= line.
+    Case(NOTIFY_PIXEL, posted, [("android", PIXEL_KEY, None, None, 1779530853650, True)]),
     # ---- Bluetooth: dumpsys bluetooth_manager -----------------------------------------
     # Pixel 8 Pro after disable(): classic Bluetooth off, the LE stack left up.
     Case(BT_PIXEL, bluetooth.parse_bluetooth_state, "BLE_ON"),
@@ -313,6 +334,7 @@ ALL_PARSERS: list[Callable[[str], Any]] = [
     parsers.parse_package_permissions,
     parsers.parse_keyguard_showing,
     parsers.parse_screen_on,
+    notifications.parse_notifications,
     parsers.parse_foreground,
     parsers.am_start_failed,
     parsers.input_refused,

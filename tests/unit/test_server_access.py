@@ -230,6 +230,23 @@ def test_a_bound_viewer_sees_numbers_and_bodies_redacted(plane: Plane) -> None:
     assert preview["data"]["text"] == BODY and preview["target"] == TO
 
 
+def test_a_bound_viewer_sees_notification_titles_and_texts_redacted(plane: Plane) -> None:
+    """notifications.list keeps titles and texts in clear in its value, for the task's owner;
+    a bound viewer of the conversation gets them redacted (``deps.SENSITIVE_KEYS``)."""
+    task = {"method": "notifications.list", "params": {}, "device": SERIAL}
+    got, t = plane.started("conv-a", task)
+    shown = {"package": "com.kakao.talk", "title": "김민준", "content_text": "안녕하세요 🙂"}
+    body = {"status": "met", "value": {"notifications": [shown], "total": 1}}
+    plane.ok("daemon", "POST", f"/v1/tasks/{got['id']}/evidence",
+             json={"kind": "outcome", "body": body, "ticket": t})  # fmt: skip
+    path = f"/v1/tasks/{got['id']}"
+    seen = plane.call("viewer_a", "GET", path)
+    assert seen.status_code == 200 and "com.kakao.talk" in seen.text
+    assert "김민준" not in seen.text and "안녕하세요" not in seen.text
+    owner = plane.call("planner_a", "GET", path)
+    assert "김민준" in owner.text and "안녕하세요 🙂" in owner.text
+
+
 def test_artifacts_only_for_the_conversations_approvers_and_operators(plane: Plane) -> None:
     held = pending_sms(plane, "conv-a")
     path = f"/v1/tasks/{held['id']}/artifacts/screen.png"

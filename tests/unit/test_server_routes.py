@@ -312,6 +312,22 @@ def test_device_context_is_the_last_one_a_daemon_reported(plane: Plane) -> None:
     assert got["queue"]["queued"] == 0
 
 
+def test_the_launchable_apps_of_a_context_are_given_only_on_request(plane: Plane) -> None:
+    apps = {
+        "value": {"apps": [{"package": "com.android.settings", "activity": "x", "label": "Настройки"}],
+                  "labels": "only the app in front has a label"},
+        "observed_at": 1700000000.0, "source": "cmd package query-activities",
+    }  # fmt: skip
+    label = {"value": "Настройки", "observed_at": 1700000000.0, "source": "dumpsys accessibility"}
+    ctx = {"foreground_label": label, "launchable_apps": apps}
+    plane.ok("daemon", "PUT", f"/v1/devices/{SERIAL}/context", json=ctx)
+    plain = plane.ok("viewer", "GET", f"/v1/devices/{SERIAL}/context")
+    assert "launchable_apps" not in plain["device"]
+    assert plain["device"]["foreground_label"]["value"] == "Настройки"
+    asked = plane.ok("viewer", "GET", f"/v1/devices/{SERIAL}/context", params={"apps": "true"})
+    assert asked["device"]["launchable_apps"] == apps
+
+
 def test_artifacts_are_kept_under_the_state_dir(plane: Plane, tmp_path: Path) -> None:
     submit(plane, device=SERIAL)
     task = claimed(plane)  # artifacts go only onto a task the daemon token holds or held

@@ -118,9 +118,9 @@ def _transition(run: Attempt, settled: Verified | Paused) -> TaskRecord:
                 ticket, Failure(FailureReason.VERIFICATION_FAILED, message), now, evidence_refs=refs
             )
     if status in _FAILURES:
-        return store.fail(
-            ticket, Failure(_FAILURES[status], outcome.message), now, evidence_refs=refs
-        )
+        # a UI step that found another app in front than the one its task names (``ui_step``)
+        reason = FailureReason.STALE_STATE if outcome.detail.get("stale") else _FAILURES[status]
+        return store.fail(ticket, Failure(reason, outcome.message), now, evidence_refs=refs)
     if status is Status.NEEDS_APPROVAL:
         return store.request_approval(ticket, _preview(task, outcome), now)
     if status in _PAUSED_STATE and isinstance(settled, Paused):

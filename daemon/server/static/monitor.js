@@ -190,6 +190,32 @@ function workflowCard(flow) {
         el("span", { class: "state " + step.state }, step.state)))));
 }
 
+// ---- schedules ----------------------------------------------------------------------
+
+async function renderSchedules() {
+  const list = await api("/v1/schedules");
+  $("no-schedules").hidden = list.schedules.length > 0;
+  $("schedule-list").replaceChildren(...list.schedules.map(scheduleCard));
+}
+
+/** One schedule: cron and zone, the task it creates, next due, last run and its result. */
+function scheduleCard(s) {
+  const run = s.last_run;
+  let last = "never ran";
+  if (run) {
+    const result = run.result === "fired" ? (run.task_state || "removed") : run.result;
+    last = el("span", {}, `last run ${when(run.due_at)} `,
+      el("span", { class: "state " + result, "data-result": result }, result),
+      run.task_id ? [" ", el("a", { href: "#task=" + encodeURIComponent(run.task_id) }, run.task_id)] : "");
+  }
+  return el("div", { class: "card schedule", "data-schedule-id": s.id },
+    el("h3", {}, s.name || s.id, " ", el("span", { class: "method" }, s.task.method)),
+    el("p", { class: "muted" }, `${s.cron} (${s.tz}) · conversation ${s.conversation_id}`),
+    el("p", { class: "next" }, s.paused ? "paused" : `next due ${when(s.next_due_at)}`),
+    el("p", { class: "last" }, last),
+    el("p", { class: "missed", "data-missed": s.missed_count }, `missed ${s.missed_count}`));
+}
+
 // ---- approvals ----------------------------------------------------------------------
 
 /** The preview an approval shows: the one the plane rebuilt from the task's params (evidence
@@ -479,7 +505,8 @@ async function refreshOnce() {
   renderByState(queue.queue);
   renderByDevice(list.tasks);
   renderTasks(list.tasks);
-  await Promise.all([renderWorkflows(list.tasks), renderApprovals(list.tasks), renderDetail()]);
+  await Promise.all([renderWorkflows(list.tasks), renderApprovals(list.tasks), renderSchedules(),
+    renderDetail()]);
   monitor.rendered += 1;
   document.body.dataset.rendered = String(monitor.rendered);
 }

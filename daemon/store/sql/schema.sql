@@ -181,3 +181,35 @@ CREATE INDEX IF NOT EXISTS tasks_ended ON tasks (updated_at)
     WHERE state IN ('completed', 'failed', 'stopped');
 CREATE INDEX IF NOT EXISTS events_task ON events (task_id) WHERE task_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_workflow ON events (workflow_id) WHERE workflow_id IS NOT NULL;
+
+-- Schedules (seed 002's autopilot, daemon/lifecycle/schedules.py; PostgreSQL's
+-- 0009_schedules.sql): a cron expression in a time zone and the task (JSON of the
+-- checked TaskSpec) each due time creates. ``armed_at``: due times before it never fire
+-- (created or resumed then); ``last_due_at``: the latest due time handled.
+CREATE TABLE IF NOT EXISTS schedules (
+    id               TEXT PRIMARY KEY,
+    name             TEXT,
+    conversation_id  TEXT NOT NULL,
+    cron             TEXT NOT NULL,
+    tz               TEXT NOT NULL,
+    task             TEXT NOT NULL,
+    paused           INTEGER NOT NULL DEFAULT 0,
+    created_at       REAL NOT NULL,
+    updated_at       REAL NOT NULL,
+    armed_at         REAL NOT NULL,
+    last_due_at      REAL,
+    missed_count     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS schedules_conversation ON schedules (conversation_id, created_at);
+
+-- One row per due time handled: exactly one per (schedule, due time), whoever ticks; a
+-- fired run names its task (created in the same transaction).
+CREATE TABLE IF NOT EXISTS schedule_runs (
+    schedule_id  TEXT NOT NULL,
+    due_at       REAL NOT NULL,
+    result       TEXT NOT NULL CHECK (result IN ('fired', 'missed', 'refused')),
+    task_id      TEXT,
+    message      TEXT,
+    recorded_at  REAL NOT NULL,
+    PRIMARY KEY (schedule_id, due_at)
+);

@@ -1,5 +1,6 @@
-"""Notification manager model: zen mode (DND), listeners, DND access; ``cmd notification``,
-``dumpsys notification``.
+"""Notification manager model: zen mode (DND), listeners, DND access, the notifications apps
+posted; ``cmd notification``, ``dumpsys notification [--noredact]`` (the posted records in
+each release's layout: ``notification_dump``).
 
 Sources (AOSP frameworks/base, services/core/java/com/android/server/notification/):
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from device.sim.registry import SimService, ToolIO, service
+from device.sim.services.notification_dump import list_section
 
 if TYPE_CHECKING:
     from device.sim.phone_state import PhoneState
@@ -79,8 +81,10 @@ class PostedNotification:
 
     @property
     def key(self) -> str:
-        """``StatusBarNotification.key()``: ``user|pkg|id|tag|uid``."""
-        return f"{self.user}|{self.package}|{self.id}|{self.tag}|{self.uid}"
+        """``StatusBarNotification.key()``: ``user|pkg|id|tag|uid`` (Java's string concatenation
+        of a null tag: ``null``)."""
+        tag = "null" if self.tag is None else self.tag
+        return f"{self.user}|{self.package}|{self.id}|{tag}|{self.uid}"
 
 
 class NotificationService:
@@ -321,14 +325,16 @@ def _zen_section(sdk: int, zen: int) -> list[str]:
     return lines
 
 
-def dump_notification(phone: PhoneState) -> str:
-    """A trimmed ``dumpsys notification`` in NotificationManagerService.dumpImpl's layout."""
+def dump_notification(phone: PhoneState, redact: bool = True) -> str:
+    """A trimmed ``dumpsys notification`` in NotificationManagerService.dumpImpl's layout: the
+    posted notifications' records (``notification_dump``; extras redacted unless
+    ``--noredact``), then the zen, listener and policy-access sections."""
     model = phone.service(NotificationService)
     zen = model.zen_mode
     listeners = model.listeners()
     lines = [
         "Current Notification Manager state:",
-        "  Notification List:",
+        *list_section(list(model.posted), phone.sdk, redact),
         "  mSoundNotificationKey=null",
         "  mVibrateNotificationKey=null",
         "  mDisableNotificationEffects=false",
@@ -349,9 +355,12 @@ def dump_notification(phone: PhoneState) -> str:
 
 @service("dumpsys", "notification")
 def dumpsys_notification(io: ToolIO, argv: list[str]) -> int:
-    """``dumpsys notification``: zen section and listener sections."""
+    """``dumpsys notification [--noredact|--reveal]``: the posted notifications, zen section and
+    listener sections (DumpFilter.parseFromArguments: ``--noredact`` / ``--reveal`` turn the
+    extras' redaction off)."""
+    reveal = any(a in ("--noredact", "--reveal") for a in argv[1:])
     with io.phone.lock:
-        io.out(dump_notification(io.phone))
+        io.out(dump_notification(io.phone, redact=not reveal))
     return 0
 
 

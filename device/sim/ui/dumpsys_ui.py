@@ -1,4 +1,5 @@
-"""``dumpsys window``, ``dumpsys activity``, ``dumpsys power`` and ``dumpsys display``.
+"""``dumpsys window``, ``dumpsys activity``, ``dumpsys power``, ``dumpsys display`` and
+``dumpsys accessibility``.
 
 Only the lines clients parse are printed, in the real shapes:
 - ``mCurrentFocus=Window{<hash> u0 <title>}`` and ``mFocusedApp=`` (WindowState.toString /
@@ -17,6 +18,10 @@ Only the lines clients parse are printed, in the real shapes:
 - ``mWakefulness=Awake|Asleep``, ``mHoldingDisplaySuspendBlocker=``, ``Display Power:
   state=ON|OFF`` (PowerManagerService.dump; adbutils ``is_screen_on`` reads the blocker).
 - ``DisplayViewport{... orientation=N ...}`` (DisplayManagerService; adbutils ``rotation``).
+- ``dumpsys accessibility``: the window list (``A11yWindow[AccessibilityWindowInfo[title=..``
+  or ``Window[..``; the shapes and their sources: ``device/app_labels.py``), only while the
+  uiautomator2 server holds UiAutomation; app windows titled with the app's label in the
+  phone's language (``labels.LOCALIZED_LABELS``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import zlib
 from collections.abc import Callable
 
 from device.sim.registry import ToolIO, service
+from device.sim.ui import labels
+from device.sim.ui.automation import U2_HOLDER
 from device.sim.ui.model import Ui
 from device.sim.ui.screens import ActivityRecord
 from device.sim.ui.views import Window
@@ -250,7 +257,59 @@ def dump_display(io: ToolIO, args: list[str]) -> int:
     return 0
 
 
+# ``A11yWindow[`` replaced ``Window[`` in AccessibilityWindowManager's dump (the simulator
+# switches at 34; ``device.app_labels`` reads both); the display id joined the window's
+# ``toString`` with multi-display accessibility (the simulator prints it from 30).
+A11Y_WINDOW_PREFIX_SDK = 34
+A11Y_DISPLAY_SDK = 30
+
+
+def _a11y_window(io: ToolIO, window: Window, layer: int, active: bool) -> str:
+    """``AccessibilityWindowInfo.toString`` of one window: an app window's title is its
+    label in the phone's language (``PhoneWindow.setTitle`` -> ``accessibilityTitle``)."""
+    ui = io.phone.service(Ui)
+    app = window.activity is not None
+    title = labels.app_label(window.package, ui.context().locale) if app else "null"
+    kind = "TYPE_APPLICATION" if app else "TYPE_SYSTEM"
+    w, h = ui.size
+    flag = "true" if active else "false"
+    if io.phone.sdk < A11Y_DISPLAY_SDK:
+        return (
+            f"AccessibilityWindowInfo[title={title}, id={layer}, type={kind}, layer={layer}, "
+            f"bounds=Rect(0, 0 - {w}, {h}), focused={flag}, active={flag}, "
+            "pictureInPicture=false, hasParent=false, hasChildren=false]"
+        )
+    return (
+        f"AccessibilityWindowInfo[title={title}, displayId=0, id={layer}, taskId=-1, "
+        f"type={kind}, layer={layer}, region=SkRegion((0,0,{w},{h})), "
+        f"bounds=Rect(0, 0 - {w}, {h}), focused={flag}, active={flag}, "
+        "pictureInPicture=false, transitionTime=0, hasParent=false, isAnchored=false, "
+        "hasChildren=false]"
+    )
+
+
+def dump_accessibility(io: ToolIO, args: list[str]) -> int:
+    """``dumpsys accessibility``: the header, then the window list only while UiAutomation
+    tracks windows (the uiautomator2 server holds it: UiDevice subscribes to them)."""
+    ui = io.phone.service(Ui)
+    lines = ["ACCESSIBILITY MANAGER (dumpsys accessibility)", "", "currentUserId=0"]
+    if ui.automation.holder == U2_HOLDER:
+        windows = list(reversed(ui.windows()))  # top first, as the window list is ordered
+        focused = ui.focused_window()
+        prefix = "A11yWindow[" if io.phone.sdk >= A11Y_WINDOW_PREFIX_SDK else "Window["
+        shown = [
+            prefix + _a11y_window(io, w, len(windows) - i, w == focused) + "]"
+            for i, w in enumerate(windows)
+        ]
+        if io.phone.sdk >= A11Y_DISPLAY_SDK:
+            lines.append("Display[0] : ")
+        lines += [(",\n" if prefix == "Window[" else "\n").join(shown)]
+    io.out("\n".join(lines) + "\n")
+    return 0
+
+
 DUMPS: dict[str, Callable[[ToolIO, list[str]], int]] = {
+    "accessibility": dump_accessibility,
     "window": dump_window,
     "activity": dump_activity,
     "power": dump_power,
@@ -258,7 +317,7 @@ DUMPS: dict[str, Callable[[ToolIO, list[str]], int]] = {
 }
 
 
-@service("dumpsys", "window", "activity", "power", "display")
+@service("dumpsys", "window", "activity", "power", "display", "accessibility")
 def dumpsys_ui(io: ToolIO, argv: list[str]) -> int:
-    """``dumpsys window|activity|power|display [section]``."""
+    """``dumpsys window|activity|power|display|accessibility [section]``."""
     return DUMPS[argv[0]](io, argv[1:])

@@ -58,8 +58,24 @@ FOREGROUND_ONLY = {
 }
 
 
-def app_label(package: str) -> str:
-    """The label the launcher and Settings show for ``package``."""
+# The labels in other languages, by language (the apps' ``res/values-LANG`` strings):
+# Settings ``settings_label`` (AOSP packages/apps/Settings, values-ru "Настройки", values-ko
+# "설정"); Messages ``app_name`` (values-ru "Сообщения", values-ko "메시지"); the simulated
+# third-party notes app ships its own.
+LOCALIZED_LABELS: dict[str, dict[str, str]] = {
+    SETTINGS_PKG: {"ru": "Настройки", "ko": "설정"},
+    MESSAGING_PKG: {"ru": "Сообщения", "ko": "메시지"},
+    "com.example.notes": {"ru": "Заметки", "ko": "메모"},
+}
+
+
+def app_label(package: str, locale: str | None = None) -> str:
+    """The label the launcher and Settings show for ``package``, in ``locale``'s language
+    when the app ships one (``ru-RU`` -> ``ru``), else its default (English) label."""
+    language = (locale or "").replace("_", "-").split("-")[0].lower()
+    translated = LOCALIZED_LABELS.get(package, {}).get(language)
+    if translated is not None:
+        return translated
     if package in APP_LABELS:
         return APP_LABELS[package]
     last = package.rsplit(".", 1)[-1]

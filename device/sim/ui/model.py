@@ -20,10 +20,11 @@ from PIL import Image
 from device.sim.registry import SimService
 from device.sim.services.contacts import ContactsProvider
 from device.sim.services.im_chat import ImChatStore
+from device.sim.services.notification import NotificationService
 from device.sim.services.packages import PackageManager
 from device.sim.services.packages_catalog import PackageSpec
 from device.sim.services.sms import SmsProvider
-from device.sim.ui import hierarchy, labels, render, samsung_messages, screens
+from device.sim.ui import hierarchy, labels, notes_app, render, samsung_messages, screens
 from device.sim.ui.automation import UiAutomation
 from device.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
 from device.sim.ui.screens import ActivityRecord, ScreenContext
@@ -376,15 +377,18 @@ class Ui:
         return _ACTIONS[name](self, arg)
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int) -> None:
-        """A swipe up on an insecure keyguard unlocks; elsewhere it only scrolls."""
+        """A swipe up on an insecure keyguard unlocks; over the notes app's list it scrolls
+        it; elsewhere it does nothing."""
+        self.phone.log.record("swipe", ["swipe", str(x1), str(y1), str(x2), str(y2)])
         with self.phone.lock:
-            if (
-                self.screen_on
-                and self.locked
-                and not self.secure_lock
-                and y1 - y2 >= SWIPE_UNLOCK_MIN_PX
-            ):
-                self.locked = False
+            if not self.screen_on:
+                return
+            if self.locked:
+                if not self.secure_lock and y1 - y2 >= SWIPE_UNLOCK_MIN_PX:
+                    self.locked = False
+                return
+            if self.pending_permission is None:
+                notes_app.scroll(self.top().cls, self.top().state, x1, y1, y2)
 
     def focused_edit(self) -> View | None:
         with self.phone.lock:
@@ -395,21 +399,28 @@ class Ui:
                 return find_by_id(self.windows(), f"{top.package}:id/compose_message_text")
             if top.cls == samsung_messages.WITH_ACTIVITY:
                 return find_by_id(self.windows(), f"{top.package}:id/message_edit_text")
-            return None
+            field = notes_app.focused_field(top.cls) if top.package == notes_app.PKG else None
+            return find_by_id(self.windows(), field) if field else None
 
     def type_text(self, text: str) -> bool:
         """Text typed into the focused field (the composer); False when none has focus."""
         with self.phone.lock:
             if self.focused_edit() is None:
                 return False
-            state = self.top().state
-            state["body"] = state.get("body", "") + text
+            top = self.top()
+            if top.package == notes_app.PKG:
+                notes_app.type_text(top.state, text)
+                return True
+            top.state["body"] = top.state.get("body", "") + text
             return True
 
     def set_text(self, view: View, text: str) -> bool:
-        """``UiObject.setText`` on ``view``; only the compose field holds text."""
+        """``UiObject.setText`` on ``view``: the compose fields and the notes app's field
+        hold text (exactly as given, any unicode); other views keep none."""
         with self.phone.lock:
             top = self.top()
+            if top.package == notes_app.PKG:
+                return notes_app.set_text(top.cls, top.state, view, text)
             if view.resource_id in (
                 f"{top.package}:id/compose_message_text",
                 f"{top.package}:id/message_edit_text",
@@ -471,6 +482,23 @@ class Ui:
         self.phone.settings.put("secure", key, ":".join(items))
         return None
 
+    def _act_notes_save(self, _arg: str) -> str | None:
+        def post(title: str, text: str, number: int) -> None:
+            self.phone.service(NotificationService).post(
+                package=notes_app.PKG, title=title, text=text, id=number, uid=notes_app.UID
+            )
+
+        notes_app.save(self.top().state, self.context().locale, post)
+        return None
+
+    def _act_notes_open_list(self, _arg: str) -> str | None:
+        self._push((notes_app.PKG, notes_app.LIST), Intent(data="list:"))
+        return None
+
+    def _act_notes_tag(self, tag: str) -> str | None:
+        self.top().state["tag"] = tag
+        return None
+
     def _act_force_stop(self, package: str) -> str | None:
         self.running.discard(package)
         return None
@@ -500,6 +528,9 @@ _ACTIONS: dict[str, Callable[[Ui, str], str | None]] = {
         "enabled_notification_policy_access_packages", arg
     ),
     "force_stop": Ui._act_force_stop,
+    "notes_save": Ui._act_notes_save,
+    "notes_open_list": Ui._act_notes_open_list,
+    "notes_tag": Ui._act_notes_tag,
 }
 
 

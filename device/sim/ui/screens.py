@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from device.sim.ui import labels, samsung_messages
+from device.sim.ui import labels, notes_app, samsung_messages
 from device.sim.ui.sent_messages import SentEntry, message_list
 from device.sim.ui.views import View, Window
 
@@ -333,6 +333,18 @@ def settings_home(rec: ActivityRecord, ctx: ScreenContext) -> View:
     return _settings_page(rec, "Settings", rows)
 
 
+def notes_main(rec: ActivityRecord, ctx: ScreenContext) -> View:
+    """The third-party notes app's editor (``notes_app.py``)."""
+    title = _toolbar(rec.package, notes_app.label(ctx.locale))
+    return _frame(rec.package, [title, *notes_app.main_screen(rec.state, ctx.locale)])
+
+
+def notes_list(rec: ActivityRecord, ctx: ScreenContext) -> View:
+    """The notes app's scrollable list (``notes_app.py``)."""
+    title = _toolbar(rec.package, notes_app.words(ctx.locale)["list"])
+    return _frame(rec.package, [title, *notes_app.list_screen(rec.state, ctx.locale)])
+
+
 def blank_app(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """Any other app: its label in a toolbar over an empty content area."""
     return _frame(rec.package, [_toolbar(rec.package, labels.app_label(rec.package))])
@@ -345,6 +357,8 @@ BUILDERS: dict[str, Builder] = {
     labels.MESSAGING_LIST: conversation_list,
     labels.MESSAGING_CONVERSATION: composer,
     samsung_messages.WITH_ACTIVITY: samsung_composer,
+    notes_app.MAIN: notes_main,
+    notes_app.LIST: notes_list,
     "com.android.settings.Settings": settings_home,
     "com.android.settings.Settings$NotificationAccessSettingsActivity": notification_access,
     "com.android.settings.Settings$ZenAccessSettingsActivity": zen_access,

@@ -1,0 +1,140 @@
+"""``ui.type``: set a field's text, through uiautomator2's own input only.
+
+The text (any unicode: Cyrillic, Hangul, emoji) is set with the session's JSON-RPC
+``setText`` on the element (uiautomator2 ``UiObject.set_text``), never with a shell
+``input text`` (which cannot type outside ASCII: InputShellCommand's virtual keyboard map,
+``device/sim/ui/input_tools.py``), so nothing of it becomes shell syntax. It is verified by
+reading the field back exactly (the dump's text, or ``getText`` where a uiautomator2 dump
+writes surrogates as ``.``: ``ui_step.read_text``). The text is sensitive: redacted in
+evidence and logs, shown in clear only to the approver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from device.actions import ui
+from device.actions.base import ActionContext, Outcome
+from device.actions.method import ActionsRow, Method, fixed
+from device.actions.params import Params
+from device.actions.ui_step import (
+    _PACKAGE_FIELD,
+    U2,
+    Expect,
+    Selector,
+    ask,
+    matching,
+    prepare,
+    read_text,
+    u2_effect,
+    verify,
+)
+
+# ---- params ------------------------------------------------------------------------------
+
+MAX_TYPED = 5000
+
+
+class UiType(Params):
+    """The field, the text it must hold, the app it is in; ``expect`` adds more to observe
+    (the field reading back exactly ``text`` is always checked)."""
+
+    package: str = _PACKAGE_FIELD
+    selector: Selector = Field(
+        description="the field", examples=[{"resource_id": "com.example.notes:id/note_text"}]
+    )
+    text: str = Field(
+        min_length=1, max_length=MAX_TYPED, description="the text the field must hold "
+        "(any unicode); redacted in evidence", examples=["Привет, 세계"],
+    )  # fmt: skip
+    expect: Expect | None = Field(
+        default=None, description="more to observe after typing (appears, disappears, package)"
+    )
+
+    @field_validator("text")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("must not contain NUL")
+        return value
+
+    @field_validator("expect")
+    @classmethod
+    def _no_field(cls, value: Expect | None) -> Expect | None:
+        if value is not None and value.field is not None:
+            raise ValueError("the typed field is always read back; expect takes no field")
+        return value
+
+
+# ---- commands ----------------------------------------------------------------------------
+# None: uiautomator2 JSON-RPC setText / getText (never a shell command).
+
+# ---- parsers -----------------------------------------------------------------------------
+# None of its own: the screen is read by ui.dump.
+
+# ---- actions -----------------------------------------------------------------------------
+
+
+def type_text(ctx: ActionContext, params: UiType) -> Outcome:
+    """Set the field's text, then met only when it reads back exactly (and ``expect``)."""
+    ready = prepare(ctx, params.package, params.selector)
+    if isinstance(ready, Outcome):
+        return ready
+    node = ready.node
+    assert node is not None
+    asked = ask(ctx, params.package, ready, "type", {"text": params.text})
+    if asked is not None:
+        return asked
+    # the field read back by what does not change when its text does: its id and class
+    again = Selector(resource_id=node.resource_id or None, class_name=node.cls)
+    same = matching(ready.screen, again)
+    back = again.model_copy(update={"index": same.index(node) if node in same else 0})
+    kwargs = params.selector.u2(params.package, ready.index)
+    argv = (U2, "set_text", *(f"{k}={v}" for k, v in kwargs.items() if k != "text"))
+    failed = u2_effect(
+        ctx, params, f"{params.package} {node.resource_id or node.cls}", argv,
+        lambda client: client(**kwargs).set_text(params.text, timeout=1.0),
+        {"selector": params.selector.model_dump(exclude_none=True), "length": len(params.text)},
+    )  # fmt: skip
+    if failed is not None:
+        return failed
+    extra = params.expect.model_dump(exclude_none=True) if params.expect else {}
+    expect = Expect.model_validate({**extra, "field": back.model_dump(exclude_none=True),
+                                    "text": params.text})  # fmt: skip
+    return verify(ctx, expect, f"set the text of {node.resource_id or node.cls}")
+
+
+def reconcile(ctx: ActionContext, params: UiType, hint: dict[str, Any]) -> str:
+    """Did an interrupted ``ui.type`` land? The field read now: exactly the text, it did;
+    another text, it did not (setting it again is safe); no such field, cannot tell."""
+    screen = ui.dump(ctx, "read")
+    found = matching(screen, params.selector)
+    index = params.selector.index or 0
+    if index >= len(found):
+        return "cannot_tell"
+    text = read_text(ctx, params.package, params.selector, index, found[index], "read")
+    return "happened" if text == params.text else "did_not_happen"
+
+
+# ---- declaration -------------------------------------------------------------------------
+
+_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+    reads="`dumpsys window` (the app in front, keyguard), the hierarchy and `getText` through "
+    "uiautomator2",
+    effect="uiautomator2 JSON-RPC `setText(selector, text)` on the element (never `input text`)",
+    verified="the field read back: exactly the text (plus any `expect`)",
+)
+
+DECLARED = (
+    Method(
+        "ui.type", UiType, type_text, fixed("ui.typed"), reconcile=reconcile, previews=True,
+        screen=True, sensitive=("text",),
+        summary="Set a field's text (any unicode) through uiautomator2's own input; completes "
+        "only when the field reads back exactly. Asks a person first by default.",
+        reads="the app in front, the keyguard, the hierarchy and the field's text (uiautomator2)",
+        changes="the text of a field in the app",
+        actions_row=_ACTIONS_ROW,
+    ),
+)  # fmt: skip
