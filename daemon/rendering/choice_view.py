@@ -11,11 +11,14 @@ numbers are.
 
 Each candidate carries its answer: ``phoned amend TASK --param to=NUMBER --param
 contact=NAME --conversation C`` (shell-quoted: a name pastes safely whatever it holds), and
-``amend``, the params the MCP tool ``task_amend`` takes for it.
+``amend``, the params the MCP tool ``task_amend`` takes for it. A UI-tier step whose
+selector matched several elements (``choice:selector``, ``device/actions/ui_step.py``) gets
+its selector with the candidate's ``index``.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -47,20 +50,31 @@ def _asking(
     return []
 
 
-def answer_params(field: str, candidate: dict[str, Any]) -> dict[str, Any]:
-    """The params an amendment choosing ``candidate`` merges in: the number as ``field``
-    and, for a contact, its name as ``contact`` (checked against the phone book)."""
-    chosen: dict[str, Any] = {field: str(candidate.get("number") or "")}
-    if candidate.get("display_name"):
-        chosen["contact"] = str(candidate["display_name"])
-    return chosen
+def answer_params(
+    field: str, candidate: dict[str, Any], params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The params an amendment choosing ``candidate`` merges in: for a recipient, the number
+    as ``field`` and the contact's name as ``contact`` (checked against the phone book);
+    for a UI-tier selector matching several elements, the task's selector with the
+    candidate's ``index``; None when the candidate does not say how it is chosen."""
+    if candidate.get("number"):
+        chosen: dict[str, Any] = {field: str(candidate["number"])}
+        if candidate.get("display_name"):
+            chosen["contact"] = str(candidate["display_name"])
+        return chosen
+    current = params.get(field)
+    if isinstance(candidate.get("index"), int) and isinstance(current, dict):
+        return {field: {**current, "index": candidate["index"]}}
+    return None
 
 
 def amend_command(task: TaskRecord, params: dict[str, Any], queue: str | None = None) -> str:
-    """``phoned amend TASK --param K=V ... --conversation C [--queue URL]``."""
+    """``phoned amend TASK --param K=V ... --conversation C [--queue URL]`` (a value that
+    is not text as JSON, as ``--param`` reads it)."""
     argv = ["phoned", "amend", task.id]
     for key, value in params.items():
-        argv += ["--param", f"{key}={value}"]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        argv += ["--param", f"{key}={text}"]
     argv += ["--conversation", task.conversation_id]
     if queue:
         argv += ["--queue", queue]
@@ -82,10 +96,9 @@ def pending_choice(
     candidates = []
     for shown in _asking(task, field, evidence):
         clear = private.restore(shown, secrets)
-        chosen = answer_params(field, clear)
-        candidates.append(
-            {**clear, "amend": chosen, "amend_command": amend_command(task, chosen, queue)}
-        )
+        chosen = answer_params(field, clear, task.params)
+        line = amend_command(task, chosen, queue) if chosen is not None else None
+        candidates.append({**clear, "amend": chosen, "amend_command": line})
     return {
         "field": field,
         "asked": task.params.get(field),
@@ -101,9 +114,17 @@ def choice_lines(pending: dict[str, Any]) -> list[str]:
     """The pending choice as text lines for ``phoned show`` / ``phoned tasks``."""
     lines = ["", f"waiting for a choice of {pending['field']} (asked: {pending['asked']!r})"]
     for n, found in enumerate(pending["candidates"], 1):
-        kind = found.get("type_name") or "-"
-        lines.append(f"  {n}. {found.get('display_name') or '-'}  {found.get('number')}  {kind}")
-        lines.append(f"     {found['amend_command']}")
+        if found.get("number"):
+            kind = found.get("type_name") or "-"
+            shown = f"{found.get('display_name') or '-'}  {found['number']}  {kind}"
+        else:  # another kind of candidate (a UI element): its own fields
+            shown = json.dumps(
+                {k: v for k, v in found.items() if k not in ("amend", "amend_command")},
+                ensure_ascii=False, sort_keys=True,
+            )  # fmt: skip
+        lines.append(f"  {n}. {shown}")
+        if found.get("amend_command"):
+            lines.append(f"     {found['amend_command']}")
     if not pending["candidates"]:
         lines.append("  (the candidates are not in the evidence)")
     return lines

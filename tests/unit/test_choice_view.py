@@ -75,3 +75,21 @@ def test_the_card_and_the_question_name_the_contact_with_the_number() -> None:
     assert "  recipient   +79160000002" in approval_lines(plain)
     assert recipient_text(pending) == "Ivan Petrov (+79160000002, work)"  # the HTML card's too
     assert recipient_text(plain) == "+79160000002"
+
+
+def test_a_ui_selector_choice_is_answered_with_the_candidates_index() -> None:
+    selector = {"text": "Tag"}
+    task = _task(method="ui.tap", params={"package": "com.example.notes", "selector": selector},
+                 waiting_for="choice:selector")  # fmt: skip
+    candidates = [{"index": i, "text": "Tag", "resource_id": "com.example.notes:id/tag_button"}
+                  for i in range(2)]  # fmt: skip
+    evidence = [{"kind": "outcome", "attempt": 1,
+                 "body": {"detail": {"choice": "selector", "candidates": candidates}}}]  # fmt: skip
+    shown = pending_choice(task, evidence)
+    assert shown is not None
+    second = shown["candidates"][1]
+    assert second["amend"] == {"selector": {"text": "Tag", "index": 1}}
+    argv = shlex.split(second["amend_command"])
+    assert argv[3:5] == ["--param", 'selector={"text": "Tag", "index": 1}']
+    lines = choice_lines(shown)
+    assert any('"resource_id": "com.example.notes:id/tag_button"' in line for line in lines)

@@ -426,9 +426,15 @@ function choiceCard(choice) {
   return el("div", { class: "card choice", "data-choice": choice.field },
     el("h4", {}, `waiting for a choice of ${choice.field}`),
     el("p", {}, text(choice.message)),
-    el("ol", {}, choice.candidates.map((c) => el("li", {},
-      `${text(c.display_name)} · ${text(c.number)} · ${text(c.type_name)} `,
-      el("code", {}, text(c.amend_command))))));
+    el("ol", {}, choice.candidates.map((c) => el("li", {}, candidateText(c) + " ",
+      c.amend_command ? el("code", {}, text(c.amend_command)) : null))));
+}
+
+/** A recipient as name · number · type; another candidate (a UI element) as its fields. */
+function candidateText(c) {
+  if (c.number) return `${text(c.display_name)} · ${text(c.number)} · ${text(c.type_name)}`;
+  const { amend, amend_command, ...fields } = c;
+  return text(fields);
 }
 
 function artifactsOf(body) {
