@@ -48,11 +48,11 @@ CASES=(
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
     'ui.find|{"selector": {"class_name": "android.widget.FrameLayout"}}|0'
-    'ui.key|{"package": "com.example.notes", "expect": {"package": "com.google.android.apps.nexuslauncher"}, "key": "back"}|0'
-    'ui.swipe|{"package": "com.example.notes", "expect": {"package": "com.example.notes"}, "direction": "up"}|0'
-    'ui.scroll|{"package": "com.example.notes", "until": {"text": "Note 25"}}|0'
-    'ui.tap|{"package": "com.example.notes", "expect": {"appears": {"resource_id": "com.example.notes:id/notes_list"}}, "selector": {"resource_id": "com.example.notes:id/open_list_button"}}|0'
-    'ui.type|{"package": "com.example.notes", "selector": {"resource_id": "com.example.notes:id/note_text"}, "text": "\u041f\u0440\u0438\u0432\u0435\u0442, \uc138\uacc4"}|0'
+    'ui.key|{"package": "com.android.settings", "key": "back", "expect": {"package": "com.android.settings"}}|4'
+    'ui.swipe|{"package": "com.android.settings", "direction": "up", "expect": {"package": "com.android.settings"}}|4'
+    'ui.scroll|{"package": "com.android.settings", "until": {"text": "phoned CI: not on this screen"}}|4'
+    'ui.tap|{"package": "com.android.settings", "selector": {"resource_id": "android:id/title", "index": 0}, "expect": {"appears": {"resource_id": "android:id/title", "index": 0}}}|4'
+    'ui.type|{"package": "com.android.settings", "selector": {"resource_id": "android:id/title", "index": 0}, "text": "phoned CI"}|4'
     'volume.set|{"stream": "music", "percent": 40}|0'
     'volume.get|{"stream": "music"}|0'
     'wifi.set|{"enabled": true}|0'
@@ -129,6 +129,10 @@ run_case() {
             log "FAIL $method: submit rejected the task ($(cat "$dir/submit.json"))"
             return 1
         }
+    case $method in
+    ui.*) # the UI tier's cases act in Settings (EMULATOR_APP, device/actions/ui_step.py)
+        device_shell am start -W -a android.settings.SETTINGS >/dev/null 2>&1 || true ;;
+    esac
     local rc=0
     phoned run --once --serial "$ANDROID_SERIAL" --wait 10 --queue "$queue" --json \
         >"$dir/evidence.json" 2>"$dir/stderr.log" || rc=$?

@@ -37,6 +37,7 @@ SENSITIVE_KEYS = frozenset(
         "recipient",
         "title",
         "content_text",
+        "label",
         "amend_command",
     }
 )

@@ -16,7 +16,8 @@ hand-written files:
 * ``README.md``: the method list, a line per method family;
 * ``docs/actions.md``: the table, a row per action module (its ``Method.actions_row``);
 * ``scripts/ci-emulator.sh``: ``CASES``, a task per method (``Method.emulator_params``, else
-  the example) expecting exit 4 when the method needs approval, else 0;
+  the example) expecting exit 4 when the method asks for approval under the default policy
+  (``approval_policy.asks_by_default``: sms.send, the UI tier's changing steps), else 0;
 * ``docs/device-layer.md``: the capability probes the methods declare (``probes.table``),
   between its ``PROBES_BEGIN`` ... ``PROBES_END`` lines.
 
@@ -90,11 +91,12 @@ def yaml_scalar(value: Any) -> str:
 
 def example_yaml(item: Declared) -> str:
     """``examples/<method>.yaml``: the task ``phoned submit`` takes, with the example params."""
+    from daemon.lifecycle.approval_policy import asks_by_default
     from daemon.planning.catalogue import model_example
 
     method = item.method
     lines = [EXAMPLE_HEADER.format(module=item.module), f"# {method.name}: {method.summary}"]
-    if method.approval:
+    if asks_by_default(method):
         lines.append(
             "# Needs approval: it pauses with a preview until a person runs `phoned approve`"
         )
@@ -116,11 +118,15 @@ def example_yaml(item: Declared) -> str:
 
 
 def readme_list(items: Sequence[Declared]) -> str:
-    """README.md's method list: a line per family (``dnd.set`` / ``dnd.get``)."""
+    """README.md's method list: a line per family (``dnd.set`` / ``dnd.get``); a method that
+    asks for approval under the default policy says it pauses."""
+    from daemon.lifecycle.approval_policy import asks_by_default
+
     families: dict[str, list[str]] = {}
     for item in items:
         name = item.method.name
-        shown = f"`{name}`" + (" (pauses for `phoned approve`)" if item.method.approval else "")
+        pauses = asks_by_default(item.method)
+        shown = f"`{name}`" + (" (pauses for `phoned approve`)" if pauses else "")
         families.setdefault(name.split(".", 1)[0], []).append(shown)
     return "".join(f"- {' / '.join(names)}\n" for names in families.values())
 
@@ -154,6 +160,7 @@ def ci_cases(items: Sequence[Declared], variables: dict[str, str]) -> str:
     """The ``CASES`` array of scripts/ci-emulator.sh. A string param equal to the value of
     one of the script's own ``NAME=value`` lines (``variables``: value -> name) is written
     as ``$NAME``."""
+    from daemon.lifecycle.approval_policy import asks_by_default
     from daemon.planning.catalogue import model_example
 
     out = [
@@ -169,7 +176,7 @@ def ci_cases(items: Sequence[Declared], variables: dict[str, str]) -> str:
             params = model_example(method.params)
         shown = {k: f"@{variables[v]}@" if isinstance(v, str) and v in variables else v
                  for k, v in params.items()}  # fmt: skip
-        code = EXIT_PAUSED if method.approval else 0
+        code = EXIT_PAUSED if asks_by_default(method) else 0
         out.append(f"    {_sh_word(f'{method.name}|{json.dumps(shown)}|{code}', variables)}")
     out.append(")")
     return "\n".join(out) + "\n"

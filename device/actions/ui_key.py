@@ -18,6 +18,7 @@ from pydantic import Field
 from device.actions.base import ActionContext, Outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.ui_step import (
+    EMULATOR_APP,
     EXPECT,
     U2,
     Expect,
@@ -100,6 +101,7 @@ DECLARED = (
     Method(
         "ui.key", UiKey, press, fixed("ui.key_pressed"), reconcile=reconcile, previews=True,
         idempotent=False, screen=True,
+        emulator_params={"package": EMULATOR_APP, "key": "back", "expect": {"package": EMULATOR_APP}},
         summary="Press a key (back, home, enter, ...) in the app in front; completes only when "
         "its expectation is observed. Asks a person first by default.",
         reads="the app in front, the keyguard, the hierarchy (uiautomator2)",

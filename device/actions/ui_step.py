@@ -61,6 +61,15 @@ _PACKAGE_FIELD = Field(
 )
 
 
+# The emulator cases of scripts/ci-emulator.sh (``Method.emulator_params``): an emulator has
+# no third-party app, so the changing steps act in Settings, which the script brings to the
+# front first; its rows are Preferences, whose title is the framework's ``android:id/title``
+# (``frameworks/base/core/res/res/layout/preference.xml``). Each asks for approval before it
+# acts and nothing approves it there: the case checks the path up to the preview (exit 4).
+EMULATOR_APP = "com.android.settings"
+EMULATOR_ROW = {"resource_id": "android:id/title", "index": 0}
+
+
 def _no_nul(value: str | None) -> str | None:
     if value is not None and "\x00" in value:
         raise ValueError("must not contain NUL")
@@ -174,9 +183,15 @@ APP_BILLING_PREFIX = "com.android.billingclient.api.ProxyBillingActivity"
 
 
 def element(node: Node) -> dict[str, Any]:
-    """An element as ``ui.find`` answers it and evidence shows it."""
+    """An element as ``ui.find`` answers it, a choice lists it and evidence shows it: its
+    ``text`` is redacted wherever it is stored (``device.private`` takes every ``text`` for a
+    message body), so the words a person or planner needs to tell one element from another
+    are also its ``label``, which the task's owner reads in clear and a viewer redacted
+    (``daemon/server/deps.py``). The task's own secrets (a typed text) are replaced in it
+    like anywhere else."""
     return {
         **node.to_json(),
+        "label": node.text or None,
         "clickable": node.clickable,
         "enabled": node.enabled,
         "checkable": node.checkable,

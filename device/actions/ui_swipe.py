@@ -21,6 +21,7 @@ from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import Params
 from device.actions.ui_step import (
     _PACKAGE_FIELD,
+    EMULATOR_APP,
     EXPECT,
     U2,
     Direction,
@@ -163,6 +164,8 @@ DECLARED = (
     Method(
         "ui.swipe", UiSwipe, swipe, fixed("ui.swiped"), reconcile=reconcile, previews=True,
         idempotent=False, screen=True,
+        emulator_params={"package": EMULATOR_APP, "direction": "up",
+                         "expect": {"package": EMULATOR_APP}},
         summary="Swipe in a direction in the app in front; completes only when its expectation "
         "is observed. Asks a person first by default.",
         reads="the app in front, the keyguard, the hierarchy (uiautomator2)",
@@ -172,6 +175,7 @@ DECLARED = (
     Method(
         "ui.scroll", UiScroll, scroll, fixed("ui.scrolled"), reconcile=reconcile_scroll,
         previews=True, screen=True,
+        emulator_params={"package": EMULATOR_APP, "until": {"text": "phoned CI: not on this screen"}},
         summary="Swipe until an element shows (at most max_swipes); completes only when it is "
         "in view. Asks a person first by default.",
         reads="the app in front, the keyguard, the hierarchy (uiautomator2)",

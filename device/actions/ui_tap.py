@@ -16,6 +16,8 @@ from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.ui_step import (
+    EMULATOR_APP,
+    EMULATOR_ROW,
     EXPECT,
     Expect,
     Ready,
@@ -97,6 +99,8 @@ DECLARED = (
     Method(
         "ui.tap", UiTap, tap, fixed("ui.tapped"), reconcile=reconcile, previews=True,
         idempotent=False, screen=True,
+        emulator_params={"package": EMULATOR_APP, "selector": EMULATOR_ROW,
+                         "expect": {"appears": EMULATOR_ROW}},
         summary="Tap an element of the app in front (by id, text, description, class); "
         "completes only when its expectation is observed. Asks a person first by default.",
         reads="the app in front, the keyguard, the hierarchy (uiautomator2)",

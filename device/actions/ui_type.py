@@ -21,6 +21,8 @@ from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import Params
 from device.actions.ui_step import (
     _PACKAGE_FIELD,
+    EMULATOR_APP,
+    EMULATOR_ROW,
     U2,
     Expect,
     Selector,
@@ -131,6 +133,7 @@ DECLARED = (
     Method(
         "ui.type", UiType, type_text, fixed("ui.typed"), reconcile=reconcile, previews=True,
         screen=True, sensitive=("text",),
+        emulator_params={"package": EMULATOR_APP, "selector": EMULATOR_ROW, "text": "phoned CI"},
         summary="Set a field's text (any unicode) through uiautomator2's own input; completes "
         "only when the field reads back exactly. Asks a person first by default.",
         reads="the app in front, the keyguard, the hierarchy and the field's text (uiautomator2)",

@@ -76,6 +76,8 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
         assert content["state"] == "approval", content  # the model never approves
         assert content["approval"]["preview"]["data"]["app"] == NOTES
         await anyio.to_thread.run_sync(_approve, daemon, content["task_id"])
+        done = await anyio.to_thread.run_sync(_ended, daemon, content["task_id"])
+        assert done.state is TaskState.COMPLETED, done.failure
         return await session.call_tool("task_status", {"task_id": content["task_id"]})
 
     async def main() -> dict[str, Any]:
@@ -92,24 +94,32 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
                                {"package": NOTES, "selector": rid("note_text"), "text": TEXT})  # fmt: skip
             tapped = await step(session, "ui_tap", {
                 "package": NOTES, "selector": rid("save_button"),
-                "expect": {"field": rid("note_text"), "text": TEXT},
+                "expect": {"appears": {**rid("saved_count"), "text": "1"}},
             })  # fmt: skip
+            # the notification the save posted, read back through the notification service
+            posted = await session.call_tool("notifications_list", {"package": NOTES})
             return {"tools": tools, "opened": opened, "found": found, "typed": typed,
-                    "tapped": tapped}  # fmt: skip
+                    "tapped": tapped, "posted": posted}  # fmt: skip
 
     got = anyio.run(main)
     assert {"ui_find", "ui_tap", "ui_type", "ui_swipe", "ui_scroll", "ui_key"} <= got["tools"]
     assert got["opened"].structured_content["state"] == "completed"
     (button,) = got["found"].structured_content["value"]["elements"]
     assert button["resource_id"] == f"{NOTES}:id/save_button" and button["clickable"]
+    # the agent reads the element's words (label); the stored text is redacted like a body
+    assert button["label"] == "Save" and button["text"].startswith("<text 4 chars sha256:")
     for name in ("typed", "tapped"):
-        status = got[name]
-        if status.structured_content["state"] != "completed":  # resumed: wait for its end
-            done = daemon.state(status.structured_content["task_id"], TaskState.COMPLETED,
-                                TaskState.FAILED, timeout=30)  # fmt: skip
-            assert done.state is TaskState.COMPLETED, done.failure
+        assert got[name].structured_content["state"] == "completed"
+    listed = got["posted"].structured_content
+    assert listed["state"] == "completed"
+    (shown,) = listed["value"]["notifications"]
+    assert (shown["package"], shown["content_text"]) == (NOTES, TEXT)
     (posted,) = sim.phone.service(NotificationService).posted
-    assert (posted.package, posted.text) == (NOTES, TEXT)
+    assert shown["key"] == posted.key
+
+
+def _ended(daemon: Daemon, task_id: str) -> Any:
+    return daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED, timeout=30)
 
 
 LAUNCHER = "com.google.android.apps.nexuslauncher"
@@ -163,7 +173,7 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
             {"method": "ui.type",
              "params": {"package": NOTES, "selector": rid("note_text"), "text": TEXT}},
             {"method": "ui.tap", "params": {"package": NOTES, "selector": rid("save_button"),
-                                            "expect": {"field": rid("note_text"), "text": TEXT}}},
+                                            "expect": {"appears": {**rid("saved_count"), "text": "1"}}}},
         ],
     }  # fmt: skip
     path = tmp_path / "workflow.json"

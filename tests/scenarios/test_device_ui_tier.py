@@ -125,8 +125,10 @@ def test_several_matches_wait_for_a_choice_and_an_index_completes(notes) -> None
 
 def test_save_posts_a_notification(notes) -> None:
     notes.run("ui.type", {"package": NOTES, "selector": rid("note_text"), "text": "Молоко"})
-    out = notes.run("ui.tap", {"package": NOTES, "selector": rid("save_button"),
-                               "expect": {"field": rid("note_text"), "text": "Молоко"}})  # fmt: skip
+    saved = {"appears": {**rid("saved_count"), "text": "1"}}
+    before = notes.run("ui.find", {"selector": saved["appears"], "package": NOTES})
+    assert before.status is Status.NOT_MET  # the expectation is not met before the tap
+    out = notes.run("ui.tap", {"package": NOTES, "selector": rid("save_button"), "expect": saved})
     assert out.status is Status.MET, out.message
     (posted,) = notes.phone.service(NotificationService).posted
     assert (posted.package, posted.text) == (NOTES, "Молоко")

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from device.actions.registry import APPROVAL_METHODS, METHOD_PARAMS
+from daemon.lifecycle.approval_policy import asks_by_default
+from device.actions.registry import APPROVAL_METHODS, METHOD_PARAMS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "emulator.yml"
@@ -155,5 +156,8 @@ def test_ci_runs_one_valid_task_per_v1_method() -> None:
 
 
 def test_ci_expects_approval_methods_to_pause_and_the_rest_to_complete() -> None:
+    """sms.send and the UI tier's changing steps ask under the default policy: they pause."""
+    pausing = {m for m in METHOD_PARAMS if asks_by_default(REGISTRY[m])}
+    assert pausing >= APPROVAL_METHODS and {"ui.tap", "ui.type", "ui.key"} <= pausing
     for method, _, expected in ci_cases():
-        assert expected == (4 if method in APPROVAL_METHODS else 0), method
+        assert expected == (4 if method in pausing else 0), method

@@ -64,7 +64,8 @@ def _button(bounds: tuple[int, int, int, int], name: str, text: str, action: str
 
 
 def main_screen(state: dict[str, str], locale: str) -> list[View]:
-    """The editor: the field, save, open-the-list, two tag buttons and the tag line."""
+    """The editor: the field, save, open-the-list, two tag buttons, the tag line and the
+    count of notes saved (digits, empty before the first save)."""
     w = words(locale)
     field = View(
         "android.widget.EditText",
@@ -89,6 +90,12 @@ def main_screen(state: dict[str, str], locale: str) -> list[View]:
             (60, 1080, 1020, 1160),
             resource_id=rid("tag_text"),
             text=f"#{state['tag']}" if state.get("tag") else "",
+        ),
+        View(
+            "android.widget.TextView",
+            (60, 1180, 1020, 1260),
+            resource_id=rid("saved_count"),
+            text=state.get("saved", ""),
         ),
     ]
 
