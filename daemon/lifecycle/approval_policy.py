@@ -14,7 +14,8 @@ attempt (``daemon.runtime.attempt.records.Attempt.step_context``):
 
 A method that asks shows a preview of its change read from the phone at that moment
 (``Method.previews``: the setting methods, ``bluetooth.set``, ``app.open``, ``app.close``
-and ``permission.request``, all through ``device.actions.setting.ask``). A changing method
+and ``permission.request``, all through ``device.actions.setting.ask``; ``sms.draft`` with
+``sms.send``'s shape: recipient, text, app). A changing method
 that cannot show one yet is
 refused where it can be: a ``require_approval`` at the door (``contract.validate_task``,
 naming the field), a method in ``approval.methods`` in the config (naming the key); one

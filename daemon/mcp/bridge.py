@@ -174,7 +174,8 @@ class Bridge:
         """The structured content of a task: state, target, evidence summary, approval."""
         from daemon.rendering.render import evidence_view
 
-        views = [evidence_view(d) for d in self.store.evidence(task.id)]
+        evidence = self.store.evidence(task.id)
+        views = [evidence_view(d) for d in evidence]
         latest = views[-1] if views else None
         out: dict[str, Any] = {
             "task_id": task.id,
@@ -196,6 +197,7 @@ class Bridge:
             out["failure"] = {"reason": task.failure.reason.value, "message": task.failure.message}
         if task.state.value == "approval" and task.approval_digest:
             out["approval"] = self._approval(task)
+        out["choice"] = _choice(task, evidence, self.queue_url)
         out["message"] = _message(out, timed_out)
         return out
 
@@ -278,6 +280,13 @@ class Bridge:
         }
 
 
+def _choice(task: TaskRecord, evidence: Any, queue: str | None) -> dict[str, Any] | None:
+    """A choice the task waits for: the candidates, each with the params that answer it."""
+    from daemon.rendering.choice_view import pending_choice
+
+    return pending_choice(task, evidence, queue)
+
+
 def _evidence_summary(view: dict[str, Any]) -> dict[str, Any]:
     from daemon.rendering.render import argv_text
 
@@ -316,6 +325,13 @@ def _message(out: dict[str, Any], timed_out: bool) -> str:
             f"task {task} is waiting for a person's approval of its preview; you cannot approve "
             f"it. The person approves in this client when asked, or with: "
             f"{out['approval']['approve_command']}. Call task_status later for the outcome."
+        )
+    if out.get("choice") is not None:
+        choice = out["choice"]
+        return (
+            f"task {task} waits for a choice of {choice['field']}: "
+            f"{len(choice['candidates'])} candidates (in 'choice'); nothing was done on the "
+            f"phone. Answer with task_amend {{task_id, params: the chosen candidate's 'amend'}}"
         )
     if state in ("waiting", "permission"):
         return f"task {task} paused ({state}: {out['waiting_for']}); call task_status later"

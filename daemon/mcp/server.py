@@ -3,8 +3,9 @@
 One tool per method (``dnd.set`` -> ``dnd_set``) whose input schema is the method's params
 model's JSON Schema plus an optional ``device`` (and, for ``screen_snapshot`` and the UI steps,
 ``image_max_bytes`` / ``image_max_side``: their result carries the screenshot as image content
-and the visible elements as text, ``images.py``), and four more: ``task_status``,
-``task_cancel``, ``device_context`` and ``queue_status``. A method call queues a task in
+and the visible elements as text, ``images.py``), and five more: ``task_status``,
+``task_amend`` (``task_amend.py``: answers a choice), ``task_cancel``, ``device_context`` and
+``queue_status``. A method call queues a task in
 the server's conversation through ingress, waits (``--wait``) until it ends or pauses and
 returns the task as structured content; a failure is a tool error (``isError``) whose
 text is the reason.
@@ -32,7 +33,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from daemon.mcp import schedule_tools
+from daemon.mcp import schedule_tools, task_amend
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from daemon.mcp.tools import tools
@@ -92,7 +93,7 @@ def question(task: TaskRecord, preview: dict[str, Any] | None) -> str:
     lines = [
         "phoned asks you (not the assistant) to approve an action on your phone.",
         f"  effect: {shown.get('effect', task.method)}",
-        f"  to:     {shown.get('target', '?')}",
+        f"  to:     {_recipient(shown.get('target', '?'), data)}",
     ]
     if "change" in data:
         lines.append(f"  change: {data['change']}")
@@ -110,6 +111,14 @@ def question(task: TaskRecord, preview: dict[str, Any] | None) -> str:
         f"If denied: {AFTER_DENIAL}.",
     ]
     return "\n".join(lines)
+
+
+def _recipient(target: Any, data: dict[str, Any]) -> str:
+    """``Ivan Petrov (+79160000002, work)`` for a contact a name gave, else the target."""
+    if not data.get("contact"):
+        return str(target)
+    kind = f", {data['number_type']}" if data.get("number_type") else ""
+    return f"{data['contact']} ({target}{kind})"
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -171,6 +180,12 @@ class PhonedTools:
         if name == "task_status":  # the call succeeds whatever state the task is in
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
+        if name == task_amend.NAME:  # then waits as a method call: a choice answered
+            try:
+                task = await anyio.to_thread.run_sync(task_amend.amend, self.bridge, args)
+            except task_amend.AmendRefused as exc:
+                raise ToolError(str(exc)) from exc
+            return await self._settled(ctx, task.id, name)
         if name == "task_cancel":
             task = await anyio.to_thread.run_sync(self.bridge.cancel, _task_id(args))
             return _result(await anyio.to_thread.run_sync(self.bridge.result, task))

@@ -1,7 +1,7 @@
 """The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
 params model's JSON Schema plus ``device``; annotations from the registry) and
-``task_status``, ``task_cancel``, ``device_context``, ``queue_status``, and the schedule
-tools (``daemon.mcp.schedule_tools``)."""
+``task_status``, ``task_amend`` (``task_amend.py``), ``task_cancel``, ``device_context``,
+``queue_status``, and the schedule tools (``daemon.mcp.schedule_tools``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import mcp.types as types
 
 from daemon.lifecycle.contract import RATIONALE_MAX
 from daemon.lifecycle.states import TaskState
+from daemon.mcp import task_amend
 from daemon.mcp.images import IMAGE_ARGS, shows_screen
 from daemon.mcp.tool_shape import plain_tool
 from daemon.planning import catalogue
@@ -54,6 +55,8 @@ TASK_OUTPUT = {
         "value": {},
         "failure": {"type": ["object", "null"]},
         "approval": {"type": ["object", "null"]},
+        # waiting_for choice:FIELD: the candidates, each with the params task_amend takes
+        "choice": {"type": ["object", "null"]},
         "evidence": {"type": "array"},
         "message": {"type": "string"},
     },
@@ -108,6 +111,7 @@ def tools() -> list[types.Tool]:
             "pending approval's preview. Shows the outcome after a person decided.",
             {"task_id": _TASK_ID}, ["task_id"], read_only=True, output=TASK_OUTPUT,
         ),
+        task_amend.TOOL.model_copy(update={"output_schema": TASK_OUTPUT}),
         plain_tool(
             "task_cancel",
             "Stop a task of this conversation: at once when nothing runs, else at the next safe "

@@ -188,6 +188,8 @@ def pending_approval(
         "deadline": task.approval_deadline,
         **approval_card(task, preview),
         "recipient": preview.get("target"),
+        "contact": data.get("contact"),  # a contact's name as to: whose number it is
+        "number_type": data.get("number_type"),
         "text": data.get("text"),
         "app": data.get("app"),
         "snapshot_digest": preview.get("snapshot_digest"),
@@ -233,6 +235,16 @@ def _rationale_lines(rationale: Any) -> list[str]:
     return [f"  rationale   {rationale!r}"]
 
 
+def recipient_text(pending: dict[str, Any]) -> Any:
+    """The recipient as a card shows it: ``Ivan Petrov (+79160000002, work)`` when a
+    contact's name gave the number, else the recipient as it is (None when there is none)."""
+    recipient = pending.get("recipient")
+    if not pending.get("contact"):
+        return recipient
+    kind = f", {pending['number_type']}" if pending.get("number_type") else ""
+    return f"{pending['contact']} ({'-' if recipient is None else recipient}{kind})"
+
+
 def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
     """What will be done, to whom or what, with which data: a setting's change from what to
     what, or sms.send's recipient, text and app."""
@@ -243,7 +255,7 @@ def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
         ]
     text = pending.get("text")
     return [
-        f"  recipient   {show(pending['recipient'])}",
+        f"  recipient   {show(recipient_text(pending))}",
         f"  text        {show(text)!r}" if text is not None else "  text        -",
         f"  app         {show(pending['app'])}",
     ]

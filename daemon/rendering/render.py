@@ -24,6 +24,7 @@ from typing import Any
 
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
 from daemon.rendering.approval_view import approval_lines, pending_approval
+from daemon.rendering.choice_view import choice_lines, pending_choice
 from daemon.rendering.render_html import html_report
 from daemon.rendering.terminal import terminal_text
 from daemon.rendering.values import argv_text, iso
@@ -176,6 +177,7 @@ def render_json(
         "evidence": [evidence_view(d) for d in evidence],
         "approval_preview": preview,
         "pending_approval": pending_approval(record, preview, evidence, queue),
+        "pending_choice": pending_choice(record, evidence, queue),
     }
 
 
@@ -349,6 +351,8 @@ def render_text(
     lines = _header(record)
     pending = pending_approval(record, approval_preview(record, evidence), evidence, queue)
     lines += approval_lines(pending) if pending is not None else []
+    choice = pending_choice(record, evidence, queue)
+    lines += choice_lines(choice) if choice is not None else []
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:

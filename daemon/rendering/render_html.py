@@ -25,6 +25,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from daemon.rendering.approval_view import recipient_text
 from daemon.rendering.values import argv_text, iso
 
 MAX_TEXT_ARTIFACT = 256 * 1024
@@ -224,7 +225,7 @@ def approval_section(pending: dict[str, Any], folders: Sequence[Path], task_id: 
         ]
     else:
         rows += [
-            _row("preview-target", "recipient", pending.get("recipient")),
+            _row("preview-target", "recipient", recipient_text(pending)),
             _row("preview-text", "text", pending.get("text")),
             _row("preview-app", "app", pending.get("app")),
         ]

@@ -328,12 +328,14 @@ def run_daemon(
     as_json: bool = False,
     sim_sdk: int | None = None,
     sim_port: int | None = None,
+    sim_scenario: str = "",
     prompt: bool = False,
     queue: str | None = None,
 ) -> int:
     """Entry point of ``phoned run``; returns the process exit code.
 
-    ``sim_sdk``/``sim_port``: ``--sim``/``--sim-port`` (``daemon.runtime.sim_phone``);
+    ``sim_sdk``/``sim_port``/``sim_scenario``: ``--sim``/``--sim-port``/``--sim-scenario``
+    (``daemon.runtime.sim_phone``);
     ``prompt``: ask for a pending approval inline (``--once`` at a terminal, without
     ``--no-prompt``); ``queue``: the ``--queue`` flag, quoted in printed commands.
     """
@@ -345,7 +347,7 @@ def run_daemon(
 
     setup_logging(cfg)
     try:
-        with simulated_phone_if_none(cfg, sim_sdk, sim_port) as sim_serial:
+        with simulated_phone_if_none(cfg, sim_sdk, sim_port, sim_scenario) as sim_serial:
             if once:
                 return run_once(
                     cfg, serial or sim_serial, wait, task_file, as_json, prompt=prompt, queue=queue

@@ -43,15 +43,25 @@ STOP_TIMEOUT_S = 10.0
 UNFINISHED = tuple(state for state in TaskState if state not in TERMINAL)
 
 
+def check_scenario(sdk: int, scenario: str) -> None:
+    """Raise ``ValueError`` naming what is wrong with ``scenario`` (``phoned sim
+    --scenario`` names), before any phone starts."""
+    from device.sim import scenarios
+    from device.sim.phone import Phone
+
+    scenarios.apply(Phone(sdk=sdk), scenario)
+
+
 @contextlib.contextmanager
 def simulated_phone_if_none(
-    cfg: Config, sdk: int | None, port: int | None = None
+    cfg: Config, sdk: int | None, port: int | None = None, scenario: str = ""
 ) -> Iterator[str | None]:
     """With ``sdk``: when no phone is ready in adb, run a simulated one and attach it.
 
     Yields the simulator's serial (None when a real phone is attached or ``sdk`` is None).
     Without ``port`` the phone lives in this process and stops on exit; with ``port`` it is
-    kept (or adopted) as the module docstring says.
+    kept (or adopted) as the module docstring says. ``scenario``: the new phone's faults
+    and starting state (``phoned sim --scenario``); an adopted phone keeps its own.
     """
     if sdk is None:
         yield None
@@ -66,7 +76,7 @@ def simulated_phone_if_none(
         if ready:
             yield None
             return
-        with _in_process_phone(cfg, server, sdk) as serial:
+        with _in_process_phone(cfg, server, sdk, scenario) as serial:
             yield serial
         return
     serial = f"127.0.0.1:{port}"
@@ -78,7 +88,7 @@ def simulated_phone_if_none(
     if pid is None and ready:  # a real phone is attached: served as it is without --sim
         yield None
         return
-    child = kept.start(sdk) if pid is None else None
+    child = kept.start(sdk, scenario) if pid is None else None
     try:
         if serial not in ready:
             attach(server, serial)
@@ -90,10 +100,15 @@ def simulated_phone_if_none(
 
 
 @contextlib.contextmanager
-def _in_process_phone(cfg: Config, server: AdbServer, sdk: int) -> Iterator[str]:
+def _in_process_phone(
+    cfg: Config, server: AdbServer, sdk: int, scenario: str = ""
+) -> Iterator[str]:
+    from device.sim import scenarios
     from device.sim.server import Simulator
 
-    sim = Simulator(sdk=sdk, port=0).start()
+    made = Simulator(sdk=sdk, port=0)
+    scenarios.apply(made.phone, scenario)
+    sim = made.start()
     try:
         attach(server, sim.serial)
         log.info("no phone attached: serving simulated phone %s (SDK %s)", sim.serial, sdk)
@@ -209,11 +224,12 @@ class KeptPhone:
         self.pid_file = folder / f"{port}.pid"
         self.log_file = folder / f"{port}.log"
 
-    def argv(self, sdk: int) -> list[str]:
+    def argv(self, sdk: int, scenario: str = "") -> list[str]:
+        extra = ["--scenario", scenario] if scenario else []
         return [sys.executable, "-m", "daemon.cli", "sim", "--port", str(self.port),
-                "--sdk", str(sdk)]  # fmt: skip
+                "--sdk", str(sdk), *extra]  # fmt: skip
 
-    def start(self, sdk: int) -> subprocess.Popen[bytes]:
+    def start(self, sdk: int, scenario: str = "") -> subprocess.Popen[bytes]:
         """Start the phone in its own session (a terminal's Ctrl-C is the run's, not its);
         return once it listens, or raise ``OSError`` with what it said."""
         from device.private_files import private_dir, write_private
@@ -222,7 +238,7 @@ class KeptPhone:
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:
             child = subprocess.Popen(
-                self.argv(sdk),
+                self.argv(sdk, scenario),
                 stdin=subprocess.DEVNULL,
                 stdout=fd,
                 stderr=subprocess.STDOUT,

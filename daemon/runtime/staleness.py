@@ -16,7 +16,9 @@ fresh snapshot of the same level is compared with it (kind ``resume_check``), an
   phoned's own work, or nothing of the person's, is not destroyed by drafting again;
 * ``stale``: continuing would destroy what the person did meanwhile (they typed into the
   very draft the task prepared, text no task of phoned put there): the task fails
-  ``stale_state`` with the difference and the way on (``phoned rerun``).
+  ``stale_state`` with the difference and the way on (``phoned rerun``). A task that paused
+  for a choice (``choice:FIELD``, kept with the pause snapshot) had prepared nothing: it is
+  never stale, a change only makes it run again from the phone.
 
 The executor asks once, ``resume_check``, and gets a ``ResumeVerdict`` back: the decision,
 the diff, the ``resume_check`` evidence and the check's reads (for ``stale``, the failure's
@@ -36,6 +38,7 @@ from typing import Any
 from daemon.lifecycle.errors import StoreUnavailable
 from daemon.lifecycle.pause_evidence import PAUSE_KIND, RESUME_KIND
 from daemon.lifecycle.records import TaskRecord
+from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from daemon.runtime.attempt_evidence import sensitive_values, stored  # re-exported too
 from daemon.store.protocol import WorkerStore
 from device import private
@@ -71,12 +74,28 @@ def snapshot_doc(
 
 
 def keep_pause_snapshot(
-    store: WorkerStore, device: Device, task: TaskRecord, artifacts: Any, clock: Callable[[], float]
+    store: WorkerStore,
+    device: Device,
+    task: TaskRecord,
+    artifacts: Any,
+    clock: Callable[[], float],
+    waiting: WaitingFor | None = None,
 ) -> str:
-    """Snapshot the phone as the task pauses; returns the evidence reference."""
+    """Snapshot the phone as the task pauses (``waiting``: for what, kept with it); returns
+    the evidence reference."""
     ctx = ActionContext(recorder=_recorder(device, task), artifacts_dir=artifacts)
     _, doc = snapshot_doc(ctx, task)
+    if waiting is not None:
+        doc["waiting_for"] = waiting.text
     return store.put_evidence(task.ticket, PAUSE_KIND, stored(task, doc), clock())
+
+
+def _prepared_nothing(paused: dict[str, Any]) -> bool:
+    """The pause came before the task did anything on the phone: a choice among candidates
+    (``choice:FIELD``) is asked before any draft, so no draft of the task can have been
+    edited since."""
+    text = paused["body"].get("waiting_for")
+    return isinstance(text, str) and WaitingFor.parse(text).kind is WaitKind.CHOICE
 
 
 def pause_snapshot_of(store: WorkerStore, task: TaskRecord) -> dict[str, Any] | None:
@@ -121,18 +140,21 @@ def decide(
     old: Snapshot | None,
     new: Snapshot | None,
     phoned_texts: Collection[str] = (),
+    prepared: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """What the resumed attempt may do, and the difference that decided it.
 
     ``phoned_texts``: the redacted bodies later tasks of phoned drafted on this phone since
     the pause (``later_drafts``); a composer showing one of them was not edited by a person.
+    ``prepared``: False when the task paused before doing anything on the phone (a choice):
+    then there is no draft of its own a person could have edited, and a change is a recheck.
     """
     if old is None or new is None:  # no baseline or no fresh reading: trust nothing
         return (VOID_APPROVAL if approved else RECHECK), {"snapshot": "missing"}
     diff = compare(old, new, fields_for(task.method))
     if not diff:
         return CONTINUE, diff
-    if _user_edited_draft(task, old, new, phoned_texts):
+    if prepared and _user_edited_draft(task, old, new, phoned_texts):
         return STALE, diff
     return (VOID_APPROVAL if approved else RECHECK), diff
 
@@ -174,7 +196,7 @@ def compare_with_pause(
     drafts: dict[str, str] = {}
     if shown is not None and shown != _compose_text(old):  # who wrote the draft now shown?
         drafts = later_drafts(store, task, float(paused.get("created_at") or 0.0))
-    decision, diff = decide(task, approved, old, new, drafts)
+    decision, diff = decide(task, approved, old, new, drafts, not _prepared_nothing(paused))
     doc.update(decision=decision, diff=diff, paused_ref=paused["ref"], approved=approved)
     if shown in drafts:
         doc["drafted_by"] = drafts[shown]  # the later task whose draft the composer shows

@@ -24,7 +24,8 @@ from daemon.server.plane import Plane
 from device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params; a
-# notification's title and text in notifications.list's value)
+# notification's title and text in notifications.list's value; a choice's answer line,
+# amend_command, quotes the candidate's number)
 SENSITIVE_KEYS = frozenset(
     {
         "to",
@@ -37,6 +38,7 @@ SENSITIVE_KEYS = frozenset(
         "title",
         "content_text",
         "label",
+        "amend_command",
     }
 )
 

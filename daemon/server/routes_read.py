@@ -20,6 +20,7 @@ from daemon.lifecycle.states import TaskState
 from daemon.lifecycle.wire import plain
 from daemon.planning.classify import classify_ingress
 from daemon.rendering.approval_view import pending_approval
+from daemon.rendering.choice_view import pending_choice
 from daemon.rendering.render import approval_preview, render_json
 from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
@@ -85,6 +86,7 @@ def task_status(
         "task": plain(task),
         "approval_preview": preview,
         "pending_approval": pending_approval(task, preview, evidence),
+        "pending_choice": pending_choice(task, evidence),  # the candidates of choice:FIELD
         # the monitor shows Approve/Deny by it
         "may_decide": principal.may(Right.DECIDE) and principal.sees(task.conversation_id),
         "evidence": evidence,

@@ -45,6 +45,13 @@ from daemon.verbs.common import common_options, load_config, user_errors
     "run, and stays up while a task pinned to it is unfinished (a paused --once).",
 )
 @click.option(
+    "--sim-scenario",
+    default="",
+    metavar="NAMES",
+    help="With --sim: the simulated phone's faults and starting state, as `phoned sim "
+    "--scenario` takes them (e.g. 'contact:Ivan Petrov=+79160000001:mobile').",
+)
+@click.option(
     "--no-prompt",
     is_flag=True,
     help="With --once at a terminal: do not ask for a pending approval inline; exit 4.",
@@ -60,6 +67,7 @@ def run(
     task_file: str | None,
     sim_sdk: str | None,
     sim_port: int | None,
+    sim_scenario: str,
     no_prompt: bool,
     poll_interval: float | None,
     grace_period: float | None,
@@ -77,6 +85,15 @@ def run(
     """
     if sim_port is not None and sim_sdk is None:
         raise click.UsageError("--sim-port needs --sim", ctx=click.get_current_context())
+    if sim_scenario and sim_sdk is None:
+        raise click.UsageError("--sim-scenario needs --sim", ctx=click.get_current_context())
+    if sim_scenario:
+        from daemon.runtime.sim_phone import check_scenario
+
+        try:
+            check_scenario(int(sim_sdk or "34"), sim_scenario)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sim-scenario") from exc
     cfg = load_config(
         config_file, queue=queue, poll_interval=poll_interval, grace_period=grace_period
     )
@@ -93,6 +110,7 @@ def run(
             as_json=as_json,
             sim_sdk=int(sim_sdk) if sim_sdk else None,
             sim_port=sim_port,
+            sim_scenario=sim_scenario,
             prompt=once and not no_prompt and not as_json and at_a_terminal(),
             queue=queue,
         )

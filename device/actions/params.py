@@ -45,6 +45,43 @@ def _phone_number(value: str) -> str:
 # A recipient: E.164 (+4915112345678) or local digits (2..15); nothing else reaches an argv.
 PhoneNumber = Annotated[str, AfterValidator(_phone_number)]
 
+MAX_CONTACT_NAME = 100  # characters; a display name longer than this is no name a person types
+
+
+def is_phone_number(value: str) -> bool:
+    """Whether ``value`` is a phone number ``PhoneNumber`` takes (E.164 or local digits)."""
+    return bool(_E164.fullmatch(value) or _LOCAL.fullmatch(value))
+
+
+def contact_name(value: str) -> str:
+    """A contact's display name as a param: 1..100 characters, not blank, no control
+    character (NUL, newline...), no unpaired surrogate. Any other text is fine, shell and SQL
+    metacharacters included: a name is matched on the daemon and never reaches the phone."""
+    if not value.strip():
+        raise ValueError("a contact name must not be blank")
+    if len(value) > MAX_CONTACT_NAME:
+        raise ValueError(f"a contact name has at most {MAX_CONTACT_NAME} characters")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise ValueError(
+            "a contact name must not hold NUL, control characters or unpaired surrogates"
+        )
+    return value
+
+
+def _recipient(value: str) -> str:
+    # text that starts like a number (``+``, a digit) is meant as one and must be one, so a
+    # mistyped number (``+1555; reboot``) is refused, never looked up as a name
+    head = value.lstrip()[:1]
+    if not head or head == "+" or head.isdigit():
+        return _phone_number(value)
+    return contact_name(value)
+
+
+# A recipient: a phone number as ``PhoneNumber`` (exactly as that takes it), or a contact's
+# name (``contact_name``), resolved to a number on the daemon at run time
+# (``device.actions.recipient``); only a number reaches an argv.
+NumberOrName = Annotated[str, AfterValidator(_recipient)]
+
 # The recipient of the SMS tasks scripts/ci-emulator.sh runs: 555-0100..0199 are reserved for
 # fiction (NANPA); the emulator has no SIM to send from anyway.
 EMULATOR_NUMBER = "+15555550100"

@@ -1,6 +1,8 @@
 """``sms.draft``: the default SMS app's composer with the recipient and the exact body.
 
-Steps: validate (never trust ingress), find the default SMS app (``cmd role
+Steps: validate (never trust ingress), resolve a contact's name as ``to`` to one number on
+the daemon (``recipient``: several fitting numbers wait for a choice, none is
+``invalid_params``), find the default SMS app (``cmd role
 get-role-holders android.app.role.SMS`` from API 31, secure ``sms_default_application``
 below), wake the screen, wait for unlock if the keyguard shows, open the composer with an
 argv-built ``SENDTO smsto:`` intent, wait for the app's window (a uiautomator2 selector
@@ -10,21 +12,31 @@ A runtime-permission dialog over the app ends ``needs_permission``. A screen tha
 read (``UiDumpFailed``: a failed ``uiautomator dump``, an unparsable hierarchy) ends
 ``not_met`` with the raw output in the evidence; reconcile answers ``cannot_tell``.
 
-If the composer already shows exactly this draft, no intent is sent again.
+If the composer already shows exactly this draft, no intent is sent again. When the owner's
+approval policy asks for it (``Method.previews``), the draft waits first for an approval of
+its preview (recipient, with the contact's name when a name gave it, text, app: ``preview``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from device import commands, contacts, parsers, ui_hierarchy
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions import recipient, ui
+from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import EMULATOR_NUMBER, Params, PhoneNumber
+from device.actions.params import (
+    EMULATOR_NUMBER,
+    MAX_CONTACT_NAME,
+    NumberOrName,
+    Params,
+    contact_name,
+    is_phone_number,
+)
 from device.actions.reads import read, target
 from device.errors import InputRefused, UiDumpFailed
 from device.ui_hierarchy import Node
@@ -36,11 +48,21 @@ MAX_BODY = 10_000  # characters of an SMS body
 
 
 class Sms(Params):
-    """Recipient as E.164 (+4915112345678) or local digits; body 1..10000 chars."""
+    """Recipient as E.164 (+4915112345678) or local digits, or a contact's name resolved on
+    the daemon (``recipient``); body 1..10000 chars."""
 
-    to: PhoneNumber = Field(
-        description="recipient: E.164 (+4915112345678) or local digits (2..15)",
+    to: NumberOrName = Field(
+        description="recipient: E.164 (+4915112345678) or local digits (2..15), or a contact's "
+        "name (1..100 characters, not starting with + or a digit) looked up in the phone book "
+        "on the daemon, never sent to the phone; several fitting numbers pause the task for a "
+        "choice (waiting_for choice:to)",
         examples=["+15551234567"],
+    )
+    contact: str | None = Field(
+        default=None,
+        max_length=MAX_CONTACT_NAME,
+        description="with a number as to: the contact's name it was chosen for (the answer to "
+        "a choice); checked against the phone book and shown with the number",
     )
     body: str = Field(
         min_length=1, max_length=MAX_BODY, description="message text", examples=["See you at 8"]
@@ -60,6 +82,17 @@ class Sms(Params):
         if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
             raise ValueError("body holds a NUL or an unpaired surrogate")
         return value
+
+    @field_validator("contact")
+    @classmethod
+    def _a_name(cls, value: str | None) -> str | None:
+        return None if value is None else contact_name(value)
+
+    @model_validator(mode="after")
+    def _contact_with_a_number(self) -> Sms:
+        if self.contact is not None and not is_phone_number(self.to):
+            raise ValueError("contact goes with a phone number as to (the chosen one)")
+        return self
 
 
 # ---- commands and parsers ----------------------------------------------------------------
@@ -183,20 +216,29 @@ def unreadable(ctx: ActionContext, want: Any, error: UiDumpFailed) -> Outcome:
     )
 
 
-def prepare(ctx: ActionContext, to: str, body: str) -> Draft | Outcome:
+# (the default SMS app) -> the outcome that stops before any effect (an approval to ask), or None
+Ask = Callable[[str], Outcome | None]
+
+
+def prepare(ctx: ActionContext, to: str, body: str, ask: Ask | None = None) -> Draft | Outcome:
     """Bring up a verified draft, or the outcome that stops it (waiting, permission, a screen
-    that cannot be read, ...)."""
+    that cannot be read, ...). ``ask`` runs once the SMS app is known, before any effect."""
     want = {"app_in_front": True, "recipient_shown": True, "compose_text": body}
     try:
-        return _prepare(ctx, to, body, want)
+        return _prepare(ctx, to, body, want, ask)
     except UiDumpFailed as exc:
         return unreadable(ctx, want, exc)
 
 
-def _prepare(ctx: ActionContext, to: str, body: str, want: dict[str, Any]) -> Draft | Outcome:
+def _prepare(
+    ctx: ActionContext, to: str, body: str, want: dict[str, Any], ask: Ask | None
+) -> Draft | Outcome:
     app = default_sms_app(ctx)
     if not app:
         return outcome(ctx, Status.UNSUPPORTED, target(want, None), "no default SMS app is set")
+    asked = ask(app) if ask is not None else None
+    if asked is not None:
+        return asked
     if not ui.screen_on(ctx, "before"):
         try:
             ui.wake(ctx)
@@ -248,10 +290,45 @@ def _draft(app: str, screen: ui.Screen, seen: dict[str, Any], to: str) -> Draft:
     return Draft(app, screen, seen, how)
 
 
+def preview(who: recipient.Recipient, body: str, app: str) -> dict[str, Any]:
+    """What an approver of a draft is shown, when the owner's policy asks for one (the task
+    store's ``Preview`` fields, as ``sms.send``'s): the recipient (the contact's name and
+    number when a name gave it), the text and the app; bound to the app and recipient."""
+    return {
+        "effect": "sms.draft",
+        "target": who.shown,
+        "data": {"text": body, "app": app, **who.preview_data()},
+        "snapshot_digest": digest({"app": app, "recipient": who.shown, "contact": who.name}),
+    }
+
+
+def _ask(ctx: ActionContext, who: recipient.Recipient, body: str, app: str) -> Outcome | None:
+    """``needs_approval`` with the draft's preview when the owner's policy asks for one and
+    no approval of this very preview was given; None: go on and draft."""
+    if not ctx.approval_required:
+        return None
+    shown = preview(who, body, app)
+    shown_digest = digest(shown)
+    if ctx.approval_digest == shown_digest:
+        return None
+    void = ctx.approval_digest is not None
+    want = {"app_in_front": True, "recipient_shown": True, "compose_text": body}
+    return outcome(
+        ctx, Status.NEEDS_APPROVAL, target(want, None),
+        "the approval does not match the current preview: approve again" if void
+        else "drafting needs approval", preview=shown, preview_digest=shown_digest,
+        approval_void=void,
+    )  # fmt: skip
+
+
 def draft(ctx: ActionContext, params: Sms) -> Outcome:
-    """Open the composer with the draft; met when the hierarchy shows it exactly."""
-    to, body = params.to, params.body
-    result = prepare(ctx, to, body)
+    """Resolve the recipient (a name: on the daemon), then open the composer with the draft;
+    met when the hierarchy shows it exactly."""
+    who = recipient.resolve(ctx, params.to, params.contact)
+    if isinstance(who, Outcome):
+        return who
+    to, body = who.number, params.body
+    result = prepare(ctx, to, body, lambda app: _ask(ctx, who, body, app))
     if isinstance(result, Outcome):
         return result
     seen = result.seen
@@ -263,6 +340,7 @@ def draft(ctx: ActionContext, params: Sms) -> Outcome:
         app=result.app,
         snapshot_digest=result.screen.digest,
         recipient_shown_as=result.recipient_shown_as,
+        **who.detail(),
     )
 
 
@@ -270,7 +348,9 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     """Does the composer show this draft now? (a draft is safe to open again either way)"""
     if ui.keyguard_showing(ctx, "read"):
         return "cannot_tell"
-    to, body = params.to, params.body
+    to, body = recipient.number_for(ctx, params.to, params.contact), params.body
+    if to is None:
+        return "cannot_tell"
     app = default_sms_app(ctx) or ""
     try:
         screen = ui.dump(ctx, "read")
@@ -284,7 +364,9 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
 
 _ACTIONS_ROW = ActionsRow(  # docs/actions.md
     reads=(
-        "default SMS app (role holders API 29+, `sms_default_application` below), `dumpsys power`,"
+        "a name as `to`: the phone book (`content query --uri content://com.android.contacts/"
+        "data/phones`, matched on the daemon); default SMS app (role holders API 29+, "
+        "`sms_default_application` below), `dumpsys power`,"
         " `dumpsys window policy`, `uiautomator dump`"
     ),
     effect=(
@@ -297,8 +379,9 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "sms.draft", Sms, draft, fixed("sms.drafted"), reconcile=reconcile, screen=True,
-        sensitive=("to", "body"),
-        summary="Open a draft SMS to a recipient in the default SMS app (nothing is sent).",
+        previews=True, sensitive=("to", "body", "contact"),
+        summary="Open a draft SMS to a number or a contact's name in the default SMS app "
+        "(nothing is sent); a name fitting several numbers waits for a choice.",
         reads="the screen (UI hierarchy) of the SMS app", changes="the SMS app's draft",
         emulator_params={"to": EMULATOR_NUMBER, "body": "phoned CI draft"},
         actions_row=_ACTIONS_ROW,

@@ -1,6 +1,8 @@
 """``sms.send``: the draft, an approval bound to its preview, one tap on send, the sent box.
 
-1. ``sms.draft``'s steps bring up a verified draft (``sms.prepare``).
+1. A contact's name as ``to`` is resolved on the daemon (``recipient``: one number goes on,
+   several wait for a choice, none is ``invalid_params``); ``sms.draft``'s steps bring up a
+   verified draft (``sms.prepare``).
 2. The preview ``{effect, target: recipient, data: {text, app}, snapshot_digest}`` (the
    shape the task store binds approvals to) and its digest
    (``base.digest``) are returned as ``needs_approval`` unless ``ctx.approval_digest`` equals
@@ -25,15 +27,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from device import conversation, messaging_words, parsers, ui_hierarchy
-from device.actions import sms, ui
+from device.actions import recipient, sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import EMULATOR_NUMBER
 from device.actions.reads import read, target
+from device.actions.recipient import Recipient
 from device.actions.sms import Sms
 from device.commands import Argv
 from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
@@ -123,15 +126,21 @@ SEND_DESCRIPTIONS = (
 )  # fmt: skip
 
 
-def preview(to: str, body: str, app: str, snapshot_digest: str) -> dict[str, Any]:
-    """What the approver is shown; its digest binds the approval.
+def preview(
+    to: str, body: str, app: str, snapshot_digest: str, who: Recipient | None = None
+) -> dict[str, Any]:
+    """What the approver is shown; its digest binds the approval. With a contact's name as
+    the recipient (``who``), the number as ``Recipient.shown`` and the name and number type
+    in ``data``; a plain number exactly as before.
 
     Same fields as the task store's ``Preview`` so both compute the same digest.
     """
+    shown_to = who.shown if who is not None else to
+    extra = who.preview_data() if who is not None else {}
     return {
         "effect": "sms.send",
-        "target": to,
-        "data": {"text": body, "app": app},
+        "target": shown_to,
+        "data": {"text": body, "app": app, **extra},
         "snapshot_digest": snapshot_digest,
     }
 
@@ -294,12 +303,16 @@ def _want(to: str, body: str) -> dict[str, Any]:
 
 
 def send(ctx: ActionContext, params: Sms) -> Outcome:
-    """Draft, approval, one tap, verified in the sent box."""
-    to, body = params.to, params.body
+    """Recipient (a name: resolved on the daemon), draft, approval, one tap, verified in
+    the sent box."""
+    who = recipient.resolve(ctx, params.to, params.contact)
+    if isinstance(who, Outcome):
+        return who
+    to, body = who.number, params.body
     ready = sms.prepare(ctx, to, body)
     if isinstance(ready, Outcome):
         return ready
-    shown = preview(to, body, ready.app, ready.screen.digest)
+    shown = preview(to, body, ready.app, ready.screen.digest, who)
     shown_digest = digest(shown)
     if ctx.approval_digest != shown_digest:
         void = ctx.approval_digest is not None
@@ -307,7 +320,7 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
             ctx, Status.NEEDS_APPROVAL, target(_want(to, body), None),
             "the approval does not match the current preview: approve again" if void
             else "sending needs approval", preview=shown, preview_digest=shown_digest,
-            approval_void=void,
+            approval_void=void, **who.detail(),
         )  # fmt: skip
     button, why = choose_send(ready.screen.nodes, ctx.device.identity.locale, params.sim)
     if button is None:  # nothing tapped: no button is not met; a SIM it cannot choose is
@@ -339,9 +352,10 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
     except (TransportLost, UiAutomatorError) as exc:  # the tap may have landed
         return unknown(ctx, to, body, baseline.sent_id, str(exc))
     try:
-        return _verify(ctx, to, body, baseline, ready.app)
+        done = _verify(ctx, to, body, baseline, ready.app)
     except TransportLost as exc:
         return unknown(ctx, to, body, baseline.sent_id, str(exc))
+    return replace(done, detail={**done.detail, **who.detail()})
 
 
 def unknown(ctx: ActionContext, to: str, body: str, baseline: int, why: str) -> Outcome:
@@ -514,7 +528,9 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
 
     The sent box's highest ``_id`` before the tap comes from the hint (``baseline_id``) or
     the journal entry's target."""
-    to, body = params.to, params.body
+    to, body = recipient.number_for(ctx, params.to, params.contact), params.body
+    if to is None:
+        return "cannot_tell"  # the name no longer means one number: never guess
     baseline = hint.get("baseline_id")
     if not isinstance(baseline, int):
         baseline = journal_baseline(hint.get("journal"))
@@ -523,7 +539,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
     if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
         return "happened"
     app = sms.default_sms_app(ctx) or ""
-    stored = _reconcile_chat_store(ctx, app, params, hint)
+    stored = _reconcile_chat_store(ctx, app, to, params, hint)
     if stored is not None:
         return stored
     if ui.keyguard_showing(ctx, "read"):
@@ -546,13 +562,13 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
 
 
 def _reconcile_chat_store(
-    ctx: ActionContext, app: str, params: Sms, hint: dict[str, Any]
+    ctx: ActionContext, app: str, to: str, params: Sms, hint: dict[str, Any]
 ) -> str | None:
     """The chat store's answer (read as the send read it), None when it holds no row."""
     chat_before = journal_baseline(hint.get("journal"), CHAT_KEY)
     if chat_before is None:
         return None
-    chat = find_chat(chat_rows(ctx, app, "read"), params.to, params.body, chat_before)
+    chat = find_chat(chat_rows(ctx, app, "read"), to, params.body, chat_before)
     kind = None if chat is None else chat.get("type")
     if kind == IM_CHAT_SENT:
         return "happened"
@@ -582,8 +598,8 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
 DECLARED = (
     Method(
         "sms.send", Sms, send, fixed("sms.sent"), reconcile=reconcile, approval=True,
-        idempotent=False, screen=True, sensitive=("to", "body"),
-        summary="Send an SMS: drafts it, pauses for a person's approval of the preview, "
+        idempotent=False, screen=True, sensitive=("to", "body", "contact"),
+        summary="Send an SMS to a number or a contact's name: drafts it, pauses for a person's approval of the preview, "
         "then taps send once and checks the sent box.",
         reads="the screen of the SMS app, the sent messages",
         changes="sends a message to the recipient (cannot be undone)",

@@ -27,8 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from device import private
-from device.actions import registry, ui
+from device.actions import recipient, registry, ui
 from device.actions.base import ActionContext
+from device.actions.params import is_phone_number
 from device.actions.sms import observed_draft
 
 # What each kind of task depends on, compared between the pause and the resume.
@@ -74,11 +75,26 @@ def fields_for(method: str) -> tuple[str, ...]:
     return SCREEN_FIELDS if method in registry.SCREEN_METHODS else FINGERPRINT_FIELDS
 
 
-def _texts(method: str, params: dict[str, Any], screen: ui.Screen) -> dict[str, Any]:
+def _recipient(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The number the task's ``to`` stands for and the contact names the composer may show
+    for it: as given (no names), or the contact a name resolves to now (the phone book read
+    once); ("", ()) when the name fits none or several."""
+    to, contact = str(params.get("to", "")), params.get("contact")
+    if not to or (is_phone_number(to) and contact is None):
+        return to, ()
+    found = recipient.resolve(ctx, to, str(contact) if contact else None)
+    if not isinstance(found, recipient.Recipient):
+        return "", ()
+    return found.number, (found.name,) if found.name else ()
+
+
+def _texts(
+    ctx: ActionContext, method: str, params: dict[str, Any], screen: ui.Screen
+) -> dict[str, Any]:
     if method not in registry.SCREEN_METHODS:
         return {}
     app = screen.packages[0] if screen.packages else ""
-    seen = observed_draft(screen, app, str(params.get("to", "")))
+    seen = observed_draft(screen, app, *_recipient(ctx, params))
     text = seen["compose_text"]
     return {
         "front_app": app,
@@ -114,7 +130,7 @@ def take(
             base.update(
                 orientation=ui_hierarchy.rotation(screen.xml),
                 hierarchy_digest=screen.digest,
-                texts=_texts(method, params, screen),
+                texts=_texts(ctx, method, params, screen),
                 window_packages=screen.packages,
                 window_path=screen.path.value,
                 artifacts={

@@ -15,10 +15,12 @@ displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: 
 keys and taps are refused with a SecurityException), ``work-profile:PACKAGE`` (that app runs
 as user 10: ``u10`` in window and activity records), ``samsung-power`` (``dumpsys power``
 prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``),
-``contact:NAME=NUMBER[:TYPE]`` (repeatable: the address book holds NAME with NUMBER, TYPE a
-``ContactsContract.CommonDataKinds.Phone`` type code, 2 mobile by default; NAME may hold
-spaces, Cyrillic or Hangul but no comma; the same NAME again adds a number:
-``contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:1``),
+``contact:NAME=NUMBER[:TYPE][:new]`` (repeatable: the address book holds NAME with NUMBER,
+TYPE a ``ContactsContract.CommonDataKinds.Phone`` type code or its name, ``mobile`` (2) by
+default; NAME may hold spaces, Cyrillic or Hangul but no comma; the same NAME again adds a
+number to that contact, ``:new`` makes another contact of the same NAME:
+``contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:home,
+contact:Ivan Petrov=+79160000001:mobile,contact:Ivan Petrov=+79160000002:work:new``),
 ``notification:PKG=TITLE|TEXT`` (repeatable: PKG has posted a notification with that title
 and text, id 1, 2, ... per package in order, posted a minute apart, the first ten minutes
 before the phone starts; TITLE and TEXT may hold spaces, Cyrillic, Hangul or emoji but no comma:
@@ -134,16 +136,27 @@ def _locale(phone: Phone, value: str) -> None:
 
 
 def _contact(phone: Phone, value: str) -> None:
-    """``NAME=NUMBER[:TYPE]``: NAME is everything before the last ``=``."""
+    """``NAME=NUMBER[:TYPE][:new]``: NAME is everything before the last ``=``; TYPE a
+    ``Phone.TYPE_*`` code or its name (``mobile``, ``work``...); ``new`` starts another
+    contact of the same NAME (one the owner kept apart) instead of adding to the last one."""
+    from device.contacts import PhoneType
     from device.sim.services.contacts import ContactsProvider
 
     name, _, rest = value.rpartition("=")
-    number, _, kind = rest.partition(":")
-    if not name.strip() or not number.strip():
-        raise ValueError("contact needs NAME=NUMBER[:TYPE], e.g. contact:Анна Иванова=+79161234567")
-    if kind and not re.fullmatch(r"[0-9]+", kind):
-        raise ValueError("contact TYPE is a Phone type code: 1 home, 2 mobile, 3 work, ...")
-    phone.service(ContactsProvider).add(name.strip(), number.strip(), int(kind or "2"))
+    number, _, tail = rest.partition(":")
+    words = [w for w in tail.split(":") if w]
+    separate = "new" in words
+    kinds = [w for w in words if w != "new"]
+    if not name.strip() or not number.strip() or len(kinds) > 1:
+        raise ValueError(
+            "contact needs NAME=NUMBER[:TYPE][:new], e.g. contact:Анна Иванова=+79161234567:mobile"
+        )
+    kind = kinds[0] if kinds else "2"
+    names = {t.name.lower(): int(t) for t in PhoneType}
+    if not re.fullmatch(r"[0-9]+", kind) and kind.lower() not in names:
+        raise ValueError("contact TYPE is a Phone type code or name: 1 home, 2 mobile, 3 work, ...")
+    code = int(kind) if kind.isdigit() else names[kind.lower()]
+    phone.service(ContactsProvider).add(name.strip(), number.strip(), code, separate=separate)
 
 
 def _notification(phone: Phone, value: str) -> None:

@@ -21,6 +21,7 @@ from device.actions.base import ActionContext
 from device.actions.params import PACKAGE
 from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
+from device.contacts import phones_query
 from device.evidence import Recorder, redact
 from device.sim.server import Simulator
 from device.sim.stream_services import default_shell_factory
@@ -107,6 +108,10 @@ numbers = st.from_regex(r"\+?[0-9]{2,15}", fullmatch=True) | st.text(max_size=20
 def test_sms_draft_number_is_one_argv_element_or_nothing_runs(phone, to: str) -> None:
     out, phone_ran, action_ran = run(phone, "sms.draft", {"to": to, "body": "hi there"})
     assert phone_ran == action_ran
+    if out.status is Status.INVALID_PARAMS and out.detail.get("field") == "to" and phone_ran:
+        # a contact name no contact has: the phone book was read, the name never sent
+        assert phone_ran == [phones_query()]  # a fixed argv: nothing of the name in it
+        return
     if out.status is Status.INVALID_PARAMS:
         assert phone_ran == []
         return

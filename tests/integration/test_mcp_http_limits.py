@@ -6,7 +6,8 @@ before its request is whole.
 - DNS rebinding: a foreign ``Host`` (421) or ``Origin`` (403) is refused on any address
   served, not only on 127.0.0.1; ``--allowed-host`` / ``--allowed-origin`` add names.
 - ``queue_status`` counts only this conversation's tasks.
-- ``task_status`` / ``task_cancel``: one answer for a missing and a foreign task.
+- ``task_status`` / ``task_cancel`` / ``task_amend``: one answer for a missing and a foreign
+  task.
 - Sessions: at most ``--max-sessions`` open per token (the SDK's 503), closed after
   ``--session-idle``; a token cannot use another token's session.
 - A request head or body that does not arrive in time closes the connection.
@@ -157,15 +158,16 @@ def test_a_foreign_task_reads_as_a_missing_one(serve, queue: Daemon) -> None:
     mcp = serve()
 
     async def body(s: ClientSession) -> Any:
+        extra = {"task_amend": {"params": {"mode": "off"}}}
         return [
-            await s.call_tool(tool, {"task_id": task_id})
-            for tool in ("task_status", "task_cancel")
+            await s.call_tool(tool, {"task_id": task_id, **extra.get(tool, {})})
+            for tool in ("task_status", "task_cancel", "task_amend")
             for task_id in (foreign, missing)
         ]
 
     answers = mcp.call(body)
     for tool, (of_foreign, of_missing) in zip(
-        ("status", "cancel"), (answers[:2], answers[2:]), strict=True
+        ("status", "cancel", "amend"), (answers[:2], answers[2:4], answers[4:]), strict=True
     ):
         shapes = [
             (a.is_error, a.structured_content, len(a.content)) for a in (of_foreign, of_missing)
@@ -175,6 +177,7 @@ def test_a_foreign_task_reads_as_a_missing_one(serve, queue: Daemon) -> None:
                  of_missing.content[0].text.replace(missing, "ID")]  # fmt: skip
         assert texts[0] == texts[1] == "no task ID in this conversation", tool
     assert queue.task(foreign).state.value == "queued"  # the cancel did not reach it
+    assert queue.task(foreign).revision == 1  # nor the amendment
 
 
 # ---- sessions ---------------------------------------------------------------------------

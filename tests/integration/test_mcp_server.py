@@ -99,7 +99,7 @@ def test_tool_list_has_one_tool_per_method_with_its_params_schema(daemon: Daemon
     listed = run_stdio(daemon, lambda s: s.list_tools())
     tools = {t.name: t for t in listed.tools}
     assert set(tools) == {catalogue.tool_name(m) for m in REGISTRY} | {
-        "task_status", "task_cancel", "device_context", "queue_status",
+        "task_status", "task_amend", "task_cancel", "device_context", "queue_status",
         "schedule_add", "schedule_list", "schedule_remove", "schedule_pause",
     }  # fmt: skip
     dnd = tools["dnd_set"]

@@ -126,7 +126,7 @@ def test_submit_accepts_the_seed004_shape(queue: str, tmp_path: Path) -> None:
                 "--method",
                 "sms.send",
                 "--param",
-                "to=call me",
+                "to=+1 call me",
                 "--param",
                 "body=x",
                 "--conversation",

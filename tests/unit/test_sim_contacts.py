@@ -202,7 +202,33 @@ def test_contact_scenario_fills_the_address_book() -> None:
     ]
 
 
-@pytest.mark.parametrize("value", ["Ann", "=5550100", "Ann=", "Ann=5550100:mobile", " =1"])
+def test_namesakes_kept_apart_are_two_contacts_with_their_own_numbers_and_types() -> None:
+    phone = Phone(sdk=34)
+    scenarios.apply(
+        phone,
+        "contact:Ivan Petrov=+79160000001:mobile,contact:Ivan Petrov=+74950000001:HOME,"
+        "contact:Ivan Petrov=+79160000002:work:new,contact:Ivan Petrov=+79160000009:17",
+    )
+    text = run_argv(phone, contacts.phones_query())
+    parsed = contacts.parse_phones(text)
+    assert parsed is not None
+    assert [
+        (c.contact_id, [(e.number, e.type_name) for e in c.numbers]) for c in parsed.contacts
+    ] == [
+        (1, [("+79160000001", "mobile"), ("+74950000001", "home")]),
+        (2, [("+79160000002", "work"), ("+79160000009", "work_mobile")]),
+    ]
+    # real Android prints each phone row with the contact's display name, one row per line
+    assert text.count("display_name=Ivan Petrov") == 4
+    assert [m.contact.contact_id for m in contacts.matches_for("ivan petrov", parsed.contacts)] == [
+        1, 2,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Ann", "=5550100", "Ann=", "Ann=5550100:cell", "Ann=5550100:mobile:work", " =1"],
+)
 def test_a_malformed_contact_scenario_is_named(value: str) -> None:
     with pytest.raises(ValueError, match="scenario contact"):
         scenarios.apply(Phone(sdk=34), f"contact:{value}")

@@ -78,6 +78,15 @@ def test_user_edit_of_the_draft_is_stale() -> None:
     assert BODY not in str(diff)  # the diff names the change by the redacted forms
 
 
+def test_a_task_that_paused_for_a_choice_prepared_no_draft_and_is_never_stale() -> None:
+    # the same change as a user edit: the composer holds text that is not the task's body;
+    # a choice pause came before any draft, so it is not the task's draft: run again
+    edited = {**_snap().texts, "compose_text": redact_text("a text the person typed")}
+    after = _snap(texts=edited, hierarchy_digest="d2")
+    assert decide(_task(), False, _snap(), after)[0] == "stale"
+    assert decide(_task(), False, _snap(), after, prepared=False)[0] == "recheck"
+
+
 def test_a_draft_back_to_the_tasks_own_body_is_no_user_edit() -> None:
     partial = {**_snap().texts, "compose_text": redact_text(BODY[:3])}
     decision, _ = decide(_task(), True, _snap(texts=partial), _snap(hierarchy_digest="d2"))

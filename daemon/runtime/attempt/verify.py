@@ -40,7 +40,12 @@ def verify_or_pause(run: Attempt, step: Acted | Held) -> Verified | Paused | Wai
         return Verified(step, (step.ref,))
     task = step.task
     waits = _pause_details(run, task, step.outcome) if isinstance(step, Acted) else None
-    snapshot = keep_pause_snapshot(run.store, run.device, task, step.ctx.artifacts_dir, run.now)
+    # what the task waits for, kept with the snapshot (an approval's pause waits for none)
+    asks = isinstance(step, Acted) and step.outcome.status is Status.NEEDS_APPROVAL
+    waited = waits[0] if waits and not asks else None
+    snapshot = keep_pause_snapshot(
+        run.store, run.device, task, step.ctx.artifacts_dir, run.now, waited
+    )
     if isinstance(step, Held) or waits is None:
         return WaitForUser(task, (snapshot,))
     waiting, wait_refs = waits

@@ -416,7 +416,25 @@ async function renderDetail() {
       el("td", { class: "state " + e.state }, e.state), el("td", { class: "num" }, e.state_version),
       el("td", { class: "num" }, e.attempt), el("td", {}, e.reason || ""), el("td", {}, when(e.ts)))));
   const cards = await Promise.all(status.evidence.map((doc) => evidenceCard(task.id, doc)));
-  $("evidence").replaceChildren(...(cards.length ? cards : [el("p", { class: "muted" }, "none")]));
+  const choice = status.pending_choice ? [choiceCard(status.pending_choice)] : [];
+  $("evidence").replaceChildren(...choice,
+    ...(cards.length ? cards : [el("p", { class: "muted" }, "none")]));
+}
+
+/** A task waiting for a choice (choice:FIELD): the candidates and each one's amend line. */
+function choiceCard(choice) {
+  return el("div", { class: "card choice", "data-choice": choice.field },
+    el("h4", {}, `waiting for a choice of ${choice.field}`),
+    el("p", {}, text(choice.message)),
+    el("ol", {}, choice.candidates.map((c) => el("li", {}, candidateText(c) + " ",
+      c.amend_command ? el("code", {}, text(c.amend_command)) : null))));
+}
+
+/** A recipient as name · number · type; another candidate (a UI element) as its fields. */
+function candidateText(c) {
+  if (c.number) return `${text(c.display_name)} · ${text(c.number)} · ${text(c.type_name)}`;
+  const { amend, amend_command, ...fields } = c;
+  return text(fields);
 }
 
 function artifactsOf(body) {

@@ -4,7 +4,10 @@ it lives in ``content_tool.py`` (``registry.load_all`` imports both).
 Raw contacts with a display name and phone data rows, as AOSP
 ``packages/providers/ContactsProvider`` keeps them, with two simplifications: raw contacts
 with exactly the same display name are one aggregated contact (ContactAggregator2 also weighs
-phones, emails and nicknames), and one raw contact per display name holds all its numbers.
+phones, emails and nicknames), and one raw contact per display name holds all its numbers,
+unless the scenario keeps two people of the same name apart (``add(separate=True)``, as
+``AggregationExceptions.TYPE_KEEP_SEPARATE`` does): then each is a contact of its own, and
+the phone rows of both print the same ``display_name`` with their own ``contact_id``.
 
 Columns are a subset of ContactsProvider2's projection maps: ``sPhoneLookupProjectionMap``
 for ``phone_lookup/<number>`` (``_id`` and ``contact_id`` are the contact, ``number``/
@@ -95,13 +98,24 @@ class ContactsProvider:
         self.raw_contacts: list[RawContact] = []
         self._next_data_id = 1
 
-    def add(self, name: str, number: str, type: int = TYPE_MOBILE, label: str | None = None) -> int:
-        """Give the contact named ``name`` (made when new) the phone ``number`` of ``type``
-        (a ``Phone.TYPE_*`` code; ``label`` for type 0, custom); returns the contact id."""
+    def add(
+        self,
+        name: str,
+        number: str,
+        type: int = TYPE_MOBILE,
+        label: str | None = None,
+        separate: bool = False,
+    ) -> int:
+        """Give the contact named ``name`` (made when new; the last one of that name) the
+        phone ``number`` of ``type`` (a ``Phone.TYPE_*`` code; ``label`` for type 0, custom);
+        ``separate``: a new contact of the same name all the same (two people called alike,
+        which the owner kept apart: ``AggregationExceptions.TYPE_KEEP_SEPARATE``). Returns
+        the contact id."""
         if not name or not number:
             raise ValueError("a contact needs a name and a number")
         with self.phone.lock:
-            raw = next((r for r in self.raw_contacts if r.display_name == name), None)
+            same = [r for r in self.raw_contacts if r.display_name == name]
+            raw = None if separate or not same else same[-1]
             if raw is None:
                 new_id = len(self.raw_contacts) + 1
                 raw = RawContact(new_id, new_id, name)
