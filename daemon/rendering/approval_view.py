@@ -247,15 +247,43 @@ def recipient_text(pending: dict[str, Any]) -> Any:
 
 def _what_lines(pending: dict[str, Any], show: Any) -> list[str]:
     """What will be done, to whom or what, with which data: a setting's change from what to
-    what, or sms.send's recipient, text and app."""
+    what, a UI-tier step's action on an element of an app, or sms.send's recipient, text and
+    app."""
     if pending.get("change") is not None:
         return [
             f"  target      {show(pending.get('target'))}",
             f"  change      {show(pending['change'])}",
         ]
+    data = pending.get("data") or {}
     text = pending.get("text")
+    if "action" in data and "element" in data:
+        return [
+            f"  app         {show(data.get('app'))}",
+            f"  action      {show(data['action'])}{_step_data(data)}",
+            f"  element     {_element_text(data['element'])}",
+            *([f"  text        {text!r}"] if text is not None else []),
+        ]
     return [
         f"  recipient   {show(recipient_text(pending))}",
         f"  text        {show(text)!r}" if text is not None else "  text        -",
         f"  app         {show(pending['app'])}",
     ]
+
+
+def _element_text(element: Any) -> str:
+    """A UI-tier step's element as a person recognises it: its words, its id, its
+    description (each quoted as ``repr``; the terminal rendering escapes what is left)."""
+    if not isinstance(element, dict):
+        return "-"
+    parts = [
+        f"{name} {element[key]!r}"
+        for name, key in (("label", "label"), ("id", "resource_id"), ("desc", "content_desc"))
+        if element.get(key)
+    ]
+    return ", ".join(parts) or "-"
+
+
+def _step_data(data: dict[str, Any]) -> str:
+    """The step's data besides the element and a typed text: a swipe's direction, a key."""
+    extra = {k: v for k, v in data.items() if k not in ("app", "action", "element", "text")}
+    return f" ({', '.join(f'{k} {v}' for k, v in sorted(extra.items()))})" if extra else ""

@@ -50,8 +50,15 @@ def _approve(daemon: Daemon, task_id: str) -> None:
     card = json.loads(_phoned(daemon, "show", task_id, "--json"))["pending_approval"]
     assert card["app"] == NOTES and card["effect"] == task.method
     assert str(card["screenshot"]).endswith("ui_element_screenshot.png")
+    # the text card names the app, the action and the element by its words and id
+    shown = _phoned(daemon, "show", task_id)
+    element = f"id '{task.params['selector']['resource_id']}'"
+    assert f"app         {NOTES}" in shown and element in shown, shown
+    if task.method == "ui.tap":
+        assert "action      tap" in shown and "label 'Save'" in shown, shown
     if task.method == "ui.type":  # the typed text: redacted in evidence, clear on the card
         assert card["text"] == task.params["text"]
+        assert f"text        {task.params['text']!r}" in shown, shown
         assert task.params["text"] not in json.dumps(daemon.evidence(task_id), ensure_ascii=False)
     _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
             "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
