@@ -178,8 +178,13 @@ class PhonedTools:
                 result.content = [*result.content, *shown]
             return result
         if name == "task_status":  # the call succeeds whatever state the task is in
+            limits = take_limits(args)
             task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
-            return _result(await anyio.to_thread.run_sync(self.bridge.result, task))
+            status = _result(await anyio.to_thread.run_sync(self.bridge.result, task))
+            if task.terminal and shows_screen(task.method):  # the screen the step left
+                shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
+                status.content = [*status.content, *shown]
+            return status
         if name == task_amend.NAME:  # then waits as a method call: a choice answered
             try:
                 task = await anyio.to_thread.run_sync(task_amend.amend, self.bridge, args)

@@ -108,8 +108,11 @@ def tools() -> list[types.Tool]:
         plain_tool(
             "task_status",
             "A task of this conversation now: state, observed target, evidence summary, and a "
-            "pending approval's preview. Shows the outcome after a person decided.",
-            {"task_id": _TASK_ID}, ["task_id"], read_only=True, output=TASK_OUTPUT,
+            "pending approval's preview. Shows the outcome after a person decided; once a "
+            "screen_snapshot or UI step has ended, also the screen it left (image and "
+            "elements, fitted to image_max_bytes / image_max_side).",
+            {"task_id": _TASK_ID, **IMAGE_ARGS}, ["task_id"], read_only=True,
+            output=TASK_OUTPUT,
         ),
         task_amend.TOOL.model_copy(update={"output_schema": TASK_OUTPUT}),
         plain_tool(

@@ -17,7 +17,14 @@ from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import PACKAGE, Params
-from device.actions.ui_step import MAX_ELEMENTS, Selector, element, matching, visible
+from device.actions.ui_step import (
+    MAX_ELEMENTS,
+    Selector,
+    element,
+    keep_screen,
+    matching,
+    visible,
+)
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -47,6 +54,7 @@ def find(ctx: ActionContext, params: UiFind) -> Outcome:
     """The matching elements (value: {"package", "count", "elements"}); met when at least one
     matches (and ``package`` is in front when given), else not met with the screen."""
     screen = ui.dump(ctx, "read")
+    keep_screen(ctx, screen, "found")
     found = matching(screen, params.selector)
     front = screen.packages[0] if screen.packages else None
     elements = [{"index": i, **element(n)} for i, n in enumerate(found[:MAX_ELEMENTS])]

@@ -250,7 +250,7 @@ def prepare(ctx: ActionContext, package: str, selector: Selector | None) -> Read
     index: waiting for a choice among the candidates)."""
     locked = ui.keyguard_showing(ctx, "before")
     front = ui.foreground(ctx, "before")
-    screen = None if locked else ui.dump(ctx, "before", artifact="ui_before")
+    screen = None if locked else ui.dump(ctx, "before", artifact="ui_before_hierarchy")
     why = refusal(front, screen, locked)
     stale = why is None and (front is None or front.package != package)
     if stale:  # the task's failure is stale_state (daemon/runtime/attempt/report.py)
@@ -273,7 +273,7 @@ def resolve(ctx: ActionContext, screen: ui.Screen, selector: Selector) -> Ready 
     wanted = selector.model_dump(exclude_none=True)
     target = {"expected": wanted, "observed": len(found), "met": False}
     if not found or (selector.index is not None and selector.index >= len(found)):
-        if ctx.artifacts_dir is not None:  # what the screen showed (its XML is ui_before)
+        if ctx.artifacts_dir is not None:  # what the screen showed (its XML: ui_before_...)
             ui.screenshot(ctx, "ui_before_screenshot")
         why = (f"no element matches {wanted}" if not found
                else f"index {selector.index} but only {len(found)} match {wanted}")  # fmt: skip
@@ -417,9 +417,21 @@ def wanted(expect: Expect) -> dict[str, Any]:
     return expect.model_dump(exclude_none=True)
 
 
+def keep_screen(ctx: ActionContext, screen: ui.Screen, when: str) -> None:
+    """Keep ``screen`` (its hierarchy) and a screenshot taken now as the task's artifacts
+    ``ui_<when>_hierarchy`` / ``ui_<when>_screenshot``: the screen a step left, which a
+    person reads in the report and an agent gets back as an image over MCP
+    (``daemon/mcp/images.py`` takes a task's last ``*_screenshot`` / ``*_hierarchy``)."""
+    if ctx.artifacts_dir is None:
+        return
+    path = write_private(Path(ctx.artifacts_dir) / f"ui_{when}_hierarchy.xml", screen.xml)
+    ctx.recorder.artifacts[f"ui_{when}_hierarchy"] = str(path)
+    ui.screenshot(ctx, f"ui_{when}_screenshot")
+
+
 def verify(ctx: ActionContext, expect: Expect, done: str, value: Any = None) -> Outcome:
     """Poll the expectation after a step (within the settle bound): met, or not met with the
-    screen in evidence (the hierarchy and a screenshot as artifacts, the visible elements)."""
+    visible elements in evidence; either way the screen it left is kept (``keep_screen``)."""
     seen, ok = ctx.poll(
         "expectation", lambda: check(ctx, expect, "after"), lambda s: s.met,
         timeout=min(ctx.settle_timeout, 5.0),
@@ -427,12 +439,9 @@ def verify(ctx: ActionContext, expect: Expect, done: str, value: Any = None) -> 
     target = {"expected": wanted(expect), "observed": seen.observed, "met": ok}
     ctx.recorder.observe("expectation", {"observed": seen.observed, "met": ok}, "after",
                          seen.screen.read_by)  # fmt: skip
+    keep_screen(ctx, seen.screen, "after")
     if ok:
         return outcome(ctx, Status.MET, target, f"{done}; expectation observed", value=value)
-    if ctx.artifacts_dir is not None:
-        path = write_private(Path(ctx.artifacts_dir) / "ui_after.xml", seen.screen.xml)
-        ctx.recorder.artifacts["ui_after"] = str(path)
-        ui.screenshot(ctx, "ui_after_screenshot")
     return outcome(
         ctx, Status.NOT_MET, target,
         f"{done}, but the expectation was not observed: {seen.observed}",

@@ -30,6 +30,7 @@ from device.actions.ui_step import (
     Selector,
     StepParams,
     ask,
+    keep_screen,
     matching,
     prepare,
     reconcile,
@@ -134,6 +135,7 @@ def scroll(ctx: ActionContext, params: UiScroll) -> Outcome:
 
 
 def _found(ctx: ActionContext, wanted: dict[str, Any], swipes: int, ready: Ready) -> Outcome:
+    keep_screen(ctx, ready.screen, "after")
     target = {"expected": {"appears": wanted}, "observed": {"swipes": swipes}, "met": True}
     return outcome(ctx, Status.MET, target, f"in view after {swipes} swipe(s)",
                    value={"swipes": swipes})  # fmt: skip
@@ -142,6 +144,7 @@ def _found(ctx: ActionContext, wanted: dict[str, Any], swipes: int, ready: Ready
 def _not_found(
     ctx: ActionContext, wanted: dict[str, Any], swipes: int, screen: ui.Screen, why: str
 ) -> Outcome:
+    keep_screen(ctx, screen, "after")
     target = {"expected": {"appears": wanted}, "observed": {"swipes": swipes}, "met": False}
     return outcome(ctx, Status.NOT_MET, target, f"not in view after {swipes} swipe(s): {why}",
                    value={"swipes": swipes}, screen=visible(screen))  # fmt: skip

@@ -8,6 +8,8 @@ same step through ``phoned run --once --sim`` (exit 4: paused in approval)."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import subprocess
 import sys
@@ -16,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
+from PIL import Image
 
 from daemon.lifecycle.states import TaskState
 from device.sim.services.notification import NotificationService
@@ -115,8 +119,14 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
     assert button["resource_id"] == f"{NOTES}:id/save_button" and button["clickable"]
     # the agent reads the element's words (label); the stored text is redacted like a body
     assert button["label"] == "Save" and button["text"].startswith("<text 4 chars sha256:")
-    for name in ("typed", "tapped"):
-        assert got[name].structured_content["state"] == "completed"
+    for name in ("found", "typed", "tapped"):  # each step's result shows the screen it left
+        result = got[name]
+        assert name == "found" or result.structured_content["state"] == "completed"
+        (image,) = [c for c in result.content if isinstance(c, types.ImageContent)]
+        with Image.open(io.BytesIO(base64.b64decode(image.data))) as shown:
+            assert max(shown.size) <= 1000 and len(image.data) <= 200_000
+        elements = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        assert f"{NOTES}:id/saved_count" in elements
     listed = got["posted"].structured_content
     assert listed["state"] == "completed"
     (shown,) = listed["value"]["notifications"]

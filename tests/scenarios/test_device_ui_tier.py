@@ -59,7 +59,7 @@ def test_a_tap_whose_expectation_is_not_met_fails_with_the_screen(notes) -> None
                     settle_timeout=0.3)  # fmt: skip
     assert out.status is Status.NOT_MET
     assert out.evidence.target["observed"] == {"appears": 0}
-    assert {"ui_after", "ui_after_screenshot"} <= set(out.evidence.artifacts)
+    assert {"ui_after_hierarchy", "ui_after_screenshot"} <= set(out.evidence.artifacts)
     assert any(e["resource_id"] == f"{NOTES}:id/tag_text" and e["text"] == "#1"
                for e in out.detail["screen"])  # fmt: skip
 
@@ -208,7 +208,7 @@ def test_a_selector_matching_nothing_fails_with_what_the_screen_showed(notes) ->
     out = notes.run("ui.tap", {"package": NOTES, "selector": rid("no_such_button"),
                                "expect": {"appears": rid("notes_list")}})  # fmt: skip
     assert out.status is Status.NOT_MET and "nothing was done" in out.message
-    assert {"ui_before", "ui_before_screenshot"} <= set(out.evidence.artifacts)
+    assert {"ui_before_hierarchy", "ui_before_screenshot"} <= set(out.evidence.artifacts)
     assert any(e["resource_id"] == f"{NOTES}:id/save_button" for e in out.detail["screen"])
     assert _taps(notes) == []
 
