@@ -9,6 +9,9 @@ interleaved call by call so a slow spell of the machine slows both. phoned's ste
 keyguard and the app in front, dumps the screen, acts, then polls its expectation; the bare
 script only calls ``d(resourceId=...).info`` / ``.click()`` / ``.set_text()``. No approval
 is asked (``ActionContext.approval_required`` false: the policy is not part of the cost).
+phoned runs twice per call: without a task folder, and as the daemon runs it, with one,
+where each step also keeps the screen it left (hierarchy and screenshot, ``keep_screen``:
+what a person reads in the report and an agent gets back over MCP).
 
     .venv/bin/python scripts/bench_ui_tier.py [--runs 20] [--sdk 34] [--json out.json]
 """
@@ -17,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,8 +54,9 @@ CALLS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def _phoned(device: Device, method: str) -> float:
-    ctx = ActionContext(Recorder(device, method), poll_interval=0.02, settle_timeout=5.0)
+def _phoned(device: Device, method: str, artifacts: Path | None = None) -> float:
+    ctx = ActionContext(Recorder(device, method), poll_interval=0.02, settle_timeout=5.0,
+                        artifacts_dir=artifacts)  # fmt: skip
     started = time.perf_counter()
     out = execute(method, CALLS[method], ctx)
     ms = (time.perf_counter() - started) * 1000
@@ -91,15 +97,19 @@ def main() -> int:
                 ui.start(Intent(component=(PKG, notes_app.MAIN)))
                 ui.top().state.clear()
 
+        folder = Path(tempfile.mkdtemp(prefix="bench-ui-tier-"))
         try:
             for _ in range(args.runs):
                 for method in CALLS:
                     for side, run in (("phoned", lambda m=method: _phoned(device, m)),
+                                      ("phoned, screen kept",
+                                       lambda m=method: _phoned(device, m, folder)),
                                       ("bare uiautomator2", lambda m=method: _bare(client, m))):  # fmt: skip
                         reset()
                         samples.setdefault(f"{method}: {side}", []).append(run())
         finally:
             device.close()
+            shutil.rmtree(folder, ignore_errors=True)
     table = {name: summarize(values) for name, values in samples.items()}
     print("| call | median ms | p90 ms | n |\n|---|---|---|---|")
     for name, stats in table.items():

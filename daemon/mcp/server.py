@@ -178,13 +178,7 @@ class PhonedTools:
                 result.content = [*result.content, *shown]
             return result
         if name == "task_status":  # the call succeeds whatever state the task is in
-            limits = take_limits(args)
-            task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
-            status = _result(await anyio.to_thread.run_sync(self.bridge.result, task))
-            if task.terminal and shows_screen(task.method):  # the screen the step left
-                shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
-                status.content = [*status.content, *shown]
-            return status
+            return await self._status(args)
         if name == task_amend.NAME:  # then waits as a method call: a choice answered
             try:
                 task = await anyio.to_thread.run_sync(task_amend.amend, self.bridge, args)
@@ -205,6 +199,17 @@ class PhonedTools:
             call = schedule_tools.call
             return _result(await anyio.to_thread.run_sync(call, self.bridge, name, args))
         raise ToolError(f"unknown tool {name!r}")
+
+    async def _status(self, args: dict[str, Any]) -> types.CallToolResult:
+        """``task_status``: the task now; once a task that shows the screen (a snapshot, a
+        UI step) has ended, with the screen it left, fitted to the call's image limits."""
+        limits = take_limits(args)
+        task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
+        status = _result(await anyio.to_thread.run_sync(self.bridge.result, task))
+        if task.terminal and shows_screen(task.method):
+            shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
+            status.content = [*status.content, *shown]
+        return status
 
     async def _settled(
         self,
