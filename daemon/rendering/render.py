@@ -190,6 +190,15 @@ def _value(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+VALUE_SHOWN = 2_000  # characters of a method's value in the text report; --json has it all
+
+
+def _shortened(text: str) -> str:
+    if len(text) <= VALUE_SHOWN:
+        return text
+    return f"{text[:VALUE_SHOWN]}... ({len(text)} characters; --json shows all)"
+
+
 def _header(record: TaskRecord) -> list[str]:
     lines = [
         f"task {record.id}  {record.method}  {record.state.value}",
@@ -306,6 +315,8 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
             f"    target: expected {_value(target.get('expected'))}, "
             f"observed {_value(target.get('observed'))}, met: {met}"
         )
+    if view.get("value") is not None:  # what a read answered (app.list, notifications.list)
+        lines += _multiline("    value: ", _shortened(_value(view["value"])), "      ")
     sections = (
         ("observations", view["observations"], _observation_line),
         ("polls", view["polls"], _observation_line),

@@ -135,6 +135,14 @@ def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -
     report = json.loads(done.stdout)
     assert report["task"]["state"] == "completed"
     assert "Привет 👋 как дела?" in done.stdout
+    # the text report shows the owner what the read answered, not only that it was met
+    shown = subprocess.run(
+        [sys.executable, "-m", "daemon.cli", "show", report["task"]["id"]], env=daemon_env,
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    (value,) = [line for line in shown.stdout.splitlines() if line.startswith("    value: ")]
+    assert "Привет 👋 как дела?" in value and '"package": "org.telegram.messenger"' in value
 
 
 def test_run_once_with_its_own_simulated_phone(daemon_env, tmp_path: Path) -> None:
