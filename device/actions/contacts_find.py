@@ -28,10 +28,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from device import contacts, parsers
+from device import contacts
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import Params
+from device.actions.recipient import read_book
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -85,22 +86,12 @@ def _match(found: contacts.NameMatch) -> dict[str, Any]:
 def find(ctx: ActionContext, params: ContactsFind) -> Outcome:
     """Read the phone book once, match the name here; met with ``{matches, complete}``
     (possibly no matches), ``not_met`` when the provider answered with an error."""
-    argv = contacts.phones_query()
-    result = ctx.recorder.read(argv)
-    text = result.stdout + result.stderr
-    book = contacts.parse_phones(text)
-    if book is None:
-        error = parsers.content_query_error(text) or "unreadable"
-        ctx.recorder.observe("phone_book", {"readable": False}, "read", argv)
-        return outcome(
-            ctx,
-            Status.NOT_MET,
-            {"expected": {"phone_book": "readable"}, "observed": None, "met": False},
-            f"the phone book could not be read: {error}",
-        )
+    book = read_book(ctx, "read")
+    if isinstance(book, Outcome):
+        return book
     matches = contacts.matches_for(params.name, book.contacts)
     counts = {"contacts": len(book.contacts), "complete": book.complete, "matches": len(matches)}
-    ctx.recorder.observe("phone_book", counts, "read", argv)
+    ctx.recorder.observe("phone_book", counts, "read", contacts.phones_query())
     if not book.complete:
         ctx.recorder.note(
             f"the phone book read stopped at {contacts.PHONES_LIMIT} rows: more contacts may exist"

@@ -78,21 +78,29 @@ def candidate(contact: contacts.Contact, entry: contacts.PhoneEntry) -> dict[str
     }
 
 
-def _read_book(ctx: ActionContext) -> contacts.PhoneBook | Outcome:
+def read_book(ctx: ActionContext, phase: str, why: str = "") -> contacts.PhoneBook | Outcome:
+    """The phone book, read once with its fixed argv (``contacts.phones_query``; a name never
+    reaches the phone), or ``not_met`` with the provider's error when it answered one
+    (``content query`` exits 0 then). The caller observes what it found in the book."""
     argv = contacts.phones_query()
     result = ctx.recorder.read(argv)
     text = result.stdout + result.stderr
     book = contacts.parse_phones(text)
-    if book is None:
-        error = parsers.content_query_error(text) or "unreadable"
-        ctx.recorder.observe("phone_book", {"readable": False}, "before", argv)
-        return outcome(
-            ctx, Status.NOT_MET, {"expected": {"phone_book": "readable"}, "observed": None,
-            "met": False}, f"the phone book could not be read, so the name cannot be resolved: "
-            f"{error}",
-        )  # fmt: skip
-    counts = {"contacts": len(book.contacts), "complete": book.complete}
-    ctx.recorder.observe("phone_book", counts, "before", argv)
+    if book is not None:
+        return book
+    error = parsers.content_query_error(text) or "unreadable"
+    ctx.recorder.observe("phone_book", {"readable": False}, phase, argv)
+    return outcome(
+        ctx, Status.NOT_MET, {"expected": {"phone_book": "readable"}, "observed": None,
+        "met": False}, f"the phone book could not be read{why}: {error}",
+    )  # fmt: skip
+
+
+def _read_book(ctx: ActionContext) -> contacts.PhoneBook | Outcome:
+    book = read_book(ctx, "before", ", so the name cannot be resolved")
+    if not isinstance(book, Outcome):
+        counts = {"contacts": len(book.contacts), "complete": book.complete}
+        ctx.recorder.observe("phone_book", counts, "before", contacts.phones_query())
     return book
 
 
