@@ -122,13 +122,20 @@ def readme_list(items: Sequence[Declared]) -> str:
     asks for approval under the default policy says it pauses."""
     from daemon.lifecycle.approval_policy import asks_by_default
 
-    families: dict[str, list[str]] = {}
+    families: dict[str, list[tuple[str, bool]]] = {}
     for item in items:
         name = item.method.name
-        pauses = asks_by_default(item.method)
-        shown = f"`{name}`" + (" (pauses for `phoned approve`)" if pauses else "")
-        families.setdefault(name.split(".", 1)[0], []).append(shown)
-    return "".join(f"- {' / '.join(names)}\n" for names in families.values())
+        families.setdefault(name.split(".", 1)[0], []).append((name, asks_by_default(item.method)))
+    lines = []
+    for members in families.values():
+        pausing = [name for name, pauses in members if pauses]
+        if len(pausing) == 1:
+            shown = [f"`{n}`" + (" (pauses for `phoned approve`)" if p else "") for n, p in members]
+            lines.append(f"- {' / '.join(shown)}\n")
+            continue
+        note = f" ({', '.join(f'`{n}`' for n in pausing)} pause for `phoned approve`)"
+        lines.append(f"- {' / '.join(f'`{n}`' for n, _ in members)}{note if pausing else ''}\n")
+    return "".join(lines)
 
 
 def actions_table(items: Sequence[Declared]) -> str:
