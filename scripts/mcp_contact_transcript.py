@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,10 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.env import free_port  # the checkout's own; every private port comes from it
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -48,12 +51,6 @@ BOOK = (
 )
 BODY = "Running late, see you at 8"
 CUT = 160  # characters of a string kept in the transcript
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -275,7 +272,6 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--adb-port", type=int, default=None)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="phoned-transcript-") as tmp:
         transcript = record(Path(tmp), args.adb_port)
     args.out.parent.mkdir(parents=True, exist_ok=True)
