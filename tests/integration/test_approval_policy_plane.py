@@ -108,15 +108,20 @@ def test_the_policy_by_source_over_the_plane_and_the_card_in_api_and_monitor(
     assert stack.phone.settings.get("global", "zen_mode") == "1"
 
 
-def test_mcp_asks_with_require_approval_and_shows_the_card(
-    stack: Stack, tmp_path: Path, adb_server: Any
-) -> None:
+def _planner_mcp(stack: Stack, tmp_path: Path, adb_server: Any) -> StdioServerParameters:
+    """``phoned mcp`` on the plane with the planner's token, in this conversation."""
     env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
-    params = StdioServerParameters(
+    return StdioServerParameters(
         command=sys.executable,
         args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
         env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
     )  # fmt: skip
+
+
+def test_mcp_asks_with_require_approval_and_shows_the_card(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    params = _planner_mcp(stack, tmp_path, adb_server)
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -157,12 +162,7 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     """The previews added for app.open and bluetooth.set (issue #26 item 3) over MCP: the
     tools take ``require_approval``, the card shows the change read from the phone, and an
     approval given through the plane completes the task."""
-    env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
-        env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
-    )  # fmt: skip
+    params = _planner_mcp(stack, tmp_path, adb_server)
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
