@@ -18,9 +18,9 @@ import adbutils
 
 from device.adb import AdbServer
 from device.connection import Device
-from device.sim.server import Simulator
-from device.sim.ui.automation import UiCosts
 from device.ui_session import UiMode
+from sim.server import Simulator
+from sim.ui.automation import UiCosts
 
 
 def free_port() -> int:

@@ -6,7 +6,7 @@ minute ``posted_now``, under an hour the ``num_minutes_ago`` plural, later today
 time (``DateUtils.formatDateTime(FORMAT_SHOW_TIME | FORCE_12_HOUR or FORCE_24_HOUR)``, which
 is ICU's ``hm`` or ``Hm`` skeleton for the phone's locale), and on older days a weekday or a
 date before the clock time. The words come from the app's translations
-(``device/messaging_words.json``); the clock time from CLDR, the data ICU formats with
+(``android_data/messaging_words.json``); the clock time from CLDR, the data ICU formats with
 (``babel``'s copy): ``오후 9:17`` in ko-KR, ``21:17`` in ru-RU, ``9:17 PM`` (with U+202F
 before the period, CLDR 42+) in en-US, ``晚上9:17`` in zh-TW.
 

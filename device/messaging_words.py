@@ -16,12 +16,12 @@ Google Messages' own words are not public; the ones public automation scripts ad
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
+
+import android_data
 
 # Google Messages' status words (English), as V66's public scripts address them.
 GOOGLE_MESSAGES_EN = {"Sent": "sent", "Delivered": "sent", "Read": "sent", "Not sent": "failed"}
@@ -39,11 +39,9 @@ class Word:
         return f"{self.name} ({self.locale})"
 
 
-@functools.lru_cache(maxsize=1)
 def tables() -> dict[str, Any]:
-    """Every app's generated table."""
-    text = resources.files("device").joinpath("messaging_words.json").read_text("utf-8")
-    return json.loads(text)
+    """Every app's generated table (``android_data/messaging_words.json``)."""
+    return android_data.messaging_words()
 
 
 def table(app: str = "aosp") -> dict[str, Any]:

@@ -28,7 +28,7 @@ from device.actions.base import ActionContext
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim.server import Simulator
+from sim.server import Simulator
 
 TO, BODY = "+15551234567", "Bench message, line one\nline two"
 

@@ -5,7 +5,7 @@ Fits two screenshots with ``daemon.mcp.images.fit_image`` (the code the MCP tool
 each (image_max_bytes, image_max_side) pair and prints a Markdown table: the format chosen,
 the dimensions, the bytes as sent (base64), the JPEG quality and the time it took (median
 of ``--runs``). The screenshots: the simulated phone's home screen (flat colours, what the
-simulator draws: ``device/sim/ui/render.py``) and a photo-like screen of the same size
+simulator draws: ``sim/ui/render.py``) and a photo-like screen of the same size
 (smooth gradients under noise, seeded: the worst case for PNG, as a gallery or a video
 frame is on a real phone).
 
@@ -23,8 +23,8 @@ import time
 from PIL import Image
 
 from daemon.mcp.images import ImageLimits, fit_image
-from device.sim.phone import Phone
-from device.sim.ui.model import Ui
+from sim.phone import Phone
+from sim.ui.model import Ui
 
 LIMITS = [
     (200_000, 1000), (100_000, 800), (50_000, 600), (20_000, 400), (5_000, 256), (2_000, 128),

@@ -27,8 +27,8 @@ import adbutils
 
 from device.adb import AdbServer
 from device.connection import Device
-from device.sim import wire
-from device.sim.server import Simulator
+from sim.adb import wire
+from sim.server import Simulator
 
 
 def free_port() -> int:

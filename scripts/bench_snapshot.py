@@ -26,7 +26,7 @@ from device.actions.snapshot import take
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim.server import Simulator
+from sim.server import Simulator
 
 
 def free_port() -> int:

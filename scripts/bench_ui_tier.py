@@ -1,10 +1,10 @@
 """The UI tier's cost (issue #27): ``ui.find``, ``ui.tap`` with its expectation and ``ui.type``
 on the warm uiautomator2 session, next to a bare uiautomator2 script doing the same calls
 without any check, on a simulated phone with the UI cost model on (``ui-costs:measured``:
-``device/sim/ui/automation.py``, a session dump 50 ms; sources in docs/ui-path.md).
+``sim/ui/automation.py``, a session dump 50 ms; sources in docs/ui-path.md).
 
 Both sides use the same warm uiautomator2 server and client on one ``Device`` (as the daemon
-keeps one per phone) and act in the simulated notes app (``device/sim/ui/notes_app.py``),
+keeps one per phone) and act in the simulated notes app (``sim/ui/notes_app.py``),
 interleaved call by call so a slow spell of the machine slows both. phoned's step reads the
 keyguard and the app in front, dumps the screen, acts, then polls its expectation; the bare
 script only calls ``d(resourceId=...).info`` / ``.click()`` / ``.set_text()``. No approval
@@ -37,10 +37,10 @@ from device.actions.base import ActionContext
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim.ui import notes_app
-from device.sim.ui.automation import UiCosts
-from device.sim.ui.intents import Intent
 from device.ui_session import UiMode
+from sim.ui import notes_app
+from sim.ui.automation import UiCosts
+from sim.ui.intents import Intent
 
 PKG = notes_app.PKG
 TEXT = "Привет, 세계 👋"

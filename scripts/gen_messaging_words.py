@@ -1,4 +1,4 @@
-"""Generate ``device/messaging_words.json``: messaging apps' own words, every locale they ship.
+"""Generate ``android_data/messaging_words.json``: messaging apps' own words, every locale they ship.
 
 The conversation screen's status line and the send button's description are words in the
 phone's language (``device/conversation.py``). This script takes them from each app's own
@@ -25,7 +25,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "device" / "messaging_words.json"
+OUT = Path(__file__).resolve().parent.parent / "android_data" / "messaging_words.json"
 # string name -> what it means on the conversation screen (ConversationMessageView.java
 # updateViewContent; Dates.getTimestamp; MmsUtils.mapRawStatusToErrorResourceId)
 AOSP_WORDS = {

@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/ensure-postgres.sh
 scripts/ensure-chromium.sh
-.venv/bin/ruff check daemon device tests scripts bench
-.venv/bin/ruff format --check daemon device tests scripts bench
+.venv/bin/ruff check daemon device sim android_data tests scripts bench
+.venv/bin/ruff format --check daemon device sim android_data tests scripts bench
 .venv/bin/mypy
 .venv/bin/lint-imports
 set +e

@@ -39,10 +39,10 @@ import pytest
 from planes import free_port
 
 from daemon.store.sqlite_store import SqliteStore
-from device.sim.phone import Faults
-from device.sim.server import Simulator
-from device.sim.stream_services import ShellFactory, default_shell_factory
-from device.sim.ui.automation import UiCosts
+from sim.adb.stream_services import ShellFactory, default_shell_factory
+from sim.phone import Faults
+from sim.server import Simulator
+from sim.ui.automation import UiCosts
 
 
 @dataclass

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from device.sim.registry import BufferSink, ToolIO
+from sim.shell.registry import BufferSink, ToolIO
 
 REPO = Path(__file__).resolve().parents[1]
 ANDROID_FIXTURES = REPO / "tests" / "fixtures" / "android"

@@ -1,6 +1,6 @@
 """UI path: ``sms.draft``, ``sms.send`` and ``screen.snapshot`` through the warm uiautomator2
 session and through the ``uiautomator dump`` fallback, on a simulated phone whose UI costs
-what a real one does (``device/sim/ui/automation.py``: server start 2 s, ``uiautomator
+what a real one does (``sim/ui/automation.py``: server start 2 s, ``uiautomator
 dump`` 1.5 s, a session dump 50 ms; sources cited there and in docs/ui-path.md).
 
 One ``Device`` serves every call, as the daemon keeps one per phone: the server starts once
@@ -23,8 +23,8 @@ from device.actions.base import ActionContext
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim.ui.automation import UiCosts
 from device.ui_session import UiMode
+from sim.ui.automation import UiCosts
 
 TITLE = "UI path (simulated phone, UI cost model on)"
 TO, BODY = "+15551234567", "Bench UI path, line one\nline two"

@@ -46,8 +46,8 @@ UNFINISHED = tuple(state for state in TaskState if state not in TERMINAL)
 def check_scenario(sdk: int, scenario: str) -> None:
     """Raise ``ValueError`` naming what is wrong with ``scenario`` (``phoned sim
     --scenario`` names), before any phone starts."""
-    from device.sim import scenarios
-    from device.sim.phone import Phone
+    from sim import scenarios
+    from sim.phone import Phone
 
     scenarios.apply(Phone(sdk=sdk), scenario)
 
@@ -103,8 +103,8 @@ def simulated_phone_if_none(
 def _in_process_phone(
     cfg: Config, server: AdbServer, sdk: int, scenario: str = ""
 ) -> Iterator[str]:
-    from device.sim import scenarios
-    from device.sim.server import Simulator
+    from sim import scenarios
+    from sim.server import Simulator
 
     made = Simulator(sdk=sdk, port=0)
     scenarios.apply(made.phone, scenario)

@@ -52,8 +52,8 @@ def sim(port: int, sdk: str, scenario: str, log_path: str | None, connect: bool)
 def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect: bool) -> None:
     """Serve the phone on 127.0.0.1:port; with ``connect``, attach it to the adb server."""
     from device.errors import DeviceError
-    from device.sim import scenarios
-    from device.sim.server import Simulator
+    from sim import scenarios
+    from sim.server import Simulator
 
     simulator = Simulator(sdk=sdk, port=port, log_path=Path(log_path) if log_path else None)
     try:

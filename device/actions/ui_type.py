@@ -3,7 +3,7 @@
 The text (any unicode: Cyrillic, Hangul, emoji) is set with the session's JSON-RPC
 ``setText`` on the element (uiautomator2 ``UiObject.set_text``), never with a shell
 ``input text`` (which cannot type outside ASCII: InputShellCommand's virtual keyboard map,
-``device/sim/ui/input_tools.py``), so nothing of it becomes shell syntax. It is verified by
+``sim/ui/input_tools.py``), so nothing of it becomes shell syntax. It is verified by
 reading the field back exactly (the dump's text, or ``getText`` where a uiautomator2 dump
 writes surrogates as ``.``: ``ui_step.read_text``). The text is sensitive: redacted in
 evidence and logs, shown in clear only to the approver.

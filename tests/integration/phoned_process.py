@@ -25,8 +25,8 @@ from daemon.lifecycle.ingress import parse_ingress
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.sqlite_store import SqliteStore
-from device.sim.phone import Phone
-from device.sim.stream_services import default_shell_factory
+from sim.adb.stream_services import default_shell_factory
+from sim.phone import Phone
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")

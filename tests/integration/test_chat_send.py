@@ -14,7 +14,7 @@ from phoned_process import Daemon
 
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
-from device.sim import scenarios
+from sim import scenarios
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from device.actions.base import ActionContext
 from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim import scenarios
+from sim import scenarios
 
 pytestmark = pytest.mark.integration
 

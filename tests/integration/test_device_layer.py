@@ -14,7 +14,7 @@ import pytest
 from device.adb import AdbServer
 from device.connection import Device, connect
 from device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
-from device.sim.profiles import PROFILES
+from sim.profiles import PROFILES
 
 pytestmark = pytest.mark.integration
 

@@ -60,8 +60,8 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
 
 
 def _open_notes(sim, list_screen: bool) -> None:
-    from device.sim.ui import notes_app
-    from device.sim.ui.intents import Intent
+    from sim.ui import notes_app
+    from sim.ui.intents import Intent
 
     screen = notes_app.LIST if list_screen else notes_app.MAIN
     sim.phone.ui.start(Intent(component=(notes_app.PKG, screen)))

@@ -23,8 +23,8 @@ from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
 from device.contacts import phones_query
 from device.evidence import Recorder, redact
-from device.sim.server import Simulator
-from device.sim.stream_services import default_shell_factory
+from sim.adb.stream_services import default_shell_factory
+from sim.server import Simulator
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,18 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
-COPIED = ("pyproject.toml", "README.md", "daemon", "device", "config", "docs", "systemd", "scripts")
+COPIED = (
+    "pyproject.toml",
+    "README.md",
+    "daemon",
+    "device",
+    "sim",
+    "android_data",
+    "config",
+    "docs",
+    "systemd",
+    "scripts",
+)
 UNIT = "etc/systemd/system/phoned.service"
 RULE = "etc/udev/rules.d/51-phoned-android.rules"
 CONFIG = "etc/phoned/phoned.yaml"

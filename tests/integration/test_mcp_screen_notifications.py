@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
 from PIL import Image
 
-from device.sim.services.notification import NotificationService
+from sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 

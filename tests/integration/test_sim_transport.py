@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, ClassVar
 import adbutils
 import pytest
 
-from device.sim import wire
-from device.sim.phone import Phone
-from device.sim.registry import OutputSink
-from device.sim.transport import features_for
+from sim.adb import wire
+from sim.adb.transport import features_for
+from sim.phone import Phone
+from sim.shell.registry import OutputSink
 
 if TYPE_CHECKING:
     from tests.integration.conftest import AdbServer, SimFactory

@@ -17,7 +17,7 @@ from phoned_process import Daemon
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
 from device.private import redact_text
-from device.sim.ui.views import find_by_id
+from sim.ui.views import find_by_id
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from phoned_process import REPO, Daemon
 from PIL import Image
 
 from daemon.lifecycle.states import TaskState
-from device.sim.services.notification import NotificationService
+from sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 
@@ -209,8 +209,8 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
 def test_several_matches_wait_for_a_choice_and_phoned_amend_picks_one(
     daemon: Daemon, sim_factory, tmp_path: Path
 ) -> None:
-    from device.sim.ui import notes_app
-    from device.sim.ui.intents import Intent
+    from sim.ui import notes_app
+    from sim.ui.intents import Intent
 
     sim = sim_factory(sdk=34)
     sim.phone.ui.start(Intent(component=(NOTES, notes_app.MAIN)))

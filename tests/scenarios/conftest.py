@@ -9,7 +9,7 @@ device variant skips, with its reason, when ``ANDROID_SERIAL`` is not set. Marke
 * ``sdks(28, 30)``: only these simulated SDK levels (the device variant still runs and the
   test skips itself when the real SDK does not fit);
 * ``sim_only``: needs fault injection or the simulator's command log: no device variant;
-* ``ui_costs``: keep the simulated UI cost model (``device/sim/ui/automation.py``); without
+* ``ui_costs``: keep the simulated UI cost model (``sim/ui/automation.py``); without
   it the fixture sets every UI delay to zero so the suite stays fast;
 * ``phone("locale:ru-RU,samsung-messages")``: the simulated phone is set up so (``phoned sim
   --scenario`` names) before phoned first reads it, as an owner's phone is; the device
@@ -31,9 +31,9 @@ from device.actions.base import ActionContext
 from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
 from device.evidence import Recorder
-from device.sim.phone import Phone
-from device.sim.server import Simulator
-from device.sim.ui.automation import UiCosts
+from sim.phone import Phone
+from sim.server import Simulator
+from sim.ui.automation import UiCosts
 
 SIM_SDKS = (28, 30, 33, 34, 35)
 
@@ -94,7 +94,7 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
     sim = request.getfixturevalue("sim_factory")(sdk=request.param)
     setup = request.node.get_closest_marker("phone")
     if setup is not None:
-        from device.sim import scenarios
+        from sim import scenarios
 
         scenarios.apply(sim.phone, setup.args[0])
     sim.phone.bluetooth.TURN_ON_S = 0.3  # shorter transitions keep the suite fast

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from device.actions import Status, bluetooth, reconcile
-from device.sim import scenarios
+from sim import scenarios
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import pytest
 
 from device.actions import Status
 from device.actions.notifications import DUMPSYS_NOTIFICATION
-from device.sim.services.notification import NotificationService
+from sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 

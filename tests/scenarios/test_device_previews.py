@@ -16,7 +16,7 @@ import pytest
 
 from device.actions import Status
 from device.digest import digest
-from device.sim import scenarios
+from sim import scenarios
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only]
 

@@ -117,7 +117,7 @@ def test_windows_section_has_no_focus_from_api_29(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.sdks(34)
 def test_foreground_with_a_second_display_is_the_focused_one(dut) -> None:
-    from device.sim import scenarios
+    from sim import scenarios
 
     scenarios.apply(dut.phone, "second-display")
     _open_settings(dut)
@@ -140,7 +140,7 @@ def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
     """``u10`` in the window and activity records: a switch from the owner's Settings to the
     work profile's is a change the stale-screen check sees."""
     from device.actions.snapshot import FINGERPRINT_FIELDS, compare
-    from device.sim import scenarios
+    from sim import scenarios
 
     _open_settings(dut)
     owner = _fingerprint(dut)
@@ -155,7 +155,7 @@ def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.sdks(33)
 def test_a_samsung_power_dump_still_tells_the_screen_state(dut) -> None:
-    from device.sim import scenarios
+    from sim import scenarios
 
     scenarios.apply(dut.phone, "samsung-power")
     assert "mWakefulness=" not in dut.device.read(("dumpsys", "power")).stdout

@@ -13,8 +13,8 @@ import pytest
 
 from device import commands, ui_hierarchy
 from device.actions import Status, reconcile
-from device.sim import scenarios
 from device.ui_session import UiMode
+from sim import scenarios
 
 pytestmark = pytest.mark.integration
 

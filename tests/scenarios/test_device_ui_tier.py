@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from device.actions import Status
-from device.sim.services.notification import NotificationService
+from sim.android.notification import NotificationService
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only, pytest.mark.sdks(28, 34)]
 
@@ -176,7 +176,7 @@ def test_approval_is_asked_with_a_preview_and_an_element_screenshot(notes) -> No
 
 
 def test_the_play_store_purchase_flow_is_refused(notes) -> None:
-    from device.sim.ui.screens import ActivityRecord
+    from sim.ui.screens import ActivityRecord
 
     billing = "com.google.android.finsky.billing.acquire.SheetUiBuilderHostActivity"
     notes.phone.ui.stack.append(ActivityRecord("com.android.vending", billing))

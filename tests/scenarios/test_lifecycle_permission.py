@@ -19,9 +19,9 @@ import pytest
 
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.lifecycle.waiting import WaitKind
-from device.sim import scenarios
-from device.sim.server import Simulator
-from device.sim.ui.views import find_by_id
+from sim import scenarios
+from sim.server import Simulator
+from sim.ui.views import find_by_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from phoned_process import Daemon, daemon_env, fresh_daemon

@@ -25,8 +25,8 @@ from device.actions.base import ActionContext, Outcome, Status
 from device.actions.method import Method, fixed
 from device.actions.params import NoParams
 from device.actions.reads import got, read
-from device.sim import registry as sim_registry
-from device.sim.registry import ToolIO
+from sim.shell import registry as sim_registry
+from sim.shell.registry import ToolIO
 from tests.scenarios.conftest import Dut
 
 # ---- the method module: its probe and its declaration -----------------------------------

@@ -22,8 +22,8 @@ import pytest
 from daemon.lifecycle.errors import TaskTerminal
 from daemon.lifecycle.records import JournalEntry, JournalOutcome, TaskRecord
 from daemon.lifecycle.states import FailureReason, TaskState
-from device.sim import scenarios
-from device.sim.server import Simulator
+from sim import scenarios
+from sim.server import Simulator
 
 # the real-daemon helper the integration tests use
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))

@@ -30,7 +30,7 @@ from device.actions import (
     wifi,
 )
 from device.actions.registry import METHOD_MODULES
-from device.sim.profiles import SUPPORTED_SDKS
+from sim.profiles import SUPPORTED_SDKS
 
 Argv = tuple[str, ...]
 

@@ -70,7 +70,7 @@ def test_a_uiautomator2_dump_of_an_emoji_still_matches_its_body() -> None:
 
 
 # Each word below is the phone app's own: AOSP Messaging res/values-ru|ko/strings.xml at the
-# commit device/messaging_words.json names; clock times are CLDR's (babel) for the locale.
+# commit android_data/messaging_words.json names; clock times are CLDR's (babel) for the locale.
 @pytest.mark.parametrize(
     ("status", "locale", "state", "proof"),
     [

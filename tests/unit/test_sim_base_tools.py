@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
-from device.sim import registry
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
-from device.sim.shell import Shell
+from sim.phone import Phone
+from sim.shell import registry
+from sim.shell.interpreter import Shell
+from sim.shell.registry import BufferSink, ToolIO
 
 
 def sh(phone: Phone, line: str) -> tuple[int, str, str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
-from device.sim.services.battery import dumpsys_battery
+from sim.android.battery import dumpsys_battery
+from sim.phone import Phone
+from sim.shell.registry import BufferSink, ToolIO
 
 
 def dump(phone: Phone) -> str:

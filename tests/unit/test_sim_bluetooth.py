@@ -9,15 +9,15 @@ import pytest
 
 from device.actions import bluetooth as bt_action
 from device.actions.bluetooth import BluetoothOn, ClassicBluetooth
-from device.sim import scenarios
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, Tool, ToolIO
-from device.sim.services.bluetooth import (
+from sim import scenarios
+from sim.android.bluetooth import (
     cmd_bluetooth_manager,
     dumpsys_bluetooth_manager,
     svc_bluetooth,
 )
-from device.sim.services.settings_tool import settings_tool
+from sim.android.settings_tool import settings_tool
+from sim.phone import Phone
+from sim.shell.registry import BufferSink, Tool, ToolIO
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 REAL = FIXTURES / "real"
@@ -321,7 +321,7 @@ def test_no_bluetooth_svc_jar() -> None:
 
 
 def test_no_bluetooth_cant_find_service() -> None:
-    base_tools = pytest.importorskip("device.sim.services.base_tools")
+    base_tools = pytest.importorskip("sim.shell.tools.base_tools")
     if not hasattr(base_tools, "cant_find_service"):
         pytest.skip("base_tools.cant_find_service not written yet")
     phone = Phone(sdk=34)

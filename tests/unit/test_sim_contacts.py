@@ -8,10 +8,10 @@ from helpers import call_tool
 
 from device import contacts
 from device.contacts import PhoneEntry
-from device.sim import scenarios
-from device.sim.phone import Phone
-from device.sim.services.contacts import ContactsProvider
-from device.sim.services.content_tool import content
+from sim import scenarios
+from sim.android.contacts import ContactsProvider
+from sim.android.content_tool import content
+from sim.phone import Phone
 
 SHELL = "calling user: android.uid.shell:2000, calling package:com.android.shell"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
-from device.sim.services.notification import cmd_notification, dumpsys_notification
-from device.sim.services.settings_tool import settings_tool
+from sim.android.notification import cmd_notification, dumpsys_notification
+from sim.android.settings_tool import settings_tool
+from sim.phone import Phone
+from sim.shell.registry import BufferSink, ToolIO
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

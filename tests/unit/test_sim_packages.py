@@ -6,9 +6,9 @@ import pytest
 from helpers import android_fixture as fixture
 from helpers import call_tool as run
 
-from device.sim.phone import Phone
-from device.sim.services.packages import SMS_PACKAGE, PackageError, cmd_package, cmd_role, pm
-from device.sim.services.packages_dump import dumpsys_package, flags_to_string
+from sim.android.packages import SMS_PACKAGE, PackageError, cmd_package, cmd_role, pm
+from sim.android.packages_dump import dumpsys_package, flags_to_string
+from sim.phone import Phone
 
 NOTES = "com.example.notes"
 CAMERA = "android.permission.CAMERA"

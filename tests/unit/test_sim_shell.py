@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from device.sim import registry
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO
-from device.sim.shell import Shell
+from sim.phone import Phone
+from sim.shell import registry
+from sim.shell.interpreter import Shell
+from sim.shell.registry import BufferSink, ToolIO
 
 
 class Run:

@@ -9,11 +9,11 @@ import pytest
 from helpers import sms_intent
 from PIL import Image
 
-from device.sim.phone import Phone
-from device.sim.registry import BufferSink, ToolIO, find_tool
-from device.sim.services.packages import PackageManager
-from device.sim.services.sms import SmsProvider
-from device.sim.ui.automation import UiCosts
+from sim.android.packages import PackageManager
+from sim.android.sms import SmsProvider
+from sim.phone import Phone
+from sim.shell.registry import BufferSink, ToolIO, find_tool
+from sim.ui.automation import UiCosts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
