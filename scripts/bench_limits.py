@@ -35,17 +35,11 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-
 from daemon.server.auth import Role, make_token  # noqa: E402
+from scripts.stack import free_port  # noqa: E402
 
 SERIAL = "emu-1"
 PER_TOKEN = 25
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def rss_kib(pid: int) -> dict[str, int]:

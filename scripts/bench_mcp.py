@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,15 +30,12 @@ import adbutils
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from scripts.stack import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 MODES = {"priority": "1", "total_silence": "2", "alarms": "3", "off": "0"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def adb(env: dict[str, str], port: int, *args: str) -> str:

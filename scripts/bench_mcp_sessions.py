@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,8 +29,8 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-
 from daemon.server.auth import Role, make_token  # noqa: E402
+from scripts.stack import free_port  # noqa: E402
 
 WARM_UP = 20
 INITIALIZE = {
@@ -39,12 +38,6 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "bench", "version": "1"}},
 }  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def rss_kib(pid: int) -> int:

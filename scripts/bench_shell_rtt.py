@@ -20,8 +20,10 @@ import shlex
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import adbutils
 
@@ -30,11 +32,8 @@ from device.connection import Device
 from sim.adb import wire
 from sim.server import Simulator
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from scripts.stack import free_port
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:

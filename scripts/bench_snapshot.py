@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,11 +28,8 @@ from device.connection import Device
 from device.evidence import Recorder
 from sim.server import Simulator
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from scripts.stack import free_port
 
 
 def main() -> None:

@@ -30,14 +30,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.env import adb_server, sim_phone
-from bench.stats import summarize
 from device.actions import Status, execute
 from device.actions.base import ActionContext
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
 from device.ui_session import UiMode
+from scripts.stack import adb_server, sim_phone
+from scripts.stats import summarize
 from sim.ui import notes_app
 from sim.ui.automation import UiCosts
 from sim.ui.intents import Intent

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.env import free_port  # the checkout's own; every private port comes from it
+from scripts.stack import free_port  # the checkout's own; every private port comes from it
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable

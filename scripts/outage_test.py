@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,21 +26,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
 from daemon.lifecycle.contract import validate_task  # noqa: E402
 from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
 from daemon.lifecycle.states import TaskState  # noqa: E402
 from daemon.server.auth import Role, make_token  # noqa: E402
 from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
 from daemon.store.plane_client import PlaneClient  # noqa: E402
+from scripts.stack import free_port  # noqa: E402
 
 SERIAL = "emu-outage"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_plane(work: Path, port: int) -> subprocess.Popen[bytes]:

@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,9 @@ from typing import Any
 import adbutils
 import httpx
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from scripts.stack import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -44,12 +46,6 @@ STEPS = [
         "completion_target": "sms.drafted",
     },
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Stack:

@@ -36,9 +36,9 @@ from typing import Any
 
 import adbutils
 import pytest
-from planes import free_port
 
 from daemon.store.sqlite_store import SqliteStore
+from scripts.stack import free_port
 from sim.adb.stream_services import ShellFactory, default_shell_factory
 from sim.phone import Faults
 from sim.server import Simulator

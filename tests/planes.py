@@ -1,6 +1,5 @@
 """The control plane as tests set it up: a tokens file, and the app under a TestClient.
 
-* ``free_port()``: a loopback TCP port nothing listens on (every test server takes one).
 * ``write_tokens(path, {name: Grant(role, devices, conversations)})``: a tokens file (mode
   0600) with one fresh token per name; the raw tokens by name (unit and integration tests).
 * ``plane_settings(tmp, queue_url=None, name="serve", **extra)``: ``ServerSettings`` over
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import socket
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,13 +27,6 @@ from daemon.server.auth import Role, make_token
 
 SERIAL = "emu-1"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclasses.dataclass(frozen=True)

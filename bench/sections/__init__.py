@@ -43,7 +43,7 @@ def row(
     value: str | None = None,
     note: str = "",
 ) -> dict[str, Any]:
-    """One table row: round trips, a latency summary (``bench.stats.summarize``) or a value."""
+    """One table row: round trips, a latency summary (``scripts.stats.summarize``) or a value."""
     out: dict[str, Any] = {"label": label, "note": note}
     if trips is not None:
         out["trips"] = trips

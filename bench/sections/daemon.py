@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import Config
-from bench.env import AdbEnv, adb_server, free_port, wait_online
 from bench.sections import Section, row, section
-from bench.stats import summarize
 from daemon.lifecycle.contract import validate_task
 from daemon.lifecycle.states import TaskState
 from daemon.store.sqlite_store import SqliteStore
@@ -34,6 +32,8 @@ from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
 from scripts.bench_daemon import measure_idle, wait_for
+from scripts.stack import AdbEnv, adb_server, free_port, wait_online
+from scripts.stats import summarize
 
 TITLE = "daemon (phoned run, SQLite queue)"
 PHONED = [sys.executable, "-m", "daemon.cli"]

@@ -19,13 +19,13 @@ import adbutils
 
 from bench.baselines import SHELL_SCRIPT, stock_adbutils
 from bench.config import Config
-from bench.env import SimPhone, adb_server, sim_phone
 from bench.sections import Section, row, section
-from bench.stats import ratio, summarize
 from device.actions import Status, execute
 from device.actions.base import ActionContext
 from device.actions.snapshot import take
 from device.evidence import Recorder
+from scripts.stack import SimPhone, adb_server, sim_phone
+from scripts.stats import ratio, summarize
 
 TITLE = "per method (simulated phone)"
 TO, BODY = "+15551234567", "Bench message, line one\nline two"

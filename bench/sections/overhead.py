@@ -13,12 +13,12 @@ import time
 from typing import Any
 
 from bench.config import Config
-from bench.env import adb_server, sim_phone
 from bench.sections import Section, row, section
-from bench.stats import summarize
 from device.actions import execute
 from device.actions.base import ActionContext
 from device.evidence import Recorder
+from scripts.stack import adb_server, sim_phone
+from scripts.stats import summarize
 
 TITLE = "action layer per command"
 GOAL_MS = 0.5

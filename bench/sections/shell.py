@@ -9,10 +9,10 @@ from collections.abc import Callable
 import adbutils
 
 from bench.config import Config
-from bench.env import SimPhone, adb_server, sim_phone
 from bench.sections import Section, row, section
-from bench.stats import ratio, summarize
 from scripts.bench_shell_rtt import measure, one_round_trip
+from scripts.stack import SimPhone, adb_server, sim_phone
+from scripts.stats import ratio, summarize
 
 TITLE = "shell round trip"
 COMMAND = "echo hi"

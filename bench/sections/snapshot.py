@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import Config
-from bench.env import SimPhone, adb_server, sim_phone
 from bench.sections import Section, row, section
-from bench.stats import summarize
 from device import commands
 from device.actions.base import ActionContext
 from device.actions.snapshot import take
 from device.evidence import Recorder
+from scripts.stack import SimPhone, adb_server, sim_phone
+from scripts.stats import summarize
 
 TITLE = "snapshot costs"
 PARAMS = {"to": "+15551234567", "body": "hello"}

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import Config
-from bench.env import AdbEnv, adb_server
 from bench.sections import Section, row, section
 from bench.sections.daemon import daemon_stack
 from daemon.lifecycle.contract import validate_task
@@ -31,6 +30,7 @@ from daemon.lifecycle.states import TERMINAL, TaskState
 from daemon.store import retention
 from daemon.store.sqlite_store import SqliteStore
 from scripts.bench_daemon import rss_mib
+from scripts.stack import AdbEnv, adb_server
 
 TITLE = "soak (phoned run, SQLite queue, retention on)"
 MARKS = {False: (0, 1000, 5000, 10000), True: (0, 200, 500)}

@@ -15,15 +15,15 @@ import time
 from typing import Any
 
 from bench.config import Config
-from bench.env import adb_server, sim_phone
 from bench.sections import Section, row, section
-from bench.stats import ratio, summarize
 from device.actions import Status, execute
 from device.actions.base import ActionContext
 from device.adb import AdbServer
 from device.connection import Device
 from device.evidence import Recorder
 from device.ui_session import UiMode
+from scripts.stack import adb_server, sim_phone
+from scripts.stats import ratio, summarize
 from sim.ui.automation import UiCosts
 
 TITLE = "UI path (simulated phone, UI cost model on)"

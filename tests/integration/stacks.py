@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from planes import Grant, free_port, write_tokens
+from planes import Grant, write_tokens
+
+from scripts.stack import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PHONED = (sys.executable, "-m", "daemon.cli")  # the ``phoned`` command, from this checkout

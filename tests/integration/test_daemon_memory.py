@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from planes import free_port
 
 from daemon.config import Config
 from daemon.lifecycle.contract import validate_task
@@ -32,6 +31,7 @@ from daemon.runtime.supervisor import Supervisor
 from daemon.store.open import WorkerStores
 from daemon.store.sqlite_store import SqliteStore
 from device.adb import AdbServer
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
-from planes import free_port
 
 from device.adb import AdbServer
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -30,10 +30,10 @@ import adbutils
 import httpx
 import pytest
 import yaml
-from planes import free_port
 from stacks import REPO, stop, tail, wait_http
 
 from daemon.server.auth import TokenBook, token_digest
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -29,8 +29,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from phoned_process import Daemon, fresh_daemon
 from phoned_process import daemon_env as make_daemon_env
-from planes import Grant, free_port, write_tokens
+from planes import Grant, write_tokens
 from stacks import PHONED, spawn, stop, tail, wait_http
+
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -22,13 +22,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
-from planes import free_port
 from stacks import PHONED, spawn, stop, wait_http
 
 from daemon.lifecycle.states import TaskState
 from daemon.planning import catalogue
 from daemon.server.auth import Role, make_token
 from device.actions.registry import REGISTRY
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

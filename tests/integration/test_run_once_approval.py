@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 from phoned_process import REPO, daemon_env
-from planes import free_port
 
 from daemon.lifecycle.states import TaskState
 from daemon.store.sqlite_store import SqliteStore
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

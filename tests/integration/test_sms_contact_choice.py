@@ -202,7 +202,8 @@ def test_run_once_sim_with_a_book_waits_for_the_choice_and_a_second_run_drafts_i
     import signal
 
     from phoned_process import daemon_env
-    from planes import free_port
+
+    from scripts.stack import free_port
 
     queue = f"sqlite:///{tmp_path / 'queue.db'}"
     env = daemon_env(adb_server.port, tmp_path / "state", PHONED_CONFIG="/dev/null")

@@ -16,7 +16,7 @@ from bench import plot, report  # noqa: E402
 from bench import run as bench_run  # noqa: E402
 from bench.config import SHORT  # noqa: E402
 from bench.sections import row, section, unavailable  # noqa: E402
-from bench.stats import ratio, summarize  # noqa: E402
+from scripts.stats import ratio, summarize  # noqa: E402
 
 
 def _canned() -> dict[str, Any]:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
-from planes import free_port
 
 from daemon.verbs.doctor_checks import binary_problem, elf_machine
 from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
 from device.errors import AdbServerError
+from scripts.stack import free_port
 
 EM_X86_64, EM_AARCH64, EM_ARM, EM_S390 = 62, 183, 40, 22
 

@@ -25,7 +25,6 @@ from planes import (
     Grant,
     app_client,
     app_plane,
-    free_port,
     plane_settings,
     running,
     ticket,
@@ -37,6 +36,7 @@ from daemon.lifecycle.ingress import parse_ingress
 from daemon.server.app import create_app
 from daemon.server.auth import TokenBook
 from daemon.server.settings import ServerSettings
+from scripts.stack import free_port
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
