@@ -79,14 +79,13 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     )  # fmt: skip
     children = [toolbar, messages, compose]
     if body:  # visibility gone until the draft holds text (ComposeMessageView)
-        children.append(
-            View(
-                "android.widget.ImageButton", (920, 2050, 1060, 2190),
-                resource_id=f"{PKG}:id/send_message_button",
-                desc=messaging_text.word(ctx.locale, "sendButtonContentDescription"),
-                clickable=True, enabled=bool(recipient), focusable=True, action="send",
-            )  # fmt: skip
-        )
+        send = View(
+            "android.widget.ImageButton", (920, 2050, 1060, 2190),
+            resource_id=f"{PKG}:id/send_message_button",
+            desc=messaging_text.word(ctx.locale, "sendButtonContentDescription"),
+            clickable=True, enabled=bool(recipient), focusable=True, action="send",
+        )  # fmt: skip
+        children.append(send)
     return app_frame(PKG, children)
 
 
