@@ -7,8 +7,11 @@
    shape the task store binds approvals to) and its digest
    (``base.digest``) are returned as ``needs_approval`` unless ``ctx.approval_digest`` equals
    that digest; an approval of any other preview is void and a fresh preview is returned.
-3. With a matching approval: the sent box's highest ``_id`` is read as a baseline, the send
-   button found in the hierarchy is tapped once (a uiautomator2 ``click`` on the warm session,
+3. With a matching approval: the send control is recognised by the layout around the
+   compose field (``device.send_control``: the last control past the field on its row, ids
+   and words only cross-checks; "cannot tell the send button" ends ``unsupported`` before
+   any tap, the candidates in the detail), the sent box's highest ``_id`` is read as a
+   baseline, and that control is tapped once (a uiautomator2 ``click`` on the warm session,
    ``input tap X Y`` on the shell path; either is a journaled effect), and the sent box
    (``content query --uri content://sms/sent``; the shell holds READ_SMS) is polled for a
    row newer than the baseline with this address and exactly this body. A chat (RCS) message
@@ -555,13 +558,14 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
         "_id:address:date:sub_id:body` (and Samsung Messages' `content://im/chat`)"
     ),
     effect=(
-        "`input tap X Y` on the send button (the one of `params.sim` where the app has one per "
-        "SIM), only with a matching approval"
+        "`input tap X Y` on the send control told by the layout (the last control past the "
+        "compose field on its row; the one of `params.sim` where the app has one per SIM), "
+        "only with a matching approval; nothing when it cannot be told"
     ),
     verified=(
         "a sent-box row newer than the baseline `_id` with this address and exactly this body (its"
         " `sub_id` in the evidence); else a chat-store row of type 2; else the conversation's new "
-        "bubble read in the phone's language (docs/android-variants.md V113-V118)"
+        "bubble read in the phone's language (docs/android-variants.md V113-V118, V155-V163)"
     ),
 )
 
