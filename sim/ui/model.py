@@ -137,7 +137,6 @@ class Ui:
             sims=self.sims,
             per_sim_send=self.per_sim_send,
             options=dict(self.app_options),
-            chat_send=self.chat_send,
         )
 
     def windows(self) -> list[Window]:

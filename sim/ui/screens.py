@@ -55,7 +55,6 @@ class ScreenContext:
     sims: int = 1  # SIM cards in the phone
     per_sim_send: bool = False  # Samsung Messages draws a send button per SIM (older builds)
     options: dict[str, str] = field(default_factory=dict)  # variants' switches (Ui.app_options)
-    chat_send: str | None = None  # how the SMS app sends (Ui.chat_send): None SMS, else chat
 
 
 def app_frame(package: str, children: list[View]) -> View:
