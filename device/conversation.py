@@ -153,17 +153,34 @@ def _id_of(node: Node, app: str) -> str | None:
     return node.resource_id[len(prefix) :] if node.resource_id.startswith(prefix) else None
 
 
+def _compose_tag(node: Node) -> str | None:
+    """A Jetpack Compose test tag exposed as the resource id (no ``:id/``), e.g. Google
+    Messages' ``message_text`` (docs/android-variants.md V160)."""
+    rid = node.resource_id
+    return rid if rid and ":id/" not in rid else None
+
+
+def _untagged_text(node: Node) -> bool:
+    return not node.resource_id and bool(node.text) and node.cls.endswith("TextView")
+
+
 def bubbles(nodes: list[Node], app: str) -> list[Bubble]:
-    """Every message bubble of ``app`` in document order (oldest first, as drawn)."""
+    """Every message bubble of ``app`` in document order (oldest first, as drawn).
+
+    Views: the layout's ids. Compose (Google Messages' current builds): the ``message_text``
+    tag, then the first text without an id is its status line ("Now • SMS", "Delivered")."""
     layout = layout_of(app)
     indicators = {*layout.delivered_ids, *layout.failed_ids}
     found: list[Bubble] = []
+    compose = False  # the last bubble came from a Compose tag: its status has no id
     for node in nodes:
-        rid = _id_of(node, app) if node.package == app else None
-        if rid is None:
+        if node.package != app:
             continue
-        if rid in layout.text_ids:
+        rid = _id_of(node, app)
+        tag = _compose_tag(node) if rid is None else None
+        if rid in layout.text_ids or tag in layout.text_ids:
             found.append(Bubble(node.text, None))
+            compose = tag is not None
         elif found and rid in layout.status_ids and node.text:
             status = found[-1].status
             found[-1] = replace(
@@ -171,6 +188,8 @@ def bubbles(nodes: list[Node], app: str) -> list[Bubble]:
             )
         elif found and rid in indicators:
             found[-1] = replace(found[-1], indicators=found[-1].indicators | {rid})
+        elif found and compose and found[-1].status is None and _untagged_text(node):
+            found[-1] = replace(found[-1], status=node.text)
     return found
 
 

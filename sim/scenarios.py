@@ -15,6 +15,8 @@ displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: 
 keys and taps are refused with a SecurityException), ``work-profile:PACKAGE`` (that app runs
 as user 10: ``u10`` in window and activity records), ``samsung-power`` (``dumpsys power``
 prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``),
+``google-messages[:views|compose|compose-rcs]`` (the generation of Google Messages'
+conversation screen, ``sim/variants/google_messages.py``), ``aosp-messaging``,
 ``contact:NAME=NUMBER[:TYPE][:new]`` (repeatable: the address book holds NAME with NUMBER,
 TYPE a ``ContactsContract.CommonDataKinds.Phone`` type code or its name, ``mobile`` (2) by
 default; NAME may hold spaces, Cyrillic or Hangul but no comma; the same NAME again adds a

@@ -102,7 +102,7 @@ class Sms(Params):
 
 # ---- actions -----------------------------------------------------------------------------
 
-COMPOSE_ID = "compose_message_text"  # Google Messages ids (sim screens.py cites the scripts)
+COMPOSE_ID = "compose_message_text"  # Google Messages (View), AOSP Messaging: V155, V163
 SAMSUNG_COMPOSE_ID = "message_edit_text"  # Samsung Messages (docs/android-variants.md V67)
 RECIPIENT_ID = "recipient_text_view"
 
@@ -127,7 +127,8 @@ def default_sms_app(ctx: ActionContext) -> str | None:
 
 
 def compose_field(nodes: list[Node], app: str) -> Node | None:
-    """The compose field: the known id, else the focused EditText of the app."""
+    """The compose field: the known id, else the focused EditText of the app (Google
+    Messages' Compose field has no id, docs/android-variants.md V157)."""
     for rid in (COMPOSE_ID, SAMSUNG_COMPOSE_ID):
         node = ui_hierarchy.by_resource_id(nodes, rid)
         if node is not None:

@@ -7,8 +7,11 @@
    shape the task store binds approvals to) and its digest
    (``base.digest``) are returned as ``needs_approval`` unless ``ctx.approval_digest`` equals
    that digest; an approval of any other preview is void and a fresh preview is returned.
-3. With a matching approval: the sent box's highest ``_id`` is read as a baseline, the send
-   button found in the hierarchy is tapped once (a uiautomator2 ``click`` on the warm session,
+3. With a matching approval: the send control is recognised by the layout around the
+   compose field (``device.send_control``: the last control past the field on its row, ids
+   and words only cross-checks; "cannot tell the send button" ends ``unsupported`` before
+   any tap, the candidates in the detail), the sent box's highest ``_id`` is read as a
+   baseline, and that control is tapped once (a uiautomator2 ``click`` on the warm session,
    ``input tap X Y`` on the shell path; either is a journaled effect), and the sent box
    (``content query --uri content://sms/sent``; the shell holds READ_SMS) is polled for a
    row newer than the baseline with this address and exactly this body. A chat (RCS) message
@@ -30,7 +33,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from device import conversation, messaging_words, parsers, ui_hierarchy
+from device import conversation, parsers, send_control, ui_hierarchy
 from device.actions import recipient, sms, ui
 from device.actions.base import ActionContext, Outcome, Status, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
@@ -78,14 +81,10 @@ def chat_store_query(uri: str) -> Argv:
 
 # ---- actions -----------------------------------------------------------------------------
 
-# Send buttons by id: Google Messages' views (``send_message_button_icon``), AOSP Messaging
-# (``send_message_button``, res/layout/compose_message_view.xml), Samsung Messages 16.2
-# (``send_button``, res/layout/send_buttons_layout.xml); Google Messages' Compose UI exposes a
-# test tag as the whole resource id (``Compose:Draft:Send``). Older Samsung Messages builds
-# draw one button per SIM, ``send_button1`` / ``send_button2`` (public automation scripts;
-# docs/android-variants.md V66, V67, V113).
-SEND_IDS = ("send_message_button_icon", "send_message_button", "send_button")
-SEND_TAGS = ("Compose:Draft:Send",)
+# Send buttons by id and Compose tag, and the English descriptions public scripts address:
+# ``device.send_control`` (docs/android-variants.md V66, V67, V113, V155-V163). Older Samsung
+# Messages builds draw one button per SIM, ``send_button1`` / ``send_button2`` (V120).
+SEND_IDS, SEND_TAGS = send_control.SEND_IDS, send_control.SEND_TAGS
 PER_SIM_SEND = re.compile(r":id/send_button([12])$")
 # The journal target of a send names the sent box's highest ``_id`` before the tap, so a
 # later attempt (after a crash) can reconcile against the same baseline.
@@ -116,14 +115,7 @@ def journal_baseline(journal: Any, key: str = BASELINE_KEY) -> int | None:
     return int(match[1]) if match else None
 
 
-# Google Messages' descriptions (English; the app's translations are not public):
-# "Send SMS" / "Send message" as public scripts address the button (V66), "Send RCS message" /
-# "Send text message" AOSP Messaging's sendButtonContentDescription variants. Every other
-# language: the apps' own ``sendButtonContentDescription`` / ``send_description``
-# (``messaging_words``).
-SEND_DESCRIPTIONS = (
-    "Send SMS", "Send message", "Send", "Send RCS message", "Send text message",
-)  # fmt: skip
+SEND_DESCRIPTIONS = send_control.SEND_DESCRIPTIONS
 
 
 def preview(
@@ -236,46 +228,21 @@ def per_sim_buttons(nodes: list[ui_hierarchy.Node]) -> dict[int, ui_hierarchy.No
     return found
 
 
-def _described_send(node: ui_hierarchy.Node, locale: str | None) -> bool:
-    desc = node.content_desc
-    if not desc:
-        return False
-    if desc in SEND_DESCRIPTIONS:
-        return True
-    return any(
-        messaging_words.meaning(desc, locale, kind="send_button", app=app) is not None
-        for app in messaging_words.tables()
-    )
-
-
-def send_button(
-    nodes: list[ui_hierarchy.Node], locale: str | None = None
-) -> ui_hierarchy.Node | None:
-    """The composer's one send button: by id or Compose tag, else by its content description
-    in any language the messaging apps ship (the phone's first)."""
-    for rid in SEND_IDS:
-        node = ui_hierarchy.by_resource_id(nodes, rid)
-        if node is not None:
-            return node
-    tagged = next((n for n in nodes if n.resource_id in SEND_TAGS), None)
-    if tagged is not None:
-        return tagged
-    return next((n for n in nodes if _described_send(n, locale)), None)
-
-
-NO_SEND_BUTTON = "no send button in the composer"
-
-
 def choose_send(
-    nodes: list[ui_hierarchy.Node], locale: str | None, sim: int | None
+    nodes: list[ui_hierarchy.Node],
+    locale: str | None,
+    sim: int | None,
+    field: ui_hierarchy.Node | None = None,
 ) -> tuple[ui_hierarchy.Node | None, str]:
     """The button to tap for ``sim`` (None: the app's own choice), or None and why not.
 
     An app with a button per SIM (older Samsung Messages) gets the one of ``sim``; with one
     SIM's button only, that one. With two and no ``sim``, nothing is tapped: the task must
-    say which SIM sends. An app with a single send button sends through the SIM the app
-    has selected (the default SMS subscription, ``multi_sim_sms``); phoned cannot tell
-    which one before the tap, so a task naming a ``sim`` is refused there."""
+    say which SIM sends. Otherwise the send control is recognised by the layout around the
+    compose ``field`` (``send_control.recognise``); when it cannot be told, the reason starts
+    "cannot tell the send button". An app with a single send button sends through the SIM
+    the app has selected (the default SMS subscription, ``multi_sim_sms``); phoned cannot
+    tell which one before the tap, so a task naming a ``sim`` is refused there."""
     per_sim = per_sim_buttons(nodes)
     if per_sim:
         if sim is None and len(per_sim) == 1:
@@ -287,15 +254,15 @@ def choose_send(
             slots = ", ".join(map(str, sorted(per_sim)))
             return None, f"the composer has no send button for SIM {sim} (only {slots})"
         return per_sim[sim], ""
-    button = send_button(nodes, locale)
-    if button is None:
-        return None, NO_SEND_BUTTON
+    found = send_control.recognise(nodes, field, locale)
+    if found.node is None:
+        return None, found.reason
     if sim is not None:
         return None, (
             f"this app's send button does not choose a SIM (it sends through the SIM selected "
             f"in the app): cannot send from SIM {sim} for certain; omit params.sim"
         )
-    return button, ""
+    return found.node, ""
 
 
 def _want(to: str, body: str) -> dict[str, Any]:
@@ -322,10 +289,16 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
             else "sending needs approval", preview=shown, preview_digest=shown_digest,
             approval_void=void, **who.detail(),
         )  # fmt: skip
-    button, why = choose_send(ready.screen.nodes, ctx.device.identity.locale, params.sim)
-    if button is None:  # nothing tapped: no button is not met; a SIM it cannot choose is
-        status = Status.NOT_MET if why == NO_SEND_BUTTON else Status.UNSUPPORTED
-        return outcome(ctx, status, target(_want(to, body), None), why)
+    nodes, locale = ready.screen.nodes, ctx.device.identity.locale
+    field = sms.compose_field(nodes, ready.app)
+    recognition = send_control.recognise(nodes, field, locale)
+    ctx.recorder.observe("send_control", recognition.evidence(), "before", ready.screen.read_by)
+    button, why = choose_send(nodes, locale, params.sim, field)
+    if button is None:  # nothing tapped: the screen or the SIM cannot be told apart
+        return outcome(
+            ctx, Status.UNSUPPORTED, target(_want(to, body), None), why,
+            send_control=recognition.evidence(), tapped=False,
+        )  # fmt: skip
     before = sent_rows(ctx, "before")
     if before is None:
         return outcome(
@@ -585,13 +558,14 @@ _ACTIONS_ROW = ActionsRow(  # docs/actions.md
         "_id:address:date:sub_id:body` (and Samsung Messages' `content://im/chat`)"
     ),
     effect=(
-        "`input tap X Y` on the send button (the one of `params.sim` where the app has one per "
-        "SIM), only with a matching approval"
+        "`input tap X Y` on the send control told by the layout (the last control past the "
+        "compose field on its row; the one of `params.sim` where the app has one per SIM), "
+        "only with a matching approval; nothing when it cannot be told"
     ),
     verified=(
         "a sent-box row newer than the baseline `_id` with this address and exactly this body (its"
         " `sub_id` in the evidence); else a chat-store row of type 2; else the conversation's new "
-        "bubble read in the phone's language (docs/android-variants.md V113-V118)"
+        "bubble read in the phone's language (docs/android-variants.md V113-V118, V155-V163)"
     ),
 )
 

@@ -163,13 +163,25 @@ def wait_for_package(ctx: ActionContext, package: str, timeout: float, phase: st
     return found
 
 
+def _selector(node: Node) -> dict[str, Any] | None:
+    """A uiautomator2 selector for ``node``: its resource id, else (a Jetpack Compose field
+    has none, docs/android-variants.md V157) its class and package with the focus it has."""
+    if node.resource_id:
+        return {"resourceId": node.resource_id}
+    if node.focused and node.cls and node.package:
+        return {"className": node.cls, "packageName": node.package, "focused": True}
+    return None
+
+
 def exact_text(ctx: ActionContext, node: Node, phase: str) -> str:
     """The exact text of ``node``. A uiautomator2 dump writes every UTF-16 surrogate as ``.``
     (its ``stripInvalidXMLChars``; an emoji reads ``..``) while ``getText`` keeps it, so on
-    that path a text with a ``.`` is read again by its resource id; otherwise the dump's."""
-    if "." not in node.text or not node.resource_id:
+    that path a text with a ``.`` is read again by its resource id (a field without one: by
+    its class, package and focus); otherwise the dump's."""
+    selector = _selector(node)
+    if "." not in node.text or selector is None:
         return node.text
-    argv = (U2_SESSION, "get_text", f"resourceId={node.resource_id}")
+    argv = (U2_SESSION, "get_text", *(f"{k}={v}" for k, v in selector.items()))
     with ctx.device.ui_session.use() as lease:
         _record_session(ctx, lease)
         if lease.client is None:
@@ -177,7 +189,7 @@ def exact_text(ctx: ActionContext, node: Node, phase: str) -> str:
         client = lease.client
         try:
             text = ctx.recorder.call(
-                argv, _translated(ctx, lambda: str(client(resourceId=node.resource_id).get_text()))
+                argv, _translated(ctx, lambda: str(client(**selector).get_text()))
             )
         except DeviceOffline:
             raise

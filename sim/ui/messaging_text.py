@@ -70,3 +70,8 @@ def clock(locale: str, age_s: float, hour24: bool | None = None) -> str:
     skeleton = cldr.datetime_skeletons["Hm" if hour24 else "hm"]
     sent = datetime.datetime.fromtimestamp(time.time() - age_s)
     return str(format_time(sent.time(), str(getattr(skeleton, "pattern", skeleton)), locale=cldr))
+
+
+def right_to_left(locale: str) -> bool:
+    """Does ``locale``'s script run right to left (CLDR's character order)?"""
+    return str(getattr(_babel(locale), "character_order", "")) == "right-to-left"

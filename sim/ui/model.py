@@ -28,7 +28,7 @@ from sim.ui.automation import UiAutomation
 from sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
 from sim.ui.screens import ActivityRecord, ScreenContext
 from sim.ui.sent_messages import SentEntry
-from sim.ui.views import View, Window, find_by_id, hit
+from sim.ui.views import View, Window, find, find_by_id, hit
 
 if TYPE_CHECKING:
     from sim.phone_state import PhoneState
@@ -104,6 +104,9 @@ class Ui:
         self.chat_send: str | None = None
         self.sims = 1  # SIM cards: slot N sends with subscription id N
         self.per_sim_send = False  # Samsung Messages draws send_button1 / send_button2
+        # a variant's own switches, by variant name (``google-messages``: its screen
+        # generation); its builders read them from ``ScreenContext.options``
+        self.app_options: dict[str, str] = {}
         self.stack: list[ActivityRecord] = [
             ActivityRecord(labels.LAUNCHER_PKG, labels.LAUNCHER_ACTIVITY)
         ]
@@ -133,6 +136,7 @@ class Ui:
             or self.phone.props.get("ro.product.locale", "en-US"),
             sims=self.sims,
             per_sim_send=self.per_sim_send,
+            options=dict(self.app_options),
         )
 
     def windows(self) -> list[Window]:
@@ -398,14 +402,9 @@ class Ui:
             if self.locked or not self.screen_on:
                 return None
             top = self.top()
-            if top.cls == labels.MESSAGING_CONVERSATION:
-                return find_by_id(self.windows(), f"{top.package}:id/compose_message_text")
             app = apps.messaging_app(top.package)
             if app is not None and top.cls == app.conversation_activity:
-                for field_id in app.compose_field_ids:
-                    found = find_by_id(self.windows(), f"{top.package}:id/{field_id}")
-                    if found is not None:
-                        return found
+                return find(self.windows(), app.compose_field)
             field = notes_app.focused_field(top.cls) if top.package == notes_app.PKG else None
             return find_by_id(self.windows(), field) if field else None
 
@@ -429,8 +428,7 @@ class Ui:
             if top.package == notes_app.PKG:
                 return notes_app.set_text(top.cls, top.state, view, text)
             app = apps.messaging_app(top.package)
-            fields = app.compose_field_ids if app else ("compose_message_text",)
-            if view.resource_id in {f"{top.package}:id/{f}" for f in fields}:
+            if app is not None and app.compose_field(view):
                 top.state["body"] = text
                 return True
             if view.resource_id == f"{top.package}:id/recipient_text_view":

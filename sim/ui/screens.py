@@ -4,10 +4,9 @@ Each builder turns an ``ActivityRecord`` (which activity, and its per-screen sta
 the composer's recipient and body) into a ``Window`` laid out on a 1080x2400 portrait
 display. Resource ids are the real ones where public automation scripts show them:
 
-- Messages: ``compose_message_text``, ``send_message_button_icon``, ``recipient_text_view``,
-  ``start_new_conversation_button``, ``message_text`` (Appium page objects for Google
-  Messages found by code search, e.g. "MessagesApp" / "MessageContactScreen" classes);
-  the send button's content-desc "Send SMS" is one of the locators those scripts use.
+- Messages' conversation list: ``start_new_conversation_button`` (Appium page objects for
+  Google Messages found by code search). Its conversation screen, both generations, is the
+  Google Messages variant's (``sim/variants/google_messages.py``), as every SMS app's is.
 - Permission dialog: ``permission_message``, ``permission_allow_button``,
   ``permission_allow_foreground_only_button``, ``permission_allow_one_time_button``,
   ``permission_deny_button``, ``permission_deny_and_dont_ask_again_button``
@@ -19,12 +18,10 @@ display. Resource ids are the real ones where public automation scripts show the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sim.ui import labels, notes_app
-from sim.ui.sent_messages import SentEntry, message_list
 from sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
@@ -57,6 +54,7 @@ class ScreenContext:
     locale: str = "en-US"  # persist.sys.locale: the language the apps draw their words in
     sims: int = 1  # SIM cards in the phone
     per_sim_send: bool = False  # Samsung Messages draws a send button per SIM (older builds)
+    options: dict[str, str] = field(default_factory=dict)  # variants' switches (Ui.app_options)
 
 
 def app_frame(package: str, children: list[View]) -> View:
@@ -180,77 +178,6 @@ def conversation_list(rec: ActivityRecord, ctx: ScreenContext) -> View:
     return app_frame(pkg, [_toolbar(pkg, "Messages"), listing, fab])
 
 
-def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
-    """Conversation screen: recipient chip, message list, compose field and send button."""
-    pkg = rec.package
-    recipient = rec.state.get("recipient", "")
-    shown = rec.state.get("title") or recipient  # a saved contact: its name, not the number
-    body = rec.state.get("body", "")
-    chip = View(
-        "android.widget.MultiAutoCompleteTextView",
-        (189, 150, 1000, 240),
-        resource_id=f"{pkg}:id/recipient_text_view",
-        text=shown,
-        focusable=True,
-        clickable=True,
-        long_clickable=True,
-    )
-    messages = message_list(
-        rec.state.get("sent", ""),
-        f"{pkg}:id/messages_list",
-        lambda entry, y: _bubble(pkg, entry, y, ctx.locale),
-    )
-    compose = View(
-        "android.widget.EditText",
-        (147, 2050, 900, 2190),
-        resource_id=f"{pkg}:id/compose_message_text",
-        text=body,
-        hint="Text message",
-        clickable=True,
-        long_clickable=True,
-        focusable=True,
-        focused=True,
-        action="focus",
-    )
-    send = View(
-        "android.widget.ImageView",
-        (920, 2050, 1060, 2190),
-        resource_id=f"{pkg}:id/send_message_button_icon",
-        desc="Send SMS",
-        clickable=bool(body),
-        enabled=bool(body) and bool(recipient),
-        focusable=True,
-        action="send",
-    )
-    return app_frame(
-        pkg, [_toolbar(pkg, shown or "New conversation"), chip, messages, compose, send]
-    )
-
-
-def _bubble(pkg: str, entry: SentEntry, top: int, locale: str) -> View:
-    """A ConversationMessageView: ``message_text`` then, in ``message_metadata``, the
-    ``message_status`` line (AOSP Messaging res/layout/conversation_message_view.xml)."""
-    return View(
-        "android.view.ViewGroup",
-        (300, top, 1040, top + 190),
-        resource_id=f"{pkg}:id/message_content",
-        children=[
-            View(
-                "android.widget.TextView",
-                (330, top + 10, 1010, top + 120),
-                resource_id=f"{pkg}:id/message_text",
-                text=entry.body,
-            ),
-            View(
-                "android.widget.TextView",
-                (330, top + 125, 1010, top + 180),
-                resource_id=f"{pkg}:id/message_status",
-                text=entry.status(time.monotonic(), locale),  # the clock of Phone.now()
-            ),
-        ],
-    )
-
-
 def _settings_page(rec: ActivityRecord, title: str, rows: list[View]) -> View:
     pkg = rec.package
     listing = View(
@@ -349,7 +276,6 @@ Builder = Callable[[ActivityRecord, ScreenContext], View]
 BUILDERS: dict[str, Builder] = {
     labels.LAUNCHER_ACTIVITY: launcher,
     labels.MESSAGING_LIST: conversation_list,
-    labels.MESSAGING_CONVERSATION: composer,
     notes_app.MAIN: notes_main,
     notes_app.LIST: notes_list,
     "com.android.settings.Settings": settings_home,

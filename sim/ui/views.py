@@ -8,7 +8,7 @@ view owned by a package (an activity, the status bar, the keyguard, a dialog).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 Rect = tuple[int, int, int, int]  # left, top, right, bottom (screen pixels)
@@ -35,6 +35,9 @@ class View:
     enabled: bool = True
     selected: bool = False
     action: str | None = None  # what a tap does; dispatched by Ui (see model.py)
+    # what the app uses the view for ("compose": its message field); never dumped, so a
+    # reader of the hierarchy sees only what a phone shows (a Compose field has no id)
+    role: str = ""
     children: list[View] = field(default_factory=list)
 
     @property
@@ -93,6 +96,15 @@ def hit(windows: list[Window], x: int, y: int) -> Located | None:
             if loc.view.contains(x, y) and (loc.view.clickable or loc.view.editable):
                 found = loc
         return found
+    return None
+
+
+def find(windows: list[Window], wanted: Callable[[View], bool]) -> View | None:
+    """The first view ``wanted`` accepts in any window, topmost window first."""
+    for window in reversed(windows):
+        for loc in walk(window):
+            if wanted(loc.view):
+                return loc.view
     return None
 
 

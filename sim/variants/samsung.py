@@ -44,7 +44,7 @@ from sim.android.content_tool import EXTRA_PROVIDERS, ProviderError, format_row
 from sim.android.packages import PackageManager
 from sim.shell.registry import SimService, ToolIO
 from sim.ui import messaging_text
-from sim.ui.apps import MessagingApp, register_messaging_app
+from sim.ui.apps import MessagingApp, field_with_ids, register_messaging_app
 from sim.ui.model import Ui
 from sim.ui.screens import ActivityRecord, ScreenContext, app_frame
 from sim.ui.sent_messages import CHAT_SEND_S, SentEntry, message_list
@@ -253,7 +253,7 @@ MESSAGES = register_messaging_app(
         package=PKG,
         conversation_activity=WITH_ACTIVITY,
         composer=_draw_composer,
-        compose_field_ids=("message_edit_text",),
+        compose_field=field_with_ids(PKG, "message_edit_text"),
         chat_sink=_store_chat,
     )
 )

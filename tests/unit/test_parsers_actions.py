@@ -269,14 +269,14 @@ def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> Non
 
 def test_send_buttons_of_other_messaging_apps() -> None:
     from device.actions.sms import compose_field
-    from device.actions.sms_send import choose_send, send_button
+    from device.actions.sms_send import choose_send
     from device.ui_hierarchy import parse_nodes
 
     compose_ui = parse_nodes(
         '<hierarchy><node resource-id="Compose:Draft:Send" class="android.view.View" '
         'package="com.google.android.apps.messaging" bounds="[900,2000][1000,2100]"/></hierarchy>'
     )
-    found = send_button(compose_ui)
+    found, _ = choose_send(compose_ui, None, None)  # no compose field: the known tag decides
     assert found is not None and found.center == (950, 2050)
     samsung = parse_nodes(
         '<hierarchy><node resource-id="com.samsung.android.messaging:id/message_edit_text" '
@@ -318,18 +318,12 @@ def test_a_send_button_per_sim_is_chosen_by_the_task_never_guessed() -> None:
 
 
 def test_a_send_button_found_by_its_description_in_the_phones_language() -> None:
-    """No known id: the description decides, in the app's own translation (AOSP Messaging
+    """No known id: the description is read in the app's own translation (AOSP Messaging
     ``sendButtonContentDescription`` ru "Отправить сообщение"; Samsung ``send_description``
-    ko "전송"); a description no app ships is no send button."""
-    from device.actions.sms_send import send_button
-    from device.ui_hierarchy import parse_nodes
+    ko "전송"); a description no app ships is no send button. Since issue #33 a description
+    only cross-checks the layout (``device.send_control``): it never picks a control alone."""
+    from device.send_control import word_meaning
 
-    def ui(desc: str) -> list:
-        return parse_nodes(
-            f'<hierarchy><node resource-id="com.example:id/b" content-desc="{desc}" '
-            f'package="com.example" bounds="[0,0][10,10]"/></hierarchy>'
-        )
-
-    assert send_button(ui("Отправить сообщение"), "ru-RU") is not None
-    assert send_button(ui("전송"), "ko-KR") is not None
-    assert send_button(ui("Удалить"), "ru-RU") is None
+    assert word_meaning("Отправить сообщение", "ru-RU") == "send_button"
+    assert word_meaning("전송", "ko-KR") == "send_button"
+    assert word_meaning("Удалить", "ru-RU") is None
