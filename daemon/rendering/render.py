@@ -108,6 +108,9 @@ def evidence_view(doc: dict[str, Any]) -> dict[str, Any]:
         "artifacts": dict(inner.get("artifacts") or {}),
         "notes": list(inner.get("notes") or []),
         "proof": _proof(_mapping(body.get("detail"))),
+        "approval": str(
+            _mapping(_mapping(body.get("detail")).get("approval_held")).get("message") or ""
+        ),
     }
 
 
@@ -309,6 +312,8 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
         lines += _multiline(f"    status: {view['status']}  ", view["message"], "      ")
     if view.get("proof"):
         lines += _multiline("    proof: ", view["proof"], "      ")
+    if view.get("approval"):  # the approval held for a fresh preview (issue 34)
+        lines += _multiline("    approval: ", view["approval"], "      ")
     if target:
         met = "yes" if target.get("met") else "no"
         lines.append(
