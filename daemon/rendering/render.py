@@ -25,6 +25,7 @@ from typing import Any
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
 from daemon.rendering.approval_view import approval_lines, pending_approval
 from daemon.rendering.choice_view import choice_lines, pending_choice
+from daemon.rendering.person_view import pending_person, person_lines
 from daemon.rendering.render_html import html_report
 from daemon.rendering.terminal import terminal_text
 from daemon.rendering.values import argv_text, iso
@@ -181,6 +182,7 @@ def render_json(
         "approval_preview": preview,
         "pending_approval": pending_approval(record, preview, evidence, queue),
         "pending_choice": pending_choice(record, evidence, queue),
+        "pending_person": pending_person(record, evidence),
     }
 
 
@@ -369,6 +371,8 @@ def render_text(
     lines += approval_lines(pending) if pending is not None else []
     choice = pending_choice(record, evidence, queue)
     lines += choice_lines(choice) if choice is not None else []
+    person = pending_person(record, evidence)
+    lines += person_lines(person) if person is not None else []
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:

@@ -518,7 +518,7 @@ def converge(daemon: Daemon, sim: Any) -> tuple[dict[str, int], list[TaskRecord]
             daemon.approve(daemon.task(task_id))
             approved.add(task_id)
         # the first daemon stops after the first send: the second takes the phone over
-        daemon.wait_for(ids[0], lambda t: t.state in TERMINAL + (TaskState.APPROVAL,), 45)
+        daemon.wait_for(ids[0], lambda t: t.state in (*TERMINAL, TaskState.APPROVAL), 45)
         first.signal(signal.SIGTERM)
         assert first.wait(timeout=30) == 0
         ended = [
