@@ -216,3 +216,26 @@ def find_permission_dialog(hierarchy_xml: str) -> dict[str, Any] | None:
             if (m := _PERMISSION_BUTTON.search(n.resource_id)) is not None
         },
     }
+
+
+# A field a person types into: an ``EditText`` (or a subclass whose name says so, such as
+# ``AppCompatEditText``/``TextInputEditText``) or any node the dump marks ``password="true"``.
+# uiautomator's ``AccessibilityNodeInfoDumper`` writes ``password`` for every node
+# (AccessibilityNodeInfo.isPassword; platform_frameworks_uiautomator's
+# AccessibilityNodeInfoDumper.java, androidx.test.uiautomator's the same).
+def is_input_field(cls: str, password: bool) -> bool:
+    return password or cls.endswith("EditText")
+
+
+def blank_inputs(xml: str) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """``xml`` with the text of every input field removed (``text=""``), and the bounds of
+    those fields: what a step handed to a person keeps of the screen, never what they typed
+    (``device/actions/ui_handoff.py``). Raises ``HierarchyError`` on bad XML."""
+    root = _root(xml)
+    blanked: list[tuple[int, int, int, int]] = []
+    for el in root.iter("node"):
+        if is_input_field(el.get("class", ""), el.get("password") == "true"):
+            el.set("text", "")
+            blanked.append(_bounds(el.get("bounds", "")))
+    head = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+    return head + ET.tostring(root, encoding="unicode"), blanked

@@ -48,6 +48,7 @@ CASES=(
     "sms.draft|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI draft\"}|0"
     "sms.send|{\"to\": \"$SMS_TO\", \"body\": \"phoned CI send\"}|4"
     'ui.find|{"selector": {"class_name": "android.widget.FrameLayout"}}|0'
+    'ui.handoff|{"package": "com.android.settings", "instruction": "Nothing to do: Settings shows", "expect": {"package": "com.android.settings"}, "ttl_s": 10}|0'
     'ui.key|{"package": "com.android.settings", "key": "back", "expect": {"package": "com.android.settings"}}|4'
     'ui.swipe|{"package": "com.android.settings", "direction": "up", "expect": {"package": "com.android.settings"}}|4'
     'ui.scroll|{"package": "com.android.settings", "until": {"text": "phoned CI: not on this screen"}}|4'

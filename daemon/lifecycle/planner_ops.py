@@ -261,7 +261,9 @@ class Expire(TaskOp):
             raise GuardError(f"task {self.task_id} changed since the sweep read it")
         rules.check_not_terminal(row)
         failure = self.failure
-        if row["state"] == TaskState.QUEUED.value:  # never claimed: nothing to retry
+        # never claimed: nothing to retry; a step handed to a person that timed out: a retry
+        # would ask the person again unasked (ui.handoff's TTL), so it is the planner's call
+        if row["state"] in (TaskState.QUEUED.value, TaskState.WAITING.value):
             reason, message = failure.reason.value, failure.message
             after = rules.move(
                 row, TaskState.FAILED, now, failure_reason=reason, failure_message=message

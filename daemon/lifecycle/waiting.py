@@ -21,6 +21,10 @@ text                                        value
                                             elements); the candidates are in the outcome's
                                             evidence, and only an amendment that picks one
                                             (a new revision) requeues the task
+``person:PACKAGE:UNTIL``                    ``WaitingFor(PERSON, package, until=UNTIL)``: a
+                                            step handed to the person in PACKAGE
+                                            (``ui.handoff``); UNTIL is the epoch second its
+                                            TTL ends (the sweeper fails it ``timeout`` then)
 ==========================================  ==================================================
 
 Package and permission names never contain ``:`` or ``,`` (Android's own rules; the params
@@ -41,6 +45,7 @@ class WaitKind(str, Enum):
     PERMISSION = "permission"  # a grant to observe (recovery screen opened)
     USER = "user"  # a person paused the task; only they resume it
     CHOICE = "choice"  # several candidates fit a param; an amendment picks one
+    PERSON = "person"  # a step handed to the person (ui.handoff); phoned observes it done
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class WaitingFor:
     permission: str | None = None
     missing: tuple[str, ...] = ()
     choice_of: str | None = None  # CHOICE: the param the candidates are for
+    until: int | None = None  # PERSON: the epoch second the step's TTL ends
 
     @property
     def text(self) -> str:
@@ -65,6 +71,8 @@ class WaitingFor:
             return f"choice:{self.choice_of or 'params'}"
         if self.kind is WaitKind.PERMISSION:
             return f"permission:{self.package}:{self.permission}"
+        if self.kind is WaitKind.PERSON:
+            return f"person:{self.package}:{self.until or 0}"
         parts = ["permission-dialog"]
         if self.package:
             parts.append(self.package)
@@ -84,6 +92,11 @@ class WaitingFor:
             package, _, missing = rest.partition(":")
             names = tuple(m for m in missing.split(",") if m)
             return cls(WaitKind.PERMISSION_DIALOG, package=package or None, missing=names)
+        if head == "person":
+            package, _, until = rest.partition(":")
+            return cls(
+                WaitKind.PERSON, package=package, until=int(until) if until.isdigit() else None
+            )
         if head == "permission" and rest.count(":") >= 1:
             package, _, what = rest.partition(":")
             return cls(WaitKind.PERMISSION, package=package, permission=what)

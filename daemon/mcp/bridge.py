@@ -198,6 +198,7 @@ class Bridge:
         if task.state.value == "approval" and task.approval_digest:
             out["approval"] = self._approval(task)
         out["choice"] = _choice(task, evidence, self.queue_url)
+        out["person"] = pending_person(task, evidence)  # a step handed to the person
         out["message"] = _message(out, timed_out)
         return out
 
@@ -280,6 +281,12 @@ class Bridge:
         }
 
 
+def pending_person(task: TaskRecord, evidence: Any) -> dict[str, Any] | None:
+    from daemon.rendering.person_view import pending_person as view
+
+    return view(task, evidence)
+
+
 def _choice(task: TaskRecord, evidence: Any, queue: str | None) -> dict[str, Any] | None:
     """A choice the task waits for: the candidates, each with the params that answer it."""
     from daemon.rendering.choice_view import pending_choice
@@ -332,6 +339,14 @@ def _message(out: dict[str, Any], timed_out: bool) -> str:
             f"task {task} waits for a choice of {choice['field']}: "
             f"{len(choice['candidates'])} candidates (in 'choice'); nothing was done on the "
             f"phone. Answer with task_amend {{task_id, params: the chosen candidate's 'amend'}}"
+        )
+    if out.get("person") is not None:
+        person = out["person"]
+        return (
+            f"task {task} is waiting for the person on the phone to do a step in "
+            f"{person['package']} ({person['instruction']!r}); you cannot do it. phoned goes on "
+            f"when it observes the expectation (TTL {person['ttl_s']} s). Call task_status later "
+            f"for the outcome."
         )
     if state in ("waiting", "permission"):
         return f"task {task} paused ({state}: {out['waiting_for']}); call task_status later"

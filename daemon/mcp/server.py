@@ -33,6 +33,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from daemon.lifecycle.waiting import WaitKind
 from daemon.mcp import schedule_tools, task_amend
 from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
 from daemon.mcp.images import ImageArgError, shows_screen, take_limits
@@ -202,11 +203,13 @@ class PhonedTools:
 
     async def _status(self, args: dict[str, Any]) -> types.CallToolResult:
         """``task_status``: the task now; once a task that shows the screen (a snapshot, a
-        UI step) has ended, with the screen it left, fitted to the call's image limits."""
+        UI step) has ended, or while a step handed to the person waits, with the screen it
+        left (handed over), fitted to the call's image limits."""
         limits = take_limits(args)
         task = await anyio.to_thread.run_sync(self.bridge.own, _task_id(args))
         status = _result(await anyio.to_thread.run_sync(self.bridge.result, task))
-        if task.terminal and shows_screen(task.method):
+        handed = task.waiting is not None and task.waiting.kind is WaitKind.PERSON
+        if (task.terminal or handed) and shows_screen(task.method):
             shown = await anyio.to_thread.run_sync(self.bridge.screen, task.id, limits)
             status.content = [*status.content, *shown]
         return status

@@ -114,8 +114,9 @@ def stale_mark(evidence: Sequence[dict[str, Any]], task: TaskRecord) -> dict[str
     if can_approve:
         message = (
             f"Stale: the phone changed since this preview was shown ({fields}). Approving "
-            "checks the phone again first: while it differs nothing is sent, and a fresh "
-            "preview is asked for."
+            "checks the phone again first: the task prepares its effect again and goes on "
+            "only when the fresh preview is identical to this one (same digest); any "
+            "difference asks for the fresh preview."
         )
     else:
         message = (

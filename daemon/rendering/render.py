@@ -25,6 +25,7 @@ from typing import Any
 from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
 from daemon.rendering.approval_view import approval_lines, pending_approval
 from daemon.rendering.choice_view import choice_lines, pending_choice
+from daemon.rendering.person_view import pending_person, person_lines
 from daemon.rendering.render_html import html_report
 from daemon.rendering.terminal import terminal_text
 from daemon.rendering.values import argv_text, iso
@@ -108,6 +109,9 @@ def evidence_view(doc: dict[str, Any]) -> dict[str, Any]:
         "artifacts": dict(inner.get("artifacts") or {}),
         "notes": list(inner.get("notes") or []),
         "proof": _proof(_mapping(body.get("detail"))),
+        "approval": str(
+            _mapping(_mapping(body.get("detail")).get("approval_held")).get("message") or ""
+        ),
     }
 
 
@@ -178,6 +182,7 @@ def render_json(
         "approval_preview": preview,
         "pending_approval": pending_approval(record, preview, evidence, queue),
         "pending_choice": pending_choice(record, evidence, queue),
+        "pending_person": pending_person(record, evidence),
     }
 
 
@@ -309,6 +314,8 @@ def _evidence_lines(view: dict[str, Any]) -> list[str]:
         lines += _multiline(f"    status: {view['status']}  ", view["message"], "      ")
     if view.get("proof"):
         lines += _multiline("    proof: ", view["proof"], "      ")
+    if view.get("approval"):  # the approval held for a fresh preview (issue 34)
+        lines += _multiline("    approval: ", view["approval"], "      ")
     if target:
         met = "yes" if target.get("met") else "no"
         lines.append(
@@ -364,6 +371,8 @@ def render_text(
     lines += approval_lines(pending) if pending is not None else []
     choice = pending_choice(record, evidence, queue)
     lines += choice_lines(choice) if choice is not None else []
+    person = pending_person(record, evidence)
+    lines += person_lines(person) if person is not None else []
     lines += _transition_lines(record, events)
     lines += _journal_lines(journal)
     if not evidence:

@@ -8,8 +8,11 @@ pending approval of its phone with the phone now, exactly as the resumed attempt
 it is). When the decision differs from the last look, an ``approval_check`` document keeps
 it with the diff; ``approval_view.pending_approval`` marks the card with it:
 
-* ``void_approval``: approving this preview sends nothing; the resumed attempt voids the
-  approval and comes back with a fresh preview to approve;
+* ``void_approval``: the phone no longer shows this preview's context; approving it makes
+  the resumed attempt prepare the effect again, and it goes on only when the fresh preview
+  is identical (same digest), else it comes back with the fresh preview to approve. The
+  card is not voided for it: a later task's draft over this one costs nothing but a
+  redraft (``docs/lifecycle.md``, "Approved tasks waiting on one phone");
 * ``stale``: the person edited the draft: approving can only end the task ``stale_state``,
   so the card offers Deny and ``phoned rerun`` instead;
 * ``continue``: the phone shows the preview's context again: the mark is lifted.

@@ -2,8 +2,10 @@
 
 A task in ``waiting`` or ``permission`` names what it waits for (``TaskRecord.waiting``, a
 ``WaitingFor`` the executor built): ``unlock``, a runtime-permission dialog over the app
-(the person answers it, the daemon never taps Allow), a grant to observe, or a person's
-pause (never resumed from here). When a read shows the condition met, the task is
+(the person answers it, the daemon never taps Allow), a grant to observe, a step handed to
+the person (``ui.handoff``: its expectation, or another app in front), or a person's pause
+(never resumed from here). The worker looks between its tasks, every
+``pause_check_interval`` (1 s), so a step a person takes minutes over holds no worker. When a read shows the condition met, the task is
 requeued; its next claim compares a fresh snapshot with the one kept at the pause before
 anything continues, and a task that waited on a dialog first checks that the grants it
 lacked are now observed (``grant_recheck``): a dialog answered with Deny ends the task
@@ -70,9 +72,20 @@ def _check_for(waiting: WaitingFor) -> Callable[[ActionContext, WaitingFor], boo
     return _CHECKS.get(waiting.kind)
 
 
+def _handoff_seen(ctx: ActionContext, task: TaskRecord) -> bool:
+    """A step handed to the person (``ui.handoff``): its expectation shows, or another app
+    came to the front; the resumed run decides which (reads only, nothing of what the
+    person enters is kept: this recorder is thrown away)."""
+    from device.actions.ui_handoff import UiHandoff, observed
+
+    return observed(ctx, UiHandoff.model_validate(task.params))
+
+
 def condition_met(device: Device, task: TaskRecord) -> bool:
     """Whether what ``task`` waits for is observed on the phone now (reads only)."""
     waiting = task.waiting
+    if waiting is not None and waiting.kind is WaitKind.PERSON:
+        return _handoff_seen(ActionContext(recorder=Recorder(device, "pause-watch")), task)
     check = _check_for(waiting) if waiting is not None else None
     if waiting is None or check is None:
         return False

@@ -9,8 +9,10 @@ fresh snapshot of the same level is compared with it (kind ``resume_check``), an
 * ``continue``: nothing the task depends on changed;
 * ``recheck``: something changed, the task has no approval at stake: run it again, it
   re-reads every precondition from the phone;
-* ``void_approval``: an approval-gated effect whose context changed: the old approval is
-  void, the action runs without it and comes back to ``approval`` with a fresh preview
+* ``void_approval``: an approval-gated effect whose context changed: the action prepares
+  its effect again and computes a fresh preview; the approval covers it only when its
+  digest equals the approved one and the approval has not expired (the evidence says
+  ``approval_held``), else the action comes back to ``approval`` with the fresh preview
   (``approval_void``). A draft that now holds what a later task of phoned put there (its
   ``sms.*`` body, on the same phone, after the pause), or nothing at all, is such a change:
   phoned's own work, or nothing of the person's, is not destroyed by drafting again;
@@ -52,7 +54,7 @@ from device.evidence import Recorder
 # What a resumed attempt may do (``decide``):
 CONTINUE = "continue"  # nothing the task depends on changed
 RECHECK = "recheck"  # something changed, no approval at stake: run again from the phone
-VOID_APPROVAL = "void_approval"  # an approved effect's context changed: ask again
+VOID_APPROVAL = "void_approval"  # an approved effect's context changed: prepare, compare
 STALE = "stale"  # going on would undo what the person did: fail ``stale_state``
 
 

@@ -21,6 +21,7 @@ from daemon.lifecycle.wire import plain
 from daemon.planning.classify import classify_ingress
 from daemon.rendering.approval_view import pending_approval
 from daemon.rendering.choice_view import pending_choice
+from daemon.rendering.person_view import pending_person
 from daemon.rendering.render import approval_preview, render_json
 from daemon.server.artifacts import artifact_path, artifact_response
 from daemon.server.auth import Principal, Right, Role
@@ -87,6 +88,7 @@ def task_status(
         "approval_preview": preview,
         "pending_approval": pending_approval(task, preview, evidence),
         "pending_choice": pending_choice(task, evidence),  # the candidates of choice:FIELD
+        "pending_person": pending_person(task, evidence),  # a step handed to the person
         # the monitor shows Approve/Deny by it
         "may_decide": principal.may(Right.DECIDE) and principal.sees(task.conversation_id),
         "evidence": evidence,

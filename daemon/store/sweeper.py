@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection
 from daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
 from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
+from daemon.lifecycle.waiting import WaitKind
 from daemon.store.protocol import Store
 from daemon.store.retention import Pruned, RetentionRule, prune_batch
 from daemon.store.sql_store import SqlStore
@@ -51,7 +52,21 @@ def _permission(task: TaskRecord, now: float) -> Failure | None:
     return None
 
 
+def _waiting(task: TaskRecord, now: float) -> Failure | None:
+    """A step handed to the person (``ui.handoff``) whose TTL ended."""
+    waiting = task.waiting
+    if waiting is None or waiting.kind is not WaitKind.PERSON or not waiting.until:
+        return None
+    if now <= waiting.until:
+        return None
+    ttl = task.params.get("ttl_s")
+    return Failure(
+        FailureReason.TIMEOUT, f"nobody did the step handed to the person within its TTL ({ttl} s)"
+    )
+
+
 _RULES: dict[TaskState, Callable[[TaskRecord, float], Failure | None]] = {
+    TaskState.WAITING: _waiting,
     TaskState.DISPATCHED: _dispatched,
     TaskState.RUNNING: _running,
     TaskState.APPROVAL: _approval,

@@ -251,6 +251,8 @@ def _wait_note(task: TaskRecord) -> str:
         return f"permission: a dialog over {wait.package or 'the screen'}{missing}"
     if wait.kind is WaitKind.USER:
         return f"waiting: user (phoned resume {task.id[:8]})"
+    if wait.kind is WaitKind.PERSON:
+        return f"waiting for you: {task.params.get('instruction', '')} (in {wait.package})"
     if wait.kind is WaitKind.CHOICE:
         return (
             f"choice: {wait.choice_of} (phoned show {task.id[:8]}: the candidates and "

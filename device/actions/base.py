@@ -100,6 +100,9 @@ class ActionContext:
     gate: Callable[[str], None] = lambda action: None  # raises Superseded to refuse an effect
     journal: Journal = field(default_factory=NullJournal)
     approval_digest: str | None = None  # the preview digest an approver accepted, if any
+    # the preview digest the approval was found to cover right before the effect
+    # (``approval_holds``); None: no approved preview was matched in this step
+    approved_preview: str | None = None
     # the owner's policy asks for an approval of this task's effect (``approval_policy``)
     approval_required: bool = False
     poll_interval: float = 0.1
@@ -186,6 +189,16 @@ class ActionContext:
             if done(value) or time.monotonic() >= deadline:
                 return value, done(value)
             time.sleep(self.poll_interval)
+
+
+def approval_holds(ctx: ActionContext, shown_digest: str) -> bool:
+    """Whether the approval given is of this very preview (``shown_digest``), computed from
+    the phone right before the effect; a match is noted on ``ctx`` (``approved_preview``) so
+    the attempt can say that a fresh preview was identical to the approved one."""
+    if ctx.approval_digest is None or ctx.approval_digest != shown_digest:
+        return False
+    ctx.approved_preview = shown_digest
+    return True
 
 
 def outcome(

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
 from device.digest import digest
 
 P = TypeVar("P", bound=BaseModel)
@@ -82,7 +82,7 @@ def ask(
         return None
     shown = change_preview(ctx.recorder.method, change, reading, target, **data)
     shown_digest = digest(shown)
-    if ctx.approval_digest == shown_digest:
+    if approval_holds(ctx, shown_digest):
         return None
     void = ctx.approval_digest is not None
     message = (

@@ -27,7 +27,7 @@ from pydantic import Field, StrictInt, field_validator, model_validator
 
 from device import commands, contacts, parsers, ui_hierarchy
 from device.actions import recipient, ui
-from device.actions.base import ActionContext, Outcome, Status, digest, outcome
+from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import (
     EMULATOR_NUMBER,
@@ -310,7 +310,7 @@ def _ask(ctx: ActionContext, who: recipient.Recipient, body: str, app: str) -> O
         return None
     shown = preview(who, body, app)
     shown_digest = digest(shown)
-    if ctx.approval_digest == shown_digest:
+    if approval_holds(ctx, shown_digest):
         return None
     void = ctx.approval_digest is not None
     want = {"app_in_front": True, "recipient_shown": True, "compose_text": body}

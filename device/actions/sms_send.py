@@ -35,7 +35,7 @@ from typing import Any
 
 from device import conversation, parsers, send_control, ui_hierarchy
 from device.actions import recipient, sms, ui
-from device.actions.base import ActionContext, Outcome, Status, digest, outcome
+from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
 from device.actions.params import EMULATOR_NUMBER
 from device.actions.reads import read, target
@@ -281,7 +281,7 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
         return ready
     shown = preview(to, body, ready.app, ready.screen.digest, who)
     shown_digest = digest(shown)
-    if ctx.approval_digest != shown_digest:
+    if not approval_holds(ctx, shown_digest):
         void = ctx.approval_digest is not None
         return outcome(
             ctx, Status.NEEDS_APPROVAL, target(_want(to, body), None),

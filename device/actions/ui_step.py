@@ -40,7 +40,7 @@ from pydantic import Field, StrictInt, field_validator, model_validator
 
 from device import parsers, ui_hierarchy
 from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
+from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
 from device.actions.params import PACKAGE, Params
 from device.digest import digest
 from device.errors import DeviceError, DeviceOffline, TransportLost, UiAutomatorError
@@ -309,7 +309,7 @@ def ask(
         "snapshot_digest": ready.screen.digest,
     }
     shown_digest = digest(shown)
-    if ctx.approval_digest == shown_digest:
+    if approval_holds(ctx, shown_digest):
         return None
     element_shot(ctx, node)
     void = ctx.approval_digest is not None

@@ -19,8 +19,9 @@ them; tests select by resource id.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from sim.ui.views import View
+from sim.ui.views import View, find_by_id
 
 PKG = "com.example.notes"
 MAIN = f"{PKG}.MainActivity"
@@ -175,3 +176,17 @@ def save(state: dict[str, str], locale: str, post: Callable[[str, str, int], Non
     saved = int(state.get("saved", "0")) + 1
     state["saved"] = str(saved)
     post(label(locale), draft, saved)
+
+
+def person_saves_note(ui: Any, text: str) -> None:
+    """The person holding the phone, not phoned: types ``text`` into the note field (as a
+    keyboard would; no command, nothing in the phone's command log) and taps Save with a
+    finger (one ``click`` in the touch log), so ``saved_count`` changes. For tests of a
+    step handed to the person (``ui.handoff``); ``ui`` is the phone's ``UiModel``."""
+    if not ui.type_text(text):
+        raise AssertionError("the notes editor is not in front: the person cannot type")
+    button = find_by_id(ui.windows(), rid("save_button"))
+    if button is None:
+        raise AssertionError("no save button on screen")
+    left, top, right, bottom = button.bounds
+    ui.tap((left + right) // 2, (top + bottom) // 2)

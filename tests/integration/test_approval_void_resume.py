@@ -1,4 +1,4 @@
-"""Issue #23 point 3: a change under a pending approval voids it and asks again (SPEC §7).
+"""Issue #23 point 3 and issue 34: a change under a pending approval (SPEC §7).
 
 The user's case: ``sms.send`` waits for approval, a later task of the same conversation
 drafts another text to the same recipient, and ``phoned approve`` ended the task
@@ -75,51 +75,38 @@ def _send_then_later_draft(daemon: Daemon, sim: Any) -> tuple[TaskRecord, str]:
     return paused, draft_id
 
 
-def test_a_later_draft_of_the_conversation_voids_the_approval_and_asks_again(
+def test_a_later_draft_is_drafted_over_and_the_approval_holds_for_an_identical_preview(
     daemon: Daemon, sim_factory: Any
 ) -> None:
+    """Issue 34: the resumed send drafts its text again over the later draft; the fresh
+    preview is identical to the approved one (digest included), so it is sent without
+    asking again, and the evidence says why."""
     sim = sim_factory(sdk=34)
     daemon.start()
     paused, draft_id = _send_then_later_draft(daemon, sim)
 
-    # the person approves the preview they saw with the CLI, as the user did
+    # the person approves the preview they saw with the CLI, once
     decided = approve_with_cli(daemon, paused)
     assert decided.exit_code == 0, decided.output
-    again = asked_again(daemon, paused)
-    assert again.state is TaskState.APPROVAL, again.failure  # not failed stale_state
-    assert again.approval_status == "pending" and again.failure is None
-    assert _sent(sim) == [] and not sim.phone.log.entries("click")
+    done = daemon.state(paused.id, TaskState.COMPLETED)
+    assert done.observed_target == "sms.sent" and done.failure is None
+    assert _sent(sim) == [(TO, FIRST)] and len(sim.phone.log.entries("click")) == 1
 
-    # evidence keeps the diff, and the fresh preview says the old approval is void
+    # evidence keeps the diff, and the outcome says the approval held for the fresh preview
     (resumed,) = daemon.evidence(paused.id, "resume_check")
     assert resumed["body"]["decision"] == "void_approval"
     assert "texts" in resumed["body"]["diff"] and resumed["body"]["drafted_by"] == draft_id
-    outcome = daemon.evidence(paused.id, "outcome")[-1]["body"]
-    assert outcome["status"] == "needs_approval" and outcome["detail"]["approval_void"] is True
-    assert outcome["detail"]["voided"]["resume_check"] == resumed["ref"]
-    assert "texts" in outcome["detail"]["voided"]["changed"]
-    assert outcome["detail"]["preview_digest"] == again.approval_digest
-
-    # the fresh preview is what the phone shows now: the task's own draft again, on a screen
-    # equal to the first one (so its digest is too: the same preview, asked for again)
-    assert sim.phone.ui.top().state["body"] == FIRST
-    assert again.approval_digest == paused.approval_digest
-    pending = pending_of(daemon, paused.id)
-    assert (pending["text"], pending["recipient"]) == (FIRST, TO)
-    assert pending["digest"] == again.approval_digest and pending["stale"] is None
-    assert pending["void"]["changed"] == outcome["detail"]["voided"]["changed"]
-    assert pending["void"]["message"].startswith("The approval given before is void")
+    outcomes = [d["body"] for d in daemon.evidence(paused.id, "outcome")]
+    assert [o["status"] for o in outcomes] == ["needs_approval", "met"]  # asked once
+    held = outcomes[-1]["detail"]["approval_held"]
+    assert held["digest"] == paused.approval_digest
+    assert held["message"] == (
+        f"fresh preview identical to the approved one, digest {paused.approval_digest}"
+    )
+    assert held["resume_check"] == resumed["ref"] and "texts" in held["changed"]
+    assert "approval_void" not in outcomes[-1]["detail"]
     shown = phoned(daemon, "show", paused.id)
-    assert pending["void"]["message"] in shown.output
-
-    # approved again: sent exactly once
-    decided = approve_with_cli(daemon, again)
-    assert decided.exit_code == 0, decided.output
-    done = daemon.state(paused.id, TaskState.COMPLETED)
-    assert done.observed_target == "sms.sent"
-    assert _sent(sim) == [(TO, FIRST)]
-    decisions = [d["body"]["decision"] for d in daemon.evidence(paused.id, "resume_check")]
-    assert decisions == ["void_approval", "continue"]
+    assert shown.exit_code == 0 and "fresh preview identical to the approved one" in shown.output
 
 
 def test_a_pending_preview_a_later_task_changed_is_marked_stale_before_anyone_decides(
@@ -147,12 +134,10 @@ def test_a_pending_preview_a_later_task_changed_is_marked_stale_before_anyone_de
     shown = phoned(daemon, "show", paused.id)
     assert shown.exit_code == 0 and stale["message"] in shown.output
 
-    # approving re-checks the phone: a fresh preview, and the stale mark is gone with it
+    # approving re-checks the phone: drafted again, identical, sent without asking again
     daemon.approve(paused)
-    again = asked_again(daemon, paused)
-    assert again.state is TaskState.APPROVAL and _sent(sim) == []
-    pending = pending_of(daemon, paused.id)
-    assert pending["stale"] is None and pending["void"] is not None
+    daemon.state(paused.id, TaskState.COMPLETED)
+    assert _sent(sim) == [(TO, FIRST)]
 
 
 def test_a_draft_the_person_edited_is_kept_and_the_failure_names_the_rerun(
@@ -186,11 +171,13 @@ def test_a_draft_the_person_edited_is_kept_and_the_failure_names_the_rerun(
     assert new.rerun_of == paused.id and new.params == {"to": TO, "body": FIRST}
 
 
-def test_a_later_send_in_the_conversation_leaves_an_empty_composer_and_asks_again(
+def test_a_later_send_in_the_conversation_leaves_an_empty_composer_and_the_first_is_sent(
     daemon: Daemon, sim_factory: Any
 ) -> None:
     """A later task sent another message to the recipient (the composer is empty now):
-    nothing of the person's is there to keep, so the first send asks again."""
+    nothing of the person's is there to keep, so the first send drafts again; the composer
+    it drafts shows what the person approved (the same digest), so it is sent without
+    asking again, each message exactly once."""
     sim = sim_factory(sdk=34)
     daemon.start()
     send_id = daemon.submit({"method": "sms.send", "params": {"to": TO, "body": FIRST}})
@@ -201,13 +188,10 @@ def test_a_later_send_in_the_conversation_leaves_an_empty_composer_and_asks_agai
     daemon.state(later_id, TaskState.COMPLETED)
     assert sim.phone.ui.top().state["body"] == ""
     daemon.approve(first)
-    again = asked_again(daemon, first)
-    assert again.state is TaskState.APPROVAL and again.approval_status == "pending"
-    assert _sent(sim) == [(TO, LATER)]
-    (resumed,) = daemon.evidence(send_id, "resume_check")
-    assert resumed["body"]["decision"] == "void_approval"
-    outcome = daemon.evidence(send_id, "outcome")[-1]["body"]
-    assert outcome["detail"]["approval_void"] is True
-    daemon.approve(again)
     daemon.state(send_id, TaskState.COMPLETED)
     assert _sent(sim) == [(TO, LATER), (TO, FIRST)]
+    (resumed,) = daemon.evidence(send_id, "resume_check")
+    assert resumed["body"]["decision"] == "void_approval"
+    outcomes = [d["body"] for d in daemon.evidence(send_id, "outcome")]
+    assert [o["status"] for o in outcomes] == ["needs_approval", "met"]
+    assert outcomes[-1]["detail"]["approval_held"]["digest"] == first.approval_digest

@@ -44,11 +44,15 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
     daemon.start()
     task_id = _phoned(daemon, "submit", str(EXAMPLES / name)).strip()
     task = daemon.state(task_id, TaskState.COMPLETED, TaskState.APPROVAL, TaskState.PERMISSION,
-                        TaskState.FAILED, TaskState.STOPPED, timeout=60)  # fmt: skip
+                        TaskState.WAITING, TaskState.FAILED, TaskState.STOPPED, timeout=60)  # fmt: skip
     if task.state is TaskState.APPROVAL:  # sms.send, ui.*: the person approves the preview
         assert task.approval_digest is not None
         _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
                 "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
+    elif task.state is TaskState.WAITING:  # ui.handoff: the person does the step
+        from sim.ui import notes_app
+
+        notes_app.person_saves_note(sim.phone.ui, "example note")
     elif task.state is TaskState.PERMISSION:  # permission.request: granted on the phone
         params = task.params
         sim.phone.packages.grant(params["package"], params["permission"])

@@ -84,6 +84,7 @@ class Row:
     taps: int | None = None
     seconds: float = 0.0
     verdict: str = "FAIL"
+    asks: str = "-"  # approval requests per task (the converging row: one each)
 
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -143,13 +144,15 @@ def matrix(request: pytest.FixtureRequest) -> Iterator[list[Row]]:
 
 def render(rows: list[Row]) -> str:
     """A Markdown table of the rows, in the order they ran."""
-    head = "| fault | at | task | expected | observed | attempts | sent | taps | s | verdict |"
-    lines = [head, "|" + "---|" * 10]
+    head = (
+        "| fault | at | task | expected | observed | attempts | sent | taps | asks | s | verdict |"
+    )
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         c = r.case
         lines.append(
             f"| {c.fault} | {c.at} | {c.task} | {c.expect} | {r.state} | {r.attempts} | "
-            f"{_dash(r.sent)} | {_dash(r.taps)} | {r.seconds:.1f} | {r.verdict} |"
+            f"{_dash(r.sent)} | {_dash(r.taps)} | {r.asks} | {r.seconds:.1f} | {r.verdict} |"
         )
     return "\n".join(lines)
 
@@ -481,3 +484,80 @@ def test_fault_matrix_row(
         pytest.xfail(case.gap)
     check_state_right(case, task, sim)
     row.verdict = "ok"
+
+
+# --- approved tasks waiting on one phone converge (issue 34) ---------------------------------
+
+CONVERGE_SENDS = (  # (conversation, recipient, text): three sends of two conversations
+    ("conv-a", "+15550000001", "converge: first from A"),
+    ("conv-b", "+15550000002", "converge: from B"),
+    ("conv-a", "+15550000003", "converge: second from A"),
+)
+
+
+def approval_requests(daemon: Daemon, task_id: str) -> int:
+    """How many times ``task_id`` asked a person: its outcomes that asked for approval."""
+    outcomes = daemon.evidence(task_id, "outcome")
+    return sum(1 for d in outcomes if d["body"].get("status") == "needs_approval")
+
+
+def converge(daemon: Daemon, sim: Any) -> tuple[dict[str, int], list[TaskRecord]]:
+    """N approval-gated sends of two conversations on one phone under two daemons, each
+    card approved once by a person who approves what they are shown, once: the approval
+    requests per task and how each task stands once nothing moves any more."""
+    first = start(daemon)
+    second = Daemon(daemon.env, daemon.queue, daemon.log.with_name("second.log")).start()
+    ids: list[str] = []
+    try:
+        for conv, to, body in CONVERGE_SENDS:  # each drafts over the one before, and waits
+            ids.append(daemon.submit({"conversation_id": conv, "method": "sms.send",
+                                      "params": {"to": to, "body": body}}))  # fmt: skip
+            daemon.state(ids[-1], TaskState.APPROVAL, timeout=45)
+        approved: set[str] = set()
+        for task_id in ids:  # the person approves each card once, all of them
+            daemon.approve(daemon.task(task_id))
+            approved.add(task_id)
+        # the first daemon stops after the first send: the second takes the phone over
+        daemon.wait_for(ids[0], lambda t: t.state in (*TERMINAL, TaskState.APPROVAL), 45)
+        first.signal(signal.SIGTERM)
+        assert first.wait(timeout=30) == 0
+        ended = [
+            second.wait_for(i, lambda t: t.state in TERMINAL or (
+                t.state is TaskState.APPROVAL and t.approval_status == "pending"), 60)
+            for i in ids
+        ]  # fmt: skip
+        asks = {i: approval_requests(daemon, i) for i in ids}
+    finally:
+        second.stop()
+    return asks, ended
+
+
+def test_fault_matrix_approved_sends_on_one_phone_converge(
+    matrix: list[Row], fast_daemon: Daemon, sim_factory: Any, adb_server: Any
+) -> None:
+    """Issue 34: three approval-gated ``sms.send`` of two conversations wait on one phone
+    served by two daemons (the first stops after the first send, the second takes the
+    phone's hold over); each card approved once: each message is in the sent box exactly
+    once, each task completed, and no task asked a person twice."""
+    sim = sim_factory(sdk=34)
+    row = Row(Case("converge", "two-daemons:3-approved-sends", "sms.send", "completed x3"))
+    matrix.append(row)
+    began = time.monotonic()
+    asks, ended = converge(fast_daemon, sim)
+    row.seconds = time.monotonic() - began
+    row.state = ",".join(t.state.value for t in ended)
+    row.attempts = max(t.attempt for t in ended)
+    row.sent, row.taps = sent(sim), send_taps(sim)
+    row.asks = ",".join(str(asks[t.id]) for t in ended)
+    got = sorted((m["address"], m["body"]) for m in sim.phone.sms.messages("sent"))
+    assert got == sorted((to, body) for _, to, body in CONVERGE_SENDS), "each sent exactly once"
+    assert row.taps == len(CONVERGE_SENDS)
+    assert [t.state for t in ended] == [TaskState.COMPLETED] * len(CONVERGE_SENDS), ended
+    assert set(asks.values()) == {1}, f"a card was shown twice: {asks}"
+    # the second daemon took the phone over and carried out what was left
+    assert "ended this attempt as completed" in _log_of(fast_daemon.log.with_name("second.log"))
+    row.verdict = "ok"
+
+
+def _log_of(path: Path) -> str:
+    return path.read_text(errors="replace")

@@ -44,24 +44,25 @@ def _paused_for_approval(
     return task
 
 
-def test_approved_after_the_user_switched_app_goes_back_to_approval(
+def test_approved_after_the_user_switched_app_drafts_again_and_sends_the_identical_preview(
     daemon: Daemon, sim_factory
 ) -> None:
+    """Issue 34: the person left the composer; the approved send opens it and drafts again,
+    and the fresh preview is the one approved (same digest): sent once, not asked again."""
     sim = sim_factory(sdk=34)
     daemon.start()
     task = _paused_for_approval(daemon, sim)
     sim.phone.ui.go_home()  # the person left the composer
     daemon.approve(task)
-    again = daemon.wait_for(
-        task.id,
-        lambda t: t.state is TaskState.APPROVAL and t.state_version > task.state_version + 1,
-    )
-    assert again.approval_status == "pending"  # the old approval is void
+    done = daemon.state(task.id, TaskState.COMPLETED)
+    assert done.observed_target == "sms.sent"
     (check,) = daemon.evidence(task.id, "resume_check")
     assert check["body"]["decision"] == "void_approval"
     assert "foreground" in check["body"]["diff"]
-    assert _sent(sim) == []
-    assert not sim.phone.log.entries("click")  # send was never tapped
+    held = daemon.evidence(task.id, "outcome")[-1]["body"]["detail"]["approval_held"]
+    assert held["digest"] == task.approval_digest and "foreground" in held["changed"]
+    assert len(_sent(sim)) == 1
+    assert len(sim.phone.log.entries("click")) == 1  # send tapped once
 
 
 def test_draft_edited_while_waiting_for_approval_is_stale_and_not_sent(
@@ -169,14 +170,11 @@ def test_two_conversations_each_resume_against_their_own_snapshot(
     # B's composer is in front now: A's context changed, B's did not
     daemon.approve(second)
     daemon.state(second.id, TaskState.COMPLETED)
-    daemon.approve(first)
-    again = daemon.wait_for(
-        first.id,
-        lambda t: t.state is TaskState.APPROVAL and t.state_version > first.state_version + 1,
-    )
-    assert again.approval_status == "pending"
+    daemon.approve(first)  # A drafts again over B's sent conversation: the same preview
+    daemon.state(first.id, TaskState.COMPLETED)
     assert [(m["address"], m["body"]) for m in _sent(sim)] == [
-        ("+15550000002", "from conversation B")
+        ("+15550000002", "from conversation B"),
+        ("+15550000001", "from conversation A"),
     ]
     decisions = {
         task.id: [c["body"]["decision"] for c in daemon.evidence(task.id, "resume_check")]

@@ -4,6 +4,7 @@ how the fresh preview says so, and the marks a pending approval shows (``approva
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.records import TaskRecord
@@ -94,6 +95,46 @@ def test_a_fresh_preview_after_a_void_approval_says_so() -> None:
     assert voided(met, void) is met  # only a preview asked for carries the mark
     plain = _outcome(Status.NEEDS_APPROVAL)
     assert voided(plain, None) is plain
+
+
+def test_an_effect_made_under_a_held_approval_says_the_fresh_preview_was_identical() -> None:
+    """Issue 34: the approval in doubt covered the fresh preview (same digest): the outcome
+    names the digest; a fresh preview asked for again is still marked void."""
+    void: dict[str, Any] = {"why": "w", "changed": ["texts"], "resume_check": "ev-r"}
+    held = voided(_outcome(Status.MET), void, DIGEST)
+    assert held.detail["approval_held"] == {
+        "message": f"fresh preview identical to the approved one, digest {DIGEST}",
+        "digest": DIGEST, "changed": ["texts"], "resume_check": "ev-r",
+    }  # fmt: skip
+    assert "approval_void" not in held.detail
+    asked = voided(_outcome(Status.NEEDS_APPROVAL, preview_digest="sha256:other"), void, None)
+    assert asked.detail["approval_void"] is True and "approval_held" not in asked.detail
+    met = _outcome(Status.MET)
+    assert voided(met, None, DIGEST) is met  # nothing was in doubt: nothing to say
+
+
+def test_an_approval_in_doubt_is_offered_to_the_step_only_while_it_has_not_expired(
+    tmp_path: Path,
+) -> None:
+    """``step_context(void_approval=True)`` keeps the approved digest for the action to
+    compare while the approval window is open, and drops it once it has closed."""
+    from daemon.runtime.attempt.records import Attempt, ExecutorSettings
+    from daemon.runtime.attempt_evidence import AttemptEvidence
+    from daemon.store.sqlite_store import SqliteStore
+
+    clock = [100.0]
+    store = SqliteStore(str(tmp_path / "q.db"))
+    settings = ExecutorSettings(clock=lambda: clock[0])
+    run = Attempt(store, None, settings, AttemptEvidence(None))  # type: ignore[arg-type]
+    approved = _task(approval_status="approved", approval_deadline=150.0)
+    assert run.step_context(approved, void_approval=True).approval_digest == DIGEST
+    assert run.step_context(approved).approval_digest == DIGEST
+    clock[0] = 151.0
+    assert run.step_context(approved, void_approval=True).approval_digest is None
+    assert run.step_context(approved).approval_digest == DIGEST  # nothing in doubt
+    no_window = replace(approved, approval_deadline=None)
+    assert run.step_context(no_window, void_approval=True).approval_digest is None
+    store.close()
 
 
 def _doc(kind: str, body: dict[str, Any], attempt: int = 1, at: float = 1.0) -> dict[str, Any]:

@@ -40,7 +40,9 @@ def test_methods_json_lists_every_method_with_its_params_schema() -> None:
         model = REGISTRY[name].params
         assert item["params"]["properties"].keys() == model.model_fields.keys()
         # sms.send always asks; the UI tier's changing steps by default (approval_policy)
-        asks = REGISTRY[name].approval or (name.startswith("ui.") and name != "ui.find")
+        # (ui.find and ui.handoff read only: the person does the handed step)
+        reads_only = name in ("ui.find", "ui.handoff")
+        asks = REGISTRY[name].approval or (name.startswith("ui.") and not reads_only)
         assert item["needs_approval"] is asks, name
         assert item["summary"] and item["reads"], name
         assert (item["changes"] is None) is item["read_only"], name

@@ -48,6 +48,7 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
     "contacts.find": ("ContactsFind", "contacts_find.find", None, False, True, False, ("name",)),
     "notifications.list": ("NotificationsList", "notifications.list_notifications", None, False, True, False, ()),
     "ui.find": ("UiFind", "ui_find.find", None, False, True, True, ()),
+    "ui.handoff": ("UiHandoff", "ui_handoff.handoff", None, False, True, False, ()),
     "ui.tap": ("UiTap", "ui_tap.tap", "ui_step.reconcile", False, False, True, ()),
     "ui.type": ("UiType", "ui_type.type_text", "ui_type.reconcile", False, True, True, ("text",)),
     "ui.swipe": ("UiSwipe", "ui_swipe.swipe", "ui_step.reconcile", False, False, True, ()),

@@ -7,6 +7,7 @@ revision seen there stops the action before its effect. The outcome is kept as e
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +20,8 @@ from device.actions.base import Outcome as ActionOutcome
 from device.actions.base import Status, Superseded
 from device.errors import DeviceError
 from device.private_files import UnsafePath
+
+log = logging.getLogger("phoned.executor")
 
 
 def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
@@ -34,7 +37,7 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
         return Fail.of(task, FailureReason.UNSUPPORTED, refused)
     try:  # a refused artifacts folder (a planted symlink) fails the attempt, named
         ctx = run.step_context(task, void_approval=void is not None)
-        outcome = voided(execute(task.method, task.params, ctx), void)
+        outcome = voided(execute(task.method, task.params, ctx), void, ctx.approved_preview)
     except Superseded:
         current = run.store.get(task.id)
         if current.stop_requested:
@@ -51,10 +54,22 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
     return Acted(task, ctx, outcome, ref)
 
 
-def voided(outcome: ActionOutcome, void: dict[str, Any] | None) -> ActionOutcome:
-    """``outcome`` of an attempt whose approval is void (``void``: why, what changed): a
-    fresh preview asked for says so (``approval_void``, ``voided``); any other as it is."""
-    if void is None or outcome.status is not Status.NEEDS_APPROVAL:
+def voided(
+    outcome: ActionOutcome, void: dict[str, Any] | None, held: str | None = None
+) -> ActionOutcome:
+    """``outcome`` of an attempt whose approval was put in doubt (``void``: why, what
+    changed): a fresh preview asked for says the approval given is void (``approval_void``,
+    ``voided``); an effect made under it because the fresh preview's digest (``held``) equals
+    the approved one says so (``approval_held``); any other as it is."""
+    if void is None:
+        return outcome
+    if held is not None and outcome.status is not Status.NEEDS_APPROVAL:
+        said = f"fresh preview identical to the approved one, digest {held}"
+        log.info("%s: %s after %s", outcome.method, said, void["why"])
+        kept = {"message": said, "digest": held, "changed": void["changed"],
+                "resume_check": void["resume_check"]}  # fmt: skip
+        return replace(outcome, detail={**outcome.detail, "approval_held": kept})
+    if outcome.status is not Status.NEEDS_APPROVAL:
         return outcome
     message = f"{void['why']}: the approval given is void; approve this fresh preview"
     detail = {**outcome.detail, "approval_void": True, "voided": void}

@@ -68,6 +68,11 @@ class Attempt:
         private_dir(folder, root=top)
         return private_dir(folder / task.id, root=top)
 
+    def approval_alive(self, task: TaskRecord) -> bool:
+        """Whether ``task``'s approval window has not closed (``approval_deadline``)."""
+        deadline = task.approval_deadline
+        return deadline is not None and self.now() <= deadline
+
     def approval_required(self, task: TaskRecord) -> bool:
         """Whether ``task``'s effect waits for a person's approval (``needs_approval``)."""
         from device.actions.registry import method
@@ -76,9 +81,14 @@ class Attempt:
 
     def step_context(self, task: TaskRecord, void_approval: bool = False) -> ActionContext:
         """A context for one step of the attempt, with the store's journal as its gate; its
-        recorder is tracked by the attempt (``void_approval``: the approval given is void)."""
+        recorder is tracked by the attempt.
+
+        ``void_approval``: the phone changed under the approval given, so the step prepares
+        its effect again; the approval still covers a fresh preview identical to the approved
+        one (the action compares digests, ``base.approval_holds``) while it has not expired,
+        and nothing once it has."""
         approved = task.approval_digest if task.approval_status == "approved" else None
-        if void_approval:
+        if void_approval and not self.approval_alive(task):
             approved = None
         journal = StoreJournal(self.store, task.ticket, self.settings.clock, approved)
         artifacts = self.artifacts(task)

@@ -10,7 +10,10 @@ the gate (``Held``) keeps its snapshot here too, and waits for the user.
 from __future__ import annotations
 
 import logging
+import math
+from dataclasses import replace
 
+from daemon.lifecycle.pause_evidence import PAUSE_KIND
 from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.waiting import WaitingFor, WaitKind
 from daemon.runtime.attempt.records import (
@@ -58,6 +61,8 @@ def _pause_details(
     """What a paused task waits for; for a pause on a runtime-permission dialog, with the
     grants the app lacks now (kept as ``permission_wait`` evidence, its ref)."""
     wait = waiting_for(outcome)
+    if wait.kind is WaitKind.PERSON:
+        return _handoff_until(run, task, wait, outcome), ()
     if wait.kind is not WaitKind.PERMISSION_DIALOG or not wait.package:
         return wait, ()
     from daemon.runtime.paused import dialog_wait
@@ -71,12 +76,29 @@ def _pause_details(
     return read, (run.evidence.keep(run.store, task, PERMISSION_WAIT, body, run.now()),)
 
 
+def _handoff_until(
+    run: Attempt, task: TaskRecord, wait: WaitingFor, outcome: ActionOutcome
+) -> WaitingFor:
+    """A step handed to the person waits until its TTL ends, counted from the first time
+    this attempt handed it over (a resumed run that hands it over again keeps that end)."""
+    for doc in run.store.evidence(task.id):
+        text = doc["body"].get("waiting_for") if doc["kind"] == PAUSE_KIND else None
+        if doc["attempt"] == task.attempt and isinstance(text, str):
+            earlier = WaitingFor.parse(text)
+            if earlier.kind is WaitKind.PERSON and earlier.until:
+                return replace(wait, until=earlier.until)
+    ttl = int(outcome.detail.get("ttl_s") or 0)
+    return replace(wait, until=math.ceil(run.now()) + ttl)
+
+
 def waiting_for(outcome: ActionOutcome) -> WaitingFor:
     """What a paused task waits for, as the pause watcher checks it: a choice among
     candidates (an action's ``detail["choice"]`` names the param; only an amendment ends
     it), a condition (``unlock``), a runtime-permission dialog over the app, or a grant to
     observe."""
     detail = outcome.detail
+    if outcome.status is Status.WAITING and detail.get("person"):
+        return WaitingFor(WaitKind.PERSON, package=str(detail["person"]))
     if outcome.status is Status.WAITING and detail.get("choice"):
         return WaitingFor(WaitKind.CHOICE, choice_of=str(detail["choice"]))
     if outcome.status is Status.WAITING:

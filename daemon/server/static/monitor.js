@@ -234,6 +234,11 @@ async function renderApprovals(tasks) {
   const statuses = await Promise.all(list.tasks.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
   const pending = statuses.filter((s) => s.task.state === "approval");
   const cards = await Promise.all(pending.map(approvalCard));
+  // steps handed to the person (ui.handoff) wait beside the approvals: "waiting for you"
+  const waiting = await api(`/v1/tasks?state=waiting&limit=${LIST_LIMIT}&order=newest`);
+  const handed = waiting.tasks.filter((t) => (t.waiting_for || "").startsWith("person:"));
+  const persons = await Promise.all(handed.map((t) => api("/v1/tasks/" + encodeURIComponent(t.id))));
+  cards.push(...await Promise.all(persons.filter((s) => s.pending_person).map(personCard)));
   $("no-approvals").hidden = cards.length > 0;
   $("approval-list").replaceChildren(...cards);
   monitor.approvals = cards.length;
@@ -287,6 +292,26 @@ async function approvalCard(status) {
     card.append(decisionButtons(task, revision, digest, !stale || stale.can_approve !== false));
   }
   return card;
+}
+
+/** A step handed to the person (ui.handoff): the planner's instruction (as text, never
+ * run), the app, until when, and the screen the person was handed (input fields blanked). */
+async function personCard(status) {
+  const task = status.task;
+  const person = status.pending_person;
+  const shot = person.screen ? await artifactNode(task.id, "the screen handed over", text(person.screen)) : null;
+  const field = (name, value, cls) =>
+    el("tr", {}, el("th", {}, name), el("td", { class: cls || "" }, text(value)));
+  return el("div", { class: "card person", "data-task-id": task.id, "data-waiting-for": "person" },
+    el("h3", {}, el("a", { href: "#task=" + encodeURIComponent(task.id) }, task.id), " ", task.method,
+      " ", el("span", { class: "badge person" }, "waiting for you")),
+    el("p", { class: "person-instruction" }, text(person.instruction)),
+    el("table", {},
+      field("app", person.package, "person-app"),
+      field("conversation", task.conversation_id),
+      field("until", when(person.until), "person-until"),
+      field("then", person.after, "person-after")),
+    el("div", { class: "preview-shot" }, shot));
 }
 
 function showOutcome(node, message, kind) {

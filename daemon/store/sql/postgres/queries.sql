@@ -134,6 +134,8 @@ WHERE (state IN ('dispatched', 'running') AND (
         OR (state = 'running' AND active_s + (%(now)s - running_since) > run_timeout_s)))
     OR (state = 'approval' AND approval_deadline < %(now)s)
     OR (state = 'permission' AND permission_deadline < %(now)s)
+    -- a step handed to the person (ui.handoff): its TTL's end is in waiting_for
+    OR (state = 'waiting' AND waiting_for LIKE 'person:%%')
 ORDER BY updated_at;
 
 -- name: owned_by_daemon
