@@ -113,6 +113,40 @@ class Schedules(_Section):
     grace: float = Field(default=60.0, gt=0, le=86400)
 
 
+class Metrics(_Section):
+    """Prometheus ``/metrics`` (``daemon.runtime.metrics``; docs/deploy.md, "Metrics")."""
+
+    # phoned run: where to serve /metrics; "" = off; "PORT" or ":PORT" = 127.0.0.1:PORT
+    listen: str = ""
+    # the device label of a phone is sha256:<12 hex> of its serial, not the serial itself
+    # (phoned run and phoned serve)
+    hash_serials: bool = False
+
+    @field_validator("listen")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        if value:
+            listen_address(value)
+        return value
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """(host, port) to listen on, or None when off."""
+        return listen_address(self.listen) if self.listen else None
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` as (host, port); loopback when no host is given.
+    Raises ``ValueError`` saying what is wrong."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        host = ""
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"{text!r}: expected HOST:PORT, :PORT or PORT (port 1-65535)")
+    return host, int(port)
+
+
 class Config(_Section):
     """The daemon's settings after every source has been applied."""
 
@@ -139,6 +173,7 @@ class Config(_Section):
     retention: Retention = Field(default_factory=Retention)
     approval: Approval = Field(default_factory=Approval)
     schedules: Schedules = Field(default_factory=Schedules)
+    metrics: Metrics = Field(default_factory=Metrics)
 
     @field_validator("queue")
     @classmethod
@@ -227,6 +262,7 @@ _SECTIONS: dict[str, type[_Section]] = {
     "timeouts": Timeouts,
     "retention": Retention,
     "approval": Approval,
+    "metrics": Metrics,
 }
 
 

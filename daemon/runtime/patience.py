@@ -43,10 +43,14 @@ class Weather:
         self._lock = threading.Lock()
         self._since: float | None = None
         self._said_at = 0.0
+        # told of every call that met weather (a daemon's metrics count them)
+        self.listeners: list[Callable[[QueueWeather], None]] = []
 
     def met(self, what: str, exc: QueueWeather) -> None:
         """A call (``what``) met ``exc``: said at once the first time, then every
         ``SAY_AGAIN_S``."""
+        for listener in list(self.listeners):
+            listener(exc)
         now = time.monotonic()
         with self._lock:
             if self._since is None:

@@ -7,12 +7,14 @@ resumable), 5 stopped.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import logging
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,7 @@ from device.threads import name_os_thread
 
 if TYPE_CHECKING:
     from daemon.runtime.executor import Result
+    from daemon.runtime.metrics import PhonedMetrics
     from daemon.runtime.once_handover import OnceStop
     from daemon.runtime.phone_hold import PhoneHold
     from daemon.store.holds import Holder
@@ -287,13 +290,16 @@ class _Once:
 
 def run_forever(cfg: Config) -> int:
     """The daemon: serve every attached phone until SIGTERM/SIGINT."""
+    from daemon.runtime.metrics import PhonedMetrics
     from daemon.runtime.supervisor import Supervisor
     from device.adb import AdbServer
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
-    stores = WorkerStores(cfg.queue_url, cfg.state_path)  # fails early on a bad queue
-    supervisor = Supervisor(cfg, server, stores, cfg.stable_daemon_id())
+    metrics = PhonedMetrics(hash_serials=cfg.metrics.hash_serials) if cfg.metrics.listen else None
+    on_write = metrics.written if metrics is not None else None
+    stores = WorkerStores(cfg.queue_url, cfg.state_path, on_write)  # fails early on a bad queue
+    supervisor = Supervisor(cfg, server, stores, cfg.stable_daemon_id(), metrics=metrics)
     signals = {"count": 0}
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -313,9 +319,23 @@ def run_forever(cfg: Config) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     name_os_thread("phoned")
     try:
-        return supervisor.run()
+        with _metrics_served(metrics, cfg):
+            return supervisor.run()
     finally:
         stores.close()
+
+
+@contextlib.contextmanager
+def _metrics_served(metrics: PhonedMetrics | None, cfg: Config) -> Iterator[None]:
+    """``/metrics`` on ``metrics.listen`` while the daemon runs (nothing when off)."""
+    address = cfg.metrics.address
+    if metrics is None or address is None:
+        yield
+        return
+    from daemon.runtime.metrics_http import serving
+
+    with serving(metrics, *address):
+        yield
 
 
 def run_daemon(

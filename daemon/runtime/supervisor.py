@@ -29,6 +29,7 @@ from daemon.lifecycle.errors import LifecycleError, QueueWeather
 from daemon.lifecycle.records import Failure
 from daemon.lifecycle.states import FailureReason
 from daemon.runtime.dispatch import Dispatcher, start_dispatcher
+from daemon.runtime.metrics import PhonedMetrics, Phones
 from daemon.runtime.notify import Notifier
 from daemon.runtime.patience import weather
 from daemon.runtime.phone_hold import phone_hold
@@ -36,6 +37,7 @@ from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from daemon.store.open import WorkerStores
 from daemon.store.presence import PRESENCE_INTERVAL_S
 from daemon.store.protocol import WorkerStore
+from daemon.store.sql_store import SqlStore, StateSummary
 from daemon.store.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
@@ -63,8 +65,10 @@ class Supervisor:
         stores: WorkerStores,
         daemon_id: str,
         notifier: Notifier | None = None,
+        metrics: PhonedMetrics | None = None,
     ) -> None:
         self.cfg = cfg
+        self.metrics = metrics  # read by /metrics: the phones, the queue, the outbox
         self.server = server
         self.stores = stores
         self.daemon_id = daemon_id
@@ -101,6 +105,20 @@ class Supervisor:
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> int:
         """Serve until stopped; returns the process exit code (0)."""
+        if self.metrics is None:
+            return self._run()
+        self.metrics.watch(
+            queue=self._queue_summary if self.stores.sweeps else None,
+            phones=self.phones,
+            outbox=self.stores.pending_reports,
+        )
+        weather.listeners.append(self.metrics.met_weather)
+        try:
+            return self._run()
+        finally:
+            weather.listeners.remove(self.metrics.met_weather)
+
+    def _run(self) -> int:
         self._present()  # at once: a planner asking meanwhile learns the queue is served
         if self.dispatcher is not None:
             start_dispatcher(self.dispatcher)
@@ -189,6 +207,22 @@ class Supervisor:
             running = list(self.workers.items())
         return sorted(s for s, r in running if r.worker.holding and not r.worker.stopping)
 
+    def phones(self) -> Phones:
+        """The phones this daemon serves now and those attached it does not (another
+        holds them, or they are going), with its last claim of each (``/metrics``)."""
+        seen = frozenset(s for s, state in dict(self.devices).items() if self._wanted(s, state))
+        claims = dict(self.dispatcher.claimed_at) if self.dispatcher is not None else {}
+        return Phones(frozenset(self._served()), seen, tuple(claims.items()))
+
+    def _queue_summary(self) -> list[StateSummary]:
+        """The embedded queue's one aggregate (``/metrics``), on a store of the scrape's
+        thread."""
+        store = self.stores.full()
+        try:
+            return store.state_summary(time.time()) if isinstance(store, SqlStore) else []
+        finally:
+            store.close()
+
     def _absent(self) -> None:
         self._with_store("remove presence", lambda store: store.forget_presence(self.daemon_id))
 
@@ -248,8 +282,9 @@ class Supervisor:
             log.warning("schedule tick failed: %s", exc)
             return self.cfg.sweep_interval
         try:
+            observe = self.metrics.schedule_tick if self.metrics is not None else None
             return seconds_until(store, time.time(), self.cfg.schedules.grace,
-                                 self.cfg.sweep_interval)  # fmt: skip
+                                 self.cfg.sweep_interval, observe)  # fmt: skip
         except QueueWeather as exc:
             weather.met("schedules", exc)
         except LifecycleError as exc:

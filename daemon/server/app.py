@@ -26,6 +26,7 @@ from daemon.lifecycle.errors import LifecycleError
 from daemon.lifecycle.wire import error_json, error_status
 from daemon.planning.catalogue import openapi_schemas
 from daemon.server import (
+    metrics,
     monitor,
     routes_control,
     routes_daemon,
@@ -90,8 +91,9 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.add_exception_handler(LifecycleError, _lifecycle_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     modules = (routes_planner, routes_read, routes_daemon, routes_control, routes_schedules)
-    for module in (*modules, monitor):
+    for module in (*modules, monitor, metrics):
         app.include_router(module.router)
+    metrics.plane_metrics(plane)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
     app.add_middleware(
         RequestLimits, limits=limits, known_token=lambda t: tokens.lookup(t) is not None

@@ -14,7 +14,8 @@ A ``devices`` entry is a serial or a pattern where ``*`` stands for any run of c
 device). A daemon token serves exactly the serials its entries match: a phone whose serial
 matches none does not exist for it (403), whichever daemon registered it.
 
-What each role may do (``CAN``): a viewer reads; a planner reads and submits, amends,
+What each role may do (``CAN``): a viewer reads (and scrapes ``/metrics``); a metrics
+token only scrapes ``/metrics``; a planner reads and submits, amends,
 cancels, reruns and resumes; an approver reads and approves or denies; a daemon
 registers, claims, heartbeats, reports and uploads artifacts for its own devices only.
 A missing or unknown token is 401; a known token without the right is 403.
@@ -60,6 +61,7 @@ class Role(str, Enum):
     PLANNER = "planner"  # an upstream planner: submits and steers tasks
     APPROVER = "approver"  # a person or service allowed to approve or deny effects
     VIEWER = "viewer"  # read-only
+    METRICS = "metrics"  # a Prometheus server: scrapes /metrics, nothing else
 
 
 class Right(str, Enum):
@@ -69,10 +71,12 @@ class Right(str, Enum):
     PLAN = "plan"  # submit, amend, cancel, rerun, resume
     DECIDE = "decide"  # approve, deny
     SERVE = "serve"  # register, claim, heartbeat, reports, artifacts (own devices)
+    SCRAPE = "scrape"  # /metrics (counts over every conversation: unbound tokens only)
 
 
 CAN: dict[Role, frozenset[Right]] = {
-    Role.VIEWER: frozenset({Right.READ}),
+    Role.VIEWER: frozenset({Right.READ, Right.SCRAPE}),
+    Role.METRICS: frozenset({Right.SCRAPE}),
     Role.PLANNER: frozenset({Right.READ, Right.PLAN}),
     Role.APPROVER: frozenset({Right.READ, Right.DECIDE}),
     Role.DAEMON: frozenset({Right.SERVE}),
@@ -222,6 +226,8 @@ def _entry(index: int, entry: Any) -> tuple[str, Principal]:
         raise TokensFileError(f"{where}.conversations: expected a list of conversation ids")
     if conversations and role is Role.DAEMON:
         raise TokensFileError(f"{where}.conversations: a daemon token is bound to devices")
+    if conversations and role is Role.METRICS:
+        raise TokensFileError(f"{where}.conversations: a metrics token cannot be bound")
     name = str(entry.get("name") or f"{role.value}-{digest[:8]}")
     principal = Principal(name, role, frozenset(devices), frozenset(conversations), digest)
     return digest, principal

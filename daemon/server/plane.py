@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.lifecycle.errors import LifecycleError
+from daemon.runtime.metrics import PhonedMetrics
 from daemon.server.auth import TokenBook
 from daemon.server.reports import ReportLedger
 from daemon.server.settings import ServerSettings
@@ -85,6 +86,8 @@ class Plane:
         self._sweeper: threading.Thread | None = None
         self._scheduler: threading.Thread | None = None
         self.schedules_changed = threading.Event()  # a route added or resumed one: tick now
+        # /metrics (``daemon.server.metrics``): counts every task write of the plane's stores
+        self.metrics = PhonedMetrics(hash_serials=settings.metrics_hash_serials)
 
     def saw_claim(self, owner: str, host: str, claimed: bool) -> None:
         """A daemon looked for work for one phone (``owner`` is ``<daemon id>/<serial>``):
@@ -102,10 +105,16 @@ class Plane:
         """This thread's store (opened on first use)."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = open_store(self.settings.queue_url)
+            store = self._open()
             self._local.store = store
             with self._lock:
                 self._stores.append(store)
+        return store
+
+    def _open(self) -> Store:
+        """A store of the queue whose task writes the metrics hear."""
+        store = open_store(self.settings.queue_url)
+        store.on_write = self.metrics.written
         return store
 
     @property
@@ -150,7 +159,7 @@ class Plane:
 
     def _sweep_loop(self) -> None:
         try:
-            store = open_store(self.settings.queue_url)
+            store = self._open()
         except LifecycleError as exc:
             log.error("sweeper cannot open the queue: %s", exc)
             return
@@ -172,7 +181,7 @@ class Plane:
         from daemon.store.schedule_tick import seconds_until
 
         try:
-            store = open_store(self.settings.queue_url)
+            store = self._open()
         except LifecycleError as exc:
             log.error("schedules cannot open the queue: %s", exc)
             return
@@ -186,7 +195,7 @@ class Plane:
                 try:
                     sleep = seconds_until(
                         store, time.time(), self.settings.schedule_grace,
-                        self.settings.sweep_interval,
+                        self.settings.sweep_interval, self.metrics.schedule_tick,
                     )  # fmt: skip
                 except LifecycleError as exc:
                     log.warning("schedule tick failed: %s", exc)

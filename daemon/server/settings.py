@@ -29,6 +29,7 @@ class ServerSettings:
     docs: bool = False  # serve /docs and /redoc (their Swagger/ReDoc scripts come from a CDN)
     retention: RetentionRule | None = None  # applied by the sweeper; None keeps every task
     schedule_grace: float = 60.0  # a due time older than this when ticked is missed
+    metrics_hash_serials: bool = False  # /metrics: device labels are digests of the serials
 
     @property
     def artifacts_dir(self) -> Path:

@@ -298,7 +298,27 @@ class HttpStore(WorkerStore):
     def apply(self, op: ops.Op[R]) -> R:
         """Send ``op`` to its route (``daemon.lifecycle.ops``, ``daemon.store.phone_ops``): a
         spooled report through the outbox (offline: its answer predicted), the rest as the
-        module docstring says."""
+        module docstring says. ``on_write`` hears of each task record that moved on (from
+        the last known record; a claim's from None)."""
+        if self.on_write is None:
+            return self._apply(op)
+        before = None
+        if isinstance(op, ops.TaskOp):
+            with self._s.lock:
+                before = self._s.known.get(op.row_id())
+        result = self._apply(op)
+        records: list[Any] = result if isinstance(result, list) else [result]
+        for after in records:
+            if not isinstance(after, TaskRecord):
+                continue
+            if before is None or after.state_version > before.state_version:
+                try:
+                    self.on_write(before, after)
+                except Exception:
+                    log.exception("a task write observer failed")
+        return result
+
+    def _apply(self, op: ops.Op[R]) -> R:
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return cast(R, handler(self, op))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from daemon.store.protocol import PlannerStore, Store, WorkerStore
+from daemon.store.protocol import PlannerStore, Store, TaskWrites, WorkerStore
 
 OUTBOX_ENV = "PHONED_OUTBOX"  # a daemon's outbox file (default: <state dir>/outbox.db)
 
@@ -120,8 +120,9 @@ class WorkerStores:
     embedded queue is opened per thread and swept by the daemon (``sweeps``).
     """
 
-    def __init__(self, url: str, state_dir: Path) -> None:
+    def __init__(self, url: str, state_dir: Path, on_write: TaskWrites | None = None) -> None:
         self.url = url
+        self.on_write = on_write  # given to every store opened here (the daemon's metrics)
         self.sweeps = not _is_plane(url)  # a plane sweeps its own queue
         # one claim for every idle phone of the daemon (the plane has no batch claim: its
         # workers keep one long-poll each)
@@ -137,15 +138,27 @@ class WorkerStores:
             open_store(url).close()  # fail early on a bad queue
 
     def __call__(self) -> WorkerStore:
+        store: WorkerStore
         if self._link is None:
-            return open_store(self.url)
-        from daemon.store.http_store import HttpStore
+            store = open_store(self.url)
+        else:
+            from daemon.store.http_store import HttpStore
 
-        return HttpStore(self._link)
+            store = HttpStore(self._link)
+        store.on_write = self.on_write
+        return store
 
     def full(self) -> Store:
         """The whole queue (embedded queues only): the daemon's sweeper."""
-        return open_store(self.url)
+        store = open_store(self.url)
+        store.on_write = self.on_write
+        return store
+
+    def pending_reports(self) -> int | None:
+        """Reports in the outbox not yet acknowledged by the plane; None for an embedded
+        queue (no outbox)."""
+        link = self._link
+        return None if link is None else link.courier.outbox.count()
 
     def close(self) -> None:
         """Close the plane link (queued reports stay in the outbox for the next start)."""

@@ -59,6 +59,12 @@ from daemon.store.presence import Presence
 DEFAULT_LEASE_S = 60.0
 R = TypeVar("R")
 
+# What a store tells of every task write it made, once it is committed: the record before
+# (None for a task just submitted, or one this store did not know yet) and after. The
+# daemon's and the plane's metrics (``daemon.runtime.metrics``) count from it; a store
+# without one (``on_write`` None) keeps nothing for it.
+TaskWrites = Callable[[TaskRecord | None, TaskRecord], None]
+
 
 class _Reads(Protocol):
     """The reads both sides make, and ``apply``."""
@@ -117,6 +123,8 @@ class _Reads(Protocol):
 
 class WorkerStore(_Reads, Protocol):
     """What a daemon needs of its queue to serve phones (see the module docstring)."""
+
+    on_write: TaskWrites | None = None  # told of each committed task write (metrics)
 
     def register_device(
         self,

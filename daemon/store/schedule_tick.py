@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
@@ -75,13 +76,22 @@ def tick(store: SqlStore, now: float, grace_s: float) -> Tick:
     return done
 
 
-def seconds_until(store: Store, now: float, grace_s: float, at_most: float) -> float:
+def seconds_until(
+    store: Store,
+    now: float,
+    grace_s: float,
+    at_most: float,
+    observe: Callable[[Tick], None] | None = None,
+) -> float:
     """Tick ``store`` (a queue held directly; any other has no schedules to fire) and
     answer how long the caller may sleep: until the next due time, at most ``at_most``
-    (a schedule added meanwhile is seen then), at least ``MIN_SLEEP_S``."""
+    (a schedule added meanwhile is seen then), at least ``MIN_SLEEP_S``. ``observe`` hears
+    what the tick did (the metrics' runs fired and missed)."""
     if not isinstance(store, SqlStore):
         return at_most
     done = tick(store, now, grace_s)
+    if observe is not None:
+        observe(done)
     if done.next_due is None:
         return at_most
     return max(MIN_SLEEP_S, min(at_most, done.next_due - time.time()))

@@ -14,8 +14,10 @@ work.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
 
 from daemon.lifecycle import ops, rules
@@ -42,7 +44,7 @@ from daemon.lifecycle.records import (
 from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun
 from daemon.lifecycle.states import FailureReason, TaskState
 from daemon.store import holds, phone_ops, presence, sql_schedules
-from daemon.store.protocol import Store
+from daemon.store.protocol import Store, TaskWrites
 from daemon.store.rows import (
     Row,
     event_record,
@@ -65,6 +67,17 @@ from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
 from device.digest import canonical_json
 
 R = TypeVar("R")
+log = logging.getLogger("phoned.store")
+
+
+@dataclass(frozen=True)
+class StateSummary:
+    """The tasks of one state, in aggregate (``SqlStore.state_summary``)."""
+
+    state: TaskState
+    count: int
+    oldest: float  # updated_at of the task that changed least recently
+    overdue: int  # tasks past their approval deadline (approvals waiting beyond their TTL)
 
 
 class _Facts:
@@ -83,8 +96,10 @@ class _Facts:
 class SqlStore(Store):
     """The ``Store`` protocol on one SQL database connection."""
 
-    def __init__(self, db: SqlDatabase) -> None:
+    def __init__(self, db: SqlDatabase, on_write: TaskWrites | None = None) -> None:
         self.db = db
+        self.on_write = on_write
+        self._written: list[tuple[Row | None, Row]] = []  # told once the op committed
 
     def close(self) -> None:
         """Release the connection."""
@@ -99,7 +114,26 @@ class SqlStore(Store):
     ) -> TaskRecord:
         write_task(self.db, before, after, decision=decision)
         after_step_write(self.db, after, now)
+        if after["state_version"] != before["state_version"]:  # not a heartbeat
+            self._note(before, after)
         return task_record(self._row(after["id"]))
+
+    def _note(self, before: Row | None, after: Row) -> None:
+        """Keep a task write for ``on_write``, told once the operation committed."""
+        if self.on_write is not None:
+            self._written.append((before, after))
+
+    def _tell(self, committed: bool) -> None:
+        """Tell ``on_write`` what the operation wrote (nothing when it rolled back); a
+        failing observer never fails the write."""
+        written, self._written = self._written, []
+        if not committed or self.on_write is None:
+            return
+        for before, after in written:
+            try:
+                self.on_write(None if before is None else task_record(before), task_record(after))
+            except Exception:
+                log.exception("a task write observer failed")
 
     def _open_entries(self, task_id: str) -> int:
         row = self.db.one("open_journal_count", task_id=task_id)
@@ -119,6 +153,15 @@ class SqlStore(Store):
         """Apply ``op`` in one write transaction (``daemon.lifecycle.ops``): a task's
         transition is read, ruled by the operation and written guarded; the others (see
         the module docstring) have their own statements."""
+        try:
+            result = self._apply(op)
+        except BaseException:
+            self._tell(committed=False)
+            raise
+        self._tell(committed=True)
+        return result
+
+    def _apply(self, op: ops.Op[R]) -> R:
         handler = self._HANDLERS.get(type(op))
         if handler is not None:
             return cast(R, handler(self, op))
@@ -228,6 +271,7 @@ class SqlStore(Store):
         insert_first_revision(self.db, row, now)
         stored = self._row(row["id"])
         self.db.run("insert_event", **task_event_row(stored))
+        self._note(None, stored)
         return stored, True
 
     def _submit_workflow(self, op: ops.SubmitWorkflow) -> list[TaskRecord]:
@@ -244,7 +288,10 @@ class SqlStore(Store):
                     rows = self.db.all("workflow_steps", workflow_id=first["id"])
                     return [task_record(r) for r in rows]
             ids = insert_workflow(self.db, spec, now)
-            return [task_record(self._row(i)) for i in ids]
+            rows = [self._row(i) for i in ids]
+            for row in rows:
+                self._note(None, row)
+            return [task_record(row) for row in rows]
 
     def _rerun(self, op: ops.Rerun) -> TaskRecord:
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
@@ -398,6 +445,20 @@ class SqlStore(Store):
         for row in self.db.all("count_by_state", device=device, conversation_id=conversation_id):
             counts[row["state"]] = row["n"]
         return counts
+
+    def state_summary(self, now: float) -> list[StateSummary]:
+        """Per state present in the queue: its count, the last change of its least recently
+        changed task and the approvals past their deadline at ``now``; one aggregate query
+        (``/metrics`` asks it once per scrape)."""
+        return [
+            StateSummary(
+                TaskState(row["state"]),
+                int(row["n"]),
+                float(row["oldest"]),
+                int(row["overdue"] or 0),
+            )
+            for row in self.db.all("state_summary", now=now)
+        ]
 
     def workflow(self, workflow_id: str) -> WorkflowRecord:
         """One workflow, or ``TaskNotFound``."""

@@ -56,6 +56,14 @@ from daemon.verbs.common import common_options, load_config, user_errors
     is_flag=True,
     help="With --once at a terminal: do not ask for a pending approval inline; exit 4.",
 )
+@click.option(
+    "--metrics",
+    "metrics_listen",
+    default=None,
+    metavar="ADDR",
+    help="Serve Prometheus /metrics on ADDR (127.0.0.1:PORT, :PORT or PORT: loopback; "
+    "config metrics.listen; off by default). docs/deploy.md, Metrics.",
+)
 @click.option("--poll-interval", type=float, default=None, help="Seconds between claims when idle.")
 @click.option("--grace-period", type=float, default=None, help="SIGTERM: time to a safe point.")
 @common_options
@@ -69,6 +77,7 @@ def run(
     sim_port: int | None,
     sim_scenario: str,
     no_prompt: bool,
+    metrics_listen: str | None,
     poll_interval: float | None,
     grace_period: float | None,
     queue: str | None,
@@ -94,8 +103,13 @@ def run(
             check_scenario(int(sim_sdk or "34"), sim_scenario)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--sim-scenario") from exc
+    metrics = None if metrics_listen is None else {"listen": metrics_listen}
     cfg = load_config(
-        config_file, queue=queue, poll_interval=poll_interval, grace_period=grace_period
+        config_file,
+        queue=queue,
+        poll_interval=poll_interval,
+        grace_period=grace_period,
+        metrics=metrics,
     )
     from daemon.runtime.approval_prompt import at_a_terminal
     from daemon.runtime.run import run_daemon

@@ -21,7 +21,7 @@ import click
 
 from daemon.verbs.common import EXIT_USAGE, fail, load_config
 
-ROLES = ("daemon", "planner", "approver", "viewer")
+ROLES = ("daemon", "planner", "approver", "viewer", "metrics")
 
 
 def _make_token(
@@ -48,6 +48,9 @@ def _make_token(
         fail(
             "--conversation: a daemon token is bound to its devices, not conversations", EXIT_USAGE
         )
+    if role == "metrics" and conversations:
+        fail("--conversation: a metrics token counts every conversation; it cannot be bound",
+             EXIT_USAGE)  # fmt: skip
     if role != "daemon" and devices:
         fail("--device: only a daemon token serves devices", EXIT_USAGE)
     if any(not d.strip() for d in devices):
@@ -111,6 +114,7 @@ def _serve(
         docs=options["docs"],
         retention=dataclasses.replace(cfg.retention_rule, artifacts_dir=state_dir / "artifacts"),
         schedule_grace=cfg.schedules.grace,
+        metrics_hash_serials=cfg.metrics.hash_serials,
     )
     app = create_app(settings, book)
     run(

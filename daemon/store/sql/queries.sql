@@ -132,6 +132,13 @@ SELECT state, count(*) AS n FROM tasks
 WHERE (:device IS NULL OR device = :device)
     AND (:conversation_id IS NULL OR conversation_id = :conversation_id) GROUP BY state;
 
+-- name: state_summary
+-- /metrics: one bounded aggregate per scrape (issue #36): per state its count, its oldest
+-- task's last change and, for approvals, how many are past their deadline
+SELECT state, count(*) AS n, min(updated_at) AS oldest,
+    sum(CASE WHEN approval_deadline < :now THEN 1 ELSE 0 END) AS overdue
+FROM tasks GROUP BY state;
+
 -- name: list_tasks
 SELECT * FROM tasks
 WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))

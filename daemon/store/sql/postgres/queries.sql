@@ -145,6 +145,13 @@ WHERE state IN ('dispatched', 'running')
 ORDER BY created_at, seq
 FOR UPDATE;
 
+-- name: state_summary
+-- /metrics: one bounded aggregate per scrape (issue #36): per state its count, its oldest
+-- task's last change and, for approvals, how many are past their deadline
+SELECT state, count(*)::integer AS n, min(updated_at) AS oldest,
+    sum(CASE WHEN approval_deadline < %(now)s THEN 1 ELSE 0 END)::integer AS overdue
+FROM tasks GROUP BY state;
+
 -- name: count_by_state
 SELECT state, count(*)::integer AS n FROM tasks
 WHERE (%(device)s::text IS NULL OR device = %(device)s::text)
