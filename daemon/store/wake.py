@@ -60,10 +60,19 @@ class Alarm(threading.Event):
             self._write.send(b"!")
 
     def clear(self) -> None:
-        with contextlib.suppress(OSError):  # drained before the flag: a set() racing this
-            while self._read.recv(64):  # leaves the flag set or a byte to wake the next wait
-                pass
+        # The flag first, then the bytes: a set() racing this leaves the flag set (with or
+        # without its byte), never a byte without the flag. Draining first let a set() land
+        # between the two and leave a byte behind a cleared flag: every select on this
+        # Alarm then returned at once while is_set() said False, and a waiter spun until
+        # its timeout (thousands of wake-ups a second in the dispatcher, issue #35).
         super().clear()
+        self.drop_stale()
+
+    def drop_stale(self) -> None:
+        """Read away the bytes of earlier ``set()`` calls (the flag is left as it is)."""
+        with contextlib.suppress(OSError):
+            while self._read.recv(64):
+                pass
 
     def fileno(self) -> int:
         return self._read.fileno()
@@ -157,6 +166,8 @@ class Listener:
         watched: list[Any] = [self._sock, stop] if isinstance(stop, Alarm) else [self._sock]
         readable, _, _ = select.select(watched, [], [], max(0.0, timeout))
         if self._sock not in readable:
+            if isinstance(stop, Alarm) and stop in readable and not stop.is_set():
+                stop.drop_stale()  # a byte without its flag must not wake the next select
             return False
         self._drain()
         return True

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from scripts.stack import free_port
 from tests.integration.test_install import src  # noqa: F401  (the frozen source copy)
-from tests.planes import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

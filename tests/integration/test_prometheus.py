@@ -27,8 +27,10 @@ import adbutils
 import httpx
 import pytest
 import yaml
-from planes import Grant, free_port, write_tokens
+from planes import Grant, write_tokens
 from stacks import PHONED, REPO, spawn, stop, tail, wait_http
+
+from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -26,8 +26,8 @@ import pytest
 from phoned_process import Daemon, fresh_daemon
 
 from daemon.lifecycle.states import TaskState
+from scripts.stack import free_port
 from tests.helpers import link_target, mode
-from tests.planes import free_port
 
 pytestmark = pytest.mark.integration
 

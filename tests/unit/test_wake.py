@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from daemon.lifecycle.contract import validate_task
 from daemon.store import sqlite_store
@@ -108,4 +109,36 @@ def test_an_alarm_ends_a_socket_wait_at_once_and_the_fallback_keeps_its_own_pace
     began = time.monotonic()
     wait_for_commit(listener, lambda: looks.append(1) or False, 0.5, alarm, poll_s=0.2)
     assert 1 <= len(looks) <= 3  # the fallback's own pace (0.2 s) within the 0.5 s wait
+    listener.close()
+
+
+class _CountingListener:
+    """A listener that counts how often ``wait_for_commit`` went back to sleep on it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.waits = 0
+
+    def wait(self, timeout: float, stop: threading.Event) -> bool:
+        self.waits += 1
+        return bool(self.inner.wait(timeout, stop))
+
+
+def test_a_set_racing_a_clear_never_leaves_a_wait_spinning(tmp_path):
+    """The race of issue #35's idle wake-ups: ``set()`` lands while the dispatcher clears
+    its Alarm. Whatever the interleaving, a byte without its flag may not make every
+    ``select`` return at once: the wait sleeps its timeout in a few steps, not thousands."""
+    listener = WakeChannel(str(tmp_path / "q.db")).listener()
+    assert listener is not None
+    alarm = Alarm()
+    alarm.set()
+    threading.Event.clear(alarm)  # the interleaving: the flag cleared after set's byte
+    counting = _CountingListener(listener)
+    began = time.monotonic()
+    wait_for_commit(counting, lambda: False, 0.5, alarm, poll_s=60)  # type: ignore[arg-type]
+    assert time.monotonic() - began >= 0.45
+    assert counting.waits <= 3, counting.waits
+    alarm.set()
+    alarm.clear()  # the flag first, then the byte: nothing stale is left
+    assert not alarm.is_set() and not listener.wait(0.05, alarm)
     listener.close()
