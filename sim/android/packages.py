@@ -100,6 +100,7 @@ class PackageManager:
         }
         self.roles: dict[str, list[str]] = {}
         self.disabled: set[str] = set()  # pm disable-user: listed by -d, never resolved
+        self.debuggable: set[str] = set()  # built debuggable (run-as works): none by default
         self.home_package = "com.google.android.apps.nexuslauncher"  # answers category HOME
         for spec in self.packages.values():
             for role in spec.role_holds:
