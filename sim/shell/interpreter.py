@@ -149,8 +149,11 @@ class _Executor:
         """Parse and run ``text``; a syntax error prints mksh's message and exits 1."""
         try:
             for items in Parser(text).lines():
-                for andor, _background in items:
-                    self.state.status = self._andor(andor, stdin, stdout, stderr)
+                for andor, background in items:
+                    status = self._andor(andor, stdin, stdout, stderr)
+                    # ``CMD &``: mksh goes on at once with ``$?`` 0; here the job still runs
+                    # to its end first (nothing simulated outlives its line but a server)
+                    self.state.status = 0 if background else status
                     if self._stopped():
                         return self._final_code()
         except ShellSyntaxError as exc:

@@ -230,3 +230,22 @@ def test_run_as_refuses_release_builds_and_runs_in_a_debuggable_apps_directory(
     scenarios.apply(phone, "debuggable:com.example.notes")
     assert sh(phone, "run-as com.example.notes pwd") == (0, "/data/user/0/com.example.notes\n", "")
     assert sh(phone, "run-as com.example.notes sh -c 'echo $0x'")[0] == 0
+
+
+def test_pgrep_pkill_nohup_and_a_background_job(phone: Phone) -> None:
+    assert sh(phone, "pgrep -l adbd") == (0, "1142 adbd\n", "")
+    assert sh(phone, "pkill -f '[D]eviceServer'") == (1, "", "")  # nothing matched
+    ended: list[int] = []
+    pid = phone.processes.spawn(
+        "shell", "app_process", "app_process / a.DeviceServer", lambda: ended.append(pid)
+    )
+    assert sh(phone, "pgrep -f '[D]eviceServer'") == (0, f"{pid}\n", "")
+    assert sh(phone, "pkill -f '[D]eviceServer'") == (0, "", "")
+    assert ended == [pid]
+    assert sh(phone, "pkill system_server") == (1, "", "pkill: 1540: Operation not permitted\n")
+    # a tool's own dex cannot run here: app_process aborts as on a phone without the class
+    phone.fs.write("/data/local/tmp/tool.dex", b"dex\n")
+    line = "CLASSPATH=/data/local/tmp/tool.dex nohup app_process / com.example.Main"
+    assert sh(phone, line) == (134, "", "Aborted \n")
+    assert sh(phone, f"{line} >/dev/null 2>&1 & echo $?") == (0, "0\n", "")
+    assert sh(phone, "nohup")[0] == 125

@@ -1,4 +1,4 @@
-"""toybox ``ps`` and ``kill`` over the phone's process table (``PhoneState.processes``).
+"""toybox ``ps``, ``kill``, ``pgrep``/``pkill`` and ``nohup`` over the phone's process table (``PhoneState.processes``).
 
 Sources: landley/toybox ``toys/posix/ps.c``: on Android the default fields are
 ``USER,PID,PPID,VSIZE:10,RSS,WCHAN:10,ADDR:10,S,NAME`` (``ps_main``, ``CFG_IS_ANDROID``),
@@ -12,9 +12,12 @@ The memory and wait columns are fixed placeholders: nothing reads them.
 
 from __future__ import annotations
 
+import re
+
 from sim.phone_state import Process
+from sim.shell import registry
 from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import split_flags
+from sim.shell.tools.file_tools import ENOENT, split_flags
 
 # name -> (header, width; negative: left-aligned), from ps.c's field table.
 FIELDS = {
@@ -91,3 +94,69 @@ def kill(io: ToolIO, argv: list[str]) -> int:
         else:
             process.kill()
     return status
+
+
+def _matching(io: ToolIO, argv: list[str]) -> tuple[list[Process], str | None]:
+    """Processes whose NAME (``-f``: whole command line) matches PATTERN as a regex."""
+    flags = {a[1:] for a in argv[1:] if a.startswith("-") and a[1:] in ("f", "x", "l", "n", "o")}
+    patterns = [a for a in argv[1:] if not a.startswith("-")]
+    if not patterns:
+        return [], None
+    try:
+        regex = re.compile(patterns[0])
+    except re.error:
+        return [], f"bad regex '{patterns[0]}'"
+    with io.phone.lock:
+        table = sorted(io.phone.processes.running.values(), key=lambda p: p.pid)
+    found = []
+    for process in table:
+        text = process.args if "f" in flags else process.name.rsplit("/", 1)[-1]
+        hit = regex.fullmatch(text) if "x" in flags else regex.search(text)
+        if hit:
+            found.append(process)
+    return found, None
+
+
+@tool("pgrep")
+def pgrep(io: ToolIO, argv: list[str]) -> int:
+    """``pgrep [-fl] PATTERN``: matching pids one a line (``-l`` adds the name); exit 1 when
+    none matched (toybox ps.c pgrep, an extended regex as regcomp REG_EXTENDED)."""
+    found, error = _matching(io, argv)
+    if error:
+        io.err(f"pgrep: {error}\n")
+        return 2
+    long = "-l" in argv
+    io.out("".join(f"{p.pid} {p.name}\n" if long else f"{p.pid}\n" for p in found))
+    return 0 if found else 1
+
+
+@tool("pkill")
+def pkill(io: ToolIO, argv: list[str]) -> int:
+    """``pkill [-f] [-SIGNAL] PATTERN``: signal the matches; exit 1 when none matched. The
+    shell may signal only its own processes (``Operation not permitted`` otherwise)."""
+    found, error = _matching(io, argv)
+    if error:
+        io.err(f"pkill: {error}\n")
+        return 2
+    status = 0 if found else 1
+    for process in found:
+        if process.kill is None or process.user != "shell":
+            io.err(f"pkill: {process.pid}: Operation not permitted\n")
+            status = 1
+        else:
+            process.kill()
+    return status
+
+
+@tool("nohup")
+def nohup(io: ToolIO, argv: list[str]) -> int:
+    """``nohup COMMAND...`` (toybox nohup.c): the command itself, SIGHUP ignored; stdout is
+    no terminal under adb, so nothing is redirected. No command: ``Need 1 argument``, 125."""
+    if len(argv) < 2:
+        io.err('nohup: Need 1 argument (see "nohup --help")\n')
+        return 125
+    command = registry.find_tool(argv[1], io.phone.sdk)
+    if command is None:
+        io.err(f"nohup: exec {argv[1]}: {ENOENT}\n")
+        return 127
+    return command(io, argv[1:])
