@@ -94,6 +94,23 @@ UI_DUMP_PATH = "/sdcard/window_dump.xml"
 # UiAutomation registered) writes no file and would leave the previous one to be read.
 UI_DUMP_REMOVE: Argv = ("rm", "-f", UI_DUMP_PATH)
 UI_DUMP: Argv = ("uiautomator", "dump", UI_DUMP_PATH)
+# Before a dump: the uiautomator2 servers that would hold UiAutomation
+# (``device/uiautomation_holders.py``), found with toybox ps and stopped as uiautomator2
+# stops them: the 3.x ``app_process`` server by its pid, the 2.x app with ``am force-stop``.
+PROCESSES_WITH_ARGS: Argv = ("ps", "-A", "-o", "PID,USER,ARGS")
+U2_APK_FORCE_STOP: Argv = ("am", "force-stop", "com.github.uiautomator")
+
+
+def kill_process(pid: int) -> Argv:
+    """``kill PID`` (toybox kill, SIGTERM): the shell may end its own processes."""
+    return ("kill", str(pid))
+
+
+def process_alive(pid: int) -> Argv:
+    """``ps -o PID -p PID``: the header alone once the process is gone."""
+    return ("ps", "-o", "PID", "-p", str(pid))
+
+
 UI_DUMP_READ: Argv = ("cat", UI_DUMP_PATH)
 SCREENSHOT_PATH = "/sdcard/phoned_snapshot.png"
 SCREENCAP: Argv = ("screencap", "-p", SCREENSHOT_PATH)

@@ -7,6 +7,7 @@ scripts/bootstrap.sh
 scripts/ensure-postgres.sh
 scripts/ensure-chromium.sh
 scripts/ensure-prometheus.sh
+scripts/ensure-mobilecli.sh
 .venv/bin/ruff check daemon device sim android_data tests scripts bench
 .venv/bin/ruff format --check daemon device sim android_data tests scripts bench
 .venv/bin/mypy

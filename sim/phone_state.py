@@ -299,6 +299,58 @@ class Faults:
     inject_denied: bool = False  # MIUI without "USB debugging (Security settings)": no input
 
 
+@dataclass
+class Process:
+    """One process ``ps`` lists: who runs it, its name (argv[0]) and command line."""
+
+    pid: int
+    ppid: int
+    user: str
+    name: str  # ps NAME: argv[0] as the process was started
+    args: str  # ps ARGS: the whole command line
+    kill: Callable[[], None] | None = None  # what SIGTERM/SIGKILL does; None: shell may not
+
+
+# Processes that are always running (pids and users as a freshly booted Pixel shows them in
+# ``ps -A``): system ones run as root or system, the shell may not signal them.
+BOOT_PROCESSES = (
+    (1, 0, "root", "init"), (392, 1, "root", "ueventd"), (561, 1, "logd", "logd"),
+    (563, 1, "system", "servicemanager"), (586, 1, "root", "vold"),
+    (925, 1, "root", "zygote64"), (926, 1, "root", "zygote"),
+    (1001, 1, "system", "surfaceflinger"), (1142, 1, "shell", "adbd"),
+    (1540, 925, "system", "system_server"), (2013, 925, "u0_a187", "com.android.systemui"),
+    (2301, 925, "radio", "com.android.phone"),
+    (2577, 925, "u0_a154", "com.google.android.inputmethod.latin"),
+)  # fmt: skip
+FIRST_SPAWNED_PID = 20000
+
+
+class ProcessTable:
+    """The phone's running processes: the boot ones plus what tools start (``spawn``)."""
+
+    def __init__(self) -> None:
+        self.running: dict[int, Process] = {
+            pid: Process(pid, ppid, user, name, name) for pid, ppid, user, name in BOOT_PROCESSES
+        }
+        self._next_pid = FIRST_SPAWNED_PID
+
+    def spawn(self, user: str, name: str, args: str, kill: Callable[[], None] | None) -> int:
+        """A new process started by adbd's shell (parent 1142); its pid."""
+        self._next_pid += 1
+        self.running[self._next_pid] = Process(self._next_pid, 1142, user, name, args, kill)
+        return self._next_pid
+
+    def exited(self, pid: int) -> None:
+        self.running.pop(pid, None)
+
+    def pids_named(self, name: str) -> list[int]:
+        """Pids whose name (or its last path part) is ``name``, newest first (toybox pidof)."""
+        return sorted(
+            (p.pid for p in self.running.values() if name in (p.name, p.name.rsplit("/", 1)[-1])),
+            reverse=True,
+        )
+
+
 class PhoneState:
     """One simulated Android phone's shared state, and the models of its services.
 
@@ -321,6 +373,7 @@ class PhoneState:
         self.commands_started = 0
         # tcp: port -> (host, port) of a local socket that the transport bridges ``tcp:N`` to
         self.tcp_listeners: dict[int, tuple[str, int]] = {}
+        self.processes = ProcessTable()
         self._drop_listeners: list[Callable[[str], None]] = []
 
         self._models: dict[type, object] = {}

@@ -6,7 +6,9 @@ BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop
 ``drop-after:N``, ``drop-at:POINT``, ``permission-dialog:PACKAGE``, ``ui-dump-not-idle``
 (the idle error, no file written, a stale ``window_dump.xml`` left from before),
 ``ui-dump-killed``, ``u2-broken`` (the uiautomator2 server aborts at launch),
-``u2-dies-after:N`` (it dies after N calls), ``ui-costs:none|measured`` (the UI cost model,
+``u2-dies-after:N`` (it dies after N calls), ``u2-left-running`` (the server outlives
+its shell stream and keeps UiAutomation until it is killed), ``debuggable:PKG`` (``run-as PKG``
+works: the app is a debuggable build), ``ui-costs:none|measured`` (the UI cost model,
 ``ui/automation.py``; measured by default), ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
 displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: nothing in
@@ -106,6 +108,10 @@ def _u2_broken(phone: Phone, _: str) -> None:
     phone.ui.automation.faults.u2_broken = True
 
 
+def _u2_left_running(phone: Phone, _: str) -> None:
+    phone.ui.automation.faults.u2_left_running = True
+
+
 def _u2_dies_after(phone: Phone, value: str) -> None:
     phone.ui.automation.faults.u2_dies_after = int(value)
 
@@ -123,6 +129,12 @@ def _chat_send(phone: Phone, value: str) -> None:
     if value not in outcomes:
         raise ValueError("chat-send takes no value, stuck or fail")
     phone.ui.chat_send = outcomes[value]
+
+
+def _debuggable(phone: Phone, value: str) -> None:
+    if not value:
+        raise ValueError("debuggable needs a package, e.g. debuggable:com.example.notes")
+    phone.packages.debuggable.add(value)
 
 
 def _work_profile(phone: Phone, value: str) -> None:
@@ -233,6 +245,8 @@ _OWN: dict[str, Callable[[Phone, str], None]] = {
     "ui-dump-killed": _ui_dump_killed,
     "u2-broken": _u2_broken,
     "u2-dies-after": _u2_dies_after,
+    "u2-left-running": _u2_left_running,
+    "debuggable": _debuggable,
     "ui-costs": _ui_costs,
     "second-display": _second_display,
     "chat-send": _chat_send,

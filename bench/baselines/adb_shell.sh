@@ -163,7 +163,12 @@ xml_escape() {
     printf '%s' "${s//$'\n'/'&#10;'}"
 }
 
-dump_ui() {  # the old file first: a failed dump writes none and must not be read
+dump_ui() {  # a left uiautomator2 server ends first; the old file: a failed dump writes none
+    local line
+    adb_sh ps -A -o PID,USER,ARGS
+    while read -r line; do
+        if [[ $line == *" com.wetest.uia2.Main"* ]]; then adb_sh kill "${line%% *}"; fi
+    done <<<"${OUT//$'\r'/}"
     adb_sh rm -f /sdcard/window_dump.xml
     adb_sh uiautomator dump /sdcard/window_dump.xml
     adb_sh cat /sdcard/window_dump.xml

@@ -144,6 +144,9 @@ def volume_set(p: Phone, stream: str, level: str) -> str:
 
 
 def dump_ui(p: Phone) -> ET.Element:
+    for line in p.sh("ps", "-A", "-o", "PID,USER,ARGS")[0].splitlines():  # a left u2 server
+        if " com.wetest.uia2.Main" in line:
+            p.sh("kill", line.split()[0])
     p.sh("rm", "-f", "/sdcard/window_dump.xml")  # a failed dump writes none: never read an old one
     p.sh("uiautomator", "dump", "/sdcard/window_dump.xml")
     return ET.fromstring(p.sh("cat", "/sdcard/window_dump.xml")[0].encode())

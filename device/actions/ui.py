@@ -13,12 +13,13 @@ file is never read and a failed read is never a screen. Every observation names 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from device import commands, parsers, private, ui_hierarchy
+from device import commands, parsers, private, ui_hierarchy, uiautomation_holders
 from device.actions.base import ActionContext
 from device.actions.reads import read
 from device.errors import (
@@ -287,7 +288,9 @@ def _active_dump(client: Any) -> Callable[[], str]:
 
 
 def _shell_dump(ctx: ActionContext, phase: str) -> str:
-    """``rm -f`` the file, ``uiautomator dump``, its output checked, then ``cat``."""
+    """UiAutomation freed, ``rm -f`` the file, ``uiautomator dump``, its output checked,
+    then ``cat``."""
+    _free_uiautomation(ctx, phase)
     removed = ctx.recorder.read(commands.UI_DUMP_REMOVE)
     if not removed.ok:
         _failed(ctx, phase, commands.UI_DUMP_REMOVE, UiPath.SHELL, "the previous dump could not be removed",
@@ -302,6 +305,46 @@ def _shell_dump(ctx: ActionContext, phase: str) -> str:
         _failed(ctx, phase, commands.UI_DUMP_READ, UiPath.SHELL, "the dump file could not be read",
                 read_back.stdout, read_back.stderr, read_back.exit_code)  # fmt: skip
     return read_back.stdout
+
+
+# How long a stopped server may take to leave the process table (uiautomator2's own
+# ``stop_uiautomator`` waits up to 10 s for ``/ping`` to stop answering, polling every 0.5 s).
+FREE_POLLS = 10
+FREE_POLL_S = 0.3
+
+
+def _free_uiautomation(ctx: ActionContext, phase: str) -> None:
+    """Stop every uiautomator2 server still holding UiAutomation (``uiautomation_holders``),
+    so that the dump can register; say so in the evidence as ``freed_uiautomation``. The
+    session's lock is held, so phoned's own server is not running on this path."""
+    listed = ctx.recorder.read(commands.PROCESSES_WITH_ARGS)
+    if not listed.ok:
+        ctx.recorder.note("UI path: the process list could not be read; dumping as is")
+        return
+    holders = uiautomation_holders.uiautomator2_servers(listed.stdout)
+    if not holders:
+        return
+    stopped: list[str] = []
+    for holder in holders:
+        argv = commands.U2_APK_FORCE_STOP if holder.is_app else commands.kill_process(holder.pid)
+        result = ctx.recorder.run(argv)
+        if result.ok and _gone(ctx, holder.pid):
+            stopped.append(f"stopped uiautomator2 server (pid {holder.pid})")
+        else:
+            stopped.append(f"could not stop uiautomator2 server (pid {holder.pid})")
+    ctx.recorder.observe("freed_uiautomation", "; ".join(stopped), phase,
+                         commands.PROCESSES_WITH_ARGS)  # fmt: skip
+
+
+def _gone(ctx: ActionContext, pid: int) -> bool:
+    """True once ``pid`` is no longer listed (polled a few times)."""
+    for attempt in range(FREE_POLLS):
+        listed = ctx.recorder.read(commands.process_alive(pid))
+        if listed.exit_code is not None and not uiautomation_holders.parse_ps(listed.stdout):
+            return True
+        if attempt < FREE_POLLS - 1:
+            time.sleep(FREE_POLL_S)
+    return False
 
 
 def _parse(ctx: ActionContext, phase: str, xml: str, path: UiPath, argv: Sequence[str]) -> Screen:

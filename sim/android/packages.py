@@ -100,6 +100,7 @@ class PackageManager:
         }
         self.roles: dict[str, list[str]] = {}
         self.disabled: set[str] = set()  # pm disable-user: listed by -d, never resolved
+        self.debuggable: set[str] = set()  # built debuggable (run-as works): none by default
         self.home_package = "com.google.android.apps.nexuslauncher"  # answers category HOME
         for spec in self.packages.values():
             for role in spec.role_holds:
@@ -353,14 +354,35 @@ def _resolve_activity(io: ToolIO, args: list[str]) -> int:
     return 0
 
 
+RESOLVE_PRIORITY = "    priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false"
+
+
+def _resolve_info_dump(component: str) -> list[str]:
+    """The head of ``ResolveInfo.dump`` for a launcher match (no ``--brief``): after the
+    priority line, ``ActivityInfo:`` and ``ActivityInfo.dump``'s first lines,
+    ``PackageItemInfo.dumpFront`` (``name=`` the full class, ``packageName=``) and
+    ``ComponentInfo.dumpFront`` (``enabled= exported= directBootAware=``). The rest of the
+    dump (task affinity, flags, the whole ``ApplicationInfo``) is not modelled; readers such
+    as mobile-mcp's ``listApps`` take the ``packageName=`` lines."""
+    package, _, cls = component.partition("/")
+    name = package + cls if cls.startswith(".") else cls
+    return [
+        "    ActivityInfo:",
+        f"      name={name}",
+        f"      packageName={package}",
+        "      enabled=true exported=true directBootAware=false",
+    ]
+
+
 def _query_activities(io: ToolIO, args: list[str]) -> int:
     """``query-activities [--brief|--components] -a android.intent.action.MAIN -c
     android.intent.category.LAUNCHER``: the enabled packages' launcher activities.
 
     PackageManagerShellCommand.runQueryIntentActivities: ``No activities found`` when none;
     with ``--components`` one ``pkg/.Cls`` per line (printResolveInfo); else ``N activities
-    found:`` and per match ``  Activity #I:`` with the ResolveInfo, here always its brief
-    form (the full ``ResolveInfo.dump`` is not modelled). Only the launcher query is
+    found:`` and per match ``  Activity #I:`` with the ResolveInfo: with ``--brief`` its
+    priority line and component (``printResolveInfo``), else ``ResolveInfo.dump``, whose
+    head is modelled (``_resolve_info_dump``). Only the launcher query is
     modelled: any other action or category finds nothing.
     """
     pm = io.phone.service(PackageManager)
@@ -378,11 +400,8 @@ def _query_activities(io: ToolIO, args: list[str]) -> int:
         return 0
     lines = [f"{len(found)} activities found:"]
     for i, component in enumerate(found):
-        lines += [
-            f"  Activity #{i}:",
-            "    priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false",
-            f"    {component}",
-        ]
+        lines += [f"  Activity #{i}:", RESOLVE_PRIORITY]
+        lines += [f"    {component}"] if "--brief" in args else _resolve_info_dump(component)
     io.out("\n".join(lines) + "\n")
     return 0
 

@@ -149,8 +149,11 @@ class _Executor:
         """Parse and run ``text``; a syntax error prints mksh's message and exits 1."""
         try:
             for items in Parser(text).lines():
-                for andor, _background in items:
-                    self.state.status = self._andor(andor, stdin, stdout, stderr)
+                for andor, background in items:
+                    status = self._andor(andor, stdin, stdout, stderr)
+                    # ``CMD &``: mksh goes on at once with ``$?`` 0; here the job still runs
+                    # to its end first (nothing simulated outlives its line but a server)
+                    self.state.status = 0 if background else status
                     if self._stopped():
                         return self._final_code()
         except ShellSyntaxError as exc:
@@ -247,7 +250,7 @@ class _Executor:
         builtin = BUILTINS.get(argv[0])
         if builtin is not None:
             return builtin(self.state, io, argv)
-        tool = _lookup(argv[0])
+        tool = _lookup(argv[0], self.phone.sdk)
         if tool is None:
             io.err(f"{SHELL_NAME}: {argv[0]}: inaccessible or not found\n")
             return 127
@@ -370,11 +373,11 @@ class _Executor:
         return bytes(sink.data).decode("utf-8", "replace").rstrip("\n")
 
 
-def _lookup(name: str) -> registry.Tool | None:
+def _lookup(name: str, sdk: int) -> registry.Tool | None:
     """The tool ``name`` runs: a bare name, or a path inside one of the bin directories."""
     if "/" in name:
         directory, _, base = name.rpartition("/")
         if directory not in BIN_DIRS or not base:
             return None
         name = base
-    return registry.find_tool(name)
+    return registry.find_tool(name, sdk)

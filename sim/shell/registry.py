@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from sim.shell import system_bin
+
 if TYPE_CHECKING:
     from sim.phone_state import PhoneState
 
@@ -168,9 +170,31 @@ def load_all() -> None:
         _loaded = True
 
 
-def find_tool(name: str) -> Tool | None:
-    """The tool for ``name`` or ``/system/bin/name``; None when the phone has no such binary."""
+def find_tool(name: str, sdk: int | None = None) -> Tool | None:
+    """The tool for ``name`` or ``/system/bin/name`` on a phone of ``sdk``; None when that
+    phone has no such binary (``system_bin``: a shell utility exists only on the releases
+    that ship it; one the simulator does not model answers as toybox does usage it lacks).
+    Without ``sdk``: the registered tool, whatever the release."""
     load_all()
     if name.startswith("/"):
         name = name.rsplit("/", 1)[-1]
-    return TOOLS.get(name)
+    if sdk is None:
+        return TOOLS.get(name)
+    shipped_by = system_bin.provider(sdk, name)
+    if shipped_by is None and name in system_bin.ever_shipped():
+        return None
+    found = TOOLS.get(name)
+    if found is None and shipped_by is not None:
+        return unmodelled_tool
+    return found
+
+
+def unmodelled_tool(io: ToolIO, argv: list[str]) -> int:
+    """A utility the release ships and the simulator does not model: every call is usage it
+    does not support, answered as toybox answers an unknown option (``lib/args.c``
+    ``help_exit("Unknown option '%s'")``; ``lib/lib.c`` ``verror_msg`` appends
+    `` (see "NAME --help")``; exit 1)."""
+    name = argv[0].rsplit("/", 1)[-1]
+    first = argv[1] if len(argv) > 1 else ""
+    io.err(f"{name}: Unknown option '{first}' (see \"{name} --help\")\n")
+    return 1

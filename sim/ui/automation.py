@@ -69,6 +69,7 @@ class UiFaults:
     dump_killed: bool = False  # uiautomator dump: killed (137, "Killed"), no file written
     u2_broken: bool = False  # the uiautomator2 server aborts at launch (exit 134)
     u2_dies_after: int | None = None  # the server dies after N more JSON-RPC calls
+    u2_left_running: bool = False  # the server outlives its shell stream, still registered
 
 
 @dataclass

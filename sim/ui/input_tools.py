@@ -10,7 +10,8 @@ Sources:
   ``Physical density: 420``.
 - ``uiautomator dump`` (frameworks/testing uiautomator DumpCommand.java): writes
   ``/sdcard/window_dump.xml`` and prints ``UI hierchary dumped to: <path>`` (sic) after
-  ``waitForIdle(1000, 10000)``. Its failures write no file and leave an older one in place:
+  ``waitForIdle(1000, 10000)``; to ``/dev/tty`` the XML itself comes first on standard
+  output (see ``TERMINALS``). Its failures write no file and leave an older one in place:
   a screen that never idles prints ``ERROR: could not get idle state.`` on stderr after the
   10 s timeout and exits 0 (TencentQQGYLab/AppAgent#39); a killed dump exits 137 with
   ``Killed`` (dtmilano/AndroidViewClient#181); while the uiautomator2 server holds
@@ -234,6 +235,14 @@ def uiautomator(io: ToolIO, argv: list[str]) -> int:
         automation.release(DUMP_HOLDER)
 
 
+# DumpCommand.java hands its file argument to AccessibilityNodeInfoDumper.dumpWindowToFile,
+# which writes the XML (no newline after it) to that path; ``/dev/tty`` is the shell's own
+# terminal, so the hierarchy comes out on standard output directly followed by DumpCommand's
+# ``UI hierchary dumped to: /dev/tty`` line (what ``adb exec-out uiautomator dump /dev/tty``
+# readers strip, e.g. mobile-next/mobile-mcp and mobilecli's Android dump).
+TERMINALS = ("/dev/tty",)
+
+
 def _dump(io: ToolIO, path: str) -> int:
     """One dump while holding UiAutomation: wait for idle, then write or fail."""
     ui = io.phone.service(Ui)
@@ -247,8 +256,12 @@ def _dump(io: ToolIO, path: str) -> int:
         return 0
     if io.cancelled.wait(automation.costs.dump_s):
         return 137
-    target = io.phone.fs.normalize(path, io.cwd)
     xml = ui.hierarchy_xml(u2=False)
+    if path in TERMINALS:  # the caller's terminal: the XML, then the line, on one stream
+        io.out(xml)
+        io.out(f"UI hierchary dumped to: {path}\n")
+        return 0
+    target = io.phone.fs.normalize(path, io.cwd)
     with io.phone.lock:
         try:
             io.phone.fs.write(target, xml.encode("utf-8"))

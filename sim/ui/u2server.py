@@ -154,25 +154,49 @@ def app_process(io: ToolIO, argv: list[str]) -> int:
     if not automation.acquire(U2_HOLDER):
         io.out(ALREADY_REGISTERED)
         return 1
-    return _serve(io, automation, port)
+    return _serve(io, automation, port, argv)
 
 
-def _serve(io: ToolIO, automation: UiAutomation, port: int) -> int:
-    """Listen until the stream is closed (0) or the server is killed (137)."""
+def _serve(io: ToolIO, automation: UiAutomation, port: int, argv: list[str]) -> int:
+    """Listen until the stream is closed (0) or the server is killed (137).
+
+    The server is a process ``ps -A`` lists (user ``shell``, NAME ``app_process``, ARGS the
+    command line) that ``kill PID`` ends. With ``u2-left-running`` it outlives its stream:
+    the server stays registered until it is killed (the state openatx/uiautomator2#298 and
+    #1013 report, where a later ``uiautomator dump`` finds UiAutomation taken).
+    """
     server = U2Server(io.phone, port)
     with io.phone.lock:
         server.start()
         automation.u2_starts += 1
         automation.server_kill = server.kill
+        pid = io.phone.processes.spawn("shell", argv[0], " ".join(argv), server.kill)
     io.out(f"[server] INFO: http server listening on *:{port}\n")
-    try:
-        while not io.cancelled.wait(0.05):
-            if server.death.is_set():
-                return KILLED_EXIT
+    while not io.cancelled.wait(0.05):
+        if server.death.is_set():
+            _gone(io.phone, automation, server, pid)
+            return KILLED_EXIT
+    if automation.faults.u2_left_running:
+        threading.Thread(
+            target=_orphan, args=(io.phone, automation, server, pid), name="u2-orphan",
+            daemon=True,
+        ).start()  # fmt: skip
         return 0
-    finally:
-        with io.phone.lock:
-            if automation.server_kill == server.kill:
-                automation.server_kill = None
-        server.kill()  # the process is gone: port closed and UiAutomation released at once
-        server.stop()
+    _gone(io.phone, automation, server, pid)
+    return 0
+
+
+def _orphan(phone: PhoneState, automation: UiAutomation, server: U2Server, pid: int) -> None:
+    """A server whose stream is gone keeps serving until something kills it."""
+    server.death.wait()
+    _gone(phone, automation, server, pid)
+
+
+def _gone(phone: PhoneState, automation: UiAutomation, server: U2Server, pid: int) -> None:
+    """The process is gone: port closed, UiAutomation released, out of the process table."""
+    with phone.lock:
+        if automation.server_kill == server.kill:
+            automation.server_kill = None
+        phone.processes.exited(pid)
+    server.kill()
+    server.stop()

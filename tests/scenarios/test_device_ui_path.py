@@ -196,3 +196,41 @@ def test_the_cost_model_makes_the_fallback_dump_cost_what_a_phone_takes(dut) -> 
     shell_ms = [c["duration_ms"] for c in cold.to_json()["evidence"]["commands"]
                 if tuple(c["argv"]) == commands.UI_DUMP]  # fmt: skip
     assert shell_ms[0] >= 400
+
+
+def _freed(out: Any) -> list[str]:
+    observations = out.to_json()["evidence"]["observations"]
+    return [o["value"] for o in observations if o["name"] == "freed_uiautomation"]
+
+
+def test_the_shell_path_frees_uiautomation_left_held_by_a_uiautomator2_server(dut) -> None:
+    """A uiautomator2 server that another client started and left running holds
+    UiAutomation (openatx/uiautomator2#298, #1013); the shell path stops it before its
+    ``uiautomator dump`` and says so. On the simulator the server outlives its stream
+    (``u2-left-running``); on a phone the other client's session simply stays open."""
+    import uiautomator2
+
+    if dut.sim is not None:
+        scenarios.apply(dut.phone, "u2-left-running")
+    other = uiautomator2.connect(dut.device.adb)  # another tool's session
+    other.start_uiautomator()
+    assert other._check_alive()
+    if dut.sim is not None:
+        other.stop_uiautomator(wait=False)  # its stream closes; the server stays registered
+        assert dut.phone.ui.automation.holder == U2
+    dut.device.ui_session.set_mode(UiMode.SHELL)
+    out = dut.run("screen.snapshot", {})
+    assert out.status is Status.MET, out.message
+    assert _hierarchy_paths(out) == [SHELL]
+    (freed,) = _freed(out)
+    assert freed.startswith("stopped uiautomator2 server (pid ")
+    argvs = [tuple(c["argv"]) for c in out.to_json()["evidence"]["commands"]]
+    assert argvs.index(commands.PROCESSES_WITH_ARGS) < argvs.index(commands.UI_DUMP)
+    pid = int(freed.rsplit(" ", 1)[1].rstrip(")"))
+    assert commands.kill_process(pid) in argvs or commands.U2_APK_FORCE_STOP in argvs
+    assert not other._check_alive()
+    if dut.sim is not None:
+        assert dut.phone.ui.automation.conflicts == []
+        assert dut.phone.ui.automation.holder is None
+    again = dut.run("screen.snapshot", {})  # nothing left to free: no observation, no kill
+    assert again.status is Status.MET and _freed(again) == []

@@ -157,6 +157,13 @@ COMMON: dict[str, tuple[Argv, Argv]] = {
     "commands.UI_DUMP_REMOVE": (c.UI_DUMP_REMOVE, ("rm", "-f", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP": (c.UI_DUMP, ("uiautomator", "dump", "/sdcard/window_dump.xml")),
     "commands.UI_DUMP_READ": (c.UI_DUMP_READ, ("cat", "/sdcard/window_dump.xml")),
+    "commands.PROCESSES_WITH_ARGS": (c.PROCESSES_WITH_ARGS, ("ps", "-A", "-o", "PID,USER,ARGS")),
+    "commands.U2_APK_FORCE_STOP": (
+        c.U2_APK_FORCE_STOP,
+        ("am", "force-stop", "com.github.uiautomator"),
+    ),
+    "commands.kill_process": (c.kill_process(4242), ("kill", "4242")),
+    "commands.process_alive": (c.process_alive(4242), ("ps", "-o", "PID", "-p", "4242")),
     "commands.SCREENCAP": (c.SCREENCAP, ("screencap", "-p", "/sdcard/phoned_snapshot.png")),
     "commands.tap": (c.tap(10, 20), ("input", "tap", "10", "20")),
     "commands.SMS_ROLE_HOLDERS": (

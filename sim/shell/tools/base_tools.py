@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from sim.shell import registry
+from sim.shell import registry, system_bin
 from sim.shell.registry import ToolIO, tool
 from sim.shell.tools import file_tools, text_tools
 
@@ -25,13 +25,6 @@ __all__ = ["cant_find_service", "file_tools", "text_tools"]
 CMD_NOT_FOUND_EXIT = 20
 # Services every phone lists for ``cmd -l`` / ``dumpsys -l`` besides the simulated ones.
 BASE_SERVICES = ("activity", "package", "power", "settings", "window", "input", "statusbar")
-# Processes that are always running, for pidof (pids as a freshly booted Pixel shows them).
-PROCESSES = {
-    "init": 1, "ueventd": 392, "logd": 561, "servicemanager": 563, "vold": 586,
-    "zygote64": 925, "zygote": 926, "surfaceflinger": 1001, "adbd": 1142,
-    "system_server": 1540, "com.android.systemui": 2013, "com.android.phone": 2301,
-    "com.google.android.inputmethod.latin": 2577,
-}  # fmt: skip
 
 
 def cant_find_service(io: ToolIO, kind: str, name: str) -> int:
@@ -141,7 +134,7 @@ def which(io: ToolIO, argv: list[str]) -> int:
     """``/system/bin/NAME`` for each known binary; exit 1 if any is missing (toybox which)."""
     status = 0
     for name in argv[1:]:
-        if "/" not in name and registry.find_tool(name) is not None:
+        if "/" not in name and registry.find_tool(name, io.phone.sdk) is not None:
             io.out(f"/system/bin/{name}\n")
         else:
             status = 1
@@ -251,7 +244,8 @@ def _convert(conv: str, arg: str) -> str:
 @tool("pidof")
 def pidof(io: ToolIO, argv: list[str]) -> int:
     """Space-separated pids of running processes; exit 1 when none matched (toybox pidof)."""
-    pids = [str(PROCESSES[n]) for n in argv[1:] if n in PROCESSES]
+    with io.phone.lock:
+        pids = [str(pid) for n in argv[1:] for pid in io.phone.processes.pids_named(n)]
     if not pids:
         return 1
     io.out(" ".join(pids) + "\n")
@@ -263,16 +257,35 @@ def pidof(io: ToolIO, argv: list[str]) -> int:
 
 @tool("toybox")
 def toybox(io: ToolIO, argv: list[str]) -> int:
-    """``toybox NAME ARGS`` runs the applet; bare ``toybox`` lists the applets."""
+    """``toybox NAME ARGS`` runs the applet; bare ``toybox`` lists this release's applets.
+
+    toybox ``main.c`` ``toybox_main``: names separated by a space, a newline once a line
+    passes 80 - 15 columns (no terminal under adb: width 80); an unknown name is
+    ``help_exit("Unknown command %s")``, printed ``toybox: Unknown command NAME (see
+    "toybox --help")``, exit 1.
+    """
+    applets = system_bin.toybox_applets(io.phone.sdk)
     if len(argv) < 2:
-        registry.load_all()
-        io.out(" ".join(sorted(registry.TOOLS)) + "\n")
+        io.out(_toybox_listing(applets))
         return 0
-    applet = registry.find_tool(argv[1])
+    applet = registry.find_tool(argv[1], io.phone.sdk) if argv[1] in applets else None
     if applet is None:
-        io.err(f"toybox: Unknown command {argv[1]}\n")
+        io.err(f'toybox: Unknown command {argv[1]} (see "toybox --help")\n')
         return 1
     return applet(io, argv[1:])
+
+
+def _toybox_listing(applets: list[str], width: int = 80) -> str:
+    """The applet list as ``toybox_main`` prints it (a line ends past ``width - 15``)."""
+    out: list[str] = []
+    length = 0
+    for name in applets:
+        length += len(name) + 1
+        if length > width - 15:
+            length = 0
+        out.append(name + (" " if length else "\n"))
+    text = "".join(out)
+    return text if text.endswith("\n") else text + "\n"
 
 
 @tool("sh")

@@ -45,7 +45,7 @@ def _read_inputs(io: ToolIO, name: str, args: list[str]) -> tuple[list[tuple[str
     return inputs, status
 
 
-def _split_flags(
+def split_flags(
     argv: list[str], with_value: str = ""
 ) -> tuple[set[str], dict[str, str], list[str]]:
     """Short options (``-la``), options taking a value (``-n 5``/``-n5``), operands."""
@@ -137,7 +137,7 @@ def _format_long(rows: list[list[str]]) -> str:
 @tool("ls")
 def ls(io: ToolIO, argv: list[str]) -> int:
     """One name per line (stdout is not a tty under adb), ``-a`` and ``-l`` supported."""
-    flags, _values, operands = _split_flags(argv)
+    flags, _values, operands = split_flags(argv)
     status = 0
     targets = operands or ["."]
     with io.phone.lock:
@@ -171,7 +171,7 @@ def ls(io: ToolIO, argv: list[str]) -> int:
 
 @tool("rm")
 def rm(io: ToolIO, argv: list[str]) -> int:
-    flags, _values, operands = _split_flags(argv)
+    flags, _values, operands = split_flags(argv)
     status = 0
     with io.phone.lock:
         fs = io.phone.fs
@@ -194,7 +194,7 @@ def rm(io: ToolIO, argv: list[str]) -> int:
 @tool("mkdir")
 def mkdir(io: ToolIO, argv: list[str]) -> int:
     """``mkdir [-p] DIR...``; toybox quotes the name: ``mkdir: '/x': File exists``."""
-    flags, _values, operands = _split_flags(argv, with_value="m")
+    flags, _values, operands = split_flags(argv, with_value="m")
     status = 0
     with io.phone.lock:
         fs = io.phone.fs
@@ -215,7 +215,7 @@ def mkdir(io: ToolIO, argv: list[str]) -> int:
 
 @tool("touch")
 def touch(io: ToolIO, argv: list[str]) -> int:
-    _flags, _values, operands = _split_flags(argv)
+    _flags, _values, operands = split_flags(argv)
     status = 0
     with io.phone.lock:
         fs = io.phone.fs
@@ -235,7 +235,7 @@ def touch(io: ToolIO, argv: list[str]) -> int:
 @tool("chmod")
 def chmod(io: ToolIO, argv: list[str]) -> int:
     """``chmod OCTAL FILE...`` or ``[ugoa]+-[rwx]``."""
-    _flags, _values, operands = _split_flags(argv)
+    _flags, _values, operands = split_flags(argv)
     if len(operands) < 2:
         io.err("chmod: Need 2 arguments\n")
         return 1

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import _read_inputs, _split_flags
+from sim.shell.tools.file_tools import _read_inputs, split_flags
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -21,7 +21,7 @@ def _lines(data: bytes) -> list[bytes]:
 
 @tool("wc")
 def wc(io: ToolIO, argv: list[str]) -> int:
-    flags, _values, operands = _split_flags(argv)
+    flags, _values, operands = split_flags(argv)
     chosen = [f for f in "lwc" if f in flags] or ["l", "w", "c"]
     inputs, status = _read_inputs(io, "wc", operands)
     pad = 0 if len(chosen) == 1 and len(inputs) == 1 else 7
@@ -62,7 +62,7 @@ def _bre_to_python(pattern: str) -> str:
 @tool("grep", "egrep", "fgrep")
 def grep(io: ToolIO, argv: list[str]) -> int:
     """``grep [-ivcqEFnh] [-e PATTERN] PATTERN [FILE...]``."""
-    flags, values, operands = _split_flags(argv, with_value="e")
+    flags, values, operands = split_flags(argv, with_value="e")
     flags |= {"egrep": {"E"}, "fgrep": {"F"}}.get(argv[0].rsplit("/", 1)[-1], set())
     if "e" in values:
         pattern = values["e"]
