@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sim.android import phone_numbers
 from sim.ui import labels, notes_app
 from sim.ui.sent_messages import SentEntry, message_list
 from sim.ui.views import View, Window
@@ -57,6 +58,9 @@ class ScreenContext:
     locale: str = "en-US"  # persist.sys.locale: the language the apps draw their words in
     sims: int = 1  # SIM cards in the phone
     per_sim_send: bool = False  # Samsung Messages draws a send button per SIM (older builds)
+    # the locale's country, in which AOSP Messaging formats a number that is no contact
+    # (PhoneUtils.formatForDisplay uses getLocaleCountry): sim/android/phone_numbers.py
+    region: str = "US"
 
 
 def app_frame(package: str, children: list[View]) -> View:
@@ -184,7 +188,8 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """Conversation screen: recipient chip, message list, compose field and send button."""
     pkg = rec.package
     recipient = rec.state.get("recipient", "")
-    shown = rec.state.get("title") or recipient  # a saved contact: its name, not the number
+    # a saved contact: its name; else the number as Messaging formats it (formatForDisplay)
+    shown = rec.state.get("title") or phone_numbers.format_for_display(recipient, ctx.region)
     body = rec.state.get("body", "")
     chip = View(
         "android.widget.MultiAutoCompleteTextView",
