@@ -241,7 +241,9 @@ def _match_kind(query: str, name: str) -> MatchKind | None:
     return None
 
 
-def names_for(number: str, contacts: Iterable[Contact], region: str = "") -> tuple[str, ...]:
+def names_for(
+    number: str, contacts: Iterable[Contact], region: phone_numbers.Regions = ""
+) -> tuple[str, ...]:
     """The display names of the contacts holding ``number`` (the same number on a phone in
     ``region``, ``phone_numbers.same_number``), each once, in the order given. Works on a
     ``parse_lookup`` answer and on a ``PhoneBook``'s contacts alike; a blank name is left out."""

@@ -27,6 +27,7 @@ composer's recipient, a conversation title, the sent box's ``address``, a contac
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import phonenumbers
 from phonenumbers import MatchType, NumberParseException, PhoneNumberFormat, shortnumberinfo
@@ -36,6 +37,10 @@ from phonenumbers import MatchType, NumberParseException, PhoneNumberFormat, sho
 _SEPARATORS = re.compile(r"[\s\-\u2010-\u2015\u2212./()\[\]]")
 _DIALABLE = re.compile(r"\+?[0-9]{2,17}")  # after the separators: an optional +, digits
 MIN_MATCH = 7  # PhoneNumberUtils.MIN_MATCH: the trailing digits the loose rule needs
+
+
+# one country (ISO 3166, ``RU``; "" unknown) or the countries a phone reads numbers in
+Regions = str | Sequence[str]
 
 
 class NumberRefused(ValueError):
@@ -60,6 +65,7 @@ _REASONS = {
     phonenumbers.ValidationResult.TOO_SHORT: "too short",
     phonenumbers.ValidationResult.TOO_LONG: "too long",
     phonenumbers.ValidationResult.INVALID_LENGTH: "no number there has this length",
+    phonenumbers.ValidationResult.IS_POSSIBLE_LOCAL_ONLY: "too short: the area code is missing",
 }
 
 
@@ -79,8 +85,9 @@ def canonical(text: str, region: str) -> str:
     except NumberParseException as exc:
         raise NumberRefused(f"not a phone number in {region or 'any region'}: {exc}") from exc
     why = phonenumbers.is_possible_number_with_reason(number)
-    if why not in (phonenumbers.ValidationResult.IS_POSSIBLE,
-                   phonenumbers.ValidationResult.IS_POSSIBLE_LOCAL_ONLY):  # fmt: skip
+    # IS_POSSIBLE_LOCAL_ONLY (no area code) is refused too: it has no E.164 form, as
+    # PhoneNumberUtils.formatNumberToE164("1234567", "US") answers null
+    if why != phonenumbers.ValidationResult.IS_POSSIBLE:
         if region and not digits.startswith("+") and _short_code(digits, region):
             return digits
         where = region or phonenumbers.region_code_for_number(number) or "its country"
@@ -104,20 +111,39 @@ def _parsed(text: str, region: str) -> phonenumbers.PhoneNumber | None:
         return None
 
 
-def same_number(a: str, b: str, region: str = "") -> bool:
-    """Whether ``a`` and ``b`` render the same number on a phone in ``region``: as
+def same_number(a: str, b: str, region: Regions = "") -> bool:
+    """Whether ``a`` and ``b`` render the same number on a phone reading numbers in
+    ``region`` (one ISO code, or the phone's ``reading_regions``): as
     PhoneNumberUtils.areSamePhoneNumber (libphonenumber ``isNumberMatch`` of both parsed in
-    the region), else, when either cannot be parsed, as the loose digit rule."""
+    a region) in any of them; when either cannot be parsed, as the loose digit rule."""
+    regions = (region,) if isinstance(region, str) else tuple(region) or ("",)
+    answers = [_match(a, b, r) for r in regions]
+    if any(answers):
+        return True
+    return False if all(x is False for x in answers) else loosely_same(a, b)
+
+
+def _match(a: str, b: str, region: str) -> bool | None:
+    """libphonenumber's answer in one region; None when either text cannot be parsed."""
     pa, pb = _parsed(a, region), _parsed(b, region)
-    if pa is not None and pb is not None:
-        match = phonenumbers.is_number_match(pa, pb)
-        if match in (MatchType.EXACT_MATCH, MatchType.NSN_MATCH):
-            return True
-        if match is MatchType.SHORT_NSN_MATCH:
-            return (pa.national_number, pa.country_code) == (pb.national_number, pb.country_code)
-        if match is MatchType.NO_MATCH:
-            return False
-    return loosely_same(a, b)
+    if pa is None or pb is None:
+        return None
+    match = phonenumbers.is_number_match(pa, pb)
+    if match in (MatchType.EXACT_MATCH, MatchType.NSN_MATCH):
+        return True
+    if match == MatchType.SHORT_NSN_MATCH:
+        return (pa.national_number, pa.country_code) == (pb.national_number, pb.country_code)
+    return False if match == MatchType.NO_MATCH else None
+
+
+def reading_regions(region: str, locale: str) -> tuple[str, ...]:
+    """The countries a phone reads numbers in: its own (``region``, the SIM's) and its
+    locale's, which AOSP Messaging formats a number that is no contact in
+    (``PhoneUtils.formatForDisplay`` uses ``getLocaleCountry``): a US SIM in a phone set to
+    Russian shows ``8 (916) 123-45-67``. Each once, ``region`` first."""
+    subtags = re.split(r"[-_]", locale)[1:]
+    country = next((t.upper() for t in subtags if len(t) == 2 and t.isalpha()), "")
+    return tuple(dict.fromkeys(r for r in (region.upper(), country) if r)) or ("",)
 
 
 def loosely_same(a: str, b: str) -> bool:
@@ -139,15 +165,19 @@ _FORMATS = (
 )
 
 
-def shown_format(shown: str, number: str, region: str) -> str:
-    """How a screen's ``shown`` text writes ``number`` (E.164) on a phone in ``region``:
-    one of libphonenumber's formats (``e164``, ``national``, ``international``,
+def _renderings(parsed: phonenumbers.PhoneNumber) -> dict[str, str]:
+    return {phonenumbers.format_number(parsed, fmt): name for name, fmt in reversed(_FORMATS)}
+
+
+def shown_format(shown: str, number: str, region: Regions) -> str:
+    """How a screen's ``shown`` text writes ``number`` (E.164) on a phone reading numbers in
+    ``region``: one of libphonenumber's formats (``e164``, ``national``, ``international``,
     ``rfc3966``), ``digits`` (the same digits without its punctuation), else ``other``."""
-    parsed = _parsed(number, region)
     text = shown.strip()
-    if parsed is not None:
-        for name, fmt in _FORMATS:
-            if text == phonenumbers.format_number(parsed, fmt):
-                return name
+    for where in (region,) if isinstance(region, str) else region:
+        parsed = _parsed(number, where)
+        renderings = {} if parsed is None else _renderings(parsed)
+        if text in renderings:
+            return renderings[text]
     digits = re.sub(r"\D", "", text)
     return "digits" if digits and digits == re.sub(r"\D", "", number) else "other"

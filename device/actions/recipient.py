@@ -151,6 +151,13 @@ def region(ctx: ActionContext) -> str:
     return str(ctx.device.identity.region)
 
 
+def regions(ctx: ActionContext) -> tuple[str, ...]:
+    """The countries the phone reads numbers in, for comparing renderings of a number:
+    its region, then its locale's (``phone_numbers.reading_regions``)."""
+    identity = ctx.device.identity
+    return phone_numbers.reading_regions(str(identity.region), str(identity.locale))
+
+
 def _number(ctx: ActionContext, to: str, contact: str | None) -> Recipient | Outcome:
     """``to`` in E.164 in the phone's region (checked against the book with a ``contact``),
     or ``invalid_params`` naming ``to`` with libphonenumber's reason."""
@@ -178,7 +185,7 @@ def _checked(
     ctx: ActionContext, book: contacts.PhoneBook, number: str, name: str
 ) -> Recipient | Outcome:
     """``number`` as the contact ``name`` holds it (the answer to a choice), or refused."""
-    where = region(ctx)
+    where = regions(ctx)
     for person in book.contacts:
         if not contacts.same_display_name(person.display_name, name):
             continue

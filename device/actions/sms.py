@@ -48,14 +48,16 @@ MAX_BODY = 10_000  # characters of an SMS body
 
 
 class Sms(Params):
-    """Recipient as E.164 (+4915112345678) or local digits, or a contact's name resolved on
-    the daemon (``recipient``); body 1..10000 chars."""
+    """Recipient as a number people write (read in the phone's region, sent as E.164), or a
+    contact's name resolved on the daemon (``recipient``); body 1..10000 chars."""
 
     to: NumberOrName = Field(
-        description="recipient: E.164 (+4915112345678) or local digits (2..15), or a contact's "
-        "name (1..100 characters, not starting with + or a digit) looked up in the phone book "
-        "on the daemon, never sent to the phone; several fitting numbers pause the task for a "
-        "choice (waiting_for choice:to)",
+        description="recipient: a phone number as people write it (+1 (555) 123-4567, "
+        "8 916 123-45-67, 010-1234-5678: digits with spaces, dashes, dots or brackets, a "
+        "leading + or trunk prefix), read in the phone's region (its SIM's country) and sent "
+        "as E.164; or a contact's name (1..100 characters, not a number) looked up in the "
+        "phone book on the daemon, never sent to the phone; several fitting numbers pause the "
+        "task for a choice (waiting_for choice:to)",
         examples=["+15551234567"],
     )
     contact: str | None = Field(
@@ -140,7 +142,9 @@ def compose_field(nodes: list[Node], app: str) -> Node | None:
     return candidates[0] if candidates else None
 
 
-def shown_number(nodes: list[Node], app: str, to: str, region: str = "") -> str | None:
+def shown_number(
+    nodes: list[Node], app: str, to: str, region: phone_numbers.Regions = ""
+) -> str | None:
     """The first text of the app that renders ``to`` (the same number on a phone in
     ``region``, ``phone_numbers.same_number``), as the screen shows it; None when none."""
     texts = [n.text for n in nodes if n.package == app and n.text]
@@ -148,7 +152,11 @@ def shown_number(nodes: list[Node], app: str, to: str, region: str = "") -> str 
 
 
 def shown_as(
-    nodes: list[Node], app: str, to: str, names: tuple[str, ...] = (), region: str = ""
+    nodes: list[Node],
+    app: str,
+    to: str,
+    names: tuple[str, ...] = (),
+    region: phone_numbers.Regions = "",
 ) -> str | None:
     """How the app shows the recipient: ``"number"`` (a text of the app that is ``to`` in
     ``region``: ``shown_number``), ``"contact name"`` (a text that is one of ``names``, the
@@ -162,7 +170,11 @@ def shown_as(
 
 
 def observed_draft(
-    screen: ui.Screen, app: str, to: str, names: tuple[str, ...] = (), region: str = ""
+    screen: ui.Screen,
+    app: str,
+    to: str,
+    names: tuple[str, ...] = (),
+    region: phone_numbers.Regions = "",
 ) -> dict[str, Any]:
     """What the screen shows of a draft: app in front, recipient shown (by number in
     ``region``, or by a contact name in ``names``), compose text."""
@@ -183,7 +195,7 @@ def contact_names(ctx: ActionContext, to: str, phase: str) -> tuple[str, ...]:
 
     def parse(text: str) -> tuple[str, ...]:
         found = contacts.parse_lookup(text)
-        names = contacts.names_for(to, found or (), recipient.region(ctx))
+        names = contacts.names_for(to, found or (), recipient.regions(ctx))
         ctx.recorder.add_sensitive(*names)
         return names
 
@@ -197,7 +209,7 @@ def read_draft(
     (``ui.exact_text``: its dump turns an emoji into dots); a screen that does not show the
     number is checked again against the phone's contact names for it (a saved contact's
     conversation shows the name)."""
-    where = recipient.region(ctx)
+    where = recipient.regions(ctx)
     seen = observed_draft(screen, app, to, region=where)
     if not seen["recipient_shown"] and seen["app_in_front"] and seen["compose_text"]:
         seen = observed_draft(screen, app, to, contact_names(ctx, to, phase), where)
@@ -268,7 +280,7 @@ def _prepare(
     seen = read_draft(ctx, screen, app, to, "before")
     if _matches(seen, body):
         ctx.recorder.note("the composer already shows this draft: no intent sent")
-        return _draft(app, screen, seen, to, recipient.region(ctx))
+        return _draft(app, screen, seen, to, recipient.regions(ctx))
     argv = commands.sms_compose(to, body, app)
     result = ctx.effect("sms.draft", f"composer {app}", argv, {"to": to, "body": body})
     error = parsers.am_start_failed(result.stdout + result.stderr)
@@ -294,10 +306,12 @@ def _prepare(
             error or "the composer does not show the draft",
             app=app,
         )
-    return _draft(app, screen, seen, to, recipient.region(ctx))
+    return _draft(app, screen, seen, to, recipient.regions(ctx))
 
 
-def _draft(app: str, screen: ui.Screen, seen: dict[str, Any], to: str, region: str) -> Draft:
+def _draft(
+    app: str, screen: ui.Screen, seen: dict[str, Any], to: str, region: phone_numbers.Regions
+) -> Draft:
     number = shown_number(screen.nodes, app, to, region)
     if number is None:  # verified shown: by number or by a contact's name
         return Draft(app, screen, seen, "contact name")

@@ -192,7 +192,11 @@ def chat_text(body: str) -> str:
 
 
 def find_chat(
-    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int, region: str = ""
+    rows: list[dict[str, str]] | None,
+    to: str,
+    body: str,
+    after_id: int,
+    region: phone_numbers.Regions = "",
 ) -> dict[str, str] | None:
     """The newest chat-store row newer than ``after_id`` with this address (the same number
     in ``region``, ``phone_numbers.same_number``) and body."""
@@ -213,7 +217,11 @@ def max_id(rows: list[dict[str, str]]) -> int:
 
 
 def find_sent(
-    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int, region: str = ""
+    rows: list[dict[str, str]] | None,
+    to: str,
+    body: str,
+    after_id: int,
+    region: phone_numbers.Regions = "",
 ) -> dict[str, str] | None:
     """The row newer than ``after_id`` with this address (the same number in ``region``,
     ``phone_numbers.same_number``) and exactly this body."""
@@ -387,7 +395,7 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
 
     def sample() -> dict[str, Any]:
         rows = sent_rows(ctx, "after")
-        row = find_sent(rows, to, body, baseline.sent_id, recipient.region(ctx))
+        row = find_sent(rows, to, body, baseline.sent_id, recipient.regions(ctx))
         chat, bubble, screen_read = None, None, True
         if row is None:  # the screen first: an app writes its store before it redraws
             try:
@@ -397,7 +405,7 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
                 screen_read = False
         if row is None and baseline.chat_id is not None:
             chat = find_chat(
-                chat_rows(ctx, app, "after"), to, body, baseline.chat_id, recipient.region(ctx)
+                chat_rows(ctx, app, "after"), to, body, baseline.chat_id, recipient.regions(ctx)
             )
         found.update(row=row, chat=chat, bubble=bubble, all_read=rows is not None and screen_read)
         return found
@@ -542,7 +550,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         baseline = journal_baseline(hint.get("journal"))
     if baseline is None:
         return "cannot_tell"  # without a baseline an older identical message would mislead
-    if find_sent(sent_rows(ctx, "read"), to, body, baseline, recipient.region(ctx)) is not None:
+    if find_sent(sent_rows(ctx, "read"), to, body, baseline, recipient.regions(ctx)) is not None:
         return "happened"
     app = sms.default_sms_app(ctx) or ""
     stored = _reconcile_chat_store(ctx, app, to, params, hint)
@@ -563,7 +571,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         if state is conversation.SendState.FAILED:
             return "did_not_happen"
         return "cannot_tell"
-    seen = sms.observed_draft(screen, app, to, region=recipient.region(ctx))
+    seen = sms.observed_draft(screen, app, to, region=recipient.regions(ctx))
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
 
 
@@ -575,7 +583,7 @@ def _reconcile_chat_store(
     if chat_before is None:
         return None
     chat = find_chat(
-        chat_rows(ctx, app, "read"), to, params.body, chat_before, recipient.region(ctx)
+        chat_rows(ctx, app, "read"), to, params.body, chat_before, recipient.regions(ctx)
     )
     kind = None if chat is None else chat.get("type")
     if kind == IM_CHAT_SENT:

@@ -99,7 +99,7 @@ def _texts(
     if method not in registry.SCREEN_METHODS:
         return {}
     app = screen.packages[0] if screen.packages else ""
-    seen = observed_draft(screen, app, *_recipient(ctx, params), region=recipient.region(ctx))
+    seen = observed_draft(screen, app, *_recipient(ctx, params), region=recipient.regions(ctx))
     text = seen["compose_text"]
     return {
         "front_app": app,

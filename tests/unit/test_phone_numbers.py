@@ -163,3 +163,13 @@ def test_shown_format_names_how_the_screen_wrote_it(shown: str, region: str, how
 def test_unreadable_text_never_crashes_the_comparison(a: str, b: str, region: str) -> None:
     assert phone_numbers.same_number(a, b, region) in (True, False)
     assert isinstance(phone_numbers.shown_format(a, b, region), str)
+
+
+def test_a_us_sim_in_a_russian_phone_reads_the_national_russian_rendering() -> None:
+    # Messaging formats with the locale's country, the providers with the SIM's
+    regions = phone_numbers.reading_regions("US", "ru-RU")
+    assert regions == ("US", "RU")
+    assert phone_numbers.same_number("8 (916) 123-45-67", "+79161234567", regions)
+    assert not phone_numbers.same_number("8 (916) 123-45-67", "+79161234568", regions)
+    assert phone_numbers.shown_format("8 (916) 123-45-67", "+79161234567", regions) == "national"
+    assert phone_numbers.reading_regions("", "") == ("",)
