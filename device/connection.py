@@ -52,6 +52,9 @@ class DeviceIdentity:
     # Settings wrote), else ``ro.product.locale`` (the factory default), the order AOSP's
     # AndroidRuntime.cpp ``readLocale`` reads them in; "" when neither is set
     locale: str = ""
+    # the country numbers are read in (ISO 3166, ``RU``): the SIM's, else the network's, else
+    # the locale's (``parsers.phone_region``; ``device/phone_numbers.py``); "" when none says
+    region: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class DeviceIdentity:
             "release": self.release,
             "fingerprint": self.fingerprint,
             "locale": self.locale,
+            "region": self.region,
         }
 
 
@@ -137,6 +141,7 @@ class Device:
                 release=props.get("ro.build.version.release", ""),
                 fingerprint=props.get("ro.build.fingerprint", ""),
                 locale=parsers.phone_locale(text),
+                region=parsers.phone_region(text),
             )
         return self._identity
 

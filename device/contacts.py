@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from android_data.contacts import PhoneType
-from device import parsers
+from device import parsers, phone_numbers
 from device.commands import Argv
 
 AUTHORITY = "com.android.contacts"
@@ -241,13 +241,15 @@ def _match_kind(query: str, name: str) -> MatchKind | None:
     return None
 
 
-def names_for(number: str, contacts: Iterable[Contact]) -> tuple[str, ...]:
-    """The display names of the contacts holding ``number`` (``parsers.same_phone_number``:
-    equal digits, or the last 7+ digits agree), each once, in the order given. Works on a
+def names_for(
+    number: str, contacts: Iterable[Contact], region: phone_numbers.Regions = ""
+) -> tuple[str, ...]:
+    """The display names of the contacts holding ``number`` (the same number on a phone in
+    ``region``, ``phone_numbers.same_number``), each once, in the order given. Works on a
     ``parse_lookup`` answer and on a ``PhoneBook``'s contacts alike; a blank name is left out."""
     found: list[str] = []
     for contact in contacts:
-        held = any(parsers.same_phone_number(e.number, number) for e in contact.numbers)
+        held = any(phone_numbers.same_number(e.number, number, region) for e in contact.numbers)
         if held and contact.display_name and contact.display_name not in found:
             found.append(contact.display_name)
     return tuple(found)

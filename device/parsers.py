@@ -53,6 +53,22 @@ def phone_locale(text: str) -> str:
     return ""
 
 
+def phone_region(text: str) -> str:
+    """The phone's country for numbers (ISO 3166 upper case, ``RU``) from ``getprop`` output:
+    the SIM's (``gsm.sim.operator.iso-country``, TelephonyManager.getSimCountryIso; on a
+    dual-SIM phone a comma list, one per slot, empty for an empty slot: the first set one),
+    else the network's (``gsm.operator.iso-country``, getNetworkCountryIso), else the
+    region of the locale (``phone_locale``: ``ru-RU`` -> ``RU``); "" when none says."""
+    props = parse_getprop(text)
+    for key in ("gsm.sim.operator.iso-country", "gsm.operator.iso-country"):
+        for value in props.get(key, "").split(","):
+            if re.fullmatch(r"[A-Za-z]{2}", value.strip()):
+                return value.strip().upper()
+    subtags = re.split(r"[-_]", phone_locale(text))
+    regions = [t for t in subtags[1:] if re.fullmatch(r"[A-Za-z]{2}", t)]
+    return regions[0].upper() if regions else ""
+
+
 def parse_service_list(text: str) -> frozenset[str]:
     """``cmd -l`` (``Currently running services:`` then one indented name per line)."""
     names = set()
@@ -386,24 +402,6 @@ def input_refused(text: str) -> str | None:
     """The refusal line when ``input keyevent|tap`` was denied (it then did nothing)."""
     match = _INJECT_DENIED.search(text)
     return match[0].strip() if match else None
-
-
-# ---- phone numbers ---------------------------------------------------------------------
-
-# PhoneNumberUtils.compare (loose): numbers match on their last MIN_MATCH = 7 digits, so
-# "+44 7700 900123" (E.164, as an app may store it) and "07700 900123" (national) agree.
-_MIN_MATCH = 7
-
-
-def same_phone_number(a: str, b: str) -> bool:
-    """Whether two renderings of a phone number name the same number: equal digits, or, with
-    at least 7 digits each, one's digits (trunk ``0`` dropped) ending the other's."""
-    da, db = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
-    if da == db:
-        return bool(da)
-    da, db = da.lstrip("0"), db.lstrip("0")
-    short, long_ = sorted((da, db), key=len)
-    return len(short) >= _MIN_MATCH and long_.endswith(short)
 
 
 # ---- content query -----------------------------------------------------------------------

@@ -70,6 +70,10 @@ def properties(sdk: int, serial: str) -> dict[str, str]:
         # a Pixel's factory language, and the one Settings wrote (AndroidRuntime readLocale)
         "ro.product.locale": "en-US",
         "persist.sys.locale": "en-US",
+        # a US Pixel's SIM and network (TelephonyManager.getSimCountryIso/
+        # getNetworkCountryIso read these; lower case ISO 3166); sim-country:CC changes both
+        "gsm.sim.operator.iso-country": "us",
+        "gsm.operator.iso-country": "us",
         "ro.sf.lcd_density": "420",
         "bluetooth.device.default_name": p.model,
     }

@@ -150,6 +150,18 @@ def _locale(phone: Phone, value: str) -> None:
     phone.props["persist.sys.locale"] = value
 
 
+def _sim_country(phone: Phone, value: str) -> None:
+    # the SIM's country as TelephonyManager.getSimCountryIso reads it (the
+    # gsm.sim.operator.iso-country property GsmCdmaPhone/SIMRecords set, lower case, one per
+    # slot joined by commas on a dual-SIM phone: sim-country:ru/kr), and the network's
+    # (gsm.operator.iso-country) the same: a phone at home. The language is locale:'s.
+    slots = value.lower().split("/")
+    if not all(re.fullmatch(r"[a-z]{2}|", s) for s in slots) or not any(slots):
+        raise ValueError("sim-country needs ISO 3166 codes, e.g. sim-country:ru or ru/kr")
+    phone.props["gsm.sim.operator.iso-country"] = ",".join(slots)
+    phone.props["gsm.operator.iso-country"] = ",".join(slots)
+
+
 def _contact(phone: Phone, value: str) -> None:
     """``NAME=NUMBER[:TYPE][:new]``: NAME is everything before the last ``=``; TYPE a
     ``Phone.TYPE_*`` code or its name (``mobile``, ``work``...); ``new`` starts another
@@ -252,6 +264,7 @@ _OWN: dict[str, Callable[[Phone, str], None]] = {
     "chat-send": _chat_send,
     "work-profile": _work_profile,
     "locale": _locale,
+    "sim-country": _sim_country,
     "contact": _contact,
     "notification": _notification,
     "app-disabled": _app_disabled,

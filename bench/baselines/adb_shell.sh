@@ -175,12 +175,22 @@ dump_ui() {  # a left uiautomator2 server ends first; the old file: a failed dum
     XML=$OUT
 }
 
+recipient_shown() {  # a text whose digits end with the number's last 7 (the app formats it)
+    local want=${1//[^0-9]/} text digits
+    want=${want: -7}
+    while read -r text; do
+        digits=${text//[^0-9]/}
+        [[ ${#digits} -ge 7 && $digits == *"$want" ]] && return 0
+    done < <(grep -o 'text="[^"]*"' <<<"$XML")
+    return 1
+}
+
 draft_shown() {  # app in front, recipient shown, compose field holds exactly the body
     local pkg=$1 to=$2 body
     body=$(xml_escape "$3")
     local front='<hierarchy[^>]*><node [^>]*package="([^"]*)"'
     [[ $XML =~ $front && ${BASH_REMATCH[1]} == "$pkg" ]] &&
-        [[ $XML == *'text="'"$to"'"'* ]] &&
+        recipient_shown "$to" &&
         [[ $XML == *'text="'"$body"'" resource-id="'"$pkg"':id/compose_message_text"'* ]]
 }
 

@@ -156,7 +156,13 @@ def draft_shown(root: ET.Element, pkg: str, to: str, body: str) -> bool:
     """App in front, recipient shown, compose field holds exactly the body."""
     nodes = list(root.iter("node"))
     front = bool(nodes) and nodes[0].get("package") == pkg
-    recipient = any(n.get("package") == pkg and n.get("text") == to for n in nodes)
+    # the app formats the number its own way (a US phone: "(555) 123-4567"): the last 7
+    # digits, as PhoneNumberUtils.MIN_MATCH compares caller IDs
+    tail = re.sub(r"\D", "", to)[-7:]
+    recipient = any(
+        n.get("package") == pkg and re.sub(r"\D", "", n.get("text") or "").endswith(tail)
+        for n in nodes
+    )
     compose = [n for n in nodes if n.get("resource-id") == f"{pkg}:id/compose_message_text"]
     return front and recipient and bool(compose) and compose[0].get("text") == body
 

@@ -15,10 +15,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-# E.164: '+', country code not starting with 0, at most 15 digits in all (ITU-T E.164 §6.1).
-_E164 = re.compile(r"\+[1-9][0-9]{1,14}")
-# Local dialling: digits only (short codes such as 900 included), at most 15.
-_LOCAL = re.compile(r"[0-9]{2,15}")
+from device import phone_numbers
+
 # Android package names: dot-separated Java identifiers, at least two segments.
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
 PERMISSION = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
@@ -37,20 +35,25 @@ class NoParams(Params):
 
 
 def _phone_number(value: str) -> str:
-    if not (_E164.fullmatch(value) or _LOCAL.fullmatch(value)):
-        raise ValueError("not a phone number (E.164 like +4915112345678, or digits)")
+    if not phone_numbers.could_be_number(value):
+        raise ValueError(
+            "not a phone number (digits with spaces, dashes, dots or brackets, a leading + or "
+            "trunk prefix: +1 (555) 123-4567, 8 916 123-45-67, 010-1234-5678)"
+        )
     return value
 
 
-# A recipient: E.164 (+4915112345678) or local digits (2..15); nothing else reaches an argv.
+# A recipient as people write it (``+1 (555) 123-4567``, ``8 916 123-45-67``): kept as given
+# here, where no phone is known; read in the phone's region at run time
+# (``device.phone_numbers.canonical``), and only that E.164 form reaches an argv.
 PhoneNumber = Annotated[str, AfterValidator(_phone_number)]
 
 MAX_CONTACT_NAME = 100  # characters; a display name longer than this is no name a person types
 
 
 def is_phone_number(value: str) -> bool:
-    """Whether ``value`` is a phone number ``PhoneNumber`` takes (E.164 or local digits)."""
-    return bool(_E164.fullmatch(value) or _LOCAL.fullmatch(value))
+    """Whether ``value`` is written as a phone number ``PhoneNumber`` takes."""
+    return phone_numbers.could_be_number(value)
 
 
 def contact_name(value: str) -> str:
@@ -69,9 +72,12 @@ def contact_name(value: str) -> str:
 
 
 def _recipient(value: str) -> str:
-    # text that starts like a number (``+``, a digit) is meant as one and must be one, so a
-    # mistyped number (``+1555; reboot``) is refused, never looked up as a name
-    head = value.lstrip()[:1]
+    # a name is a name only when it is not a number: ``(916) 123-45-67`` is a number. Text
+    # that starts like a number (``+``, a digit, a bracket then a digit) is meant as one and
+    # must be one, so a mistyped number (``+1555; reboot``) is refused, never looked up
+    if phone_numbers.could_be_number(value):
+        return value
+    head = value.lstrip().lstrip("([")[:1]
     if not head or head == "+" or head.isdigit():
         return _phone_number(value)
     return contact_name(value)

@@ -1,7 +1,10 @@
 """Who an ``sms.*`` task writes to: the number ``to`` gives, or the one a contact name means.
 
-A number as ``to`` (and no ``contact``) is used as it is: no read, the number path of
-before. A name is resolved here, at run time, against the phone book read once
+A number as ``to`` is read in the phone's region (``DeviceIdentity.region``, the SIM's
+country) and used in one canonical form, E.164 (``device.phone_numbers.canonical``:
+``8 916 123-45-67`` on a phone in Russia is ``+79161234567``); a number that is no possible
+number there is ``invalid_params`` naming ``to`` with the reason, before anything is done on
+the phone. With no ``contact`` nothing else is read. A name is resolved here, at run time, against the phone book read once
 (``device.contacts.phones_query``: every phone row, by the shell uid; the name is matched on
 the daemon with ``contacts.matches_for`` and never reaches the phone, not even as a
 ``--where``):
@@ -30,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from device import contacts, parsers, private
+from device import contacts, parsers, phone_numbers, private
 from device.actions.base import ActionContext, Outcome, Status, outcome
 from device.actions.params import is_phone_number
 
@@ -112,13 +115,11 @@ def _refused(ctx: ActionContext, field: str, message: str) -> Outcome:
 def resolve(ctx: ActionContext, to: str, contact: str | None = None) -> Recipient | Outcome:
     """The recipient ``to`` (and ``contact``) mean, or the outcome that stops the task:
     waiting for a choice, ``invalid_params`` (no such contact), ``not_met`` (no book)."""
-    if is_phone_number(to) and contact is None:
-        return Recipient(to)
+    if is_phone_number(to):
+        return _number(ctx, to, contact)
     book = _read_book(ctx)
     if isinstance(book, Outcome):
         return book
-    if is_phone_number(to):
-        return _checked(ctx, book, to, contact or "")
     matches = contacts.matches_for(to, book.contacts)
     exact = [m for m in matches if m.kind is contacts.MatchKind.EXACT]
     chosen = [m.contact for m in (exact or matches)]
@@ -145,15 +146,51 @@ def resolve(ctx: ActionContext, to: str, contact: str | None = None) -> Recipien
     )  # fmt: skip
 
 
+def region(ctx: ActionContext) -> str:
+    """The country the phone reads numbers in (``DeviceIdentity.region``; "" unknown)."""
+    return str(ctx.device.identity.region)
+
+
+def regions(ctx: ActionContext) -> tuple[str, ...]:
+    """The countries the phone reads numbers in, for comparing renderings of a number:
+    its region, then its locale's (``phone_numbers.reading_regions``)."""
+    identity = ctx.device.identity
+    return phone_numbers.reading_regions(str(identity.region), str(identity.locale))
+
+
+def _number(ctx: ActionContext, to: str, contact: str | None) -> Recipient | Outcome:
+    """``to`` in E.164 in the phone's region (checked against the book with a ``contact``),
+    or ``invalid_params`` naming ``to`` with libphonenumber's reason."""
+    where = region(ctx)
+    try:
+        number = phone_numbers.canonical(to, where)
+    except phone_numbers.NumberRefused as exc:
+        target = {"expected": {"to": f"a phone number in {where or 'any region'}"},
+                  "observed": None, "met": False}  # fmt: skip
+        return outcome(
+            ctx, Status.INVALID_PARAMS, target, f"to: {exc}", field="to", region=where,
+        )  # fmt: skip
+    if number != to:
+        ctx.recorder.add_sensitive(number)
+        ctx.recorder.note(f"to read in region {where or 'unknown'} as E.164")
+    if contact is None:
+        return Recipient(number)
+    book = _read_book(ctx)
+    if isinstance(book, Outcome):
+        return book
+    return _checked(ctx, book, number, contact)
+
+
 def _checked(
     ctx: ActionContext, book: contacts.PhoneBook, number: str, name: str
 ) -> Recipient | Outcome:
     """``number`` as the contact ``name`` holds it (the answer to a choice), or refused."""
+    where = regions(ctx)
     for person in book.contacts:
         if not contacts.same_display_name(person.display_name, name):
             continue
         for entry in person.numbers:
-            if parsers.same_phone_number(entry.number, number):
+            if phone_numbers.same_number(entry.number, number, where):
                 return Recipient(number, person.display_name, entry.type_name)
     return _refused(ctx, "contact", f"contact: no contact named {name!r} holds the number to")
 

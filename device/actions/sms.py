@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
-from device import commands, contacts, parsers, ui_hierarchy
+from device import commands, contacts, parsers, phone_numbers, ui_hierarchy
 from device.actions import recipient, ui
 from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
@@ -48,14 +48,16 @@ MAX_BODY = 10_000  # characters of an SMS body
 
 
 class Sms(Params):
-    """Recipient as E.164 (+4915112345678) or local digits, or a contact's name resolved on
-    the daemon (``recipient``); body 1..10000 chars."""
+    """Recipient as a number people write (read in the phone's region, sent as E.164), or a
+    contact's name resolved on the daemon (``recipient``); body 1..10000 chars."""
 
     to: NumberOrName = Field(
-        description="recipient: E.164 (+4915112345678) or local digits (2..15), or a contact's "
-        "name (1..100 characters, not starting with + or a digit) looked up in the phone book "
-        "on the daemon, never sent to the phone; several fitting numbers pause the task for a "
-        "choice (waiting_for choice:to)",
+        description="recipient: a phone number as people write it (+1 (555) 123-4567, "
+        "8 916 123-45-67, 010-1234-5678: digits with spaces, dashes, dots or brackets, a "
+        "leading + or trunk prefix), read in the phone's region (its SIM's country) and sent "
+        "as E.164; or a contact's name (1..100 characters, not a number) looked up in the "
+        "phone book on the daemon, never sent to the phone; several fitting numbers pause the "
+        "task for a choice (waiting_for choice:to)",
         examples=["+15551234567"],
     )
     contact: str | None = Field(
@@ -115,6 +117,8 @@ class Draft:
     screen: ui.Screen
     seen: dict[str, Any]  # read_draft() of that screen
     recipient_shown_as: str | None = None  # "number" or "contact name" (shown_as)
+    # how a shown number is written (``phone_numbers.shown_format``: "national", "e164"...)
+    recipient_format: str | None = None
 
 
 def default_sms_app(ctx: ActionContext) -> str | None:
@@ -139,12 +143,27 @@ def compose_field(nodes: list[Node], app: str) -> Node | None:
     return candidates[0] if candidates else None
 
 
-def shown_as(nodes: list[Node], app: str, to: str, names: tuple[str, ...] = ()) -> str | None:
-    """How the app shows the recipient: ``"number"`` (a text of the app that is ``to``, as
-    PhoneNumberUtils.compare matches), ``"contact name"`` (a text that is one of ``names``,
-    the phone's contact names for ``to``), or None when it shows neither."""
+def shown_number(
+    nodes: list[Node], app: str, to: str, region: phone_numbers.Regions = ""
+) -> str | None:
+    """The first text of the app that renders ``to`` (the same number on a phone in
+    ``region``, ``phone_numbers.same_number``), as the screen shows it; None when none."""
     texts = [n.text for n in nodes if n.package == app and n.text]
-    if any(parsers.same_phone_number(t, to) for t in texts):
+    return next((t for t in texts if phone_numbers.same_number(t, to, region)), None)
+
+
+def shown_as(
+    nodes: list[Node],
+    app: str,
+    to: str,
+    names: tuple[str, ...] = (),
+    region: phone_numbers.Regions = "",
+) -> str | None:
+    """How the app shows the recipient: ``"number"`` (a text of the app that is ``to`` in
+    ``region``: ``shown_number``), ``"contact name"`` (a text that is one of ``names``, the
+    phone's contact names for ``to``), or None when it shows neither."""
+    texts = [n.text for n in nodes if n.package == app and n.text]
+    if shown_number(nodes, app, to, region) is not None:
         return "number"
     if any(contacts.same_display_name(t, name) for t in texts for name in names):
         return "contact name"
@@ -152,14 +171,18 @@ def shown_as(nodes: list[Node], app: str, to: str, names: tuple[str, ...] = ()) 
 
 
 def observed_draft(
-    screen: ui.Screen, app: str, to: str, names: tuple[str, ...] = ()
+    screen: ui.Screen,
+    app: str,
+    to: str,
+    names: tuple[str, ...] = (),
+    region: phone_numbers.Regions = "",
 ) -> dict[str, Any]:
-    """What the screen shows of a draft: app in front, recipient shown (by number, or by a
-    contact name in ``names``), compose text."""
+    """What the screen shows of a draft: app in front, recipient shown (by number in
+    ``region``, or by a contact name in ``names``), compose text."""
     field = compose_field(screen.nodes, app)
     return {
         "app_in_front": bool(screen.packages) and screen.packages[0] == app,
-        "recipient_shown": shown_as(screen.nodes, app, to, names) is not None,
+        "recipient_shown": shown_as(screen.nodes, app, to, names, region) is not None,
         "compose_text": field.text if field is not None else None,
     }
 
@@ -173,7 +196,7 @@ def contact_names(ctx: ActionContext, to: str, phase: str) -> tuple[str, ...]:
 
     def parse(text: str) -> tuple[str, ...]:
         found = contacts.parse_lookup(text)
-        names = contacts.names_for(to, found or ())
+        names = contacts.names_for(to, found or (), recipient.regions(ctx))
         ctx.recorder.add_sensitive(*names)
         return names
 
@@ -187,9 +210,10 @@ def read_draft(
     (``ui.exact_text``: its dump turns an emoji into dots); a screen that does not show the
     number is checked again against the phone's contact names for it (a saved contact's
     conversation shows the name)."""
-    seen = observed_draft(screen, app, to)
+    where = recipient.regions(ctx)
+    seen = observed_draft(screen, app, to, region=where)
     if not seen["recipient_shown"] and seen["app_in_front"] and seen["compose_text"]:
-        seen = observed_draft(screen, app, to, contact_names(ctx, to, phase))
+        seen = observed_draft(screen, app, to, contact_names(ctx, to, phase), where)
     field = compose_field(screen.nodes, app)
     if field is not None and screen.path is UiPath.U2:
         seen["compose_text"] = ui.exact_text(ctx, field, phase)
@@ -257,7 +281,7 @@ def _prepare(
     seen = read_draft(ctx, screen, app, to, "before")
     if _matches(seen, body):
         ctx.recorder.note("the composer already shows this draft: no intent sent")
-        return _draft(app, screen, seen, to)
+        return _draft(app, screen, seen, to, recipient.regions(ctx))
     argv = commands.sms_compose(to, body, app)
     result = ctx.effect("sms.draft", f"composer {app}", argv, {"to": to, "body": body})
     error = parsers.am_start_failed(result.stdout + result.stderr)
@@ -283,12 +307,16 @@ def _prepare(
             error or "the composer does not show the draft",
             app=app,
         )
-    return _draft(app, screen, seen, to)
+    return _draft(app, screen, seen, to, recipient.regions(ctx))
 
 
-def _draft(app: str, screen: ui.Screen, seen: dict[str, Any], to: str) -> Draft:
-    how = shown_as(screen.nodes, app, to) or "contact name"  # verified shown: one of the two
-    return Draft(app, screen, seen, how)
+def _draft(
+    app: str, screen: ui.Screen, seen: dict[str, Any], to: str, region: phone_numbers.Regions
+) -> Draft:
+    number = shown_number(screen.nodes, app, to, region)
+    if number is None:  # verified shown: by number or by a contact's name
+        return Draft(app, screen, seen, "contact name")
+    return Draft(app, screen, seen, "number", phone_numbers.shown_format(number, to, region))
 
 
 def preview(who: recipient.Recipient, body: str, app: str) -> dict[str, Any]:
@@ -341,6 +369,8 @@ def draft(ctx: ActionContext, params: Sms) -> Outcome:
         app=result.app,
         snapshot_digest=result.screen.digest,
         recipient_shown_as=result.recipient_shown_as,
+        recipient_format=result.recipient_format,
+        region=recipient.region(ctx),
         **who.detail(),
     )
 

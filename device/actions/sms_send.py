@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from device import conversation, parsers, send_control, ui_hierarchy
+from device import conversation, parsers, phone_numbers, send_control, ui_hierarchy
 from device.actions import recipient, sms, ui
 from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
 from device.actions.method import ActionsRow, Method, fixed
@@ -184,15 +184,20 @@ def chat_text(body: str) -> str:
 
 
 def find_chat(
-    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int
+    rows: list[dict[str, str]] | None,
+    to: str,
+    body: str,
+    after_id: int,
+    region: phone_numbers.Regions = "",
 ) -> dict[str, str] | None:
-    """The newest chat-store row newer than ``after_id`` with this address and body."""
+    """The newest chat-store row newer than ``after_id`` with this address (the same number
+    in ``region``, ``phone_numbers.same_number``) and body."""
     found = None
     for row in rows or []:
         newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
         if (
             newer
-            and parsers.same_phone_number(row.get("address", ""), to)
+            and phone_numbers.same_number(row.get("address", ""), to, region)
             and chat_text(row.get("body", "")) == body
         ):
             found = row
@@ -204,14 +209,19 @@ def max_id(rows: list[dict[str, str]]) -> int:
 
 
 def find_sent(
-    rows: list[dict[str, str]] | None, to: str, body: str, after_id: int
+    rows: list[dict[str, str]] | None,
+    to: str,
+    body: str,
+    after_id: int,
+    region: phone_numbers.Regions = "",
 ) -> dict[str, str] | None:
-    """The row newer than ``after_id`` with this address and exactly this body."""
+    """The row newer than ``after_id`` with this address (the same number in ``region``,
+    ``phone_numbers.same_number``) and exactly this body."""
     for row in rows or []:
         newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
         if (
             newer
-            and parsers.same_phone_number(row.get("address", ""), to)
+            and phone_numbers.same_number(row.get("address", ""), to, region)
             and row.get("body") == body
         ):
             return row
@@ -328,7 +338,9 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
         done = _verify(ctx, to, body, baseline, ready.app)
     except TransportLost as exc:
         return unknown(ctx, to, body, baseline.sent_id, str(exc))
-    return replace(done, detail={**done.detail, **who.detail()})
+    shown = {"recipient_shown_as": ready.recipient_shown_as,
+             "recipient_format": ready.recipient_format, "region": recipient.region(ctx)}  # fmt: skip
+    return replace(done, detail={**done.detail, **who.detail(), **shown})
 
 
 def unknown(ctx: ActionContext, to: str, body: str, baseline: int, why: str) -> Outcome:
@@ -356,7 +368,7 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
 
     def sample() -> dict[str, Any]:
         rows = sent_rows(ctx, "after")
-        row = find_sent(rows, to, body, baseline.sent_id)
+        row = find_sent(rows, to, body, baseline.sent_id, recipient.regions(ctx))
         chat, bubble, screen_read = None, None, True
         if row is None:  # the screen first: an app writes its store before it redraws
             try:
@@ -365,7 +377,9 @@ def _verify(ctx: ActionContext, to: str, body: str, baseline: Baseline, app: str
                 ctx.recorder.note(f"the conversation could not be read: {exc}")
                 screen_read = False
         if row is None and baseline.chat_id is not None:
-            chat = find_chat(chat_rows(ctx, app, "after"), to, body, baseline.chat_id)
+            chat = find_chat(
+                chat_rows(ctx, app, "after"), to, body, baseline.chat_id, recipient.regions(ctx)
+            )
         found.update(row=row, chat=chat, bubble=bubble, all_read=rows is not None and screen_read)
         return found
 
@@ -509,7 +523,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         baseline = journal_baseline(hint.get("journal"))
     if baseline is None:
         return "cannot_tell"  # without a baseline an older identical message would mislead
-    if find_sent(sent_rows(ctx, "read"), to, body, baseline) is not None:
+    if find_sent(sent_rows(ctx, "read"), to, body, baseline, recipient.regions(ctx)) is not None:
         return "happened"
     app = sms.default_sms_app(ctx) or ""
     stored = _reconcile_chat_store(ctx, app, to, params, hint)
@@ -530,7 +544,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         if state is conversation.SendState.FAILED:
             return "did_not_happen"
         return "cannot_tell"
-    seen = sms.observed_draft(screen, app, to)
+    seen = sms.observed_draft(screen, app, to, region=recipient.regions(ctx))
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
 
 
@@ -541,7 +555,9 @@ def _reconcile_chat_store(
     chat_before = journal_baseline(hint.get("journal"), CHAT_KEY)
     if chat_before is None:
         return None
-    chat = find_chat(chat_rows(ctx, app, "read"), to, params.body, chat_before)
+    chat = find_chat(
+        chat_rows(ctx, app, "read"), to, params.body, chat_before, recipient.regions(ctx)
+    )
     kind = None if chat is None else chat.get("type")
     if kind == IM_CHAT_SENT:
         return "happened"

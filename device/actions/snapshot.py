@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from device import private
+from device import phone_numbers, private
 from device.actions import recipient, registry, ui
 from device.actions.base import ActionContext
 from device.actions.params import is_phone_number
@@ -80,8 +80,13 @@ def _recipient(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, tuple[s
     for it: as given (no names), or the contact a name resolves to now (the phone book read
     once); ("", ()) when the name fits none or several."""
     to, contact = str(params.get("to", "")), params.get("contact")
-    if not to or (is_phone_number(to) and contact is None):
+    if not to:
         return to, ()
+    if is_phone_number(to) and contact is None:
+        try:  # as the task sends it: E.164 in the phone's region
+            return phone_numbers.canonical(to, recipient.region(ctx)), ()
+        except phone_numbers.NumberRefused:
+            return to, ()
     found = recipient.resolve(ctx, to, str(contact) if contact else None)
     if not isinstance(found, recipient.Recipient):
         return "", ()
@@ -94,7 +99,7 @@ def _texts(
     if method not in registry.SCREEN_METHODS:
         return {}
     app = screen.packages[0] if screen.packages else ""
-    seen = observed_draft(screen, app, *_recipient(ctx, params))
+    seen = observed_draft(screen, app, *_recipient(ctx, params), region=recipient.regions(ctx))
     text = seen["compose_text"]
     return {
         "front_app": app,

@@ -15,18 +15,20 @@ for ``phone_lookup/<number>`` (``_id`` and ``contact_id`` are the contact, ``num
 ``data/phones`` (``Phone.NUMBER`` = ``data1``, ``TYPE`` = ``data2``, ``LABEL`` = ``data3``,
 ``NORMALIZED_NUMBER`` = ``data4``; mimetype ``vnd.android.cursor.item/phone_v2``). Phone
 types are ``ContactsContract.CommonDataKinds.Phone.TYPE_*`` (1 home, 2 mobile, 3 work...).
-A lookup matches numbers as ``PhoneNumberUtils.compare`` loosely does
-(``parsers.same_phone_number``); ``normalized_number`` is E.164 only for a number written
-with ``+`` (the real provider formats with the SIM's country, which the simulator lacks).
+A lookup matches numbers as the provider's SQL does, ``PHONE_NUMBERS_EQUAL``
+(``phone_numbers.compare_loose``, a model of SQLite's ``phone_number_compare_loose``: the
+Russian ``8`` trunk prefix included); ``normalized_number`` is the number in E.164 read in
+the phone's country, as DataRowHandlerForPhoneNumber writes it with
+``PhoneNumberUtils.formatNumberToE164`` (``phone_numbers.normalized_number``; the country:
+the SIM's, else the locale's), null when it is no valid number there.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from device.parsers import same_phone_number
+from sim.android import phone_numbers
 from sim.shell.registry import SimService
 
 if TYPE_CHECKING:
@@ -85,11 +87,6 @@ class RawContact:
     phones: list[PhoneData] = field(default_factory=list)
 
 
-def _e164(number: str) -> str | None:
-    digits = re.sub(r"\D", "", number)
-    return f"+{digits}" if number.strip().startswith("+") and digits else None
-
-
 class ContactsProvider:
     """The address book: raw contacts and their phone numbers."""
 
@@ -126,6 +123,10 @@ class ContactsProvider:
 
     def phone_rows(self) -> list[dict[str, Value]]:
         """Rows of ``data/phones`` (every ``PHONE_COLUMNS`` column), in data ``_id`` order."""
+        props = self.phone.props
+        country = phone_numbers.sim_country(props) or phone_numbers.locale_country(
+            props.get("persist.sys.locale") or props.get("ro.product.locale", "")
+        )
         with self.phone.lock:
             rows = [
                 {
@@ -137,7 +138,7 @@ class ContactsProvider:
                     "data1": p.number,
                     "data2": p.type,
                     "data3": p.label,
-                    "data4": _e164(p.number),
+                    "data4": phone_numbers.normalized_number(p.number, country),
                     "is_primary": 0,
                     "starred": 0,
                 }
@@ -163,7 +164,7 @@ class ContactsProvider:
                 "has_phone_number": 1,
             }
             for row in self.phone_rows()
-            if same_phone_number(str(row["data1"]), number)
+            if phone_numbers.compare_loose(str(row["data1"]), number)
         ]
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
+from sim.android import phone_numbers
 from sim.android.contacts import ContactsProvider
 from sim.android.notification import NotificationService
 from sim.android.packages import PackageManager
@@ -134,6 +135,10 @@ class Ui:
             listener_apps=tuple(self.listener_apps),
             locale=self.phone.props.get("persist.sys.locale")
             or self.phone.props.get("ro.product.locale", "en-US"),
+            region=phone_numbers.locale_country(
+                self.phone.props.get("persist.sys.locale")
+                or self.phone.props.get("ro.product.locale", "en-US")
+            ),
             sims=self.sims,
             per_sim_send=self.per_sim_send,
             options=dict(self.app_options),

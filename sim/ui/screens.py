@@ -55,6 +55,9 @@ class ScreenContext:
     sims: int = 1  # SIM cards in the phone
     per_sim_send: bool = False  # Samsung Messages draws a send button per SIM (older builds)
     options: dict[str, str] = field(default_factory=dict)  # variants' switches (Ui.app_options)
+    # the locale's country, in which AOSP Messaging formats a number that is no contact
+    # (PhoneUtils.formatForDisplay uses getLocaleCountry): sim/android/phone_numbers.py
+    region: str = "US"
 
 
 def app_frame(package: str, children: list[View]) -> View:

@@ -27,13 +27,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from sim.android import phone_numbers
 from sim.android.packages import PackageManager
 from sim.ui import messaging_text
 from sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
 from sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
 from sim.ui.sent_messages import SentEntry, message_list
 from sim.ui.views import View
-from sim.variants.base import Variant
+from sim.variants.base import SmsAppRow, Variant
 
 if TYPE_CHECKING:
     from sim.phone_state import PhoneState
@@ -60,7 +61,8 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """ConversationActivity: title, messages, the compose field and, once it holds text,
     the send button."""
     recipient, body = rec.state.get("recipient", ""), rec.state.get("body", "")
-    shown = rec.state.get("title") or recipient
+    # a saved contact: its name; else the number as Messaging formats it (formatForDisplay)
+    shown = rec.state.get("title") or phone_numbers.format_for_display(recipient, ctx.region)
     toolbar = View(
         "android.view.ViewGroup", (0, STATUS_BAR_BOTTOM, WIDTH, 265),
         resource_id=f"{PKG}:id/toolbar",
@@ -110,5 +112,6 @@ VARIANT = Variant(
         "GrapheneOS/platform_packages_apps_Messaging 85a1ca48 (AndroidManifest.xml, "
         "res/layout/compose_message_view.xml, conversation_message_view.xml)",
     ),
+    sms_apps=(SmsAppRow("aosp-messaging", "aosp-messaging", ("sms",)),),  # no chat features
     scenarios={"aosp-messaging": _aosp_messaging},
 )

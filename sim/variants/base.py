@@ -23,6 +23,20 @@ ScenarioHandler = Callable[["PhoneState", str], None]
 
 
 @dataclass(frozen=True)
+class SmsAppRow:
+    """One SMS app set-up of the variant matrix (``tests/scenarios/test_variant_matrix.py``):
+    every phone language, recipient and outcome is run on it. A new SMS app variant is one
+    such row; every combination it makes is then tested."""
+
+    spec: str  # the --scenario names that put the app on a phone ("" for the default)
+    label: str  # how the matrix names it ("google-messages:compose")
+    outcomes: tuple[str, ...] = ("sms", "chat", "failed")  # how a send can end on it
+    # When the app cannot be told which control sends without a param the matrix gives no
+    # (two SIMs, a button each), the words phoned's refusal names; nothing may be tapped.
+    send_refused: str | None = None
+
+
+@dataclass(frozen=True)
 class Variant:
     """One manufacturer's or app's variant of the simulated phone."""
 
@@ -32,6 +46,7 @@ class Variant:
     sources: tuple[str, ...]  # where each thing it models was read (public captures, sources)
     props: Mapping[str, str] = field(default_factory=dict)  # system properties it sets
     scenarios: Mapping[str, ScenarioHandler] = field(default_factory=dict)  # --scenario names
+    sms_apps: tuple[SmsAppRow, ...] = ()  # its rows of the variant matrix (SMS apps only)
 
     def set_props(self, phone: PhoneState) -> None:
         """Give ``phone`` this variant's system properties (``ro.product.*``...)."""

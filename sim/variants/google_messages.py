@@ -49,13 +49,14 @@ import time
 from typing import TYPE_CHECKING
 
 import android_data
+from sim.android import phone_numbers
 from sim.ui import labels, messaging_text
 from sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
 from sim.ui.model import Ui
 from sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
 from sim.ui.sent_messages import SentEntry, message_list
 from sim.ui.views import View
-from sim.variants.base import Variant
+from sim.variants.base import SmsAppRow, Variant
 
 if TYPE_CHECKING:
     from sim.phone_state import PhoneState
@@ -108,7 +109,8 @@ def view_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """The View generation's conversation screen: recipient chip, messages, compose field
     and send button (ids as public scripts address them)."""
     recipient, body = rec.state.get("recipient", ""), rec.state.get("body", "")
-    shown = rec.state.get("title") or recipient  # a saved contact: its name, not the number
+    # a saved contact: its name; else the number as Messaging formats it (formatForDisplay)
+    shown = rec.state.get("title") or phone_numbers.format_for_display(recipient, ctx.region)
     chip = View(
         "android.widget.MultiAutoCompleteTextView", (189, 150, 1000, 240),
         resource_id=f"{PKG}:id/recipient_text_view", text=shown,
@@ -198,7 +200,8 @@ def _compose_row(body: str, ready: bool, locale: str, rcs: bool) -> list[View]:
 def compose_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """The Compose generation's conversation screen (module docstring)."""
     recipient, body = rec.state.get("recipient", ""), rec.state.get("body", "")
-    shown = rec.state.get("title") or recipient
+    # a saved contact: its name; else the number as Messaging formats it (formatForDisplay)
+    shown = rec.state.get("title") or phone_numbers.format_for_display(recipient, ctx.region)
     rcs = ctx.options.get(NAME) == "compose-rcs"
     top_bar = View(
         "android.view.View", (0, STATUS_BAR_BOTTOM, WIDTH, 265),
@@ -260,6 +263,12 @@ VARIANT = Variant(
         "(code index id 53523427102); uiautomator2 / Appium scripts (10179497360, "
         "54971151193, 54218582806, 14614909429): V156-V162",
         "android_data/google_messages.json (English words, each with its source)",
+    ),
+    sms_apps=(
+        SmsAppRow("", "google-messages:views (default)"),
+        SmsAppRow("google-messages:compose", "google-messages:compose"),
+        # chat features on: every message goes as chat (sent or failed), none as SMS
+        SmsAppRow("google-messages:compose-rcs", "google-messages:compose-rcs", ("chat", "failed")),
     ),
     scenarios={NAME: _google_messages},
 )

@@ -49,7 +49,7 @@ from sim.ui.model import Ui
 from sim.ui.screens import ActivityRecord, ScreenContext, app_frame
 from sim.ui.sent_messages import CHAT_SEND_S, SentEntry, message_list
 from sim.ui.views import View
-from sim.variants.base import Variant
+from sim.variants.base import SmsAppRow, Variant
 
 if TYPE_CHECKING:
     from sim.phone_state import PhoneState
@@ -293,5 +293,9 @@ VARIANT = Variant(
         "docs/android-variants.md: Samsung rows",
     ),
     props=PROPS,
+    sms_apps=(
+        SmsAppRow("samsung-messages", "samsung-messages"),
+        SmsAppRow("samsung-messages:dual", "samsung-messages:dual", send_refused="params.sim"),
+    ),
     scenarios={"samsung-messages": _samsung_messages, "samsung-power": _samsung_power},
 )

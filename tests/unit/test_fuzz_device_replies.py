@@ -150,7 +150,6 @@ def test_a_fail_with_a_non_hex_length_is_a_device_error(scripted: ScriptedServer
 _EXTRA_ARGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     "help_lists_command": lambda draw: (draw(st.text(max_size=12)),),
     "package_listed": lambda draw: (draw(st.text(max_size=20)),),
-    "same_phone_number": lambda draw: (draw(st.text(max_size=20)),),
     "parse_content_rows": lambda draw: (
         tuple(draw(st.lists(st.sampled_from(["_id", "address", "date", "body"]), min_size=1))),
     ),

@@ -75,7 +75,9 @@ def test_full_phone_row_has_the_view_columns() -> None:
     assert out == (
         "Row: 0 _id=1, raw_contact_id=1, contact_id=1, "
         "mimetype=vnd.android.cursor.item/phone_v2, display_name=Ada, data1=+15550100, "
-        "data2=2, data3=NULL, data4=+15550100, is_primary=0, starred=0\n"
+        # data4 as DataRowHandlerForPhoneNumber writes it: formatNumberToE164 in the phone's
+        # country (US), null for no valid number (issue 33; was "+digits" of any "+" number)
+        "data2=2, data3=NULL, data4=NULL, is_primary=0, starred=0\n"
     )
 
 
@@ -107,10 +109,12 @@ def test_phone_lookup_ignores_a_selection_and_sorts_by_normalized_number() -> No
         "--where",
         "display_name='Local'",
     )
-    # no "number" asked: the provider adds it; longest normalized number first, NULL last
+    # no "number" asked: the provider adds it; longest normalized number first, NULL last.
+    # Ofcom's drama range 07700 900xxx is no valid number to libphonenumber, so the provider
+    # (formatNumberToE164) leaves both NULL (issue 33; the order is then the rows')
     assert out == (
-        "Row: 0 display_name=Intl, normalized_number=+447700900123, number=+44 7700 900123\n"
-        "Row: 1 display_name=Local, normalized_number=NULL, number=07700 900123\n"
+        "Row: 0 display_name=Local, normalized_number=NULL, number=07700 900123\n"
+        "Row: 1 display_name=Intl, normalized_number=NULL, number=+44 7700 900123\n"
     )
 
 
