@@ -224,7 +224,7 @@ class Config(_Section):
         path = self.state_path / "daemon-id"
         if path.exists():
             return path.read_text().strip()
-        from device.private_files import write_private
+        from foundation.private_files import write_private
 
         ident = f"{socket.gethostname()}-{os.urandom(4).hex()}"
         write_private(path, ident + "\n")  # 0600 in a 0700 state folder

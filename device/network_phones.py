@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from device.errors import DeviceError
-from device.threads import spawn
+from foundation.threads import spawn
 
 log = logging.getLogger("phoned.adb")
 

@@ -152,7 +152,7 @@ remove_path() {
 
 # source_digest: a digest of everything that goes into the installed package.
 source_digest() {
-    (cd "$SRC" && find pyproject.toml README.md daemon device sim android_data -type f \
+    (cd "$SRC" && find pyproject.toml README.md daemon device sim android_data foundation -type f \
         ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
@@ -164,7 +164,7 @@ build_venv() {
     [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"
     mkdir -p "$copy"
     (cd "$SRC" && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.egg-info' \
-        -cf - pyproject.toml README.md daemon device sim android_data) | tar -xf - -C "$copy"
+        -cf - pyproject.toml README.md daemon device sim android_data foundation) | tar -xf - -C "$copy"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$copy"
     printf '%s\n' "$DIGEST" >"$venv/.phoned-source"
 }
@@ -221,7 +221,7 @@ install_config() {
 }
 
 # The state folder, shared with the group phoned (setgid: what is created in it stays the
-# group's; device/private_files.py makes the queue 0660 there, artifacts 0600).
+# group's; foundation/private_files.py makes the queue 0660 there, artifacts 0600).
 install_state_dir() {
     local dst
     dst=$(dest "$SERVICE_HOME")

@@ -8,8 +8,8 @@ scripts/ensure-postgres.sh
 scripts/ensure-chromium.sh
 scripts/ensure-prometheus.sh
 scripts/ensure-mobilecli.sh
-.venv/bin/ruff check daemon device sim android_data tests scripts bench
-.venv/bin/ruff format --check daemon device sim android_data tests scripts bench
+.venv/bin/ruff check daemon device sim android_data foundation tests scripts bench
+.venv/bin/ruff format --check daemon device sim android_data foundation tests scripts bench
 .venv/bin/mypy
 .venv/bin/lint-imports
 set +e

@@ -22,7 +22,7 @@ from daemon.lifecycle.records import Failure, TaskRecord
 from daemon.lifecycle.rules import Row
 from daemon.lifecycle.states import LEASED, FailureReason, TaskState
 from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from device.digest import canonical_json
+from foundation.digest import canonical_json
 
 
 # --- planners and approvers --------------------------------------------------------------

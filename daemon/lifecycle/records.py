@@ -12,7 +12,7 @@ from typing import Any
 
 from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
 from daemon.lifecycle.waiting import WaitingFor
-from device.digest import digest
+from foundation.digest import digest
 
 
 @dataclass(frozen=True)

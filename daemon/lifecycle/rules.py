@@ -33,7 +33,7 @@ from daemon.lifecycle.states import (
     after_failure,
     can_transition,
 )
-from device.digest import canonical_json
+from foundation.digest import canonical_json
 
 Row = dict[str, Any]  # a task row: column name -> value
 

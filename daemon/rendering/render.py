@@ -31,7 +31,7 @@ from daemon.rendering.terminal import terminal_text
 from daemon.rendering.values import argv_text, iso
 from device import private
 from device.actions.registry import task_secrets
-from device.digest import digest
+from foundation.digest import digest
 
 REPORT_VERSION = 1
 

@@ -27,7 +27,7 @@ from daemon.lifecycle.errors import LifecycleError, QueueWeather
 from daemon.runtime.patience import weather
 from daemon.store.protocol import WorkerStore
 from daemon.store.wake import Alarm
-from device.threads import spawn
+from foundation.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.lifecycle.records import TaskRecord

@@ -12,12 +12,12 @@ and kept while a worker serves it:
 
 * ``LockFile``, ``<state folder>/phone-<serial>.lock``: ``fcntl.flock`` on a file opened
   with ``O_NOFOLLOW`` in its folder's descriptor (a symlink there, or as the folder, is
-  refused, never followed: ``device.private_files``) and ``O_CLOEXEC`` (an adb server this process
+  refused, never followed: ``foundation.private_files``) and ``O_CLOEXEC`` (an adb server this process
   starts does not inherit it). It keeps apart every process of
   this host that uses this state folder: a second unit started by mistake, ``run --once``
   beside the service. The kernel drops the lock when its process dies. The holder is
   written in the file as JSON for others to read (``read_lock``: ``phoned doctor``); the
-  file is 0600, 0660 in a group's shared state folder (``device.private_files``).
+  file is 0600, 0660 in a group's shared state folder (``foundation.private_files``).
 * the queue's phone hold (``daemon.store.holds``): daemons on other hosts, or with another
   state folder, sharing the queue, as with a network phone (``host:port``) two hosts
   reach. Renewed every third of ``lease_seconds`` (20 s by default: three times a minute
@@ -52,8 +52,8 @@ from urllib.parse import quote
 from daemon.lifecycle.errors import LifecycleError, QueueWeather
 from daemon.runtime.patience import weather
 from daemon.store.holds import Holder
-from device.private_files import UnsafePath, private_dir, queue_mode
-from device.threads import spawn
+from foundation.private_files import UnsafePath, private_dir, queue_mode
+from foundation.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.config import Config
@@ -77,7 +77,7 @@ def lock_path(state_dir: Path, serial: str) -> Path:
 
 def _open(path: Path, flags: int, *, create: bool) -> int:
     """The lock file's descriptor: its folder checked as every state folder is (made when
-    missing, with ``create``: ``device.private_files``) and opened without following a
+    missing, with ``create``: ``foundation.private_files``) and opened without following a
     link, the file opened in it ``O_NOFOLLOW``, a regular file. ``HoldRefused`` for a link,
     another kind of file or one this user may not open."""
     try:

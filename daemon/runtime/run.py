@@ -25,7 +25,7 @@ from daemon.lifecycle.records import TaskRecord
 from daemon.lifecycle.states import TaskState
 from daemon.store.open import WorkerStores, open_planner_store
 from daemon.store.protocol import PlannerStore, WorkerStore
-from device.threads import name_os_thread
+from foundation.threads import name_os_thread
 
 if TYPE_CHECKING:
     from daemon.runtime.executor import Result

@@ -232,7 +232,7 @@ class KeptPhone:
     def start(self, sdk: int, scenario: str = "") -> subprocess.Popen[bytes]:
         """Start the phone in its own session (a terminal's Ctrl-C is the run's, not its);
         return once it listens, or raise ``OSError`` with what it said."""
-        from device.private_files import private_dir, write_private
+        from foundation.private_files import private_dir, write_private
 
         private_dir(self.folder, own=False, root=self.folder.parent)  # <state>/sim, no link
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)

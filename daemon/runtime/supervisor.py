@@ -41,7 +41,7 @@ from daemon.store.sql_store import SqlStore, StateSummary
 from daemon.store.sweeper import sweep
 from device.adb import AdbServer
 from device.connection import Device
-from device.threads import spawn
+from foundation.threads import spawn
 
 log = logging.getLogger("phoned.supervisor")
 

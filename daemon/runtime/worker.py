@@ -32,7 +32,7 @@ from daemon.store.protocol import WorkerStore
 from daemon.store.wake import Alarm
 from device.connection import Device
 from device.errors import DeviceError
-from device.threads import spawn
+from foundation.threads import spawn
 
 if TYPE_CHECKING:
     from daemon.config import Config

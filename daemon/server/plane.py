@@ -126,7 +126,7 @@ class Plane:
 
     def start(self) -> None:
         """Open the ledger, start following the queue and sweeping it."""
-        from device.private_files import private_dir
+        from foundation.private_files import private_dir
 
         private_dir(self.settings.artifacts_dir)  # 0700: uploads show messages
         self._ledger = ReportLedger.open(self.settings.queue_url, self.settings.ledger_path)

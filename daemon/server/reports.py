@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.lifecycle.errors import StoreUnavailable
-from device.private_files import sqlite_file, tighten_sqlite
+from foundation.private_files import sqlite_file, tighten_sqlite
 
 PENDING_PREFIX = "pending:"
 _SCHEMA = (

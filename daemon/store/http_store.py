@@ -60,7 +60,7 @@ from daemon.store.presence import Presence
 from daemon.store.protocol import WorkerStore
 from daemon.store.rows import record_row, task_record
 from daemon.store.wake import Alarm
-from device.threads import spawn
+from foundation.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
 R = TypeVar("R")

@@ -73,7 +73,7 @@ def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = Non
         if not create and not path.exists():
             raise QueueMissing(f"no queue at {path} (nothing was submitted there; check --queue)")
         from daemon.store.sqlite_store import SqliteStore
-        from device.private_files import UnsafePath, sqlite_file
+        from foundation.private_files import UnsafePath, sqlite_file
 
         try:  # a folder made here is 0700; it, the queue and its side files are never links
             sqlite_file(path)

@@ -22,7 +22,7 @@ from daemon.lifecycle.records import (
 )
 from daemon.lifecycle.rules import Row, summary_json
 from daemon.lifecycle.states import FailureReason, TaskState, requires_decision
-from device.digest import canonical_json
+from foundation.digest import canonical_json
 
 
 def new_task_row(

@@ -16,7 +16,7 @@ from daemon.lifecycle.contract import TaskSpec
 from daemon.lifecycle.errors import FieldError, IdempotencyConflict, InvalidTask
 from daemon.store.rows import Row, journal_record
 from daemon.store.sql_database import SqlDatabase
-from device.digest import canonical_json
+from foundation.digest import canonical_json
 
 
 def new_revision(

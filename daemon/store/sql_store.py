@@ -64,7 +64,7 @@ from daemon.store.sql_revisions import (
     new_revision,
 )
 from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
-from device.digest import canonical_json
+from foundation.digest import canonical_json
 
 R = TypeVar("R")
 log = logging.getLogger("phoned.store")

@@ -20,9 +20,9 @@ from typing import Any, Protocol, TypeVar
 
 from device import private
 from device.adb import ShellResult
-from device.digest import digest
 from device.errors import TransportLost, UiAutomatorError
 from device.evidence import Evidence, Recorder
+from foundation.digest import digest
 
 T = TypeVar("T")
 

@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
-from device.digest import digest
+from foundation.digest import digest
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S")  # one reading of the setting (a value, a word, a small record)

@@ -29,9 +29,9 @@ from device.errors import (
     UiAutomatorError,
     UiDumpFailed,
 )
-from device.private_files import private_writer, write_private
 from device.ui_hierarchy import HierarchyError, Node
 from device.ui_session import Lease, UiPath
+from foundation.private_files import private_writer, write_private
 
 T = TypeVar("T")
 # Evidence argv of the uiautomator2 calls (JSON-RPC over tcp:9008, not shell commands).

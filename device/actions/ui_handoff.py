@@ -48,7 +48,7 @@ from device.actions.ui_step import (
     refusal,
     wanted,
 )
-from device.private_files import write_private
+from foundation.private_files import write_private
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -42,11 +42,11 @@ from device import parsers, ui_hierarchy
 from device.actions import ui
 from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
 from device.actions.params import PACKAGE, Params
-from device.digest import digest
 from device.errors import DeviceError, DeviceOffline, TransportLost, UiAutomatorError
 from device.parsers import Foreground
-from device.private_files import write_private
 from device.ui_hierarchy import Node
+from foundation.digest import digest
+from foundation.private_files import write_private
 
 # ---- params ------------------------------------------------------------------------------
 

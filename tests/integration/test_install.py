@@ -27,6 +27,7 @@ COPIED = (
     "device",
     "sim",
     "android_data",
+    "foundation",
     "config",
     "docs",
     "systemd",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from device.actions import Status
-from device.digest import digest
+from foundation.digest import digest
 from sim import scenarios
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only]

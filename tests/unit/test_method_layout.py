@@ -22,7 +22,7 @@ from device.actions.registry import METHOD_MODULES
 REPO = Path(__file__).resolve().parents[2]
 CODE = {
     path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
-    for folder in ("daemon", "device", "sim", "android_data", "bench", "scripts")
+    for folder in ("daemon", "device", "sim", "android_data", "foundation", "bench", "scripts")
     for path in (REPO / folder).rglob("*.py")
 }
 METHOD_FILES = {f"device/actions/{m.__name__.rsplit('.', 1)[-1]}.py" for m in METHOD_MODULES}

@@ -1,5 +1,5 @@
 """The one redacted form of numbers and texts (``device.private``), the 0600/0700 helpers
-(``device.private_files``) and the terminal sanitizer (``daemon.rendering.terminal``)."""
+(``foundation.private_files``) and the terminal sanitizer (``daemon.rendering.terminal``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from daemon.rendering.terminal import terminal_lines, terminal_text
 from device import private
-from device.digest import digest
-from device.private_files import private_dir, sqlite_file, write_private
+from foundation.digest import digest
+from foundation.private_files import private_dir, sqlite_file, write_private
 
 TO, BODY = "+15551234567", "Running late, start without me"
 

@@ -1,6 +1,6 @@
 """Issue #24 point 3: no path under a state folder is followed through a symlink.
 
-``device.private_files`` walks from a root (the state folder, the queue's folder) with
+``foundation.private_files`` walks from a root (the state folder, the queue's folder) with
 ``O_NOFOLLOW`` at every level: a link planted for the root itself, a folder below it or a
 file name in it is refused with ``UnsafePath``, and the place it points to is neither
 written nor chmod-ed. A root may still be reached through symlinked parents
@@ -23,7 +23,7 @@ from helpers import link_target, mode
 
 from daemon.lifecycle.contract import validate_task
 from daemon.store.wake import WakeChannel
-from device.private_files import (
+from foundation.private_files import (
     UnsafePath,
     private_dir,
     private_writer,

@@ -24,7 +24,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from daemon.server.app import create_app
 from daemon.server.auth import TokenBook
 from daemon.server.settings import ServerSettings
-from device.digest import digest
+from foundation.digest import digest
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

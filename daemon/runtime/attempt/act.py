@@ -19,7 +19,7 @@ from daemon.runtime.faults import fault_point
 from device.actions.base import Outcome as ActionOutcome
 from device.actions.base import Status, Superseded
 from device.errors import DeviceError
-from device.private_files import UnsafePath
+from foundation.private_files import UnsafePath
 
 log = logging.getLogger("phoned.executor")
 

@@ -60,7 +60,7 @@ class Attempt:
         folder = self.settings.artifacts_dir
         if folder is None:
             return None
-        from device.private_files import private_dir
+        from foundation.private_files import private_dir
 
         # 0700: screenshots and dumps show the message. Walked from the state (or queue)
         # folder without following a link; a planted one is UnsafePath, nothing written.
