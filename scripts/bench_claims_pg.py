@@ -41,10 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
+from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
-
-from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.store.postgres_store import PostgresStore  # noqa: E402
 
 
 def _fill(url: str, tasks: int) -> None:

@@ -20,3 +20,9 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     touch "$stamp"
     say "done in $((SECONDS - start)) s"
 fi
+# mypy reads the phoned namespace from links (pyproject.toml, [tool.mypy]): the folders as
+# the build maps them, phoned.daemon -> daemon/ and so on.
+mkdir -p .venv/phoned-src/phoned
+for top in daemon device sim android_data foundation; do
+    ln -sfn "../../../$top" ".venv/phoned-src/phoned/$top"
+done

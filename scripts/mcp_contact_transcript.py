@@ -88,7 +88,7 @@ class Stack:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def spawn(self, name: str, *args: str) -> None:
-        argv = [PY, "-m", "daemon.cli", *args]
+        argv = [PY, "-m", "phoned.daemon.cli", *args]
         with (self.work / f"{name}.log").open("wb") as log:  # the child keeps its own copy
             proc = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT
@@ -97,7 +97,7 @@ class Stack:
 
     def phoned(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [PY, "-m", "daemon.cli", *args], env=self.env, cwd=ROOT, capture_output=True,
+            [PY, "-m", "phoned.daemon.cli", *args], env=self.env, cwd=ROOT, capture_output=True,
             text=True, timeout=60, check=False,
         )  # fmt: skip
 
@@ -137,7 +137,7 @@ def _wait_device(stack: Stack, serial: str, timeout: float = 30) -> None:
 def running(work: Path, adb_port: int | None) -> Iterator[tuple[Stack, str]]:
     """The phone (with its book) and a daemon serving it on a fresh queue; the stack and
     the phone's serial."""
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     stack = Stack(work, adb_port)
     try:
@@ -181,7 +181,7 @@ async def _session(stack: Stack, transcript: Transcript) -> dict[str, Any]:
 
     server = StdioServerParameters(
         command=PY, cwd=str(ROOT), env=stack.env,
-        args=["-m", "daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
               "--wait", "30"],
     )  # fmt: skip
     async with AsyncExitStack() as exits:

@@ -68,9 +68,9 @@ Stack, Transcript, trim = contact.Stack, contact.Transcript, contact.trim
 @contextlib.contextmanager
 def running(work: Path, adb_port: int | None) -> Iterator[tuple[Any, Any]]:
     """The simulated phone (in this process) and a daemon serving it on a fresh queue."""
-    from daemon.store.sqlite_store import SqliteStore
-    from sim.server import Simulator
-    from sim.ui.automation import UiCosts
+    from phoned.daemon.store.sqlite_store import SqliteStore
+    from phoned.sim.server import Simulator
+    from phoned.sim.ui.automation import UiCosts
 
     stack = Stack(work, adb_port)
     sim = Simulator(sdk=34)
@@ -111,12 +111,11 @@ def _shown(result: Any) -> dict[str, Any]:
 
 async def _session(stack: Any, sim: Any, transcript: Any) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    from sim.ui import notes_app
+    from phoned.sim.ui import notes_app
 
     server = StdioServerParameters(
         command=PY, cwd=str(ROOT), env=stack.env,
-        args=["-m", "daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
               "--wait", "30"],
     )  # fmt: skip
     async with AsyncExitStack() as exits:

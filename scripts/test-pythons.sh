@@ -51,7 +51,7 @@ for want in "$@"; do
         status=1
         continue
     fi
-    if ! (cd "$work" && "$venv/bin/python" -c 'import daemon.cli, device.adb' &&
+    if ! (cd "$work" && "$venv/bin/python" -c 'import phoned.daemon.cli, phoned.device.adb' &&
         "$venv/bin/phoned" --help >/dev/null); then
         echo "FAIL  Python $version: the installed package does not import or run" >&2
         status=1

@@ -48,8 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from foundation.private_files import write_private
+from phoned.foundation.private_files import write_private
 
 log = logging.getLogger("phoned.server")
 

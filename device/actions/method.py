@@ -12,12 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from phoned.device.probes import Capabilities, Probe
 from pydantic import BaseModel, ValidationError
 
-from device.probes import Capabilities, Probe
-
 if TYPE_CHECKING:
-    from device.actions.base import ActionContext, Outcome
+    from phoned.device.actions.base import ActionContext, Outcome
 
 P = TypeVar("P", bound=BaseModel)
 

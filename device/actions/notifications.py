@@ -41,12 +41,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import PACKAGE, Params
+from phoned.device.commands import Argv
 from pydantic import Field, field_validator
-
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import PACKAGE, Params
-from device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
 

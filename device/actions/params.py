@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
+from phoned.device import phone_numbers
 from pydantic import AfterValidator, BaseModel, ConfigDict
-
-from device import phone_numbers
 
 # Android package names: dot-separated Java identifiers, at least two segments.
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")

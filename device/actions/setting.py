@@ -28,10 +28,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Generic, TypeVar
 
+from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
+from phoned.foundation.digest import digest
 from pydantic import BaseModel
-
-from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
-from foundation.digest import digest
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S")  # one reading of the setting (a value, a word, a small record)

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, StrictInt
-
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import Params
-from device.actions.ui_step import (
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import Params
+from phoned.device.actions.ui_step import (
     _PACKAGE_FIELD,
     EMULATOR_APP,
     EXPECT,
@@ -40,6 +38,7 @@ from device.actions.ui_step import (
     verify,
     visible,
 )
+from pydantic import Field, StrictInt
 
 # ---- params ------------------------------------------------------------------------------
 

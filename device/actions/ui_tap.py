@@ -10,12 +10,10 @@ may have landed is ``unknown`` and reconciled by looking for its expectation.
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.ui_step import (
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     EMULATOR_ROW,
     EXPECT,
@@ -29,7 +27,8 @@ from device.actions.ui_step import (
     unknown,
     verify,
 )
-from device.errors import InputRefused, TransportLost, UiAutomatorError
+from phoned.device.errors import InputRefused, TransportLost, UiAutomatorError
+from pydantic import Field
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -22,16 +22,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import NoParams, Params
+from phoned.device.actions.reads import got, read, target
+from phoned.device.actions.setting import Change, Setting
+from phoned.device.commands import Argv
+from phoned.device.probes import SERVICES, service_running
 from pydantic import Field, StrictBool
-
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import NoParams, Params
-from device.actions.reads import got, read, target
-from device.actions.setting import Change, Setting
-from device.commands import Argv
-from device.probes import SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 

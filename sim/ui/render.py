@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import io
 
+from phoned.sim.ui.views import View, Window
 from PIL import Image, ImageDraw, ImageFont
-
-from sim.ui.views import View, Window
 
 BACKGROUND = (250, 250, 250)
 SYSTEM_BG = (32, 33, 36)

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.sim import scenarios
 from phoned_process import Daemon
-
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from sim import scenarios
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from phoned.daemon.lifecycle.states import TaskState
 from phoned_process import Daemon
-
-from daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 

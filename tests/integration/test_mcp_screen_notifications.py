@@ -17,10 +17,9 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from phoned.sim.android.notification import NotificationService
 from phoned_process import REPO, Daemon
 from PIL import Image
-
-from sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +36,7 @@ def _post(sim: Any) -> None:
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
             "--conversation", "conv-screen", "--wait", "30"]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 
@@ -126,7 +125,16 @@ def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-n", "method": "notifications.list",
                                 "params": {"package": "org.telegram.messenger"}}))  # fmt: skip
-    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", "--serial", sim.serial]
+    argv = [
+        sys.executable,
+        "-m",
+        "phoned.daemon.cli",
+        "run",
+        "--once",
+        "--json",
+        "--serial",
+        sim.serial,
+    ]
     done = subprocess.run(
         [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
         timeout=60, check=False,
@@ -137,7 +145,7 @@ def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -
     assert "Привет 👋 как дела?" in done.stdout
     # the text report shows the owner what the read answered, not only that it was met
     shown = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "show", report["task"]["id"]], env=daemon_env,
+        [sys.executable, "-m", "phoned.daemon.cli", "show", report["task"]["id"]], env=daemon_env,
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
@@ -150,7 +158,7 @@ def test_run_once_with_its_own_simulated_phone(daemon_env, tmp_path: Path) -> No
     list (no notification list in its dump at all)."""
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-n", "method": "notifications.list"}))
-    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", "--sim=35"]
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", "--sim=35"]
     done = subprocess.run(
         [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
         timeout=90, check=False,

@@ -12,9 +12,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned_process import Daemon
-
-from daemon.lifecycle.states import FailureReason, TaskState
 
 pytestmark = pytest.mark.integration
 

@@ -15,12 +15,11 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+from phoned.daemon.lifecycle.schedules import validate_schedule
+from phoned.daemon.lifecycle.states import TaskState
 from phoned_process import Daemon
 from stacks import PHONED
-
-from daemon.lifecycle.schedule_ops import AddSchedule
-from daemon.lifecycle.schedules import validate_schedule
-from daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned_process import REPO
-
-from daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
 

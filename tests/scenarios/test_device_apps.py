@@ -5,8 +5,7 @@ disabled, or an activity that is not exported fails with what the phone said."""
 from __future__ import annotations
 
 import pytest
-
-from device.actions import Status, reconcile
+from phoned.device.actions import Status, reconcile
 
 pytestmark = pytest.mark.integration
 

@@ -4,9 +4,8 @@ daemon (never sent to the phone), numbers with their Phone.TYPE_* names."""
 from __future__ import annotations
 
 import pytest
-
-from device.actions import Status
-from device.contacts import PHONES_URI
+from phoned.device.actions import Status
+from phoned.device.contacts import PHONES_URI
 
 pytestmark = pytest.mark.integration
 

@@ -4,8 +4,7 @@ settings for notification-listener and DND access."""
 from __future__ import annotations
 
 import pytest
-
-from device.actions import Status
+from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,7 @@ import os
 
 import phonenumbers
 import pytest
-
-from device.actions import Status
+from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
 

@@ -7,12 +7,11 @@ approval, B checks Bluetooth and sets DND and hits a missing permission.
 from __future__ import annotations
 
 import pytest
-
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import ApprovalMismatch, ConversationMismatch
-from daemon.lifecycle.records import Preview
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import ApprovalMismatch, ConversationMismatch
+from phoned.daemon.lifecycle.records import Preview
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 T0 = 5_000.0
 SERIAL = "emulator-5554"

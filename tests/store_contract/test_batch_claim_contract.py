@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 
 from contract_specs import spec
+from phoned.daemon.lifecycle.states import TaskState
 from served_plane import Queue
-
-from daemon.lifecycle.states import TaskState
 
 PHONES = ("SERIAL-A", "SERIAL-B", "SERIAL-C")
 

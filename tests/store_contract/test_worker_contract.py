@@ -14,9 +14,7 @@ import time
 
 import pytest
 from contract_specs import spec
-from served_plane import Queue
-
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.errors import (
     LeaseLost,
     RevisionSuperseded,
     StaleAttempt,
@@ -24,7 +22,7 @@ from daemon.lifecycle.errors import (
     TargetNotObserved,
     TaskNotFound,
 )
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.records import (
     Failure,
     JournalOutcome,
     Preview,
@@ -32,7 +30,8 @@ from daemon.lifecycle.records import (
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from served_plane import Queue
 
 OWNER = "daemon-1/SERIAL1"
 

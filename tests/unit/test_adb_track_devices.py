@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-from device.adb import AdbServer
+from phoned.device.adb import AdbServer
 
 
 def _block(text: str) -> bytes:

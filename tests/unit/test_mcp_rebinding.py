@@ -8,9 +8,8 @@ from __future__ import annotations
 import anyio
 import pytest
 from mcp.server.transport_security import TransportSecurityMiddleware
+from phoned.daemon.mcp.transports import HttpOptions, rebinding_guard
 from starlette.requests import Request
-
-from daemon.mcp.transports import HttpOptions, rebinding_guard
 
 
 def _status(options: HttpOptions, host: str, origin: str | None = None) -> int:

@@ -9,11 +9,10 @@ import phonenumbers
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from phoned.device import parsers, phone_numbers
+from phoned.device.actions.sms import Sms
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from pydantic import ValidationError
-
-from device import parsers, phone_numbers
-from device.actions.sms import Sms
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 from helpers import sms_intent
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.android.sms import SmsProvider
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO, find_tool
+from phoned.sim.ui.automation import UiCosts
 from PIL import Image
-
-from sim.android.packages import PackageManager
-from sim.android.sms import SmsProvider
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO, find_tool
-from sim.ui.automation import UiCosts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

@@ -5,7 +5,16 @@ installed packages): bench/ builds on scripts/, never the other way round, and o
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest's own dependency below 3.11
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,3 +50,62 @@ def test_free_port_is_written_once() -> None:
         if isinstance(node, ast.FunctionDef) and node.name == "free_port"
     ]
     assert defined == ["scripts/stack.py"]
+
+
+# ---- one import namespace, phoned (issue #32) -------------------------------------------
+
+TOPS = ("daemon", "device", "sim", "android_data", "foundation")
+
+
+def _folder_packages() -> list[str]:
+    return sorted(
+        "phoned." + ".".join(init.parent.relative_to(REPO).parts)
+        for top in TOPS
+        for init in (REPO / top).rglob("__init__.py")
+    )
+
+
+def test_the_build_maps_every_folder_package_into_phoned() -> None:
+    """pyproject.toml lists each package of the top-level folders as ``phoned.*`` and maps
+    each folder with ``package-dir``: a package added to a folder and not to the list would
+    be missing from the wheel."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = config["tool"]["setuptools"]
+    assert sorted(setuptools["packages"]) == _folder_packages()
+    assert setuptools["package-dir"] == {f"phoned.{top}": top for top in TOPS}
+    assert config["project"]["scripts"]["phoned"] == "phoned.daemon.cli:main"
+
+
+def test_no_code_imports_a_folder_by_its_bare_name() -> None:
+    """``daemon`` and ``device`` are other distributions' names (python-daemon): everything
+    imports them as ``phoned.daemon`` / ``phoned.device``; a bare import would also load a
+    second copy of a module from the checkout."""
+    bare = {
+        str(path.relative_to(REPO)): sorted(m for m in _imports(path) if m.split(".")[0] in TOPS)
+        for path in _python_files(*TOPS, "scripts", "bench", "tests")
+    }
+    assert {k: v for k, v in bare.items() if v} == {}
+
+
+def test_the_wheel_names_phoned_alone(tmp_path: Path) -> None:
+    """The wheel's ``top_level.txt`` is ``phoned``, and its files sit under ``phoned/``
+    (built from a copy of the checkout, as ``scripts/install.sh`` builds)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, source / name)
+    for top in TOPS:
+        shutil.copytree(REPO / top, source / top, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("phoned-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        assert archive.read(top_level).decode().split() == ["phoned"]
+    assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {"phoned"}
+    assert "phoned/daemon/cli.py" in names and "phoned/sim/variants/samsung.py" in names

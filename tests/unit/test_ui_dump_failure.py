@@ -8,8 +8,7 @@ typo) and the shapes seen on phones: errors on stderr with exit 0, ``Killed`` wi
 from __future__ import annotations
 
 import pytest
-
-from device.ui_hierarchy import dump_failure
+from phoned.device.ui_hierarchy import dump_failure
 
 OK = "UI hierchary dumped to: /sdcard/window_dump.xml\n"
 REGISTERED = (
