@@ -160,7 +160,7 @@ def test_installed_console_script_runs(staged: Staged) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "phoned, version" in proc.stdout
     # non-editable: the package lives in the venv, not in the source copy
-    found = list((staged.root / VENV).glob("lib/python3*/site-packages/daemon/cli.py"))
+    found = list((staged.root / VENV).glob("lib/python3*/site-packages/phoned/daemon/cli.py"))
     assert len(found) == 1
 
 

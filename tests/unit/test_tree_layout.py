@@ -58,10 +58,13 @@ TOPS = ("daemon", "device", "sim", "android_data", "foundation")
 
 
 def _folder_packages() -> list[str]:
+    """Every folder below the top-level ones, as a ``phoned.*`` package: data-only folders
+    (``daemon/store/sql``, ``daemon/server/static``) too, whose files are package data."""
     return sorted(
-        "phoned." + ".".join(init.parent.relative_to(REPO).parts)
+        "phoned." + ".".join(folder.relative_to(REPO).parts)
         for top in TOPS
-        for init in (REPO / top).rglob("__init__.py")
+        for folder in [REPO / top, *(REPO / top).rglob("*")]
+        if folder.is_dir() and folder.name != "__pycache__"
     )
 
 
@@ -109,3 +112,8 @@ def test_the_wheel_names_phoned_alone(tmp_path: Path) -> None:
         assert archive.read(top_level).decode().split() == ["phoned"]
     assert {n.split("/")[0] for n in names if ".dist-info/" not in n} == {"phoned"}
     assert "phoned/daemon/cli.py" in names and "phoned/sim/variants/samsung.py" in names
+    # package data: the SQL the stores run, the monitor page, the generated word tables
+    assert "phoned/daemon/store/sql/schema.sql" in names
+    assert "phoned/daemon/store/sql/postgres/0001_initial.sql" in names
+    assert "phoned/daemon/server/static/monitor.html" in names
+    assert "phoned/android_data/messaging_words.json" in names
