@@ -70,6 +70,18 @@ def wait_online(adb: AdbEnv, serial: str, timeout: float = 15.0) -> None:
     raise RuntimeError(f"{serial} never came online in adb")
 
 
+def wait_device(adb_port: int, serial: str, timeout: float = 30, logs: str = "") -> None:
+    """Return once the adb server on ``adb_port`` lists ``serial`` as ``device`` (asked
+    through adbutils; ``logs`` names where to look when it does not)."""
+    client = adbutils.AdbClient(host="127.0.0.1", port=adb_port)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(d.serial == serial and d.state == "device" for d in client.list()):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{serial} did not come online" + (f" (see {logs})" if logs else ""))
+
+
 @dataclass(frozen=True)
 class SimPhone:
     """An in-process simulated phone connected to the private adb server."""
