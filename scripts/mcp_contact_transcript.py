@@ -32,19 +32,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.mcp_transcript import (
-    ROOT,
-    Stack,
-    Transcript,
-    main,
-    mcp_session,
-    render,
-    trim,
-    until_terminal,
-)
+from scripts import mcp_transcript
 from scripts.stack import free_port, wait_device
 
-OUT = ROOT / "docs" / "transcripts" / "mcp-contact-by-name.md"
+OUT = mcp_transcript.ROOT / "docs" / "transcripts" / "mcp-contact-by-name.md"
 BOOK = (
     "contact:Ivan Petrov=+79160000001:mobile,"
     "contact:Ivan Petrov=+79160000002:work:new,"
@@ -65,10 +56,10 @@ INTRO = (
 
 
 @contextlib.contextmanager
-def running(work: Path, adb_port: int | None) -> Iterator[tuple[Stack, str]]:
+def running(work: Path, adb_port: int | None) -> Iterator[tuple[mcp_transcript.Stack, str]]:
     """The phone (with its book) and a daemon serving it on a fresh queue; the stack and
     the phone's serial."""
-    stack = Stack(work, adb_port)
+    stack = mcp_transcript.Stack(work, adb_port)
     try:
         if stack.own_adb:
             stack.adb("start-server")
@@ -83,15 +74,19 @@ def running(work: Path, adb_port: int | None) -> Iterator[tuple[Stack, str]]:
         stack.stop()
 
 
-async def _session(stack: Stack, transcript: Transcript) -> dict[str, Any]:
-    async with mcp_session(stack) as session:
+async def _session(
+    stack: mcp_transcript.Stack, transcript: mcp_transcript.Transcript
+) -> dict[str, Any]:
+    async with mcp_transcript.mcp_session(stack) as session:
 
         async def call(title: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             result = await session.call_tool(tool, arguments)
             content = dict(result.structured_content or {})
             if result.is_error:
                 content = {"is_error": True, "text": [c.model_dump() for c in result.content]}
-            transcript.add(title, {"tool": tool, "arguments": arguments}, trim(content))
+            transcript.add(
+                title, {"tool": tool, "arguments": arguments}, mcp_transcript.trim(content)
+            )
             return content
 
         sent = await call("sms_send to a name", "sms_send", {"to": "Ivan Petrov", "body": BODY})
@@ -111,27 +106,27 @@ async def _session(stack: Stack, transcript: Transcript) -> dict[str, Any]:
             (done.stdout + done.stderr).strip(),
             kind="shell",
         )
-        final = await until_terminal(session, task_id)
+        final = await mcp_transcript.until_terminal(session, task_id)
         content = dict(final.structured_content or {})
         transcript.add(
             "task_status: completed", {"tool": "task_status", "arguments": {"task_id": task_id}},
-            trim(content),
+            mcp_transcript.trim(content),
         )  # fmt: skip
         return content
 
 
-def record(work: Path, adb_port: int | None = None) -> Transcript:
+def record(work: Path, adb_port: int | None = None) -> mcp_transcript.Transcript:
     """Run the whole session on ``work`` (a fresh folder); the transcript of it."""
-    transcript = Transcript(work=str(work))
+    transcript = mcp_transcript.Transcript(work=str(work))
     with running(work, adb_port) as (stack, _serial):
         anyio.run(_session, stack, transcript)
     return transcript
 
 
-def markdown(transcript: Transcript) -> str:
+def markdown(transcript: mcp_transcript.Transcript) -> str:
     """The transcript as the committed Markdown page."""
-    return render(transcript, HEADING, INTRO)
+    return mcp_transcript.render(transcript, HEADING, INTRO)
 
 
 if __name__ == "__main__":
-    sys.exit(main(__doc__, OUT, record, markdown))
+    sys.exit(mcp_transcript.main(__doc__, OUT, record, markdown))

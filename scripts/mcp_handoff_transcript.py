@@ -35,22 +35,13 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.mcp_transcript import (
-    ROOT,
-    Stack,
-    Transcript,
-    main,
-    mcp_session,
-    render,
-    trim,
-    until_terminal,
-)
+from scripts import mcp_transcript
 from scripts.stack import wait_device
 from sim.server import Simulator
 from sim.ui import notes_app
 from sim.ui.automation import UiCosts
 
-OUT = ROOT / "docs" / "transcripts" / "mcp-handoff.md"
+OUT = mcp_transcript.ROOT / "docs" / "transcripts" / "mcp-handoff.md"
 NOTES = "com.example.notes"
 SECRET = "one-time code 739154"  # what the person types: phoned never keeps it
 INSTRUCTION = "Type the one-time code from the SMS into the note and tap Save"
@@ -69,9 +60,9 @@ INTRO = (
 
 
 @contextlib.contextmanager
-def running(work: Path, adb_port: int | None) -> Iterator[tuple[Stack, Simulator]]:
+def running(work: Path, adb_port: int | None) -> Iterator[tuple[mcp_transcript.Stack, Simulator]]:
     """The simulated phone (in this process) and a daemon serving it on a fresh queue."""
-    stack = Stack(work, adb_port)
+    stack = mcp_transcript.Stack(work, adb_port)
     sim = Simulator(sdk=34)
     sim.phone.ui.automation.costs = UiCosts.none()
     try:
@@ -100,14 +91,16 @@ def _shown(result: Any) -> dict[str, Any]:
             )
         elif item.type == "text" and item.text.startswith("screenshot"):
             extra.append({"type": "text", "text": item.text.splitlines()[0]})
-    content = trim(content)
+    content = mcp_transcript.trim(content)
     if extra:
         content["content"] = extra
     return content
 
 
-async def _session(stack: Stack, sim: Simulator, transcript: Transcript) -> None:
-    async with mcp_session(stack) as session:
+async def _session(
+    stack: mcp_transcript.Stack, sim: Simulator, transcript: mcp_transcript.Transcript
+) -> None:
+    async with mcp_transcript.mcp_session(stack) as session:
 
         async def call(title: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             result = await session.call_tool(tool, arguments)
@@ -115,7 +108,7 @@ async def _session(stack: Stack, sim: Simulator, transcript: Transcript) -> None
             return dict(result.structured_content or {})
 
         async def until_ended(title: str, task_id: str) -> None:
-            result = await until_terminal(session, task_id)
+            result = await mcp_transcript.until_terminal(session, task_id)
             transcript.add(title, {"tool": "task_status", "arguments": {"task_id": task_id}},
                            _shown(result))  # fmt: skip
 
@@ -144,19 +137,19 @@ async def _session(stack: Stack, sim: Simulator, transcript: Transcript) -> None
         await until_ended("task_status: failed stale_state", gone["task_id"])
 
 
-def record(work: Path, adb_port: int | None = None) -> Transcript:
+def record(work: Path, adb_port: int | None = None) -> mcp_transcript.Transcript:
     """Run the whole session on ``work`` (a fresh folder); the transcript and the phone."""
-    transcript = Transcript(work=str(work))
+    transcript = mcp_transcript.Transcript(work=str(work))
     with running(work, adb_port) as (stack, sim):
         anyio.run(_session, stack, sim, transcript)
         transcript.phone_log = [e.argv for e in sim.phone.log.entries()]
     return transcript
 
 
-def markdown(transcript: Transcript) -> str:
+def markdown(transcript: mcp_transcript.Transcript) -> str:
     """The transcript as the committed Markdown page."""
-    return render(transcript, HEADING, INTRO)
+    return mcp_transcript.render(transcript, HEADING, INTRO)
 
 
 if __name__ == "__main__":
-    sys.exit(main(__doc__, OUT, record, markdown))
+    sys.exit(mcp_transcript.main(__doc__, OUT, record, markdown))

@@ -26,7 +26,10 @@ import adbutils
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from daemon.store.sqlite_store import SqliteStore
-from scripts.stack import free_port  # the checkout's own; every private port comes from it
+from scripts.stack import (
+    free_port,
+    stop_process,
+)  # the checkout's own; every private port comes from it
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -97,13 +100,7 @@ class Stack:
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=25)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, timeout=25)
         if self.own_adb:
             with contextlib.suppress(Exception):
                 self.adb("kill-server")

@@ -32,7 +32,7 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
-from scripts.stack import free_port, wait_device
+from scripts.stack import free_port, stop_process, wait_device
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -70,13 +70,7 @@ class Stack:
 
     def stop(self) -> None:
         for _name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=25)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, timeout=25)
         with contextlib.suppress(Exception):
             self.adb("kill-server")
 

@@ -30,6 +30,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """SIGTERM a process still running, SIGKILL it after ``timeout`` s (a daemon may sit in
+    a long-poll); wait for its end."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 @dataclass(frozen=True)
 class AdbEnv:
     """A running private adb server: its port, binary and the environment that selects it."""

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
-from stacks import PHONED, spawn, stop, wait_http
+from stacks import PHONED, spawn, stop_process, wait_http
 
 from daemon.lifecycle.states import TaskState
 from daemon.planning import catalogue
@@ -244,7 +244,7 @@ def http_server(
         wait_http(url, log, proc, ready=lambda answer: True)  # any answer: it listens
         yield url, planner, viewer
     finally:
-        stop(proc, timeout=10)
+        stop_process(proc, timeout=10)
 
 
 def run_http(url: str, token: str, body: Callable[[ClientSession], Awaitable[Any]], elicit=None):
