@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from device.actions import Outcome, execute
+from device.actions import Outcome, Status, execute
 from device.actions.base import ActionContext
 from device.adb import AdbServer as DeviceAdbServer
 from device.connection import Device
@@ -107,3 +107,12 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
     sim.phone.log.clear()
     yield Dut(device, sim, tmp_path)
     device.close()
+
+
+@pytest.fixture
+def notes(dut: Dut) -> Dut:
+    """``dut`` with the notes app (``com.example.notes``) opened in front, its log cleared."""
+    out = dut.run("app.open", {"package": "com.example.notes"})
+    assert out.status is Status.MET, out.message
+    dut.phone.log.clear()
+    return dut
