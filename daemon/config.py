@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.approval_policy import ApprovalPolicy
-    from daemon.store.retention import RetentionRule
+    from phoned.daemon.lifecycle.approval_policy import ApprovalPolicy
+    from phoned.daemon.store.retention import RetentionRule
 
 # How often timed-out tasks are swept, by the daemon and by `phoned serve` alike.
 DEFAULT_SWEEP_INTERVAL_S = 30.0
@@ -46,14 +46,14 @@ class Timeouts(_Section):
 
 
 class Retention(_Section):
-    """How long the queue keeps finished tasks (``daemon.store.retention``; the sweeper)."""
+    """How long the queue keeps finished tasks (``phoned.daemon.store.retention``; the sweeper)."""
 
     days: float = Field(default=30.0, ge=0)  # terminal tasks that ended longer ago go; 0 = never
     max_tasks: int = Field(default=100_000, ge=0)  # terminal tasks kept (newest); 0 = no cap
 
 
 class Approval(_Section):
-    """The owner's approval policy (``daemon.lifecycle.approval_policy``): every change by
+    """The owner's approval policy (``phoned.daemon.lifecycle.approval_policy``): every change by
     one of ``methods``, or from one of ``sources``, waits for a person's approval."""
 
     methods: tuple[str, ...] = ()  # e.g. [dnd.set, wifi.set]
@@ -71,7 +71,7 @@ class Approval(_Section):
     @field_validator("methods")
     @classmethod
     def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from daemon.lifecycle.approval_policy import policy_method_error
+        from phoned.daemon.lifecycle.approval_policy import policy_method_error
 
         for name in value:
             error = policy_method_error(name)
@@ -82,7 +82,7 @@ class Approval(_Section):
     @field_validator("sources")
     @classmethod
     def _known_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from daemon.lifecycle.approval_policy import SOURCES
+        from phoned.daemon.lifecycle.approval_policy import SOURCES
 
         for name in value:
             if name not in SOURCES:
@@ -92,7 +92,7 @@ class Approval(_Section):
     @field_validator("ui_allow_packages")
     @classmethod
     def _packages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from device.actions.params import PACKAGE
+        from phoned.device.actions.params import PACKAGE
 
         for name in value:
             if not PACKAGE.fullmatch(name):
@@ -101,20 +101,20 @@ class Approval(_Section):
 
     @property
     def policy(self) -> ApprovalPolicy:
-        from daemon.lifecycle.approval_policy import ApprovalPolicy
+        from phoned.daemon.lifecycle.approval_policy import ApprovalPolicy
 
         return ApprovalPolicy.of(self.methods, self.sources, self.ui_allow_packages)
 
 
 class Schedules(_Section):
-    """How schedules fire (``daemon.lifecycle.schedules``; the daemon or ``phoned serve``)."""
+    """How schedules fire (``phoned.daemon.lifecycle.schedules``; the daemon or ``phoned serve``)."""
 
     # a due time fires when a tick finds it at most this old; an older one is missed
     grace: float = Field(default=60.0, gt=0, le=86400)
 
 
 class Metrics(_Section):
-    """Prometheus ``/metrics`` (``daemon.runtime.metrics``; docs/deploy.md, "Metrics")."""
+    """Prometheus ``/metrics`` (``phoned.daemon.runtime.metrics``; docs/deploy.md, "Metrics")."""
 
     # phoned run: where to serve /metrics; "" = off; "PORT" or ":PORT" = 127.0.0.1:PORT
     listen: str = ""
@@ -204,7 +204,7 @@ class Config(_Section):
         else ``<state_dir>/artifacts``.
         """
         if self.queue.startswith("sqlite:///") and not self.state_dir:
-            from daemon.store.open import sqlite_path
+            from phoned.daemon.store.open import sqlite_path
 
             queue_file = sqlite_path(self.queue)
             return queue_file.with_name(queue_file.name + ".artifacts")
@@ -213,7 +213,7 @@ class Config(_Section):
     @property
     def retention_rule(self) -> RetentionRule:
         """The retention this host applies (``retention.*``), with its artifacts folder."""
-        from daemon.store.retention import RetentionRule
+        from phoned.daemon.store.retention import RetentionRule
 
         return RetentionRule(self.retention.days, self.retention.max_tasks, self.artifacts_path)
 
@@ -224,7 +224,7 @@ class Config(_Section):
         path = self.state_path / "daemon-id"
         if path.exists():
             return path.read_text().strip()
-        from device.private_files import write_private
+        from phoned.foundation.private_files import write_private
 
         ident = f"{socket.gethostname()}-{os.urandom(4).hex()}"
         write_private(path, ident + "\n")  # 0600 in a 0700 state folder
@@ -236,8 +236,8 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
 
     Timeouts the submitter gave explicitly are kept.
     """
-    from daemon.lifecycle.contract import Timeouts as TaskTimeouts
-    from daemon.lifecycle.contract import WorkflowSpec
+    from phoned.daemon.lifecycle.contract import Timeouts as TaskTimeouts
+    from phoned.daemon.lifecycle.contract import WorkflowSpec
 
     defaults = TaskTimeouts(
         dispatch_s=cfg.timeouts.dispatch,

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from device.errors import (
+from phoned.device.errors import (
     AdbServerError,
     CommandTimeout,
     DeviceError,
@@ -43,7 +43,7 @@ from device.errors import (
     DeviceUnauthorized,
     TransportLost,
 )
-from device.network_phones import Reconnect, connect_answer_ok, network_phones_of
+from phoned.device.network_phones import Reconnect, connect_answer_ok, network_phones_of
 
 if TYPE_CHECKING:
     import adbutils
@@ -288,7 +288,7 @@ class AdbServer:
         change). When the server goes away it yields an empty map once, then every
         ``retry_s`` seconds starts it (``ensure_running``) until it follows a new one; the
         network phones the server then lacks are connected again on a thread of their own
-        (``device.network_phones``, logged on ``phoned.adb``).
+        (``phoned.device.network_phones``, logged on ``phoned.adb``).
         """
         reconnect = Reconnect(self.network_phones, self.connect, stop)
         last: dict[str, str] | None = None

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from device import commands, parsers
+from phoned.device import commands, parsers
 
 LABEL_COMMAND = commands.DUMPSYS_ACCESSIBILITY
 

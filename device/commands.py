@@ -3,12 +3,12 @@
 A method's own commands live in its action module (``device/actions/wifi.py`` builds ``cmd
 wifi set-wifi-enabled``); this module keeps the ones that code outside a single method
 module runs too: the device layer's probes, settings reads, the screen readers of
-``device.actions.ui`` and ``device.actions.snapshot``, the reads of the daemon's device context,
+``phoned.device.actions.ui`` and ``phoned.device.actions.snapshot``, the reads of the daemon's device context,
 the benchmarks' (``docs/methods-registry.md``, "Where a fact lives").
 
 Commands that differ by API level are functions of the SDK; text values (numbers, message
 bodies, package names) are appended as single argv elements, never interpolated into a
-command line. The device layer quotes each element (``device.adb.quote_argv``), so mksh
+command line. The device layer quotes each element (``phoned.device.adb.quote_argv``), so mksh
 reads it back as exactly one word. ``tests/unit/test_commands_pinned.py`` pins every
 ``Argv`` here and in the action modules for every SDK the simulator offers.
 

@@ -19,21 +19,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from device import commands, parsers, probes
-from device.adb import AdbServer, ShellResult, quote_argv
-from device.errors import (
+from phoned.device import commands, parsers, probes
+from phoned.device.adb import AdbServer, ShellResult, quote_argv
+from phoned.device.errors import (
     AdbServerError,
     DeviceNotFound,
     DeviceOffline,
     DeviceUnauthorized,
 )
-from device.probes import Capabilities
-from device.translate import translate
+from phoned.device.probes import Capabilities
+from phoned.device.translate import translate
 
 if TYPE_CHECKING:
     import adbutils
 
-    from device.ui_session import UiMode, UiSession
+    from phoned.device.ui_session import UiMode, UiSession
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -173,7 +173,7 @@ class Device:
         """This phone's UI session (created on first use; nothing starts until it is used)."""
         with self._lock:
             if self._ui_session is None:
-                from device.ui_session import UiMode, UiSession
+                from phoned.device.ui_session import UiMode, UiSession
 
                 self._ui_session = UiSession(self, self.ui_mode or UiMode.AUTO)
             return self._ui_session

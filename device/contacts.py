@@ -38,9 +38,9 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from android_data.contacts import PhoneType
-from device import parsers, phone_numbers
-from device.commands import Argv
+from phoned.android_data.contacts import PhoneType
+from phoned.device import parsers, phone_numbers
+from phoned.device.commands import Argv
 
 AUTHORITY = "com.android.contacts"
 PHONE_LOOKUP_URI = f"content://{AUTHORITY}/phone_lookup"

@@ -8,9 +8,9 @@ phone's language, for each messaging app whose layout is known (``LAYOUTS``).
 
 Evidence that does not depend on words comes first: an indicator view by resource id (AOSP
 Messaging's ``smsDeliveredBadge``, shown only for ``BUGLE_STATUS_OUTGOING_DELIVERED``). Then
-the status line: the app's own words in every locale it ships (``device.messaging_words``,
+the status line: the app's own words in every locale it ships (``phoned.device.messaging_words``,
 generated from its translations) and a message stamp read with CLDR data for the phone's
-locale (``device.message_time``). Every part of the line must be accounted for: a word this
+locale (``phoned.device.message_time``). Every part of the line must be accounted for: a word this
 reader does not know makes the line ``unknown``, which never counts as sent.
 
 AOSP Messaging's layout (packages/apps/Messaging ``res/layout/conversation_message_view.xml``)
@@ -28,8 +28,8 @@ import enum
 import re
 from dataclasses import dataclass, replace
 
-from device import message_time, messaging_words
-from device.ui_hierarchy import Node
+from phoned.device import message_time, messaging_words
+from phoned.device.ui_hierarchy import Node
 
 
 class SendState(str, enum.Enum):

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from device import private
-from device.adb import ShellResult
-from device.connection import Device
+from phoned.device import private
+from phoned.device.adb import ShellResult
+from phoned.device.connection import Device
 
 T = TypeVar("T")
 
@@ -107,7 +107,7 @@ class Recorder:
     """Runs commands on a device and records them; collects observations for ``Evidence``.
 
     ``sensitive`` values (the task's phone number and message body) are replaced by their
-    redacted form (``device.private``) wherever they appear in an argv element, an error,
+    redacted form (``phoned.device.private``) wherever they appear in an argv element, an error,
     a note, an observation or the target, and the values of the private keys (``address``,
     ``body``, ``compose_text``, a conversation's ``text``, ...) are redacted whatever they
     hold: phone numbers and message texts never reach the evidence or logs in clear.

@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-import android_data
+import phoned.android_data as android_data
 
 # Google Messages' status words (English), as V66's public scripts address them.
 GOOGLE_MESSAGES_EN = {"Sent": "sent", "Delivered": "sent", "Read": "sent", "Not sent": "failed"}

@@ -32,8 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from device.errors import DeviceError
-from device.threads import spawn
+from phoned.device.errors import DeviceError
+from phoned.foundation.threads import spawn
 
 log = logging.getLogger("phoned.adb")
 

@@ -7,7 +7,7 @@ method whose run or ``needs`` reads a probe of its own declares it on its ``Meth
 (``probes=``), and the registry collects it (``declare``), as it collects methods.
 
 ``Capabilities`` is the mapping from probe name to result, with the probes that ran in the
-order they ran; ``device.connection.Device.capabilities`` runs every declared probe once
+order they ran; ``phoned.device.connection.Device.capabilities`` runs every declared probe once
 (a command two probes share runs once) and caches the results. The daemon's device
 context names the commands that ran (``sources()``), and ``docs/device-layer.md`` holds
 ``table()`` of the registry's probes, checked by a test.
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from device import commands, parsers
-from device.adb import ShellResult
+from phoned.device import commands, parsers
+from phoned.device.adb import ShellResult
 
 Argv = tuple[str, ...]
 
@@ -44,7 +44,7 @@ class Probe:
 
 
 class ProbeTarget(Protocol):
-    """What running probes needs of a phone (``device.connection.Device`` is one)."""
+    """What running probes needs of a phone (``phoned.device.connection.Device`` is one)."""
 
     @property
     def features(self) -> frozenset[str]: ...

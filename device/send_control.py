@@ -35,9 +35,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-import android_data
-from device import message_time, messaging_words
-from device.ui_hierarchy import Node
+import phoned.android_data as android_data
+from phoned.device import message_time, messaging_words
+from phoned.device.ui_hierarchy import Node
 
 # Known send ids (without the package) and Compose test tags (the whole resource id):
 # docs/android-variants.md V66, V67, V119, V155, V163.

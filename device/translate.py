@@ -6,8 +6,8 @@ kept); the connection and the UI session both call it.
 
 from __future__ import annotations
 
-from device.adb import map_failure
-from device.errors import (
+from phoned.device.adb import map_failure
+from phoned.device.errors import (
     AdbServerError,
     DeviceError,
     DeviceOffline,

@@ -21,7 +21,7 @@ server holds UiAutomation fails with "UiAutomationService ... already registered
 
 Every start, restart and failure is returned in the lease's ``events`` so the action's
 evidence shows what the session did and what it cost. uiautomator2 exceptions are
-translated to the device error tree (``device.translate``).
+translated to the device error tree (``phoned.device.translate``).
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from device.translate import translate
+from phoned.device.translate import translate
 
 if TYPE_CHECKING:
     import adbutils
 
 
 class SessionDevice(Protocol):
-    """What a session needs of its phone (``device.connection.Device`` is one)."""
+    """What a session needs of its phone (``phoned.device.connection.Device`` is one)."""
 
     serial: str
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import adbutils
 
-from device.actions import execute
-from device.actions.base import ActionContext
-from device.adb import AdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from sim.server import Simulator
+from phoned.device.actions import execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.sim.server import Simulator
 
 TO, BODY = "+15551234567", "Bench message, line one\nline two"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from daemon.lifecycle.contract import validate_task
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 def _fill(path: str, tasks: int) -> None:

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from postgres_server import PostgresServer  # noqa: E402
 
-from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.store.postgres_store import PostgresStore  # noqa: E402
+from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
+from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 
 
 def _fill(url: str, tasks: int) -> None:

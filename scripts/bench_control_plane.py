@@ -3,7 +3,7 @@
 
 Starts ``phoned serve`` over a fresh SQLite queue and one worker-shaped loop over
 ``HttpStore`` (claim; pause watch ``list_tasks``; ``wait_for_work``), exactly the rounds
-``daemon.runtime.worker.Worker`` makes. Pickup = planner's submit call started -> the
+``phoned.daemon.runtime.worker.Worker`` makes. Pickup = planner's submit call started -> the
 worker's claim returned the task (median of ``--n``). Idle = requests the worker sent in
 ``--idle`` seconds without tasks, scaled to a minute.
 
@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from outage_test import free_port, start_plane, stop_plane  # noqa: E402
 
-from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.lifecycle.states import TaskState  # noqa: E402
-from daemon.server.auth import Role, make_token  # noqa: E402
-from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
-from daemon.store.plane_client import PlaneClient  # noqa: E402
+from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
+from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
+from phoned.daemon.server.auth import Role, make_token  # noqa: E402
+from phoned.daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
+from phoned.daemon.store.plane_client import PlaneClient  # noqa: E402
 
 SERIAL = "emu-bench"
 

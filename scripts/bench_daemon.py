@@ -29,9 +29,9 @@ from typing import Any
 
 import adbutils
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
 from scripts.stack import free_port
@@ -137,7 +137,7 @@ def main() -> int:
     adb_port, sim_port = free_port(), free_port()
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(adb_port), PHONED_STATE_DIR=str(work))
     adb = [adbutils.adb_path(), "-P", str(adb_port)]
-    phoned = [sys.executable, "-m", "daemon.cli"]
+    phoned = [sys.executable, "-m", "phoned.daemon.cli"]
     subprocess.run([*adb, "start-server"], env=env, check=True, capture_output=True)
     procs: list[subprocess.Popen[bytes]] = []
     try:

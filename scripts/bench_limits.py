@@ -35,7 +35,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from daemon.server.auth import Role, make_token  # noqa: E402
+from phoned.daemon.server.auth import Role, make_token  # noqa: E402
 from scripts.stack import free_port  # noqa: E402
 
 SERIAL = "emu-1"
@@ -54,7 +54,7 @@ def rss_kib(pid: int) -> dict[str, int]:
 def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes], str]:
     tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    args = [sys.executable, "-m", "daemon.verbs.serve", "--queue",
+    args = [sys.executable, "-m", "phoned.daemon.verbs.serve", "--queue",
             f"sqlite:///{tmp / 'queue.db'}", "--port", str(port), "--tokens", str(tokens),
             "--state-dir", str(tmp / "serve")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(repo), "PHONED_LOG_LEVEL": "WARNING"}

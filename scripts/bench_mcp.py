@@ -77,7 +77,7 @@ def main() -> int:
     try:
         adb(env, adb_port, "start-server")
         log = (work / "sim.log").open("wb")
-        procs.append(subprocess.Popen([PY, "-m", "daemon.cli", "sim", "--port", str(sim_port),
+        procs.append(subprocess.Popen([PY, "-m", "phoned.daemon.cli", "sim", "--port", str(sim_port),
                                        "--connect"], env=env, cwd=ROOT, stdout=log, stderr=log))  # fmt: skip
         deadline = time.monotonic() + 30
         while f"{serial}\tdevice" not in adb(env, adb_port, "devices"):
@@ -85,7 +85,7 @@ def main() -> int:
                 raise RuntimeError("the simulated phone did not come online")
             time.sleep(0.2)
         log = (work / "daemon.log").open("wb")
-        procs.append(subprocess.Popen([PY, "-m", "daemon.cli", "run", "--queue", queue], env=env,
+        procs.append(subprocess.Popen([PY, "-m", "phoned.daemon.cli", "run", "--queue", queue], env=env,
                                       cwd=ROOT, stdout=log, stderr=log))  # fmt: skip
 
         def on_phone(mode: str) -> bool:
@@ -93,7 +93,7 @@ def main() -> int:
             return shown == MODES[mode]
 
         params = StdioServerParameters(
-            command=PY, args=["-m", "daemon.cli", "mcp", "--queue", queue, "--conversation",
+            command=PY, args=["-m", "phoned.daemon.cli", "mcp", "--queue", queue, "--conversation",
                               "bench"], env=env, cwd=str(ROOT),
         )  # fmt: skip
         runs = []

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MCP image sizes: what ``screen_snapshot`` returns for a few caller limits (issue #27).
 
-Fits two screenshots with ``daemon.mcp.images.fit_image`` (the code the MCP tool runs) under
+Fits two screenshots with ``phoned.daemon.mcp.images.fit_image`` (the code the MCP tool runs) under
 each (image_max_bytes, image_max_side) pair and prints a Markdown table: the format chosen,
 the dimensions, the bytes as sent (base64), the JPEG quality and the time it took (median
 of ``--runs``). The screenshots: the simulated phone's home screen (flat colours, what the
@@ -22,9 +22,9 @@ import time
 
 from PIL import Image
 
-from daemon.mcp.images import ImageLimits, fit_image
-from sim.phone import Phone
-from sim.ui.model import Ui
+from phoned.daemon.mcp.images import ImageLimits, fit_image
+from phoned.sim.phone import Phone
+from phoned.sim.ui.model import Ui
 
 LIMITS = [
     (200_000, 1000), (100_000, 800), (50_000, 600), (20_000, 400), (5_000, 256), (2_000, 128),

@@ -29,7 +29,7 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from daemon.server.auth import Role, make_token  # noqa: E402
+from phoned.daemon.server.auth import Role, make_token  # noqa: E402
 from scripts.stack import free_port  # noqa: E402
 
 WARM_UP = 20
@@ -53,7 +53,7 @@ def start(repo: Path, tmp: Path, extra: list[str]) -> tuple[subprocess.Popen[byt
     tokens.write_text("tokens:\n" + entry)
     tokens.chmod(0o600)
     port = free_port()
-    args = [sys.executable, "-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{tmp / 'q.db'}",
+    args = [sys.executable, "-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{tmp / 'q.db'}",
             "--http", f"127.0.0.1:{port}", "--tokens", str(tokens), *extra]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(repo), "PHONED_CONFIG": "/dev/null",
            "PHONED_STATE_DIR": str(tmp), "PHONED_LOG_LEVEL": "WARNING"}  # fmt: skip

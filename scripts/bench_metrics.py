@@ -33,14 +33,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from outage_test import free_port, start_plane, stop_plane  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from daemon.lifecycle.contract import TaskSpec  # noqa: E402
-from daemon.lifecycle.records import Failure, Preview  # noqa: E402
-from daemon.lifecycle.states import FailureReason  # noqa: E402
-from daemon.runtime.metrics import PhonedMetrics, Phones  # noqa: E402
-from daemon.server.auth import Role, make_token  # noqa: E402
-from daemon.store.open import open_store  # noqa: E402
-from daemon.store.sql_store import SqlStore  # noqa: E402
-from daemon.store.sqlite_store import SqliteStore  # noqa: E402
+from phoned.daemon.lifecycle.contract import TaskSpec  # noqa: E402
+from phoned.daemon.lifecycle.records import Failure, Preview  # noqa: E402
+from phoned.daemon.lifecycle.states import FailureReason  # noqa: E402
+from phoned.daemon.runtime.metrics import PhonedMetrics, Phones  # noqa: E402
+from phoned.daemon.server.auth import Role, make_token  # noqa: E402
+from phoned.daemon.store.open import open_store  # noqa: E402
+from phoned.daemon.store.sql_store import SqlStore  # noqa: E402
+from phoned.daemon.store.sqlite_store import SqliteStore  # noqa: E402
 
 SERIAL = "emu-bench"
 METHODS = ("dnd.get", "dnd.set", "volume.get")

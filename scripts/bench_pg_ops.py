@@ -30,13 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import psycopg  # noqa: E402
+import psycopg# noqa: E402
 from postgres_server import PostgresServer, run_time_seconds  # noqa: E402
 
-from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
-from daemon.lifecycle.states import TaskState  # noqa: E402
-from daemon.store.postgres_store import PostgresStore  # noqa: E402
+from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
+from phoned.daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
+from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
+from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 from scripts.bench_claims_pg import _schema_url  # noqa: E402
 
 EVIDENCE = {"method": "dnd.set", "commands": [{"argv": ["settings", "get"], "x": "y" * 60}] * 24}

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import adbutils
 
-from device.adb import AdbServer
-from device.connection import Device
-from sim.adb import wire
-from sim.server import Simulator
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.sim.adb import wire
+from phoned.sim.server import Simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
 from scripts.stack import free_port

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import adbutils
 
-from device.actions.base import ActionContext
-from device.actions.snapshot import take
-from device.adb import AdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from sim.server import Simulator
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.snapshot import take
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.sim.server import Simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
 from scripts.stack import free_port

@@ -30,17 +30,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from device.actions import Status, execute
-from device.actions.base import ActionContext
-from device.adb import AdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from device.ui_session import UiMode
+from phoned.device.actions import Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.device.ui_session import UiMode
 from scripts.stack import adb_server, sim_phone
 from scripts.stats import summarize
-from sim.ui import notes_app
-from sim.ui.automation import UiCosts
-from sim.ui.intents import Intent
+from phoned.sim.ui import notes_app
+from phoned.sim.ui.automation import UiCosts
+from phoned.sim.ui.intents import Intent
 
 PKG = notes_app.PKG
 TEXT = "Привет, 세계 👋"

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts import mcp_transcript
 from scripts.stack import wait_device
-from sim.server import Simulator
-from sim.ui import notes_app
-from sim.ui.automation import UiCosts
+from phoned.sim.server import Simulator
+from phoned.sim.ui import notes_app
+from phoned.sim.ui.automation import UiCosts
 
 OUT = mcp_transcript.ROOT / "docs" / "transcripts" / "mcp-handoff.md"
 NOTES = "com.example.notes"

@@ -25,7 +25,7 @@ from typing import Any
 import adbutils
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sqlite_store import SqliteStore
 from scripts.stack import (
     free_port,
     stop_process,
@@ -75,7 +75,7 @@ class Stack:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def spawn(self, name: str, *args: str) -> None:
-        argv = [PY, "-m", "daemon.cli", *args]
+        argv = [PY, "-m", "phoned.daemon.cli", *args]
         with (self.work / f"{name}.log").open("wb") as log:  # the child keeps its own copy
             proc = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=ROOT
@@ -84,7 +84,7 @@ class Stack:
 
     def phoned(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [PY, "-m", "daemon.cli", *args], env=self.env, cwd=ROOT, capture_output=True,
+            [PY, "-m", "phoned.daemon.cli", *args], env=self.env, cwd=ROOT, capture_output=True,
             text=True, timeout=60, check=False,
         )  # fmt: skip
 
@@ -131,7 +131,7 @@ async def mcp_session(stack: Stack) -> AsyncIterator[Any]:
     """An initialised MCP client session with ``phoned mcp`` over stdio on the stack's queue."""
     server = StdioServerParameters(
         command=PY, cwd=str(ROOT), env=stack.env,
-        args=["-m", "daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
               "--wait", "30"],
     )  # fmt: skip
     async with contextlib.AsyncExitStack() as exits:

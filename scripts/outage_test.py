@@ -26,19 +26,19 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from daemon.lifecycle.contract import validate_task  # noqa: E402
-from daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
-from daemon.lifecycle.states import TaskState  # noqa: E402
-from daemon.server.auth import Role, make_token  # noqa: E402
-from daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
-from daemon.store.plane_client import PlaneClient  # noqa: E402
+from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
+from phoned.daemon.lifecycle.records import JournalOutcome, TaskRecord  # noqa: E402
+from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
+from phoned.daemon.server.auth import Role, make_token  # noqa: E402
+from phoned.daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
+from phoned.daemon.store.plane_client import PlaneClient  # noqa: E402
 from scripts.stack import free_port  # noqa: E402
 
 SERIAL = "emu-outage"
 
 
 def start_plane(work: Path, port: int) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
+    args = [sys.executable, "-m", "phoned.daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
             "--port", str(port), "--tokens", str(work / "tokens.yaml"), "--state-dir", str(work / "serve")]  # fmt: skip
     log = (work / "serve.log").open("ab")
     proc = subprocess.Popen(args, stdout=log, stderr=log, cwd=ROOT, env=os.environ.copy())

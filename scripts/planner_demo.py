@@ -76,7 +76,7 @@ class Stack:
 
 
 def make_tokens(path: Path, serials: list[str]) -> dict[str, str]:
-    from daemon.server.auth import Role, make_token
+    from phoned.daemon.server.auth import Role, make_token
 
     tokens, entries = {}, []
     people = [
@@ -113,14 +113,14 @@ def running_stack(work: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]
         for i, (port, sdk) in enumerate(zip(ports, ("34", "30"), strict=True)):
             stack.spawn(
                 f"sim{i}",
-                [PY, "-m", "daemon.cli", "sim", "--port", str(port), "--sdk", sdk, "--connect"],
+                [PY, "-m", "phoned.daemon.cli", "sim", "--port", str(port), "--sdk", sdk, "--connect"],
             )
         for serial in serials:
             wait_device(stack.adb_port, serial, timeout=20)
         tokens = make_tokens(work / "tokens.yaml", serials)
         plane_port = free_port()
         url = f"http://127.0.0.1:{plane_port}"
-        stack.spawn("serve", [PY, "-m", "daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
+        stack.spawn("serve", [PY, "-m", "phoned.daemon.verbs.serve", "--queue", f"sqlite:///{work / 'queue.db'}",
                               "--port", str(plane_port), "--tokens", str(work / "tokens.yaml"),
                               "--state-dir", str(work / "serve")])  # fmt: skip
         wait_http(f"{url}/openapi.json")
@@ -130,7 +130,7 @@ def running_stack(work: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]
                    "PHONED_OUTBOX": str(work / f"daemon{i}" / "outbox.db"), "PHONED_CONFIG": "/dev/null"}  # fmt: skip
             stack.spawn(
                 f"daemon{i}",
-                [PY, "-m", "daemon.cli", "run", "--queue", url, "--serial", serial],
+                [PY, "-m", "phoned.daemon.cli", "run", "--queue", url, "--serial", serial],
                 env,
             )
         yield url, tokens, serials

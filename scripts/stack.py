@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import adbutils
 
-from device.adb import AdbServer
-from device.connection import Device
-from device.ui_session import UiMode
-from sim.server import Simulator
-from sim.ui.automation import UiCosts
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.ui_session import UiMode
+from phoned.sim.server import Simulator
+from phoned.sim.ui.automation import UiCosts
 
 
 def free_port() -> int:

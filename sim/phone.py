@@ -13,16 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-from sim.android.audio import AudioService
-from sim.android.battery import Battery
-from sim.android.bluetooth import BluetoothAdapter
-from sim.android.notification import NotificationService
-from sim.android.packages import PackageManager
-from sim.android.sms import SmsProvider
-from sim.android.wifi import WifiRadio
-from sim.phone_state import CommandLog, Faults, FileSystem, PhoneState, Settings
-from sim.shell.registry import sim_services
-from sim.ui.model import Ui
+from phoned.sim.android.audio import AudioService
+from phoned.sim.android.battery import Battery
+from phoned.sim.android.bluetooth import BluetoothAdapter
+from phoned.sim.android.notification import NotificationService
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.android.sms import SmsProvider
+from phoned.sim.android.wifi import WifiRadio
+from phoned.sim.phone_state import CommandLog, Faults, FileSystem, PhoneState, Settings
+from phoned.sim.shell.registry import sim_services
+from phoned.sim.ui.model import Ui
 
 # Re-exported: callers above the simulator import the shared pieces with ``Phone``.
 __all__ = ["CommandLog", "Faults", "FileSystem", "Phone", "Settings"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sim import profiles
+from phoned.sim import profiles
 
 M = TypeVar("M")
 SettingsHook = Callable[[str, str | None], None]

@@ -36,8 +36,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sim.phone import Phone
-from sim.variants import variants
+from phoned.sim.phone import Phone
+from phoned.sim.variants import variants
 
 
 def _locked(phone: Phone, _: str) -> None:
@@ -117,7 +117,7 @@ def _u2_dies_after(phone: Phone, value: str) -> None:
 
 
 def _ui_costs(phone: Phone, value: str) -> None:
-    from sim.ui.automation import UiCosts
+    from phoned.sim.ui.automation import UiCosts
 
     if value not in ("none", "measured"):
         raise ValueError("ui-costs takes none or measured")
@@ -166,8 +166,8 @@ def _contact(phone: Phone, value: str) -> None:
     """``NAME=NUMBER[:TYPE][:new]``: NAME is everything before the last ``=``; TYPE a
     ``Phone.TYPE_*`` code or its name (``mobile``, ``work``...); ``new`` starts another
     contact of the same NAME (one the owner kept apart) instead of adding to the last one."""
-    from android_data.contacts import PhoneType
-    from sim.android.contacts import ContactsProvider
+    from phoned.android_data.contacts import PhoneType
+    from phoned.sim.android.contacts import ContactsProvider
 
     name, _, rest = value.rpartition("=")
     number, _, tail = rest.partition(":")
@@ -190,7 +190,7 @@ def _notification(phone: Phone, value: str) -> None:
     """``PKG=TITLE|TEXT``: PKG is everything before the first ``=``, TEXT after the first ``|``."""
     import time
 
-    from sim.android.notification import NotificationService
+    from phoned.sim.android.notification import NotificationService
 
     package, _, rest = value.partition("=")
     title, sep, text = rest.partition("|")

@@ -4,7 +4,7 @@ Usage::
 
     with Simulator(sdk=34, port=7401) as sim:
         subprocess.run(["adb", "connect", sim.serial])
-        sim.phone.faults.slow_ms = 200
+        phoned.sim.phone.faults.slow_ms = 200
 
 ``stop()`` then ``start()`` brings the phone back on the same port ("replug"); the phone's
 state survives because it is the same ``Phone`` object.
@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import TracebackType
 
-from sim.adb.stream_services import ShellFactory, default_shell_factory
-from sim.adb.transport import Transport
-from sim.phone import Phone
+from phoned.sim.adb.stream_services import ShellFactory, default_shell_factory
+from phoned.sim.adb.transport import Transport
+from phoned.sim.phone import Phone
 
 
 class Simulator:

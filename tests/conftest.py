@@ -37,12 +37,12 @@ from typing import Any
 import adbutils
 import pytest
 
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sqlite_store import SqliteStore
 from scripts.stack import free_port
-from sim.adb.stream_services import ShellFactory, default_shell_factory
-from sim.phone import Faults
-from sim.server import Simulator
-from sim.ui.automation import UiCosts
+from phoned.sim.adb.stream_services import ShellFactory, default_shell_factory
+from phoned.sim.phone import Faults
+from phoned.sim.server import Simulator
+from phoned.sim.ui.automation import UiCosts
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 * ``REPO``: the repository's root.
 * ``run_python(*args, env=...)``: ``python ARGS`` in a child process from ``REPO``, its
-  output captured as text, never raising on the exit code (``-m daemon.cli ...`` runs
+  output captured as text, never raising on the exit code (``-m phoned.daemon.cli ...`` runs
   ``phoned``).
 * ``phoned_env(port, config)``: this process's environment without ``PHONED_*`` and
   ``ADBUTILS_*``, talking to the adb server on ``port`` with the config file ``config``.
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 REPO = Path(__file__).resolve().parents[1]
 ANDROID_FIXTURES = REPO / "tests" / "fixtures" / "android"

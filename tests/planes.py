@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from daemon.server.auth import Role, make_token
+from phoned.daemon.server.auth import Role, make_token
 
 SERIAL = "emu-1"
 DND = {"method": "dnd.set", "params": {"mode": "priority"}, "conversation_id": "c1"}
@@ -57,7 +57,7 @@ def plane_settings(
 ) -> Any:
     """``ServerSettings`` for a test plane: its queue, state dir ``tmp/NAME``, the tokens
     file ``tmp/tokens.yaml``, a short fallback poll; ``extra`` overrides any field."""
-    from daemon.server.settings import ServerSettings
+    from phoned.daemon.server.settings import ServerSettings
 
     return ServerSettings(
         queue_url=queue_url or f"sqlite:///{tmp / 'queue.db'}",
@@ -100,8 +100,8 @@ def app_client(app: Any) -> Any:
 @contextlib.contextmanager
 def app_plane(settings: Any, tokens: dict[str, str], kind: type = AppPlane) -> Iterator[Any]:
     """``create_app(settings)`` under a TestClient (its lifespan running) as ``kind``."""
-    from daemon.server.app import create_app
-    from daemon.server.auth import TokenBook
+    from phoned.daemon.server.app import create_app
+    from phoned.daemon.server.auth import TokenBook
 
     with app_client(create_app(settings, TokenBook.load(settings.tokens_path))) as client:
         yield kind(client, tokens)

@@ -23,20 +23,20 @@ from typing import Any
 
 from bench.config import Config
 from bench.sections import Section, row, section
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
-from device.actions import execute
-from device.actions.base import ActionContext, Status
-from device.adb import AdbServer
-from device.connection import Device
-from device.evidence import Recorder
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.device.actions import execute
+from phoned.device.actions.base import ActionContext, Status
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
 from scripts.bench_daemon import measure_idle, wait_for
 from scripts.stack import AdbEnv, adb_server, free_port, wait_online
 from scripts.stats import summarize
 
 TITLE = "daemon (phoned run, SQLite queue)"
-PHONED = [sys.executable, "-m", "daemon.cli"]
+PHONED = [sys.executable, "-m", "phoned.daemon.cli"]
 ENDED = (TaskState.FAILED, TaskState.STOPPED)
 
 

@@ -20,10 +20,10 @@ import adbutils
 from bench.baselines import SHELL_SCRIPT, stock_adbutils
 from bench.config import Config
 from bench.sections import Section, row, section
-from device.actions import Status, execute
-from device.actions.base import ActionContext
-from device.actions.snapshot import take
-from device.evidence import Recorder
+from phoned.device.actions import Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.snapshot import take
+from phoned.device.evidence import Recorder
 from scripts.stack import SimPhone, adb_server, sim_phone
 from scripts.stats import ratio, summarize
 
@@ -69,7 +69,7 @@ Call = Callable[[Case], tuple[bool, int]]  # (target observed, adb round trips)
 
 
 def phoned_call(phone: SimPhone) -> Call:
-    """phoned's action (``screen.snapshot``: its fingerprint, ``device.actions.snapshot.take``)."""
+    """phoned's action (``screen.snapshot``: its fingerprint, ``phoned.device.actions.snapshot.take``)."""
 
     def call(case: Case) -> tuple[bool, int]:
         ctx = ActionContext(Recorder(phone.device, case.method), poll_interval=POLL_S)

@@ -1,6 +1,6 @@
 """The action layer's own cost per command: what phoned adds on top of ``Device.run``.
 
-Each call runs one method through ``device.actions.execute`` on a warmed simulated phone
+Each call runs one method through ``phoned.device.actions.execute`` on a warmed simulated phone
 with ``poll_interval=0`` (no deliberate sleeps), so its wall time is the commands'
 ``Device.run`` time (the recorder times each one around the call) plus the action layer:
 recording, redaction, parsing, observing, building the evidence. The row is that
@@ -14,9 +14,9 @@ from typing import Any
 
 from bench.config import Config
 from bench.sections import Section, row, section
-from device.actions import execute
-from device.actions.base import ActionContext
-from device.evidence import Recorder
+from phoned.device.actions import execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.evidence import Recorder
 from scripts.stack import adb_server, sim_phone
 from scripts.stats import summarize
 

@@ -1,5 +1,5 @@
 """Snapshot costs (as scripts/bench_snapshot.py): fingerprint, full (hierarchy) and full with a
-screenshot, through ``device.actions.snapshot.take`` with the SMS composer in front."""
+screenshot, through ``phoned.device.actions.snapshot.take`` with the SMS composer in front."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 from bench.config import Config
 from bench.sections import Section, row, section
-from device import commands
-from device.actions.base import ActionContext
-from device.actions.snapshot import take
-from device.evidence import Recorder
+from phoned.device import commands
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.snapshot import take
+from phoned.device.evidence import Recorder
 from scripts.stack import SimPhone, adb_server, sim_phone
 from scripts.stats import summarize
 

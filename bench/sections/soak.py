@@ -25,10 +25,10 @@ from typing import Any
 from bench.config import Config
 from bench.sections import Section, row, section
 from bench.sections.daemon import daemon_stack
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TERMINAL, TaskState
-from daemon.store import retention
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TERMINAL, TaskState
+from phoned.daemon.store import retention
+from phoned.daemon.store.sqlite_store import SqliteStore
 from scripts.bench_daemon import rss_mib
 from scripts.stack import AdbEnv, adb_server
 

@@ -16,15 +16,15 @@ from typing import Any
 
 from bench.config import Config
 from bench.sections import Section, row, section
-from device.actions import Status, execute
-from device.actions.base import ActionContext
-from device.adb import AdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from device.ui_session import UiMode
+from phoned.device.actions import Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.device.ui_session import UiMode
 from scripts.stack import adb_server, sim_phone
 from scripts.stats import ratio, summarize
-from sim.ui.automation import UiCosts
+from phoned.sim.ui.automation import UiCosts
 
 TITLE = "UI path (simulated phone, UI cost model on)"
 TO, BODY = "+15551234567", "Bench UI path, line one\nline two"

@@ -1,4 +1,4 @@
 """The task lifecycle: contract, states, transition table, errors, records.
 
-Pure data and rules, no I/O. The stores in ``daemon.store`` enforce these rules in SQL.
+Pure data and rules, no I/O. The stores in ``phoned.daemon.store`` enforce these rules in SQL.
 """

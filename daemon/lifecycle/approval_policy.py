@@ -1,7 +1,7 @@
 """Which tasks wait for a person's approval before their effect (seed 000, issue #26).
 
 One decision, ``needs_approval(method, task, policy)``, used by the executor for every
-attempt (``daemon.runtime.attempt.records.Attempt.step_context``):
+attempt (``phoned.daemon.runtime.attempt.records.Attempt.step_context``):
 
 * a read-only method (its declaration ``changes`` nothing) never asks;
 * a method whose effect always waits (``sms.send``: ``approval=True``) always asks;
@@ -14,7 +14,7 @@ attempt (``daemon.runtime.attempt.records.Attempt.step_context``):
 
 A method that asks shows a preview of its change read from the phone at that moment
 (``Method.previews``: the setting methods, ``bluetooth.set``, ``app.open``, ``app.close``
-and ``permission.request``, all through ``device.actions.setting.ask``; ``sms.draft`` with
+and ``permission.request``, all through ``phoned.device.actions.setting.ask``; ``sms.draft`` with
 ``sms.send``'s shape: recipient, text, app). A changing method
 that cannot show one yet is
 refused where it can be: a ``require_approval`` at the door (``contract.validate_task``,
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from device.actions.method import Method
+    from phoned.device.actions.method import Method
 
 # Sources a policy may name (the task contract's ``source``).
 SOURCES = ("cloud", "voice", "cli", "schedule")
@@ -110,7 +110,7 @@ def unpreviewable(method: Method[Any], task: Any, policy: ApprovalPolicy) -> str
 
 def policy_method_error(name: str) -> str | None:
     """Why ``name`` cannot be in ``approval.methods`` (unknown, a read, no preview), or None."""
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     method = REGISTRY.get(name)
     if method is None:

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from device.actions.method import params_errors
-from device.actions.registry import METHOD_PARAMS
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.device.actions.method import params_errors
+from phoned.device.actions.registry import METHOD_PARAMS
 
 ContractVersion = Literal["a2a-task-orchestration-v1"]
 CONTRACT_VERSION: ContractVersion = "a2a-task-orchestration-v1"
@@ -148,7 +148,7 @@ _FREE = ("probe-a", "probe-b")
 def reportable_targets(method: str, params: dict[str, Any]) -> tuple[str, frozenset[str]]:
     """What ``method`` can report as observed: (its domain, the closed set of names, or an
     empty set when any ``<domain>.<value>`` name may be observed)."""
-    from device.actions.registry import method as declared
+    from phoned.device.actions.registry import method as declared
 
     namer = declared(method).target
     domain = method.split(".", 1)[0]
@@ -186,7 +186,7 @@ def check_require_approval(method: str, asked: bool, field: str) -> list[FieldEr
     changes nothing) or a change that cannot show a preview yet."""
     if not asked or method not in METHOD_PARAMS:
         return []
-    from daemon.lifecycle.approval_policy import policy_method_error
+    from phoned.daemon.lifecycle.approval_policy import policy_method_error
 
     error = policy_method_error(method)
     return [] if error is None else [FieldError(field=field, message=error)]

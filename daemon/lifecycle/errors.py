@@ -128,7 +128,7 @@ class StoreUnavailable(LifecycleError):
 
 class QueueWeather(StoreUnavailable):
     """The queue is usable again once something outside phoned passes (issue #24): a
-    daemon waits and retries (``daemon.runtime.patience``) instead of failing its task."""
+    daemon waits and retries (``phoned.daemon.runtime.patience``) instead of failing its task."""
 
 
 class QueueBusy(QueueWeather):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from daemon.lifecycle.contract import (
+from phoned.daemon.lifecycle.contract import (
     StepSpec,
     TaskSpec,
     Timeouts,
@@ -26,8 +26,8 @@ from daemon.lifecycle.contract import (
     validate_task,
     validate_workflow,
 )
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from device.actions.registry import METHOD_PARAMS
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.device.actions.registry import METHOD_PARAMS
 
 # seed-004 name -> canonical name, for the task/workflow envelope
 _ENVELOPE = {

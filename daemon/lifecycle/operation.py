@@ -1,4 +1,4 @@
-"""What every operation of ``daemon.lifecycle.ops`` is: ``Op`` (a route, a JSON body and
+"""What every operation of ``phoned.daemon.lifecycle.ops`` is: ``Op`` (a route, a JSON body and
 an answer) and ``TaskOp`` (a transition of one task row, ``Change``), and the ``Facts``
 a transition may ask of its store."""
 
@@ -8,10 +8,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar, cast
 
-from daemon.lifecycle import rules
-from daemon.lifecycle.records import StopSummary, TaskRecord
-from daemon.lifecycle.rules import Row
-from daemon.lifecycle.wire import (
+from phoned.daemon.lifecycle import rules
+from phoned.daemon.lifecycle.records import StopSummary, TaskRecord
+from phoned.daemon.lifecycle.rules import Row
+from phoned.daemon.lifecycle.wire import (
     journal_from,
     plain,
     task_from,

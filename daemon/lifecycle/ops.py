@@ -6,14 +6,14 @@ An operation knows
   filled from its fields), the JSON body (``to_wire``; ``from_wire`` reads it back) and
   the key of the answer (``answer_key``: ``task``, ``entry`` or ``ref``);
 * its **transition**, when it changes a task row: ``transition(row, now, facts)`` runs the
-  rule checks of ``daemon.lifecycle.rules`` and returns the ``Change`` to write, or
+  rule checks of ``phoned.daemon.lifecycle.rules`` and returns the ``Change`` to write, or
   raises the named error. The SQL stores run it inside their write transaction, and a
-  daemon's offline outbox (``daemon.store.http_store``) predicts the plane's answer with
+  daemon's offline outbox (``phoned.daemon.store.http_store``) predicts the plane's answer with
   it, so there is one state machine.
 
-A store implements ``apply(op)``; the protocols of ``daemon.store.protocol`` build the
+A store implements ``apply(op)``; the protocols of ``phoned.daemon.store.protocol`` build the
 named verbs (``store.complete(ticket, ...)``) on it, and the plane's routes build the same
-operations from the bodies they take (``daemon.server.routes_daemon``, ``routes_planner``,
+operations from the bodies they take (``phoned.daemon.server.routes_daemon``, ``routes_planner``,
 ``routes_control``). This module is the table; the classes live in ``operation`` (what
 every operation is), ``worker_ops`` and ``planner_ops``.
 
@@ -32,13 +32,13 @@ ingress, recovery      ``Submit``, ``SubmitWorkflow``, ``SubmitClaimed``, ``Reco
 =====================  ==================================================
 
 The operations on who serves a phone (holds, presence, device registration) carry the
-store's records, so they live in ``daemon.store.phone_ops``.
+store's records, so they live in ``phoned.daemon.store.phone_ops``.
 """
 
 from __future__ import annotations
 
-from daemon.lifecycle.operation import Change, Facts, Offline, Op, TaskOp
-from daemon.lifecycle.planner_ops import (
+from phoned.daemon.lifecycle.operation import Change, Facts, Offline, Op, TaskOp
+from phoned.daemon.lifecycle.planner_ops import (
     STEERING,
     Amend,
     Approve,
@@ -52,8 +52,8 @@ from daemon.lifecycle.planner_ops import (
     UserResume,
     steer_from_wire,
 )
-from daemon.lifecycle.queue_ops import Recover, Submit, SubmitClaimed, SubmitWorkflow
-from daemon.lifecycle.worker_ops import (
+from phoned.daemon.lifecycle.queue_ops import Recover, Submit, SubmitClaimed, SubmitWorkflow
+from phoned.daemon.lifecycle.worker_ops import (
     SPOOLED,
     Claim,
     ClaimBatch,

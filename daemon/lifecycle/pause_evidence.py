@@ -3,8 +3,8 @@
 A paused attempt keeps a ``pause_snapshot`` of the phone; the resumed attempt compares a
 fresh one with it (``resume_check``); while an approval is pending, a worker compares the
 phone with it after each task (``approval_check``). The runtime writes these documents
-(``daemon.runtime.staleness``, ``daemon.runtime.approval_watch``); the approval card reads
-them (``daemon.rendering.approval_view``). Both take the kinds and the rule of which check
+(``phoned.daemon.runtime.staleness``, ``phoned.daemon.runtime.approval_watch``); the approval card reads
+them (``phoned.daemon.rendering.approval_view``). Both take the kinds and the rule of which check
 is current from here.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.records import TaskRecord
 
 PAUSE_KIND = "pause_snapshot"
 RESUME_KIND = "resume_check"

@@ -1,4 +1,4 @@
-"""Planners', approvers' and the system's operations on a task (``daemon.lifecycle.ops``):
+"""Planners', approvers' and the system's operations on a task (``phoned.daemon.lifecycle.ops``):
 steering it by its conversation (``Steer``), a rerun, the sweeper's expiry."""
 
 from __future__ import annotations
@@ -8,21 +8,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from daemon.lifecycle import rules
-from daemon.lifecycle.contract import check_params
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle import rules
+from phoned.daemon.lifecycle.contract import check_params
+from phoned.daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
     GuardError,
     IllegalTransition,
     InvalidTask,
 )
-from daemon.lifecycle.operation import Change, Facts, Op, TaskOp
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.rules import Row
-from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from device.digest import canonical_json
+from phoned.daemon.lifecycle.operation import Change, Facts, Op, TaskOp
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.rules import Row
+from phoned.daemon.lifecycle.states import LEASED, FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.foundation.digest import canonical_json
 
 
 # --- planners and approvers --------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The operations that add tasks to the queue, and a restarted daemon's recovery
-(``daemon.lifecycle.ops``). They insert rows rather than move one, so the SQL stores
+(``phoned.daemon.lifecycle.ops``). They insert rows rather than move one, so the SQL stores
 run them with statements of their own; the checks (idempotency, correlation, the
-conversation of a successor) are ``daemon.store.sql_store``'s."""
+conversation of a successor) are ``phoned.daemon.store.sql_store``'s."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.operation import Op
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.wire import plain, task_from
+from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from phoned.daemon.lifecycle.operation import Op
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.wire import plain, task_from
 
 
 class _Tasks(Op[list[TaskRecord]]):

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitingFor
-from device.digest import digest
+from phoned.daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitingFor
+from phoned.foundation.digest import digest
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each function takes the row as read inside the store's write transaction and either
 returns the row to write or raises a named ``GuardError``. A SQL store then writes it
 with ``write_task``, whose WHERE clause repeats the guards as a backstop; the operations
-of ``daemon.lifecycle.ops`` are built from these, and a daemon's offline outbox predicts
+of ``phoned.daemon.lifecycle.ops`` are built from these, and a daemon's offline outbox predicts
 its reports' answers with the same ones.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.lifecycle import waiting
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle import waiting
+from phoned.daemon.lifecycle.errors import (
     ConversationMismatch,
     IllegalTransition,
     LeaseLost,
@@ -24,8 +24,8 @@ from daemon.lifecycle.errors import (
     TaskNotFound,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Failure, JournalEntry, JournalOutcome, StopSummary, Ticket
-from daemon.lifecycle.states import (
+from phoned.daemon.lifecycle.records import Failure, JournalEntry, JournalOutcome, StopSummary, Ticket
+from phoned.daemon.lifecycle.states import (
     LEASED,
     TERMINAL,
     FailureReason,
@@ -33,7 +33,7 @@ from daemon.lifecycle.states import (
     after_failure,
     can_transition,
 )
-from device.digest import canonical_json
+from phoned.foundation.digest import canonical_json
 
 Row = dict[str, Any]  # a task row: column name -> value
 

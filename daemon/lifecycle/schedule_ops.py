@@ -1,5 +1,5 @@
-"""The operations on schedules (``daemon.lifecycle.schedules``), as the task operations of
-``daemon.lifecycle.ops`` are: frozen data with a wire form (route, body, answer) that a
+"""The operations on schedules (``phoned.daemon.lifecycle.schedules``), as the task operations of
+``phoned.daemon.lifecycle.ops`` are: frozen data with a wire form (route, body, answer) that a
 store applies in one transaction.
 
 =====================  ==================================================
@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from daemon.lifecycle.operation import Op
-from daemon.lifecycle.schedules import ScheduleRecord, ScheduleSpec, TickPlan, schedule_from
-from daemon.lifecycle.wire import plain
+from phoned.daemon.lifecycle.operation import Op
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, ScheduleSpec, TickPlan, schedule_from
+from phoned.daemon.lifecycle.wire import plain
 
 
 class _Answers(Op[ScheduleRecord]):

@@ -28,9 +28,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
 
 NEVER_WITHIN_YEARS = 5  # a cron expression with no due time this soon is refused
 MISSED_RECORDED = 10  # missed due times recorded one by one per tick (the rest counted)

@@ -1,10 +1,10 @@
 """The JSON wire format of the control plane: records to JSON and back, errors by name.
 
-Shared by the server (``daemon.server``) and its clients (``daemon.store.http_store``,
-``daemon.store.plane_client``) so a ``TaskRecord`` that crosses the wire comes back equal;
-the operations' bodies are in ``daemon.lifecycle.ops``. Errors travel as
+Shared by the server (``phoned.daemon.server``) and its clients (``phoned.daemon.store.http_store``,
+``phoned.daemon.store.plane_client``) so a ``TaskRecord`` that crosses the wire comes back equal;
+the operations' bodies are in ``phoned.daemon.lifecycle.ops``. Errors travel as
 ``{"error": "<class name>", "message": ..., "errors": [...]}`` and are raised again on
-the client as the same class of ``daemon.lifecycle.errors``.
+the client as the same class of ``phoned.daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import dataclasses
 from enum import Enum
 from typing import Any
 
-from daemon.lifecycle import errors as lifecycle_errors
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle import errors as lifecycle_errors
+from phoned.daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
@@ -25,7 +25,7 @@ from daemon.lifecycle.records import (
     Ticket,
     WorkflowRecord,
 )
-from daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 
 # HTTP status of each error class (the most specific class wins); the rest are 500.
 ERROR_STATUS: dict[type[lifecycle_errors.LifecycleError], int] = {

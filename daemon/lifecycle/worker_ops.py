@@ -1,5 +1,5 @@
 """A worker's operations: its reports on the task it holds (``TaskReport``), the journal
-of its effects and its evidence (``daemon.lifecycle.ops``)."""
+of its effects and its evidence (``phoned.daemon.lifecycle.ops``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from daemon.lifecycle import rules
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle import rules
+from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     FieldError,
     IllegalTransition,
@@ -18,8 +18,8 @@ from daemon.lifecycle.errors import (
     TargetNotObserved,
     UnreconciledOutcome,
 )
-from daemon.lifecycle.operation import Change, Facts, Op, TaskOp
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.operation import Change, Facts, Op, TaskOp
+from phoned.daemon.lifecycle.records import (
     Failure,
     JournalEntry,
     JournalOutcome,
@@ -28,9 +28,9 @@ from daemon.lifecycle.records import (
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.rules import Row
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.lifecycle.wire import (
+from phoned.daemon.lifecycle.rules import Row
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.wire import (
     failure_json,
     preview_json,
     task_from,

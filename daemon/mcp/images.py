@@ -177,7 +177,7 @@ def _artifact(value: str | None, folders: Sequence[Path], task_id: str) -> bytes
     """The bytes of an artifact inside the task's folder; None when it is not readable here
     (another machine's plane, removed by retention, a reference outside the folder, a
     folder this process may not read)."""
-    from daemon.rendering.render_html import RefusedReference, artifact_file
+    from phoned.daemon.rendering.render_html import RefusedReference, artifact_file
 
     if not value:
         return None
@@ -203,7 +203,7 @@ def screen_content(
 ) -> list[types.ImageContent | types.TextContent]:
     """The screen a task kept (its latest evidence with a screenshot): the fitted image and
     a text block with its size and the visible elements; [] when the task kept none."""
-    from daemon.rendering.render import evidence_view
+    from phoned.daemon.rendering.render import evidence_view
 
     views = [evidence_view(d) for d in evidence]
     kept = [v["artifacts"] for v in views if _named(v["artifacts"], SCREENSHOT)]

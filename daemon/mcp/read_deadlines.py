@@ -14,7 +14,7 @@ the connection is waiting for (h11's state of the client):
   connection is closed (the handler reads that the client went away);
 - anything else (the request is in, the response streams): no deadline.
 
-``serve_http`` (``daemon.mcp.transports``) hands uvicorn a subclass made by ``protocol``.
+``serve_http`` (``phoned.daemon.mcp.transports``) hands uvicorn a subclass made by ``protocol``.
 """
 
 from __future__ import annotations

@@ -14,13 +14,13 @@ from typing import Any
 
 import mcp.types as types
 
-from daemon.config import with_default_timeouts
-from daemon.lifecycle.errors import TaskNotFound
-from daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
-from daemon.lifecycle.schedules import ScheduleRecord, host_zone, utc_text, validate_schedule
-from daemon.lifecycle.wire import plain
-from daemon.mcp.bridge import Bridge, ToolError
-from daemon.mcp.tool_shape import plain_tool
+from phoned.daemon.config import with_default_timeouts
+from phoned.daemon.lifecycle.errors import TaskNotFound
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, host_zone, utc_text, validate_schedule
+from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.mcp.bridge import Bridge, ToolError
+from phoned.daemon.mcp.tool_shape import plain_tool
 
 _SCHEDULE_ID = {"type": "string", "description": "the schedule id schedule_add or _list gave"}
 _ADD = {

@@ -33,18 +33,18 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from daemon.lifecycle.waiting import WaitKind
-from daemon.mcp import schedule_tools, task_amend
-from daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
-from daemon.mcp.images import ImageArgError, shows_screen, take_limits
-from daemon.mcp.tools import tools
-from daemon.planning import catalogue
-from daemon.rendering.approval_view import AFTER_DENIAL
+from phoned.daemon.lifecycle.waiting import WaitKind
+from phoned.daemon.mcp import schedule_tools, task_amend
+from phoned.daemon.mcp.bridge import Bridge, ToolError, error_text, known_errors
+from phoned.daemon.mcp.images import ImageArgError, shows_screen, take_limits
+from phoned.daemon.mcp.tools import tools
+from phoned.daemon.planning import catalogue
+from phoned.daemon.rendering.approval_view import AFTER_DENIAL
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.lifecycle.records import TaskRecord
 
 log = logging.getLogger("phoned.mcp")
 
@@ -311,7 +311,7 @@ def _task_id(args: dict[str, Any]) -> str:
 
 
 def _method_names() -> list[str]:
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     return list(REGISTRY)
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.mcp.bridge import Bridge
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.mcp.bridge import Bridge
 
 NAME = "task_amend"
 

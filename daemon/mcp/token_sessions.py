@@ -11,7 +11,7 @@ still opens its own, and a session id is unknown (``404 Session not found``) to 
 but the one that opened it. A manager is started on its token's first request; there are at
 most as many as planner tokens in the tokens file.
 
-``BearerGate`` (``daemon.mcp.transports``) names the token in the request's scope under
+``BearerGate`` (``phoned.daemon.mcp.transports``) names the token in the request's scope under
 ``CALLER`` (its digest) before a request gets here.
 """
 

@@ -1,7 +1,7 @@
 """The MCP tools phoned offers, as ``tools/list`` shows them: one per task method (its
 params model's JSON Schema plus ``device``; annotations from the registry) and
 ``task_status``, ``task_amend`` (``task_amend.py``), ``task_cancel``, ``device_context``,
-``queue_status``, and the schedule tools (``daemon.mcp.schedule_tools``)."""
+``queue_status``, and the schedule tools (``phoned.daemon.mcp.schedule_tools``)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import mcp.types as types
 
-from daemon.lifecycle.contract import RATIONALE_MAX
-from daemon.lifecycle.states import TaskState
-from daemon.mcp import task_amend
-from daemon.mcp.images import IMAGE_ARGS, shows_screen
-from daemon.mcp.tool_shape import plain_tool
-from daemon.planning import catalogue
+from phoned.daemon.lifecycle.contract import RATIONALE_MAX
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.mcp import task_amend
+from phoned.daemon.mcp.images import IMAGE_ARGS, shows_screen
+from phoned.daemon.mcp.tool_shape import plain_tool
+from phoned.daemon.planning import catalogue
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
            "else any device the daemon serves)"}  # fmt: skip
@@ -28,7 +28,7 @@ _REQUIRE_APPROVAL = {"type": "boolean", "description": "true: a person approves 
 def _task_fields(method: str) -> dict[str, Any]:
     """The task fields a method's tool takes beside its params: a ``rationale`` for a
     change, ``require_approval`` for one that can show a preview (a read takes neither)."""
-    from device.actions.registry import method as declared
+    from phoned.device.actions.registry import method as declared
 
     found = declared(method)
     fields: dict[str, Any] = {}
@@ -100,8 +100,8 @@ def method_tool(method: str) -> types.Tool:
 
 def tools() -> list[types.Tool]:
     """Every tool, methods first (registry order), the schedule tools last."""
-    from daemon.mcp.schedule_tools import schedule_tools
-    from device.actions.registry import REGISTRY
+    from phoned.daemon.mcp.schedule_tools import schedule_tools
+    from phoned.device.actions.registry import REGISTRY
 
     return [
         *(method_tool(m) for m in REGISTRY),

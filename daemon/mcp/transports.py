@@ -3,12 +3,12 @@ behind a bearer token from the same tokens file ``phoned serve`` reads.
 
 HTTP (``/mcp``), from the outside in:
 
-- ``ReadDeadlines`` (``daemon.mcp.read_deadlines``): a request's head and body must arrive
+- ``ReadDeadlines`` (``phoned.daemon.mcp.read_deadlines``): a request's head and body must arrive
   within ``HttpOptions.header_timeout_s`` / ``body_timeout_s``, else the connection closes;
 - ``BearerGate``: ``Authorization: Bearer <token>`` of a ``planner`` (the tools queue and
   cancel tasks) that reaches the server's conversation: missing or unknown token 401,
   another role or conversation 403;
-- ``TokenSessions`` (``daemon.mcp.token_sessions``): the token's own SDK session manager,
+- ``TokenSessions`` (``phoned.daemon.mcp.token_sessions``): the token's own SDK session manager,
   so ``max_sessions`` and ``session_idle_s`` hold per token;
 - the SDK's DNS-rebinding protection on whatever address is served (``rebinding_guard``):
   a ``Host`` outside the allowed list is 421, an ``Origin`` outside its list 403.
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from daemon.mcp.token_sessions import CALLER, TokenSessions
+from phoned.daemon.mcp.token_sessions import CALLER, TokenSessions
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from daemon.server.auth import TokenBook
+    from phoned.daemon.server.auth import TokenBook
 
 Scope = dict[str, Any]
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what a local client puts in Host
@@ -75,7 +75,7 @@ class BearerGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from daemon.server.auth import Right
+        from phoned.daemon.server.auth import Right
 
         headers = dict(scope.get("headers") or [])
         scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
@@ -174,7 +174,7 @@ def serve_http(
     """Serve streamable HTTP on ``options.host:port`` until SIGINT/SIGTERM."""
     import uvicorn
 
-    from daemon.mcp.read_deadlines import protocol
+    from phoned.daemon.mcp.read_deadlines import protocol
 
     names = ", ".join(served_names(options.host))
     extra = "".join(f", {name}" for name in (*options.allowed_hosts, *options.allowed_origins))

@@ -23,7 +23,7 @@ def tool_name(method: str) -> str:
 
 
 def _registry() -> dict[str, Any]:
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     return REGISTRY
 
@@ -61,7 +61,7 @@ def read_only(method: str) -> bool:
 
 def entry(method: str) -> dict[str, Any]:
     """One method's catalogue entry."""
-    from daemon.lifecycle.approval_policy import asks_by_default
+    from phoned.daemon.lifecycle.approval_policy import asks_by_default
 
     declared = _registry()[method]
     return {

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.lifecycle.contract import WorkflowSpec
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from device.actions.registry import APPROVAL_METHODS
+from phoned.daemon.lifecycle.contract import WorkflowSpec
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.device.actions.registry import APPROVAL_METHODS
 
 
 @dataclass(frozen=True)

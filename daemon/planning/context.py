@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Generic, Protocol, TypeVar
 
-from daemon.store.protocol import PlannerStore
+from phoned.daemon.store.protocol import PlannerStore
 
 T = TypeVar("T")
 

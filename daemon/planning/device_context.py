@@ -1,13 +1,13 @@
 """The device planning context, read through the device layer (``DeviceContextProvider``).
 
-Every value is read with one read-only command from ``device.commands`` (or the identity
-and the capability probes of ``device.connection.Device``, ``device/probes.py``), parsed by a pure function from
-``device.parsers`` (or one below, where the device layer has none), and stamped with the
+Every value is read with one read-only command from ``phoned.device.commands`` (or the identity
+and the capability probes of ``phoned.device.connection.Device``, ``device/probes.py``), parsed by a pure function from
+``phoned.device.parsers`` (or one below, where the device layer has none), and stamped with the
 time it was read and the command that read it. A value the phone does not print (an
 unset setting, a section this release lacks) is left ``None`` and reported as missing,
 never guessed.
 
-Parsers defined here, because ``device.parsers`` has none yet:
+Parsers defined here, because ``phoned.device.parsers`` has none yet:
 
 * ``parse_battery_percent``: ``dumpsys battery``. ``BatteryService.dumpInternal``
   (aosp-mirror/platform_frameworks_base, services/core/java/com/android/server/
@@ -30,11 +30,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from daemon.planning.context import ON_REQUEST, DeviceContext, Observed
-from device import app_labels, commands, parsers
-from device.adb import AdbServer
-from device.connection import Device, connect
-from device.probes import Capabilities
+from phoned.daemon.planning.context import ON_REQUEST, DeviceContext, Observed
+from phoned.device import app_labels, commands, parsers
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device, connect
+from phoned.device.probes import Capabilities
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -98,14 +98,14 @@ def parse_default_sms(sdk: int) -> Callable[[str], str | None]:
 
 def parse_front_label(text: str) -> str | None:
     """``dumpsys accessibility``: the label of the app in front (its window's title in the
-    accessibility window list, ``device.app_labels``); None when no window shows one."""
+    accessibility window list, ``phoned.device.app_labels``); None when no window shows one."""
     return app_labels.front_label(app_labels.parse_a11y_windows(text))
 
 
 def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dict[str, Any]]:
     """The parser of ``commands.LAUNCHABLE`` for the context: every launcher activity with the
     label of the app in front (``front``: ``pkg/activity``), null for the others, and why."""
-    from device.actions import apps
+    from phoned.device.actions import apps
 
     in_front = front.split("/", 1)[0] if front else None
 
@@ -123,7 +123,7 @@ def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dic
 def supported_methods(capabilities: Capabilities) -> frozenset[str]:
     """The methods this phone can carry out: each method's declared probes and ``needs``
     judged from its probed capabilities."""
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     return frozenset(name for name, m in REGISTRY.items() if m.supported_on(capabilities))
 

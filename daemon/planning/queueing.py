@@ -3,7 +3,7 @@
 ``queue_spec`` is the one way a document (either ingress shape) becomes queued tasks, for
 ``phoned submit``, ``phoned workflow submit`` and the MCP tools alike. ``unserved_warning``
 is the sentence ``phoned status``, the queueing verbs and the MCP tools give when no daemon
-served the queue (or a phone) recently (``daemon.store.presence``).
+served the queue (or a phone) recently (``phoned.daemon.store.presence``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.config import Config
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.store.protocol import PlannerStore
 
 
 def queue_spec(
@@ -24,10 +24,10 @@ def queue_spec(
 
     Timeouts the task does not give come from the config's ``timeouts.*``.
     """
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.contract import WorkflowSpec
-    from daemon.lifecycle.errors import FieldError, InvalidTask
-    from daemon.lifecycle.ingress import parse_ingress
+    from phoned.daemon.config import with_default_timeouts
+    from phoned.daemon.lifecycle.contract import WorkflowSpec
+    from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+    from phoned.daemon.lifecycle.ingress import parse_ingress
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
     if isinstance(spec, WorkflowSpec):
@@ -40,8 +40,8 @@ def queue_spec(
 def unserved_warning(store: Any, queue: str, device: str | None = None) -> str | None:
     """The warning for a queue (or phone) no daemon served recently; None when one did or
     when the store cannot say (an answer is never held up by this check)."""
-    from daemon.lifecycle.errors import LifecycleError
-    from daemon.store import presence
+    from phoned.daemon.lifecycle.errors import LifecycleError
+    from phoned.daemon.store import presence
 
     try:
         rows = store.presence()

@@ -1,7 +1,7 @@
 """A pending approval as a person sees it: the preview itself and the command to decide it.
 
 The task record holds only the approval's digest and revision; the preview (effect,
-recipient, text, app, snapshot digest) is the one ``daemon.rendering.render.approval_preview`` rebuilds
+recipient, text, app, snapshot digest) is the one ``phoned.daemon.rendering.render.approval_preview`` rebuilds
 in clear from the task's params and checks against that digest (evidence keeps it redacted),
 and the screen it was taken from is the attempt's pause snapshot (its screenshot artifact).
 ``pending_approval`` gathers them for ``phoned show`` and ``GET /v1/tasks/{id}``, with the
@@ -29,14 +29,14 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from daemon.lifecycle.pause_evidence import latest_check
-from daemon.rendering.values import iso
+from phoned.daemon.lifecycle.pause_evidence import latest_check
+from phoned.daemon.rendering.values import iso
 
 # What a denial means, on every card (seed 000: "whether it can continue after a denial").
 AFTER_DENIAL = "a denial ends this task (stopped, approval_denied); it cannot continue"
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.lifecycle.records import TaskRecord
 
 
 def _artifacts(body: Any) -> dict[str, Any]:

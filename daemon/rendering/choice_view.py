@@ -23,12 +23,12 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from device import private
-from device.actions.registry import task_secrets
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.device import private
+from phoned.device.actions.registry import task_secrets
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.lifecycle.records import TaskRecord
 
 OUTCOME_KIND = "outcome"
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from daemon.lifecycle.waiting import WaitKind
+from phoned.daemon.lifecycle.waiting import WaitKind
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.lifecycle.records import TaskRecord
 
 SCREEN_ARTIFACT = "handoff_before_screenshot"  # the screen the person was handed
 

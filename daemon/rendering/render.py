@@ -4,8 +4,8 @@
 ``TaskRecord``, the evidence documents of ``Store.evidence(task_id)`` (``{ref, attempt,
 revision, kind, created_at, body}``), the journal entries and the task's events (its
 transitions). An evidence ``body`` is either an action outcome (``{status, message, value,
-detail, evidence: {...}}``, ``device.actions.base.Outcome.to_json``) or bare evidence
-(``device.evidence.Evidence.to_json``); both are read the same way. Argv in evidence is
+detail, evidence: {...}}``, ``phoned.device.actions.base.Outcome.to_json``) or bare evidence
+(``phoned.device.evidence.Evidence.to_json``); both are read the same way. Argv in evidence is
 already redacted by the device layer; the report prints it as stored.
 
 The JSON form is stable: the same inputs give the same document (keys sorted on output),
@@ -22,16 +22,16 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.records import Event, JournalEntry, TaskRecord
-from daemon.rendering.approval_view import approval_lines, pending_approval
-from daemon.rendering.choice_view import choice_lines, pending_choice
-from daemon.rendering.person_view import pending_person, person_lines
-from daemon.rendering.render_html import html_report
-from daemon.rendering.terminal import terminal_text
-from daemon.rendering.values import argv_text, iso
-from device import private
-from device.actions.registry import task_secrets
-from device.digest import digest
+from phoned.daemon.lifecycle.records import Event, JournalEntry, TaskRecord
+from phoned.daemon.rendering.approval_view import approval_lines, pending_approval
+from phoned.daemon.rendering.choice_view import choice_lines, pending_choice
+from phoned.daemon.rendering.person_view import pending_person, person_lines
+from phoned.daemon.rendering.render_html import html_report
+from phoned.daemon.rendering.terminal import terminal_text
+from phoned.daemon.rendering.values import argv_text, iso
+from phoned.device import private
+from phoned.device.actions.registry import task_secrets
+from phoned.foundation.digest import digest
 
 REPORT_VERSION = 1
 
@@ -129,7 +129,7 @@ def approval_preview(
 ) -> dict[str, Any] | None:
     """The preview a pending approval is bound to, in clear, for the approver; else None.
 
-    Evidence keeps the preview with the number and text redacted (``device.private``); it
+    Evidence keeps the preview with the number and text redacted (``phoned.device.private``); it
     is rebuilt here, at display time, from the task's own params (the one place they are
     in clear), and shown only when its digest is the approval digest the task is bound to:
     what the approver reads is exactly what an approval quoting that digest approves.
@@ -361,7 +361,7 @@ def render_text(
 ) -> str:
     """The report for a terminal: header, transitions, journal, then each evidence document.
 
-    Every line is escaped for the terminal (``daemon.rendering.terminal``): a control character in
+    Every line is escaped for the terminal (``phoned.daemon.rendering.terminal``): a control character in
     a task field, a daemon message or the evidence is shown, never obeyed, and a newline
     inside a field never starts a report line of its own (multi-line messages and notes are
     continued, indented, under their field).
@@ -392,6 +392,6 @@ def render_html(
 ) -> str:
     """A self-contained HTML page (no external resources) with screenshots inlined; artifact
     files are read only from the task's own folder ``<root>/<task id>/`` under one of
-    ``artifact_roots`` (``daemon.rendering.render_html``); ``queue`` as for the text card's
+    ``artifact_roots`` (``phoned.daemon.rendering.render_html``); ``queue`` as for the text card's
     decision commands."""
     return html_report(render_json(record, evidence, journal, events, queue), artifact_roots)

@@ -1,6 +1,6 @@
 """The HTML task report: one self-contained page, screenshots inlined as ``data:`` URIs.
 
-Input is the stable JSON report of ``daemon.rendering.render.render_json``; a pending
+Input is the stable JSON report of ``phoned.daemon.rendering.render.render_json``; a pending
 approval comes first, as the card ``phoned show`` prints (``approval_section``). Every text
 is escaped;
 the page loads nothing from anywhere (inline CSS, no scripts), so it can be mailed or
@@ -25,8 +25,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from daemon.rendering.approval_view import recipient_text
-from daemon.rendering.values import argv_text, iso
+from phoned.daemon.rendering.approval_view import recipient_text
+from phoned.daemon.rendering.values import argv_text, iso
 
 MAX_TEXT_ARTIFACT = 256 * 1024
 _MAGIC: tuple[tuple[bytes, str], ...] = (

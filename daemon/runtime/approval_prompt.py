@@ -1,7 +1,7 @@
 """``phoned run --once`` at a terminal: a task that reaches approval is decided inline.
 
 The person reads the pending preview exactly as ``phoned show`` presents it
-(``daemon.rendering.approval_view.approval_lines``, each line escaped for the terminal) and answers
+(``phoned.daemon.rendering.approval_view.approval_lines``, each line escaped for the terminal) and answers
 ``Approve? [y/N]``. A yes is the store call ``phoned approve TASK --revision R --digest D
 --conversation C`` makes (``PlannerStore.approve``), quoting the revision, digest and
 conversation of the preview that was shown, so the approval is bound to exactly that; the
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.states import TaskState
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.store.protocol import PlannerStore
 
 QUESTION = "Approve? [y/N] "
 YES = frozenset({"y", "yes"})
@@ -42,8 +42,8 @@ def at_a_terminal() -> bool:
 def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict[str, Any] | None:
     """The task's pending approval as ``phoned show`` gathers it, when its preview can be
     shown in clear (rebuilt and matching the approval digest); else None."""
-    from daemon.rendering.approval_view import pending_approval
-    from daemon.rendering.render import approval_preview
+    from phoned.daemon.rendering.approval_view import pending_approval
+    from phoned.daemon.rendering.render import approval_preview
 
     if task.state is not TaskState.APPROVAL:
         return None
@@ -57,9 +57,9 @@ def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict
 def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> TaskRecord | None:
     """Show ``task``'s pending preview and ask; the approved (requeued) task on yes, None
     when nothing was approved (the task stays in approval)."""
-    from daemon.rendering.approval_view import approval_lines
-    from daemon.rendering.render import state_line
-    from daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.approval_view import approval_lines
+    from phoned.daemon.rendering.render import state_line
+    from phoned.daemon.rendering.terminal import terminal_text
 
     pending = pending_of(store, task, queue)
     if pending is None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from daemon.lifecycle.pause_evidence import CHECK_KIND, latest_check
-from daemon.lifecycle.records import TaskRecord, Ticket
-from daemon.lifecycle.states import TaskState
-from daemon.runtime.staleness import compare_with_pause, describe, stored
-from daemon.store.protocol import WorkerStore
-from device.connection import Device
+from phoned.daemon.lifecycle.pause_evidence import CHECK_KIND, latest_check
+from phoned.daemon.lifecycle.records import TaskRecord, Ticket
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.runtime.staleness import compare_with_pause, describe, stored
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.connection import Device
 
 log = logging.getLogger("phoned.approval_watch")
 

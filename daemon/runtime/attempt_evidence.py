@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.runtime.faults import PreReadRecorder
-from daemon.store.protocol import WorkerStore
-from device import private
-from device.actions.registry import task_secrets
-from device.connection import Device
-from device.evidence import Recorder
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.runtime.faults import PreReadRecorder
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device import private
+from phoned.device.actions.registry import task_secrets
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
 
 log = logging.getLogger("phoned.executor")
 
@@ -42,7 +42,7 @@ def sensitive_values(task: TaskRecord) -> list[str]:
 
 def stored(task: TaskRecord, body: dict[str, Any]) -> dict[str, Any]:
     """``body`` as evidence keeps it: the task's phone numbers and message texts, and every
-    private key's value, in their redacted form (``device.private``), wherever they are."""
+    private key's value, in their redacted form (``phoned.device.private``), wherever they are."""
     return private.scrub(body, sensitive_values(task))
 
 

@@ -23,22 +23,22 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from daemon.lifecycle.errors import LifecycleError, QueueWeather
-from daemon.runtime.patience import weather
-from daemon.store.protocol import WorkerStore
-from daemon.store.wake import Alarm
-from device.threads import spawn
+from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
+from phoned.daemon.runtime.patience import weather
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.wake import Alarm
+from phoned.foundation.threads import spawn
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.runtime.executor import ExecutorSettings
-    from device.connection import Device
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.runtime.executor import ExecutorSettings
+    from phoned.device.connection import Device
 
 log = logging.getLogger("phoned.dispatch")
 
 
 class IdleWorker(Protocol):
-    """What the dispatcher needs of an idle phone's worker (``daemon.runtime.worker``, which
+    """What the dispatcher needs of an idle phone's worker (``phoned.daemon.runtime.worker``, which
     imports this module: the dispatcher knows a worker by this shape alone)."""
 
     owner: str  # the lease owner it claims as: "<daemon id>/<serial>"
@@ -207,7 +207,7 @@ class Dispatcher:
     def _watch_paused(self, store: WorkerStore) -> bool:
         """Resume paused tasks of idle phones whose condition is met (one listing for all).
         True when the listing found paused tasks of this daemon's phones."""
-        from daemon.runtime.paused import paused_tasks, resume_met
+        from phoned.daemon.runtime.paused import paused_tasks, resume_met
 
         idle = self._idle_workers()
         by_serial = {worker.device.serial: worker for worker in idle.values()}

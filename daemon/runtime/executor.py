@@ -1,7 +1,7 @@
 """Run one claimed task on one device and report how it ended.
 
 ``execute_task`` is the whole life of an attempt on the worker's side, read top to bottom
-as five phases, one module each in ``daemon.runtime.attempt``. Each takes the decision the
+as five phases, one module each in ``phoned.daemon.runtime.attempt``. Each takes the decision the
 one before returned (a frozen record, ``attempt.records``) and returns its own:
 
 1. ``reconcile`` -> ``Reconciled``: start the attempt (a stop asked before it is confirmed
@@ -32,12 +32,12 @@ error ends it ``action_error``.
 
 from __future__ import annotations
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason
-from daemon.runtime.attempt.act import act, voided
-from daemon.runtime.attempt.admit import admit
-from daemon.runtime.attempt.reconcile import reconcile
-from daemon.runtime.attempt.records import (
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.attempt.act import act, voided
+from phoned.daemon.runtime.attempt.admit import admit
+from phoned.daemon.runtime.attempt.reconcile import reconcile
+from phoned.daemon.runtime.attempt.records import (
     Acted,
     Admitted,
     Attempt,
@@ -50,12 +50,12 @@ from daemon.runtime.attempt.records import (
     Result,
     Verified,
 )
-from daemon.runtime.attempt.report import end, report, target_name
-from daemon.runtime.attempt.verify import verify_or_pause, waiting_for
-from daemon.runtime.attempt_evidence import AttemptEvidence
-from daemon.runtime.staleness import stale_message
-from daemon.store.protocol import WorkerStore
-from device.connection import Device
+from phoned.daemon.runtime.attempt.report import end, report, target_name
+from phoned.daemon.runtime.attempt.verify import verify_or_pause, waiting_for
+from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
+from phoned.daemon.runtime.staleness import stale_message
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.connection import Device
 
 __all__ = [  # what worker, run, dispatch and tests import from here
     "AMENDED_TOO_OFTEN",

@@ -29,11 +29,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from device.adb import ShellResult
-from device.evidence import Recorder
+from phoned.device.adb import ShellResult
+from phoned.device.evidence import Recorder
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.lifecycle.records import TaskRecord
 
 ENV = "PHONED_CRASH_AT"
 POINTS = (

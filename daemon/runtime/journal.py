@@ -1,4 +1,4 @@
-"""The action journal of ``device.actions``, written into the task store (SPEC §4).
+"""The action journal of ``phoned.device.actions``, written into the task store (SPEC §4).
 
 An action calls ``before`` ahead of its effect and ``after`` once the effect's command
 returned. ``before`` is the admission gate too: the store admits and records the action
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daemon.lifecycle.errors import GuardError
-from daemon.lifecycle.records import JournalOutcome, Ticket
-from daemon.runtime.faults import fault_point
-from daemon.store.protocol import WorkerStore
-from device.actions.base import Superseded
+from phoned.daemon.lifecycle.errors import GuardError
+from phoned.daemon.lifecycle.records import JournalOutcome, Ticket
+from phoned.daemon.runtime.faults import fault_point
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.actions.base import Superseded
 
 
 @dataclass

@@ -50,13 +50,13 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from daemon.lifecycle.approval_policy import SOURCES
-from daemon.lifecycle.errors import QueueBusy, QueueWeather
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TERMINAL, TaskState
-from daemon.lifecycle.waiting import WaitKind
-from daemon.store.schedule_tick import Tick
-from daemon.store.sql_store import StateSummary
+from phoned.daemon.lifecycle.approval_policy import SOURCES
+from phoned.daemon.lifecycle.errors import QueueBusy, QueueWeather
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TERMINAL, TaskState
+from phoned.daemon.lifecycle.waiting import WaitKind
+from phoned.daemon.store.schedule_tick import Tick
+from phoned.daemon.store.sql_store import StateSummary
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # seconds a machine takes (a claim, an action) and a person takes (approval, a choice)
@@ -68,7 +68,7 @@ MAX_PHONES = 1000  # bound on the phones remembered (a fleet's; sim ports come a
 
 
 def _known_methods() -> frozenset[str]:
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     return frozenset(REGISTRY)
 
@@ -223,7 +223,7 @@ class PhonedMetrics:
             self.schedule_runs.labels("refused").inc(len(tick.refused))
 
     def met_weather(self, exc: QueueWeather) -> None:
-        """A call met a busy or full queue (``daemon.runtime.patience.weather``)."""
+        """A call met a busy or full queue (``phoned.daemon.runtime.patience.weather``)."""
         self.weather.labels("busy" if isinstance(exc, QueueBusy) else "full").inc()
 
     # --- what is (gauges, read at scrape time) -------------------------------------------

@@ -1,6 +1,6 @@
 """``phoned run --metrics ADDR``: the daemon's ``/metrics``, on a listener of its own.
 
-The client's threaded HTTP server over the daemon's registry (``daemon.runtime.metrics``):
+The client's threaded HTTP server over the daemon's registry (``phoned.daemon.runtime.metrics``):
 ``GET /metrics`` (any path answers the same) in the Prometheus text format, no token, so
 the address is loopback unless the config names another (``metrics.listen``). A port
 already taken fails the start (exit 2, naming the address), before any phone is served.
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from prometheus_client import start_http_server
 
-from daemon.runtime.metrics import PhonedMetrics
+from phoned.daemon.runtime.metrics import PhonedMetrics
 
 log = logging.getLogger("phoned.metrics")
 

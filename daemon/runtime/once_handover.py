@@ -5,7 +5,7 @@ waits for the task to end and exits with the code its end state maps to, as if i
 the task itself. It never sends the phone a command while another holds it: only when the
 phone comes free while the task still waits in the queue does it take the hold and run
 the task here. At a terminal a pending approval is asked about inline, as ``--once`` does
-for a task it runs (``daemon.runtime.approval_prompt``).
+for a task it runs (``phoned.daemon.runtime.approval_prompt``).
 
 ``OnceStop`` is the ``--once`` process's SIGTERM/SIGINT: it ends a wait and stops the
 worker running, at a safe point.
@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.runtime.phone_hold import WAIT_LOG_S, HoldRefused, PhoneHold
-from daemon.store.holds import Holder
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.runtime.phone_hold import WAIT_LOG_S, HoldRefused, PhoneHold
+from phoned.daemon.store.holds import Holder
 
 if TYPE_CHECKING:
-    from daemon.store.protocol import PlannerStore, WorkerStore
+    from phoned.daemon.store.protocol import PlannerStore, WorkerStore
 
 UNDER_WAY = frozenset({TaskState.QUEUED, TaskState.DISPATCHED, TaskState.RUNNING})
 

@@ -2,7 +2,7 @@
 
 Another process holding a SQLite queue's write lock (a backup, ``sqlite3`` opened by hand)
 or a full disk under it makes each store call fail after its busy wait with ``QueueBusy``
-or ``QueueFull`` (``daemon.store.sqlite_db.translate``). A daemon must neither exit nor
+or ``QueueFull`` (``phoned.daemon.store.sqlite_db.translate``). A daemon must neither exit nor
 fail the attempt in hand for it: the phone already did what the task asked, and only the
 report is late.
 
@@ -14,7 +14,7 @@ report is late.
   thread met it (the dispatcher's claims, heartbeats, the hold's renewals, presence).
 
 Meanwhile the supervisor's own sweeps do not judge the leases of tasks its live workers
-run (``daemon.store.sweeper.sweep``'s ``running``): a heartbeat the weather kept from the queue
+run (``phoned.daemon.store.sweeper.sweep``'s ``running``): a heartbeat the weather kept from the queue
 is not a lost worker. Any other store error is raised as before.
 """
 
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from daemon.lifecycle.errors import QueueWeather
+from phoned.daemon.lifecycle.errors import QueueWeather
 
 log = logging.getLogger("phoned.queue")
 

@@ -18,16 +18,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from daemon.store.protocol import WorkerStore
-from device.actions import ui
-from device.actions.base import ActionContext
-from device.connection import Device
-from device.errors import DeviceError
-from device.evidence import Recorder
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext
+from phoned.device.connection import Device
+from phoned.device.errors import DeviceError
+from phoned.device.evidence import Recorder
 
 log = logging.getLogger("phoned.paused")
 
@@ -37,14 +37,14 @@ def _unlocked(ctx: ActionContext, _: WaitingFor) -> bool:
 
 
 def _dialog_gone(ctx: ActionContext, _: WaitingFor) -> bool:
-    from device import ui_hierarchy
+    from phoned.device import ui_hierarchy
 
     screen = ui.dump(ctx, "read")
     return ui_hierarchy.find_permission_dialog(screen.xml) is None
 
 
 def _granted(ctx: ActionContext, waiting: WaitingFor) -> bool:
-    from device.actions import execute
+    from phoned.device.actions import execute
 
     what = waiting.permission or ""
     params: dict[str, Any] = {"package": waiting.package}
@@ -76,7 +76,7 @@ def _handoff_seen(ctx: ActionContext, task: TaskRecord) -> bool:
     """A step handed to the person (``ui.handoff``): its expectation shows, or another app
     came to the front; the resumed run decides which (reads only, nothing of what the
     person enters is kept: this recorder is thrown away)."""
-    from device.actions.ui_handoff import UiHandoff, observed
+    from phoned.device.actions.ui_handoff import UiHandoff, observed
 
     return observed(ctx, UiHandoff.model_validate(task.params))
 
@@ -96,7 +96,7 @@ def condition_met(device: Device, task: TaskRecord) -> bool:
 def runtime_grants(recorder: Recorder, package: str, phase: str) -> dict[str, bool]:
     """``package``'s runtime permissions and whether each is granted now (``dumpsys
     package``); empty when the package is not installed."""
-    from device import commands, parsers
+    from phoned.device import commands, parsers
 
     argv = commands.dumpsys_package(package)
     text = recorder.read(argv).stdout

@@ -12,22 +12,22 @@ and kept while a worker serves it:
 
 * ``LockFile``, ``<state folder>/phone-<serial>.lock``: ``fcntl.flock`` on a file opened
   with ``O_NOFOLLOW`` in its folder's descriptor (a symlink there, or as the folder, is
-  refused, never followed: ``device.private_files``) and ``O_CLOEXEC`` (an adb server this process
+  refused, never followed: ``phoned.foundation.private_files``) and ``O_CLOEXEC`` (an adb server this process
   starts does not inherit it). It keeps apart every process of
   this host that uses this state folder: a second unit started by mistake, ``run --once``
   beside the service. The kernel drops the lock when its process dies. The holder is
   written in the file as JSON for others to read (``read_lock``: ``phoned doctor``); the
-  file is 0600, 0660 in a group's shared state folder (``device.private_files``).
-* the queue's phone hold (``daemon.store.holds``): daemons on other hosts, or with another
+  file is 0600, 0660 in a group's shared state folder (``phoned.foundation.private_files``).
+* the queue's phone hold (``phoned.daemon.store.holds``): daemons on other hosts, or with another
   state folder, sharing the queue, as with a network phone (``host:port``) two hosts
   reach. Renewed every third of ``lease_seconds`` (20 s by default: three times a minute
   for an idle phone, issue #24); it expires ``lease_seconds`` after the last renewal, so a holder that died without releasing blocks the phone that long at most (a
   restart of the same daemon takes its own row back at once).
 
 A hold that could not be renewed within ``lease_seconds`` (the queue unreachable that long;
-a busy or full queue is waited out instead: ``daemon.runtime.patience``)
+a busy or full queue is waited out instead: ``phoned.daemon.runtime.patience``)
 or that another holder took meanwhile is lost: ``on_lost`` is called, and the worker stops
-after its current task (``daemon.runtime.worker``); the supervisor's next worker for the
+after its current task (``phoned.daemon.runtime.worker``); the supervisor's next worker for the
 phone waits for it again.
 """
 
@@ -49,15 +49,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from daemon.lifecycle.errors import LifecycleError, QueueWeather
-from daemon.runtime.patience import weather
-from daemon.store.holds import Holder
-from device.private_files import UnsafePath, private_dir, queue_mode
-from device.threads import spawn
+from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
+from phoned.daemon.runtime.patience import weather
+from phoned.daemon.store.holds import Holder
+from phoned.foundation.private_files import UnsafePath, private_dir, queue_mode
+from phoned.foundation.threads import spawn
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.store.protocol import WorkerStore
+    from phoned.daemon.config import Config
+    from phoned.daemon.store.protocol import WorkerStore
 
 log = logging.getLogger("phoned.hold")
 
@@ -77,7 +77,7 @@ def lock_path(state_dir: Path, serial: str) -> Path:
 
 def _open(path: Path, flags: int, *, create: bool) -> int:
     """The lock file's descriptor: its folder checked as every state folder is (made when
-    missing, with ``create``: ``device.private_files``) and opened without following a
+    missing, with ``create``: ``phoned.foundation.private_files``) and opened without following a
     link, the file opened in it ``O_NOFOLLOW``, a regular file. ``HoldRefused`` for a link,
     another kind of file or one this user may not open."""
     try:
@@ -363,8 +363,8 @@ def describe_holder(cfg: Config, serial: str) -> str:
 
 
 def _queue_holder(cfg: Config, serial: str) -> str:
-    from daemon.store import holds
-    from daemon.store.open import QueueMissing, QueueUrlError, open_planner_store
+    from phoned.daemon.store import holds
+    from phoned.daemon.store.open import QueueMissing, QueueUrlError, open_planner_store
 
     try:
         store = open_planner_store(cfg.queue_url, create=False)  # doctor creates no queue

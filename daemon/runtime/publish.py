@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import logging
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.store.protocol import WorkerStore
-from device.connection import Device
-from device.errors import DeviceError
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.connection import Device
+from phoned.device.errors import DeviceError
 
 log = logging.getLogger("phoned.publish")
 
 
 def publish_device(store: WorkerStore, daemon_id: str, device: Device) -> bool:
     """Register ``device`` with its methods (and context); False when that failed."""
-    from daemon.planning.device_context import context_json, read_context, supported_methods
+    from phoned.daemon.planning.device_context import context_json, read_context, supported_methods
 
     try:
         methods = sorted(supported_methods(device.capabilities))

@@ -20,20 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.config import Config
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.store.open import WorkerStores, open_planner_store
-from daemon.store.protocol import PlannerStore, WorkerStore
-from device.threads import name_os_thread
+from phoned.daemon.config import Config
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.open import WorkerStores, open_planner_store
+from phoned.daemon.store.protocol import PlannerStore, WorkerStore
+from phoned.foundation.threads import name_os_thread
 
 if TYPE_CHECKING:
-    from daemon.runtime.executor import Result
-    from daemon.runtime.metrics import PhonedMetrics
-    from daemon.runtime.once_handover import OnceStop
-    from daemon.runtime.phone_hold import PhoneHold
-    from daemon.store.holds import Holder
-    from device.connection import Device
+    from phoned.daemon.runtime.executor import Result
+    from phoned.daemon.runtime.metrics import PhonedMetrics
+    from phoned.daemon.runtime.once_handover import OnceStop
+    from phoned.daemon.runtime.phone_hold import PhoneHold
+    from phoned.daemon.store.holds import Holder
+    from phoned.device.connection import Device
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_PAUSED, EXIT_STOPPED = 0, 1, 2, 3, 4, 5
 RESUME_CLAIM_WAIT_S = 5.0  # after an inline approval: the requeued task is claimable at once
@@ -92,15 +92,15 @@ def _submit_file(
     and the task already leased to ``owner`` when it could be claimed in the same step
     (so a daemon serving the same queue and phone cannot take it first). ``owner`` None:
     only queued (left to the phone's holder)."""
-    from daemon.lifecycle.documents import read_document
-    from daemon.lifecycle.ingress import parse_ingress
+    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.lifecycle.ingress import parse_ingress
 
     raw = read_document(path)  # the one reader `phoned submit` uses too
     if isinstance(raw, dict) and not raw.get("device"):
         raw = {**raw, "device": serial}
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.contract import WorkflowSpec
-    from daemon.store.sql_store import SqlStore
+    from phoned.daemon.config import with_default_timeouts
+    from phoned.daemon.lifecycle.contract import WorkflowSpec
+    from phoned.daemon.store.sql_store import SqlStore
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
     now = time.time()
@@ -117,7 +117,7 @@ def _submit_file(
 
 
 def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool, queue: str | None) -> None:
-    from daemon.rendering import render
+    from phoned.daemon.rendering import render
 
     evidence = store.evidence(task.id)
     journal = store.journal(task.id)
@@ -141,19 +141,19 @@ def run_once(
 ) -> int:
     """Claim at most one task (or the one in ``task_file``), run it, print it, exit code.
 
-    The phone's hold (``daemon.runtime.phone_hold``) comes first. While another holds the
+    The phone's hold (``phoned.daemon.runtime.phone_hold``) comes first. While another holds the
     phone (a daemon serving it), a ``task_file`` task is left to the holder: submitted and
-    waited for to its end (``daemon.runtime.once_handover``); without one, the phone is
+    waited for to its end (``phoned.daemon.runtime.once_handover``); without one, the phone is
     waited for up to ``wait`` seconds. Either way nothing is sent to a phone another holds.
 
     With ``prompt`` a task that reaches approval is asked about inline
-    (``daemon.runtime.approval_prompt``) and, once approved, run on to its end; ``queue``
+    (``phoned.daemon.runtime.approval_prompt``) and, once approved, run on to its end; ``queue``
     is the ``--queue`` the printed approve/deny commands carry (as ``phoned show``'s do).
     """
-    from daemon.runtime.once_handover import OnceStop
-    from daemon.runtime.phone_hold import phone_hold
-    from device.adb import AdbServer
-    from device.connection import connect
+    from phoned.daemon.runtime.once_handover import OnceStop
+    from phoned.daemon.runtime.phone_hold import phone_hold
+    from phoned.device.adb import AdbServer
+    from phoned.device.connection import connect
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     device = connect(serial, server)  # asks the adb server only, never the phone
@@ -209,7 +209,7 @@ class _Once:
     ) -> TaskRecord | None:
         """The task this run ended on; None when there was none within ``wait`` (or it
         was stopped while waiting)."""
-        from daemon.runtime.approval_prompt import ask_approval
+        from phoned.daemon.runtime.approval_prompt import ask_approval
 
         serial = self.device.serial
         holder = hold.take(own)
@@ -256,8 +256,8 @@ class _Once:
     ) -> TaskRecord | None:
         """Another holds the phone: queue the task for it and wait for the task's end
         (``once_handover``); run it here only if the phone comes free first."""
-        from daemon.runtime.approval_prompt import ask_approval
-        from daemon.runtime.once_handover import try_take, wait_for_end
+        from phoned.daemon.runtime.approval_prompt import ask_approval
+        from phoned.daemon.runtime.once_handover import try_take, wait_for_end
 
         task_id, _ = _submit_file(self.planner, own, task_file, self.device.serial, self.cfg, None)
         click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
@@ -281,7 +281,7 @@ class _Once:
     ) -> list[Result]:
         """Run one task on the phone this run holds: ``claimed``, else ``task_id`` (or the
         next task) when it is claimable within ``wait``."""
-        from daemon.runtime.worker import worker_for
+        from phoned.daemon.runtime.worker import worker_for
 
         worker = worker_for(self.cfg, self.stores, self.device, self.owner, once=True)
         self.stop.running(worker)
@@ -290,9 +290,9 @@ class _Once:
 
 def run_forever(cfg: Config) -> int:
     """The daemon: serve every attached phone until SIGTERM/SIGINT."""
-    from daemon.runtime.metrics import PhonedMetrics
-    from daemon.runtime.supervisor import Supervisor
-    from device.adb import AdbServer
+    from phoned.daemon.runtime.metrics import PhonedMetrics
+    from phoned.daemon.runtime.supervisor import Supervisor
+    from phoned.device.adb import AdbServer
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
@@ -332,7 +332,7 @@ def _metrics_served(metrics: PhonedMetrics | None, cfg: Config) -> Iterator[None
     if metrics is None or address is None:
         yield
         return
-    from daemon.runtime.metrics_http import serving
+    from phoned.daemon.runtime.metrics_http import serving
 
     with serving(metrics, *address):
         yield
@@ -355,15 +355,15 @@ def run_daemon(
     """Entry point of ``phoned run``; returns the process exit code.
 
     ``sim_sdk``/``sim_port``/``sim_scenario``: ``--sim``/``--sim-port``/``--sim-scenario``
-    (``daemon.runtime.sim_phone``);
+    (``phoned.daemon.runtime.sim_phone``);
     ``prompt``: ask for a pending approval inline (``--once`` at a terminal, without
     ``--no-prompt``); ``queue``: the ``--queue`` flag, quoted in printed commands.
     """
-    from daemon.lifecycle.documents import InputError
-    from daemon.lifecycle.errors import InvalidTask, LifecycleError
-    from daemon.runtime.sim_phone import simulated_phone_if_none
-    from daemon.store.open import QueueUrlError
-    from device.errors import DeviceError
+    from phoned.daemon.lifecycle.documents import InputError
+    from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
+    from phoned.daemon.runtime.sim_phone import simulated_phone_if_none
+    from phoned.daemon.store.open import QueueUrlError
+    from phoned.device.errors import DeviceError
 
     setup_logging(cfg)
     try:

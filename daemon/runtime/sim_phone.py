@@ -8,7 +8,7 @@ With ``--sim-port PORT`` the phone is a ``phoned sim --port PORT`` child process
 same serial ``127.0.0.1:PORT`` on every run. When the run ends and the queue still holds an
 unfinished task pinned to that serial (a ``--once`` that paused for approval), the phone
 keeps running, the draft it shows intact: a fresh phone would not resume the task, since
-the resume check (``daemon.runtime.staleness``) sees a changed screen and voids the
+the resume check (``phoned.daemon.runtime.staleness``) sees a changed screen and voids the
 approval. The next ``run --sim --sim-port PORT`` adopts the phone (its pid is kept in
 ``<state>/sim/PORT.pid``) and stops it once nothing unfinished is pinned to it. A phone at
 that address that phoned did not start (``phoned sim --port PORT --connect``) is served
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.lifecycle.states import TERMINAL, TaskState
+from phoned.daemon.lifecycle.states import TERMINAL, TaskState
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from device.adb import AdbServer
+    from phoned.daemon.config import Config
+    from phoned.device.adb import AdbServer
 
 log = logging.getLogger("phoned")
 
@@ -46,8 +46,8 @@ UNFINISHED = tuple(state for state in TaskState if state not in TERMINAL)
 def check_scenario(sdk: int, scenario: str) -> None:
     """Raise ``ValueError`` naming what is wrong with ``scenario`` (``phoned sim
     --scenario`` names), before any phone starts."""
-    from sim import scenarios
-    from sim.phone import Phone
+    from phoned.sim import scenarios
+    from phoned.sim.phone import Phone
 
     scenarios.apply(Phone(sdk=sdk), scenario)
 
@@ -66,8 +66,8 @@ def simulated_phone_if_none(
     if sdk is None:
         yield None
         return
-    from device.adb import AdbServer
-    from device.connection import list_devices
+    from phoned.device.adb import AdbServer
+    from phoned.device.connection import list_devices
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
@@ -103,8 +103,8 @@ def simulated_phone_if_none(
 def _in_process_phone(
     cfg: Config, server: AdbServer, sdk: int, scenario: str = ""
 ) -> Iterator[str]:
-    from sim import scenarios
-    from sim.server import Simulator
+    from phoned.sim import scenarios
+    from phoned.sim.server import Simulator
 
     made = Simulator(sdk=sdk, port=0)
     scenarios.apply(made.phone, scenario)
@@ -163,8 +163,8 @@ def _leave_kept(
 
 def unfinished_on(cfg: Config, serial: str) -> list[str] | None:
     """Ids of the queue's unfinished tasks pinned to ``serial``; None: the queue did not say."""
-    from daemon.lifecycle.errors import LifecycleError
-    from daemon.store.open import QueueUrlError, open_planner_store
+    from phoned.daemon.lifecycle.errors import LifecycleError
+    from phoned.daemon.store.open import QueueUrlError, open_planner_store
 
     try:
         store = open_planner_store(cfg.queue_url)
@@ -182,7 +182,7 @@ def attach(server: AdbServer, serial: str) -> None:
     """``adb connect`` the simulated phone (remembered: the daemon's tracker connects it
     again after an adb server restart) and wait until adb lists it online; ``OSError``
     when it does not come."""
-    from device.errors import DeviceError
+    from phoned.device.errors import DeviceError
 
     try:
         server.connect(serial, timeout=10)
@@ -192,7 +192,7 @@ def attach(server: AdbServer, serial: str) -> None:
 
 
 def wait_attached(server: Any, serial: str, timeout: float = 10.0) -> None:
-    from device.connection import list_devices
+    from phoned.device.connection import list_devices
 
     deadline = time.monotonic() + timeout
     while list_devices(server).get(serial) != "device":
@@ -226,13 +226,13 @@ class KeptPhone:
 
     def argv(self, sdk: int, scenario: str = "") -> list[str]:
         extra = ["--scenario", scenario] if scenario else []
-        return [sys.executable, "-m", "daemon.cli", "sim", "--port", str(self.port),
+        return [sys.executable, "-m", "phoned.daemon.cli", "sim", "--port", str(self.port),
                 "--sdk", str(sdk), *extra]  # fmt: skip
 
     def start(self, sdk: int, scenario: str = "") -> subprocess.Popen[bytes]:
         """Start the phone in its own session (a terminal's Ctrl-C is the run's, not its);
         return once it listens, or raise ``OSError`` with what it said."""
-        from device.private_files import private_dir, write_private
+        from phoned.foundation.private_files import private_dir, write_private
 
         private_dir(self.folder, own=False, root=self.folder.parent)  # <state>/sim, no link
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -286,7 +286,7 @@ class KeptPhone:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             return False
-        wanted = ["-m", "daemon.cli", "sim", "--port", str(self.port)]
+        wanted = ["-m", "phoned.daemon.cli", "sim", "--port", str(self.port)]
         return state != "Z" and argv[1 : 1 + len(wanted)] == wanted
 
     def stop(self, pid: int) -> None:

@@ -37,19 +37,19 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.pause_evidence import PAUSE_KIND, RESUME_KIND
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from daemon.runtime.attempt_evidence import sensitive_values, stored  # re-exported too
-from daemon.store.protocol import WorkerStore
-from device import private
-from device.actions.base import ActionContext
-from device.actions.registry import APPROVAL_METHODS, SCREEN_METHODS
-from device.actions.snapshot import Snapshot, compare, fields_for, level_for, take
-from device.connection import Device
-from device.errors import DeviceError, DeviceOffline
-from device.evidence import Recorder
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.pause_evidence import PAUSE_KIND, RESUME_KIND
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.daemon.runtime.attempt_evidence import sensitive_values, stored  # re-exported too
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device import private
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.registry import APPROVAL_METHODS, SCREEN_METHODS
+from phoned.device.actions.snapshot import Snapshot, compare, fields_for, level_for, take
+from phoned.device.connection import Device
+from phoned.device.errors import DeviceError, DeviceOffline
+from phoned.device.evidence import Recorder
 
 # What a resumed attempt may do (``decide``):
 CONTINUE = "continue"  # nothing the task depends on changed

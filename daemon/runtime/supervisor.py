@@ -2,7 +2,7 @@
 
 ``Supervisor.run()`` follows ``adb track-devices``: a phone that comes online gets a
 worker, one that goes away has its worker stopped. Each worker takes the hold on its phone
-first (``daemon.runtime.phone_hold``; it waits while another daemon or a ``run --once``
+first (``phoned.daemon.runtime.phone_hold``; it waits while another daemon or a ``run --once``
 holds it), then reconciles the tasks this daemon owned there before a restart (they fail
 ``runtime_recovery`` and are requeued while attempts remain; their unknown journal entries
 are reconciled by the next attempt before anything is retried). Presence names only the
@@ -24,24 +24,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daemon.config import Config
-from daemon.lifecycle.errors import LifecycleError, QueueWeather
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason
-from daemon.runtime.dispatch import Dispatcher, start_dispatcher
-from daemon.runtime.metrics import PhonedMetrics, Phones
-from daemon.runtime.notify import Notifier
-from daemon.runtime.patience import weather
-from daemon.runtime.phone_hold import phone_hold
-from daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
-from daemon.store.open import WorkerStores
-from daemon.store.presence import PRESENCE_INTERVAL_S
-from daemon.store.protocol import WorkerStore
-from daemon.store.sql_store import SqlStore, StateSummary
-from daemon.store.sweeper import sweep
-from device.adb import AdbServer
-from device.connection import Device
-from device.threads import spawn
+from phoned.daemon.config import Config
+from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.dispatch import Dispatcher, start_dispatcher
+from phoned.daemon.runtime.metrics import PhonedMetrics, Phones
+from phoned.daemon.runtime.notify import Notifier
+from phoned.daemon.runtime.patience import weather
+from phoned.daemon.runtime.phone_hold import phone_hold
+from phoned.daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
+from phoned.daemon.store.open import WorkerStores
+from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.sql_store import SqlStore, StateSummary
+from phoned.daemon.store.sweeper import sweep
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device
+from phoned.foundation.threads import spawn
 
 log = logging.getLogger("phoned.supervisor")
 
@@ -266,12 +266,12 @@ class Supervisor:
             store.close()
 
     def _fire_schedules(self) -> float:
-        """One schedule tick of an embedded queue (``daemon.store.schedule_tick``); the
+        """One schedule tick of an embedded queue (``phoned.daemon.store.schedule_tick``); the
         seconds until the next one: the next due time, looked at again at least every
         sweep interval (a schedule added meanwhile). A plane fires its own queue's."""
         if not self.stores.sweeps:
             return float("inf")
-        from daemon.store.schedule_tick import seconds_until
+        from phoned.daemon.store.schedule_tick import seconds_until
 
         try:
             store = self.stores.full()

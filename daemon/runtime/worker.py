@@ -4,7 +4,7 @@
 more and returns after the current task reached a reported end. ``--once`` is the same loop
 with a limit of one task.
 
-A daemon's worker first takes the hold on its phone (``daemon.runtime.phone_hold``: one
+A daemon's worker first takes the hold on its phone (``phoned.daemon.runtime.phone_hold``: one
 driver per phone across processes and hosts), waiting for it while another holds it and
 sending the phone nothing meanwhile; then it fails what its own name still held there
 from before a restart (``runtime_recovery``), and only then reads the phone. A lost hold
@@ -21,23 +21,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from daemon.lifecycle.errors import GuardError, LifecycleError, QueueWeather
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.states import FailureReason
-from daemon.runtime.attempt_evidence import AttemptEvidence
-from daemon.runtime.executor import ExecutorSettings, Result, execute_task
-from daemon.runtime.faults import fault_point, paused_point
-from daemon.runtime.patience import PatientStore, weather
-from daemon.store.protocol import WorkerStore
-from daemon.store.wake import Alarm
-from device.connection import Device
-from device.errors import DeviceError
-from device.threads import spawn
+from phoned.daemon.lifecycle.errors import GuardError, LifecycleError, QueueWeather
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
+from phoned.daemon.runtime.executor import ExecutorSettings, Result, execute_task
+from phoned.daemon.runtime.faults import fault_point, paused_point
+from phoned.daemon.runtime.patience import PatientStore, weather
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.wake import Alarm
+from phoned.device.connection import Device
+from phoned.device.errors import DeviceError
+from phoned.foundation.threads import spawn
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.runtime.dispatch import Dispatcher
-    from daemon.runtime.phone_hold import PhoneHold
+    from phoned.daemon.config import Config
+    from phoned.daemon.runtime.dispatch import Dispatcher
+    from phoned.daemon.runtime.phone_hold import PhoneHold
 
 log = logging.getLogger("phoned.worker")
 
@@ -241,7 +241,7 @@ class Worker:
         interval = self.settings.pause_check_interval
         if interval is None or time.monotonic() < due:
             return due
-        from daemon.runtime.paused import check_paused
+        from phoned.daemon.runtime.paused import check_paused
 
         try:
             check_paused(store, self.device, self.executor.clock)
@@ -258,7 +258,7 @@ class Worker:
         except DeviceError as exc:  # the task will meet the same error and report it
             log.warning("device %s: %s", self.device.serial, exc)
             return
-        from daemon.runtime.publish import publish_device
+        from phoned.daemon.runtime.publish import publish_device
 
         store = self.store_factory()
         try:
@@ -312,7 +312,7 @@ class Worker:
         once stopping. A mark is advice: whatever goes wrong, the resume check decides."""
         if self.settings.pause_check_interval is None or self.stopping:
             return
-        from daemon.runtime.approval_watch import recheck_pending
+        from phoned.daemon.runtime.approval_watch import recheck_pending
 
         try:
             recheck_pending(store, self.device, self.owner, ended, self.executor.clock)

@@ -1,11 +1,11 @@
 """The FastAPI application of ``phoned serve``.
 
 ``create_app(settings, tokens)`` builds the app over the ``Store`` its queue URL names.
-Lifecycle errors become JSON answers (``daemon.lifecycle.wire``): 422 ``InvalidTask`` with
+Lifecycle errors become JSON answers (``phoned.daemon.lifecycle.wire``): 422 ``InvalidTask`` with
 the refused fields, 404 ``TaskNotFound``, 409 for guard, approval, conversation and
 terminal errors, 503 ``StoreUnavailable``. Request validation errors use the same shape.
 
-``daemon.server.limits.RequestLimits`` wraps the app: body caps (413), JSON depth, finite
+``phoned.daemon.server.limits.RequestLimits`` wraps the app: body caps (413), JSON depth, finite
 numbers and NUL characters (422) are checked before any handler or token check runs.
 ``/docs`` and ``/redoc`` are off unless ``settings.docs`` (their scripts come from a CDN);
 ``/openapi.json`` is always served.
@@ -22,10 +22,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.lifecycle.wire import error_json, error_status
-from daemon.planning.catalogue import openapi_schemas
-from daemon.server import (
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.wire import error_json, error_status
+from phoned.daemon.planning.catalogue import openapi_schemas
+from phoned.daemon.server import (
     metrics,
     monitor,
     routes_control,
@@ -34,10 +34,10 @@ from daemon.server import (
     routes_read,
     routes_schedules,
 )
-from daemon.server.auth import TokenBook
-from daemon.server.limits import Limits, RequestLimits
-from daemon.server.plane import Plane
-from daemon.server.settings import ServerSettings
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.limits import Limits, RequestLimits
+from phoned.daemon.server.plane import Plane
+from phoned.daemon.server.settings import ServerSettings
 
 API_VERSION = "1.0.0"
 DESCRIPTION = """\

@@ -2,7 +2,7 @@
 
 Names are single path components (letters, digits, ``._-``) so no upload can escape its
 task's directory, and the task's folder and the file are created from the artifacts root
-without following a link (``device.private_files``: a planted one is refused, 500, and
+without following a link (``phoned.foundation.private_files``: a planted one is refused, 500, and
 logged). Uploads are streamed to a temporary file and counted against the cap as they
 arrive (never held in memory whole); over the cap the temporary file is removed and the
 upload is 413. Downloads are served as ``application/octet-stream`` with
@@ -44,7 +44,7 @@ async def receive_artifact(request: Request, path: Path, cap: int) -> int:
     413 as soon as more than ``cap`` bytes arrived; the part file is then removed and the
     rest of the body is never read.
     """
-    from device.private_files import UnsafePath, private_dir, private_writer
+    from phoned.foundation.private_files import UnsafePath, private_dir, private_writer
 
     root = path.parent.parent  # the artifacts root: <root>/<task id>/<name>
     size = 0

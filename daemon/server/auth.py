@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from device.private_files import write_private
+from phoned.foundation.private_files import write_private
 
 log = logging.getLogger("phoned.server")
 

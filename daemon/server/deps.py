@@ -17,11 +17,11 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from daemon.lifecycle.errors import TaskNotFound
-from daemon.lifecycle.records import TaskRecord
-from daemon.server.auth import Principal, Right, Role
-from daemon.server.plane import Plane
-from device.private import redact
+from phoned.daemon.lifecycle.errors import TaskNotFound
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.server.auth import Principal, Right, Role
+from phoned.daemon.server.plane import Plane
+from phoned.device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params; a
 # notification's title and text in notifications.list's value; a choice's answer line,
@@ -110,7 +110,7 @@ def sensitive_texts(task: TaskRecord) -> list[str]:
 
     A number is listed as given and in the ``+digits`` form the phone stores it in.
     """
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     declared = REGISTRY.get(task.method)
     names = declared.sensitive if declared is not None else ()

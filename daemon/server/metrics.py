@@ -1,6 +1,6 @@
 """``GET /metrics`` of ``phoned serve``: the plane's Prometheus metrics (issue #36).
 
-The families are ``daemon.runtime.metrics``'s, on the plane's own registry: its counters
+The families are ``phoned.daemon.runtime.metrics``'s, on the plane's own registry: its counters
 hear every task write of the plane's stores (each request thread's, the sweeper's, the
 schedule tick's), so a fleet's transitions, failures, claims and waits are counted where
 they are ruled. At each scrape it reads the queue's one aggregate (``state_summary``: one
@@ -19,11 +19,11 @@ import time
 
 from fastapi import APIRouter, Request, Response
 
-from daemon.runtime.metrics import CONTENT_TYPE, PhonedMetrics, Phones
-from daemon.server.auth import Right
-from daemon.server.deps import plane_of
-from daemon.server.plane import Plane
-from daemon.store.sql_store import SqlStore, StateSummary
+from phoned.daemon.runtime.metrics import CONTENT_TYPE, PhonedMetrics, Phones
+from phoned.daemon.server.auth import Right
+from phoned.daemon.server.deps import plane_of
+from phoned.daemon.server.plane import Plane
+from phoned.daemon.store.sql_store import SqlStore, StateSummary
 
 router = APIRouter()
 

@@ -1,7 +1,7 @@
 """Request bodies of the control plane (validated by FastAPI, published in OpenAPI).
 
 Numbers are finite (``NaN``/``Infinity`` are refused, 422); times are POSIX seconds in
-``[0, MAX_TIME]``; waits and leases have upper bounds. ``daemon.server.limits`` has
+``[0, MAX_TIME]``; waits and leases have upper bounds. ``phoned.daemon.server.limits`` has
 already refused NUL characters, over-deep nesting and out-of-range numbers anywhere in
 the body before these models see it.
 """

@@ -1,6 +1,6 @@
 """The OpenAPI document of the control plane, as ``/openapi.json`` serves it.
 
-``phoned methods --write`` (or ``python -m daemon.server.openapi > docs/openapi.json``)
+``phoned methods --write`` (or ``python -m phoned.daemon.server.openapi > docs/openapi.json``)
 refreshes the copy kept in the repository (a test fails when it is stale).
 """
 
@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.settings import ServerSettings
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.settings import ServerSettings
 
 
 def openapi_document() -> dict[str, Any]:

@@ -14,16 +14,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.runtime.metrics import PhonedMetrics
-from daemon.server.auth import TokenBook
-from daemon.server.reports import ReportLedger
-from daemon.server.settings import ServerSettings
-from daemon.server.wakeup import Wakeup
-from daemon.store.open import open_store
-from daemon.store.presence import PRESENCE_INTERVAL_S
-from daemon.store.protocol import Store
-from daemon.store.sweeper import sweep
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.runtime.metrics import PhonedMetrics
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.reports import ReportLedger
+from phoned.daemon.server.settings import ServerSettings
+from phoned.daemon.server.wakeup import Wakeup
+from phoned.daemon.store.open import open_store
+from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.sweeper import sweep
 
 log = logging.getLogger("phoned.server")
 
@@ -126,7 +126,7 @@ class Plane:
 
     def start(self) -> None:
         """Open the ledger, start following the queue and sweeping it."""
-        from device.private_files import private_dir
+        from phoned.foundation.private_files import private_dir
 
         private_dir(self.settings.artifacts_dir)  # 0700: uploads show messages
         self._ledger = ReportLedger.open(self.settings.queue_url, self.settings.ledger_path)
@@ -175,10 +175,10 @@ class Plane:
             store.close()
 
     def _schedule_loop(self) -> None:
-        """Fire the queue's schedules when due (``daemon.store.schedule_tick``): asleep
+        """Fire the queue's schedules when due (``phoned.daemon.store.schedule_tick``): asleep
         until the next due time, a sweep interval at most, or a route changed one. Every
         replica on one PostgreSQL ticks; each due time still creates one task."""
-        from daemon.store.schedule_tick import seconds_until
+        from phoned.daemon.store.schedule_tick import seconds_until
 
         try:
             store = self._open()

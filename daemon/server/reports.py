@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import StoreUnavailable
-from device.private_files import sqlite_file, tighten_sqlite
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.foundation.private_files import sqlite_file, tighten_sqlite
 
 PENDING_PREFIX = "pending:"
 _SCHEMA = (

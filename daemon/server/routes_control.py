@@ -17,14 +17,14 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.contract import CONTRACT_VERSION
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.states import TaskState
-from daemon.lifecycle.wire import plain
-from daemon.planning.classify import classify_ingress
-from daemon.server.auth import Principal
-from daemon.server.deps import (
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.contract import CONTRACT_VERSION
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.planning.classify import classify_ingress
+from phoned.daemon.server.auth import Principal
+from phoned.daemon.server.deps import (
     Caller,
     PlaneDep,
     Planner,
@@ -34,9 +34,9 @@ from daemon.server.deps import (
     check_submits,
     redacted,
 )
-from daemon.server.models import ConversationBody
-from daemon.server.plane import Plane
-from daemon.server.steering import steered, wait_for_end
+from phoned.daemon.server.models import ConversationBody
+from phoned.daemon.server.plane import Plane
+from phoned.daemon.server.steering import steered, wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
 
@@ -131,7 +131,7 @@ def _stale(device: dict[str, Any], now: float) -> tuple[list[str], list[str]]:
 
 
 def _planning_context(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from daemon.server.routes_read import counts_for
+    from phoned.daemon.server.routes_read import counts_for
 
     serial = _text(env, "device", "serial", required=True)
     assert serial is not None
@@ -152,7 +152,7 @@ def _planning_context(plane: Plane, principal: Principal, env: dict[str, Any]) -
 
 
 def _manager_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from daemon.server.routes_read import counts_for
+    from phoned.daemon.server.routes_read import counts_for
 
     with plane.registry.lock:
         daemons = [plain(d) for d in plane.registry.daemons.values()]
@@ -160,14 +160,14 @@ def _manager_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> 
 
 
 def _queue_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from daemon.server.routes_read import counts_for
+    from phoned.daemon.server.routes_read import counts_for
 
     device = _text(env, "device", "serial")
     return {"queue": counts_for(plane.store(), principal, device, None), "device": device}
 
 
 def _list_tasks(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from daemon.server.routes_read import scoped_tasks
+    from phoned.daemon.server.routes_read import scoped_tasks
 
     state = _text(env, "state")
     try:

@@ -20,26 +20,26 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.errors import (
     GuardError,
     LeaseLost,
     LifecycleError,
     StaleAttempt,
     TaskTerminal,
 )
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.records import (
     Failure,
     JournalOutcome,
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.lifecycle.wire import error_json, error_status, plain
-from daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
-from daemon.server.auth import Principal
-from daemon.server.deps import Daemon, PlaneDep, check_serves, owner_serial, report_time
-from daemon.server.models import (
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.wire import error_json, error_status, plain
+from phoned.daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
+from phoned.daemon.server.auth import Principal
+from phoned.daemon.server.deps import Daemon, PlaneDep, check_serves, owner_serial, report_time
+from phoned.daemon.server.models import (
     AdmitBody,
     ApprovalRequestBody,
     ClaimBody,
@@ -57,9 +57,9 @@ from daemon.server.models import (
     Report,
     StoppedBody,
 )
-from daemon.server.plane import DaemonInfo, Plane
-from daemon.store import phone_ops
-from daemon.store.holds import Holder
+from phoned.daemon.server.plane import DaemonInfo, Plane
+from phoned.daemon.store import phone_ops
+from phoned.daemon.store.holds import Holder
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
 
@@ -130,7 +130,7 @@ def put_context(
     summary="A daemon takes or renews the hold on a phone",
 )
 def hold_phone(serial: str, body: HoldBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
-    """One driver per phone (``daemon.store.holds``): the phone's holder afterwards, this
+    """One driver per phone (``phoned.daemon.store.holds``): the phone's holder afterwards, this
     daemon's row when granted, the other holder's when refused. Timed by the plane's clock;
     403 for a phone the token may not serve or a daemon id another token registered."""
     check_serves(principal, serial)

@@ -13,14 +13,14 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.wire import plain
-from daemon.server.auth import Principal, Right, Role
-from daemon.server.deps import (
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from phoned.daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.server.auth import Principal, Right, Role
+from phoned.daemon.server.deps import (
     Approver,
     Caller,
     PlaneDep,
@@ -29,9 +29,9 @@ from daemon.server.deps import (
     check_serves,
     check_submits,
 )
-from daemon.server.models import AmendBody, ConversationBody, Decision
-from daemon.server.plane import Plane
-from daemon.server.steering import steered, wait_for_end
+from phoned.daemon.server.models import AmendBody, ConversationBody, Decision
+from phoned.daemon.server.plane import Plane
+from phoned.daemon.server.steering import steered, wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["planner"])
 _INGRESS_DOC = "A task in the canonical contract or the seed-004 cloud shape."

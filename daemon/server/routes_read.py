@@ -14,18 +14,18 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 
-from daemon.lifecycle.errors import TaskNotFound
-from daemon.lifecycle.records import Event, TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.lifecycle.wire import plain
-from daemon.planning.classify import classify_ingress
-from daemon.rendering.approval_view import pending_approval
-from daemon.rendering.choice_view import pending_choice
-from daemon.rendering.person_view import pending_person
-from daemon.rendering.render import approval_preview, render_json
-from daemon.server.artifacts import artifact_path, artifact_response
-from daemon.server.auth import Principal, Right, Role
-from daemon.server.deps import (
+from phoned.daemon.lifecycle.errors import TaskNotFound
+from phoned.daemon.lifecycle.records import Event, TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.planning.classify import classify_ingress
+from phoned.daemon.rendering.approval_view import pending_approval
+from phoned.daemon.rendering.choice_view import pending_choice
+from phoned.daemon.rendering.person_view import pending_person
+from phoned.daemon.rendering.render import approval_preview, render_json
+from phoned.daemon.server.artifacts import artifact_path, artifact_response
+from phoned.daemon.server.auth import Principal, Right, Role
+from phoned.daemon.server.deps import (
     Caller,
     PlaneDep,
     Reader,
@@ -34,8 +34,8 @@ from daemon.server.deps import (
     check_serves,
     redacted,
 )
-from daemon.server.models import ClassifyBody
-from daemon.store.protocol import Store
+from phoned.daemon.server.models import ClassifyBody
+from phoned.daemon.store.protocol import Store
 
 router = APIRouter(prefix="/v1", tags=["read"])
 
@@ -253,14 +253,14 @@ def counts_for(
 
 @router.get("/presence", summary="Which daemons serve this queue, and when they last did")
 def presence(plane: PlaneDep, _: Reader) -> dict[str, Any]:
-    """Presence rows (``daemon.store.presence``): each daemon, phone, when it last looked
+    """Presence rows (``phoned.daemon.store.presence``): each daemon, phone, when it last looked
     for work and claimed. Written from daemons' claims, at most every 30 s each."""
     return {"presence": [p.to_json() for p in plane.store().presence()]}
 
 
 @router.get("/holds", summary="Who drives each phone now")
 def holds(plane: PlaneDep, principal: Caller) -> dict[str, Any]:
-    """Phone holds (``daemon.store.holds``): per phone the daemon that drives it, its host,
+    """Phone holds (``phoned.daemon.store.holds``): per phone the daemon that drives it, its host,
     pid and command, since when and until when (renewed every heartbeat while held). A
     daemon token sees the rows of the phones it may serve."""
     if principal.role is not Role.DAEMON and not principal.may(Right.READ):

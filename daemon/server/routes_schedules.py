@@ -15,16 +15,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
-from daemon.lifecycle.errors import TaskNotFound
-from daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
-from daemon.lifecycle.schedules import ScheduleRecord, validate_schedule
-from daemon.lifecycle.wire import plain
-from daemon.server.auth import Principal
-from daemon.server.deps import SENSITIVE_KEYS, PlaneDep, Planner, Reader, check_submits
-from daemon.server.models import ConversationBody
-from daemon.server.plane import Plane
-from daemon.store.sql_store import SqlStore
-from device.private import redact
+from phoned.daemon.lifecycle.errors import TaskNotFound
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, validate_schedule
+from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.server.auth import Principal
+from phoned.daemon.server.deps import SENSITIVE_KEYS, PlaneDep, Planner, Reader, check_submits
+from phoned.daemon.server.models import ConversationBody
+from phoned.daemon.server.plane import Plane
+from phoned.daemon.store.sql_store import SqlStore
+from phoned.device.private import redact
 
 router = APIRouter(prefix="/v1", tags=["schedules"])
 _ADD_DOC = (

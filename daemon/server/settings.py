@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.config import DEFAULT_SWEEP_INTERVAL_S
-from daemon.store.retention import RetentionRule
+from phoned.daemon.config import DEFAULT_SWEEP_INTERVAL_S
+from phoned.daemon.store.retention import RetentionRule
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class ServerSettings:
         state directory (replicas over PostgreSQL then dedupe per replica).
         """
         if self.queue_url.startswith("sqlite:///"):
-            from daemon.store.open import sqlite_path
+            from phoned.daemon.store.open import sqlite_path
 
             return Path(f"{sqlite_path(self.queue_url)}.reports.db")
         return self.state_dir / "reports.db"

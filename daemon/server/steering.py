@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.records import TaskRecord
-from daemon.server.auth import Principal
-from daemon.server.plane import Plane
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.server.auth import Principal
+from phoned.daemon.server.plane import Plane
 
 
 def steered(plane: Plane, op: ops.Op[TaskRecord]) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from contextlib import contextmanager, suppress
 
 from fastapi import HTTPException
 
-from daemon.lifecycle.errors import LifecycleError
-from daemon.store.protocol import Store
+from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.store.protocol import Store
 
 log = logging.getLogger("phoned.server.wakeup")
 

@@ -9,7 +9,7 @@ daemon (same id, same host) takes its own row back at once.
 The rows live in the queue (the ``phone_hold`` table of ``sql/schema.sql`` and PostgreSQL
 migration 0007), so daemons on several hosts sharing a queue (a network phone,
 ``host:port``, that two hosts reach) never drive one phone at once. On one host the lock
-file of ``daemon.runtime.phone_hold`` comes first; this row is what other hosts see.
+file of ``phoned.daemon.runtime.phone_hold`` comes first; this row is what other hosts see.
 ``phoned status`` and ``phoned doctor`` name the holder.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from daemon.store.sql_database import SqlDatabase
+from phoned.daemon.store.sql_database import SqlDatabase
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """``HttpStore``: the ``WorkerStore`` protocol over a remote control plane (``phoned serve``).
 
 ``phoned run --queue https://plane:8400`` serves phones from a plane: each worker verb is a
-call of the ``/v1`` daemon API with a daemon token (``daemon.store.plane_client.Transport``).
+call of the ``/v1`` daemon API with a daemon token (``phoned.daemon.store.plane_client.Transport``).
 Only the worker's side is here; planners' verbs are the plane's (``PlaneClient``) and the
 plane applies every lifecycle rule and sweeps its own queue.
 
-Reports go through the durable outbox (``daemon.store.outbox``): written first, then
+Reports go through the durable outbox (``phoned.daemon.store.outbox``): written first, then
 delivered in order until acknowledged; the plane dedupes by ``report_id``. While the
 plane is down:
 
@@ -25,7 +25,7 @@ claim                       refused (``StoreUnavailable``) while reports wait, s
                             worker claims nothing new until the plane has them all
 register_device             kept and sent again before the next claim
 hold_phone, release_phone   ``StoreUnavailable``: the worker drives no phone on a
-                            hold the plane did not grant (``daemon.runtime.phone_hold``)
+                            hold the plane did not grant (``phoned.daemon.runtime.phone_hold``)
 heartbeat, evidence,        ``StoreUnavailable`` (the lease may run out)
 list_tasks, resume
 ==========================  ====================================================
@@ -45,22 +45,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from daemon.lifecycle import ops, wire
-from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle import ops, wire
+from phoned.daemon.lifecycle.errors import LifecycleError, StoreUnavailable
+from phoned.daemon.lifecycle.records import (
     JournalEntry,
     TaskQuery,
     TaskRecord,
 )
-from daemon.store import phone_ops
-from daemon.store.holds import Holder
-from daemon.store.outbox import Answer, Courier, Outbox, Pending
-from daemon.store.plane_client import Transport, checked
-from daemon.store.presence import Presence
-from daemon.store.protocol import WorkerStore
-from daemon.store.rows import record_row, task_record
-from daemon.store.wake import Alarm
-from device.threads import spawn
+from phoned.daemon.store import phone_ops
+from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.outbox import Answer, Courier, Outbox, Pending
+from phoned.daemon.store.plane_client import Transport, checked
+from phoned.daemon.store.presence import Presence
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.rows import record_row, task_record
+from phoned.daemon.store.wake import Alarm
+from phoned.foundation.threads import spawn
 
 log = logging.getLogger("phoned.http_store")
 R = TypeVar("R")
@@ -83,7 +83,7 @@ def _keep(table: dict[str, Any], key: str, value: Any) -> None:
 class PlaneLink:
     """What one daemon process's ``HttpStore`` views share: the transport, the outbox and
     its courier, the records and journal entries the plane last answered, and device
-    registrations not acknowledged yet. Its owner (``daemon.store.open.WorkerStores``)
+    registrations not acknowledged yet. Its owner (``phoned.daemon.store.open.WorkerStores``)
     closes it; queued reports stay on disk for the next start."""
 
     def __init__(self, url: str, token: str, outbox_path: Path, *, timeout: float = 10.0) -> None:
@@ -296,7 +296,7 @@ class HttpStore(WorkerStore):
 
     # --- the attempt ---------------------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
-        """Send ``op`` to its route (``daemon.lifecycle.ops``, ``daemon.store.phone_ops``): a
+        """Send ``op`` to its route (``phoned.daemon.lifecycle.ops``, ``phoned.daemon.store.phone_ops``): a
         spooled report through the outbox (offline: its answer predicted), the rest as the
         module docstring says. ``on_write`` hears of each task record that moved on (from
         the last known record; a claim's from None)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from daemon.store.protocol import PlannerStore, Store, TaskWrites, WorkerStore
+from phoned.daemon.store.protocol import PlannerStore, Store, TaskWrites, WorkerStore
 
 OUTBOX_ENV = "PHONED_OUTBOX"  # a daemon's outbox file (default: <state dir>/outbox.db)
 
@@ -44,7 +44,7 @@ class QueueMissing(QueueUrlError):
 def require_postgres_driver() -> None:
     """Raise ``QueueUrlError`` naming the ``postgres`` extra when psycopg cannot be imported."""
     try:
-        import psycopg  # noqa: F401  (only to learn whether it is there)
+        import psycopg# noqa: F401  (only to learn whether it is there)
     except ImportError as exc:  # not installed, or installed without a libpq it can load
         raise QueueUrlError(
             f"a postgresql:// queue needs psycopg, which this install lacks ({exc}): "
@@ -66,14 +66,14 @@ def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = Non
     With ``create=False`` a SQLite queue that does not exist yet is not created (neither
     its folder nor the file): ``QueueMissing`` says so instead. ``busy_wait_s``: how long
     a SQLite call waits for another process's write lock (``queue_busy_wait`` for the
-    verbs; a daemon's default is shorter, and it retries: ``daemon.runtime.patience``).
+    verbs; a daemon's default is shorter, and it retries: ``phoned.daemon.runtime.patience``).
     """
     if url.startswith(SQLITE_PREFIX):
         path = sqlite_path(url)
         if not create and not path.exists():
             raise QueueMissing(f"no queue at {path} (nothing was submitted there; check --queue)")
-        from daemon.store.sqlite_store import SqliteStore
-        from device.private_files import UnsafePath, sqlite_file
+        from phoned.daemon.store.sqlite_store import SqliteStore
+        from phoned.foundation.private_files import UnsafePath, sqlite_file
 
         try:  # a folder made here is 0700; it, the queue and its side files are never links
             sqlite_file(path)
@@ -90,7 +90,7 @@ def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = Non
         return SqliteStore(str(path), busy_wait_s)
     if url.startswith(POSTGRES_PREFIXES):
         require_postgres_driver()
-        from daemon.store.postgres_store import PostgresStore
+        from phoned.daemon.store.postgres_store import PostgresStore
 
         return PostgresStore(url)
     if _is_plane(url):
@@ -106,7 +106,7 @@ def open_planner_store(
     ``create=False``: a SQLite queue that does not exist is ``QueueMissing``, not created.
     """
     if _is_plane(url):
-        from daemon.store.plane_client import PlaneClient, token_from_env
+        from phoned.daemon.store.plane_client import PlaneClient, token_from_env
 
         return PlaneClient(url, token_from_env())
     return open_store(url, create=create, busy_wait_s=busy_wait_s)
@@ -129,8 +129,8 @@ class WorkerStores:
         self.batch_claims = not _is_plane(url)
         self._link = None
         if _is_plane(url):
-            from daemon.store.http_store import PlaneLink
-            from daemon.store.plane_client import token_from_env
+            from phoned.daemon.store.http_store import PlaneLink
+            from phoned.daemon.store.plane_client import token_from_env
 
             outbox = Path(os.environ.get(OUTBOX_ENV) or state_dir / "outbox.db")
             self._link = PlaneLink(url, token_from_env(), outbox)
@@ -142,7 +142,7 @@ class WorkerStores:
         if self._link is None:
             store = open_store(self.url)
         else:
-            from daemon.store.http_store import HttpStore
+            from phoned.daemon.store.http_store import HttpStore
 
             store = HttpStore(self._link)
         store.on_write = self.on_write

@@ -7,7 +7,7 @@ deduplicates by. Rows are delivered strictly in ``seq`` order and removed only o
 plane gave a definitive answer (accepted, or refused as stale/invalid), so nothing is
 lost while the plane is down or the daemon restarts, and a redelivery is harmless.
 The file is created 0600 by phoned before SQLite opens it; it and its side files are never
-links (``device.private_files.sqlite_file``: a planted one stops the daemon, exit 2).
+links (``phoned.foundation.private_files.sqlite_file``: a planted one stops the daemon, exit 2).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import StoreUnavailable
-from device.private_files import sqlite_file, tighten_sqlite
-from device.threads import spawn
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.foundation.private_files import sqlite_file, tighten_sqlite
+from phoned.foundation.threads import spawn
 
 log = logging.getLogger("phoned.outbox")
 

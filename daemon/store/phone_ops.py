@@ -1,8 +1,8 @@
-"""The operations on who serves which phone: the phone holds (``daemon.store.holds``),
-the presence rows (``daemon.store.presence``) and a daemon's device registration.
+"""The operations on who serves which phone: the phone holds (``phoned.daemon.store.holds``),
+the presence rows (``phoned.daemon.store.presence``) and a daemon's device registration.
 
-They are operations as the task's are (``daemon.lifecycle.ops``): a store applies them
-(``apply``), the named verbs of ``daemon.store.protocol`` build them, and the ones a
+They are operations as the task's are (``phoned.daemon.lifecycle.ops``): a store applies them
+(``apply``), the named verbs of ``phoned.daemon.store.protocol`` build them, and the ones a
 control plane takes carry their route and wire form. They live here, not in the
 lifecycle, because they carry the store's records (``Holder``).
 
@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from daemon.lifecycle.operation import Op
-from daemon.store.holds import Holder
+from phoned.daemon.lifecycle.operation import Op
+from phoned.daemon.store.holds import Holder
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class _Unrouted(Op[None]):
 @dataclass(frozen=True)
 class MarkPresence(_Unrouted):
     """This daemon serves ``serials`` and looked for work at ``now``; ``claimed`` holds its
-    last claim per phone (``daemon.store.presence.mark``)."""
+    last claim per phone (``phoned.daemon.store.presence.mark``)."""
 
     daemon_id: str
     serials: tuple[str, ...]

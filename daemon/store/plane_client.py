@@ -2,14 +2,14 @@
 
 ``PlaneClient`` is the ``PlannerStore`` of an ``http(s)://`` queue: each verb is one call
 of the API with the caller's token (a steering verb: its operation's wire form posted to
-its route, ``daemon.lifecycle.ops``) (planner, approver or viewer); the plane applies the
+its route, ``phoned.daemon.lifecycle.ops``) (planner, approver or viewer); the plane applies the
 lifecycle rules, nothing is predicted or cached here, and while the plane is down every
 verb is ``StoreUnavailable``. The ``phoned`` verbs (``submit``, ``approve``, ``show``, ...)
 use it for ``--queue https://plane:8400``. A daemon's side is ``HttpStore``.
 
 ``Transport.send`` is the one method to the plane (``httpx``, sync, explicit timeouts):
 transport failures become ``StoreUnavailable``; ``checked`` turns an answer into its body,
-the named lifecycle error (``daemon.lifecycle.wire.error_from``) or, for 5xx and refused
+the named lifecycle error (``phoned.daemon.lifecycle.wire.error_from``) or, for 5xx and refused
 tokens, ``StoreUnavailable``.
 """
 
@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from daemon.lifecycle import ops, wire
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle import ops, wire
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.records import (
     Event,
     JournalEntry,
     Revision,
@@ -34,11 +34,11 @@ from daemon.lifecycle.records import (
     TaskRecord,
     WorkflowRecord,
 )
-from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun, schedule_from
-from daemon.store.holds import Holder
-from daemon.store.outbox import Answer
-from daemon.store.presence import Presence
-from daemon.store.protocol import PlannerStore
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun, schedule_from
+from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.outbox import Answer
+from phoned.daemon.store.presence import Presence
+from phoned.daemon.store.protocol import PlannerStore
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")

@@ -24,15 +24,15 @@ from typing import Any, NoReturn
 import psycopg
 from psycopg.rows import dict_row
 
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.errors import (
     IllegalTransition,
     LifecycleError,
     StoreUnavailable,
 )
-from daemon.store.postgres_migrations import migrate
-from daemon.store.rows import Row
-from daemon.store.sqlfile import parse_blocks
-from daemon.store.wake import Alarm
+from phoned.daemon.store.postgres_migrations import migrate
+from phoned.daemon.store.rows import Row
+from phoned.daemon.store.sqlfile import parse_blocks
+from phoned.daemon.store.wake import Alarm
 
 DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
@@ -63,7 +63,7 @@ def translate(exc: psycopg.Error, context: str) -> NoReturn:
 @cache
 def postgres_queries() -> dict[str, str]:
     """The named blocks of ``daemon/store/sql/postgres/queries.sql`` and ``schedules.sql``."""
-    folder = resources.files("daemon.store").joinpath("sql").joinpath("postgres")
+    folder = resources.files("phoned.daemon.store").joinpath("sql").joinpath("postgres")
     return {
         **parse_blocks(folder.joinpath("queries.sql").read_text()),
         **parse_blocks(folder.joinpath("schedules.sql").read_text()),

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.errors import StoreUnavailable
 
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 
@@ -44,7 +44,7 @@ class Migration:
 
 def bundled() -> list[Migration]:
     """The migrations shipped in ``sql/postgres``, in order; a gap is an error."""
-    folder = resources.files("daemon.store").joinpath("sql").joinpath("postgres")
+    folder = resources.files("phoned.daemon.store").joinpath("sql").joinpath("postgres")
     found = []
     for entry in folder.iterdir():
         match = _FILE.match(entry.name)

@@ -1,6 +1,6 @@
 """``PostgresStore``: the task queue on PostgreSQL (``postgresql://`` queue URLs), for fleets.
 
-The verbs are those of ``SqlStore`` — the same pure rules (``daemon.lifecycle.rules``),
+The verbs are those of ``SqlStore`` — the same pure rules (``phoned.daemon.lifecycle.rules``),
 the same guarded ``write_task`` and outbox, the same named queries — run on a
 ``PostgresDatabase`` whose query file (``sql/postgres/queries.sql``) differs where the
 servers differ:
@@ -27,12 +27,12 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from daemon.lifecycle import ops, rules
-from daemon.lifecycle.records import Event, TaskRecord
-from daemon.lifecycle.states import TaskState, requires_decision
-from daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
-from daemon.store.rows import Row, event_record, task_record
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle import ops, rules
+from phoned.daemon.lifecycle.records import Event, TaskRecord
+from phoned.daemon.lifecycle.states import TaskState, requires_decision
+from phoned.daemon.store.postgres_db import DEFAULT_STATEMENT_TIMEOUT_S, DuplicateRow, PostgresDatabase
+from phoned.daemon.store.rows import Row, event_record, task_record
+from phoned.daemon.store.sql_store import SqlStore
 
 _T = TypeVar("_T")
 

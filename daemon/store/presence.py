@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from daemon.store.sql_database import SqlDatabase
+from phoned.daemon.store.sql_database import SqlDatabase
 
 PRESENCE_INTERVAL_S = 30.0  # how often a running daemon says it is there
 RECENT_S = 3 * PRESENCE_INTERVAL_S + 10.0  # older than this: nobody is known to serve

@@ -13,9 +13,9 @@
   (fleets), both ``SqlStore``; ``tests/store_contract/test_store_contract.py`` runs
   against both. ``phoned serve`` puts its API in front of one.
 
-Every verb that changes the queue is an operation: the task's in ``daemon.lifecycle.ops``
+Every verb that changes the queue is an operation: the task's in ``phoned.daemon.lifecycle.ops``
 (claims, reports, the journal, steering, submitting, recovery, expiry), who serves a
-phone in ``daemon.store.phone_ops`` (holds, presence, device registration). A store
+phone in ``phoned.daemon.store.phone_ops`` (holds, presence, device registration). A store
 implements ``apply(op)`` and the reads; the named verbs here build the operation and
 apply it, and a store subclassing its protocol inherits them. The rest are reads and
 stay named verbs of their own: ``get``, ``tasks`` (``list_tasks``), ``journal``,
@@ -26,7 +26,7 @@ checks and changes nothing (the record, or the named error), so it is a guarded 
 the change it guards is ``JournalBefore``, which runs the same gate.
 
 All verbs take ``now`` (POSIX seconds) from the caller; none sleeps except
-``wait_for_work``. Guarded verbs raise the named errors of ``daemon.lifecycle.errors``.
+``wait_for_work``. Guarded verbs raise the named errors of ``phoned.daemon.lifecycle.errors``.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.ops import Op
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from phoned.daemon.lifecycle.ops import Op
+from phoned.daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
@@ -51,10 +51,10 @@ from daemon.lifecycle.records import (
     Ticket,
     WorkflowRecord,
 )
-from daemon.lifecycle.states import TaskState
-from daemon.store import phone_ops
-from daemon.store.holds import Holder
-from daemon.store.presence import Presence
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store import phone_ops
+from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.presence import Presence
 
 DEFAULT_LEASE_S = 60.0
 R = TypeVar("R")
@@ -70,7 +70,7 @@ class _Reads(Protocol):
     """The reads both sides make, and ``apply``."""
 
     def apply(self, op: Op[R]) -> R:
-        """Apply one operation of ``daemon.lifecycle.ops`` (its change, or its named error);
+        """Apply one operation of ``phoned.daemon.lifecycle.ops`` (its change, or its named error);
         the named verbs below build an operation and apply it."""
         ...
 
@@ -109,11 +109,11 @@ class _Reads(Protocol):
         return self.apply(ops.Resume(task_id, conversation_id, now))
 
     def presence(self) -> list[Presence]:
-        """Which daemons serve this queue, most recent first (``daemon.store.presence``)."""
+        """Which daemons serve this queue, most recent first (``phoned.daemon.store.presence``)."""
         ...
 
     def phone_holds(self) -> list[Holder]:
-        """Who drives each phone, expired rows included (``daemon.store.holds``)."""
+        """Who drives each phone, expired rows included (``phoned.daemon.store.holds``)."""
         ...
 
     def close(self) -> None:
@@ -134,7 +134,7 @@ class WorkerStore(_Reads, Protocol):
         context: Callable[[], dict[str, Any]],
     ) -> None:
         """This daemon serves ``serial`` with ``methods``; ``context`` reads its planning
-        context (``daemon.planning.device_context.context_json``) for a store that publishes it.
+        context (``phoned.daemon.planning.device_context.context_json``) for a store that publishes it.
 
         An embedded queue keeps nothing (its ``phoned context``/``classify --serial`` read
         the phone); a control plane answers ``/v1/classify`` and ``/v1/devices`` from it.
@@ -145,7 +145,7 @@ class WorkerStore(_Reads, Protocol):
         self, daemon_id: str, serials: Sequence[str], claimed: dict[str, float], now: float
     ) -> None:
         """This daemon serves ``serials`` and looked for work at ``now``; ``claimed`` holds its
-        last claim per phone (``daemon.store.presence``). A control plane learns it from
+        last claim per phone (``phoned.daemon.store.presence``). A control plane learns it from
         the daemon's claims instead."""
         self.apply(phone_ops.MarkPresence(daemon_id, tuple(serials), dict(claimed), now))
 

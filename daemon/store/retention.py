@@ -9,14 +9,14 @@ unreconciled journal entry (no outcome, or ``unknown``), a step of a workflow th
 active. A finished workflow (its row and its events) goes with its last task.
 
 ``prune_batch`` applies the rule to at most ``batch`` tasks in one write transaction: the
-sweeper's call, once per sweep (``daemon.store.sweeper``). ``prune`` repeats batches until none
+sweeper's call, once per sweep (``phoned.daemon.store.sweeper``). ``prune`` repeats batches until none
 is left (``phoned prune``); ``dry_run`` counts what would go and removes nothing. The
 statements are the named ``retention_*`` blocks of both query files; PostgreSQL's indexes
 and its guard triggers (a non-terminal task or an open journal entry is never deleted,
 whoever asks) are ``sql/postgres/0008_retention.sql``, autovacuum reclaims its space.
 SQLite hands freed pages back to the file system after each batch
 (``PRAGMA incremental_vacuum``): new queue files are created with
-``auto_vacuum = INCREMENTAL`` (``daemon.store.sqlite_db``); an older file keeps reusing
+``auto_vacuum = INCREMENTAL`` (``phoned.daemon.store.sqlite_db``); an older file keeps reusing
 its free pages until ``make_incremental`` (``phoned prune --vacuum``, once) rewrites it.
 """
 
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.store.sql_database import SqlDatabase
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.store.sql_database import SqlDatabase
 
 log = logging.getLogger("phoned.retention")
 

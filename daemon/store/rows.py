@@ -9,8 +9,8 @@ import json
 import uuid
 from typing import Any
 
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
@@ -20,9 +20,9 @@ from daemon.lifecycle.records import (
     TaskRecord,
     WorkflowRecord,
 )
-from daemon.lifecycle.rules import Row, summary_json
-from daemon.lifecycle.states import FailureReason, TaskState, requires_decision
-from device.digest import canonical_json
+from phoned.daemon.lifecycle.rules import Row, summary_json
+from phoned.daemon.lifecycle.states import FailureReason, TaskState, requires_decision
+from phoned.foundation.digest import canonical_json
 
 
 def new_task_row(

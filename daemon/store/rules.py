@@ -1,8 +1,8 @@
-"""The lifecycle rules moved to ``daemon.lifecycle.rules``; this name is kept for old imports."""
+"""The lifecycle rules moved to ``phoned.daemon.lifecycle.rules``; this name is kept for old imports."""
 
 from __future__ import annotations
 
-from daemon.lifecycle.rules import (
+from phoned.daemon.lifecycle.rules import (
     USER_HOLD,
     Row,
     add_refs,

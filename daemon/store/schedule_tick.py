@@ -2,11 +2,11 @@
 
 Run by a daemon's main loop on an embedded queue and by ``phoned serve`` for its fleet
 (a daemon of an ``http(s)://`` plane does not: the plane ticks). ``tick(store, now,
-grace_s)`` reads every active schedule, plans each (``daemon.lifecycle.schedules
+grace_s)`` reads every active schedule, plans each (``phoned.daemon.lifecycle.schedules
 .plan_tick``: the latest due time fires if it is at most ``grace_s`` old, the others are
 missed) and applies one ``FireSchedule`` per schedule with something due; any number of
 processes may tick one queue at once, each due time creates one task
-(``daemon.store.sql_schedules.fire``). It answers what it did and when the next due time
+(``phoned.daemon.store.sql_schedules.fire``). It answers what it did and when the next due time
 comes, so the caller sleeps until then instead of polling.
 """
 
@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from daemon.lifecycle.errors import LifecycleError, StoreUnavailable
-from daemon.lifecycle.schedule_ops import FireSchedule
-from daemon.lifecycle.schedules import plan_tick, utc_text
-from daemon.store.protocol import Store
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle.errors import LifecycleError, StoreUnavailable
+from phoned.daemon.lifecycle.schedule_ops import FireSchedule
+from phoned.daemon.lifecycle.schedules import plan_tick, utc_text
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.sql_store import SqlStore
 
 log = logging.getLogger("phoned.schedules")
 

@@ -1,6 +1,6 @@
 """``SqlDatabase``: what the SQL store verbs need from a database connection.
 
-``daemon.store.sqlite_db.Database`` and ``daemon.store.postgres_db.PostgresDatabase``
+``phoned.daemon.store.sqlite_db.Database`` and ``phoned.daemon.store.postgres_db.PostgresDatabase``
 both provide it, so the verbs of ``SqlStore`` (and the workflow bookkeeping in
 ``sql_workflows``) run unchanged on either.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from daemon.lifecycle.errors import GuardError
-from daemon.store.rows import Row, task_event_row, workflow_event_row
+from phoned.daemon.lifecycle.errors import GuardError
+from phoned.daemon.store.rows import Row, task_event_row, workflow_event_row
 
 
 class SqlDatabase(Protocol):

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.lifecycle import rules
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.errors import FieldError, IdempotencyConflict, InvalidTask
-from daemon.store.rows import Row, journal_record
-from daemon.store.sql_database import SqlDatabase
-from device.digest import canonical_json
+from phoned.daemon.lifecycle import rules
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.errors import FieldError, IdempotencyConflict, InvalidTask
+from phoned.daemon.store.rows import Row, journal_record
+from phoned.daemon.store.sql_database import SqlDatabase
+from phoned.foundation.digest import canonical_json
 
 
 def new_revision(

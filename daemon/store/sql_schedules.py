@@ -1,5 +1,5 @@
 """Schedules in a SQL queue (SQLite or PostgreSQL): the statements of the schedule
-operations (``daemon.lifecycle.schedule_ops``) and the reads, run by ``SqlStore``.
+operations (``phoned.daemon.lifecycle.schedule_ops``) and the reads, run by ``SqlStore``.
 
 ``fire`` is where a due time becomes exactly one task: in one write transaction it
 updates the schedule row guarded by the last due time the tick read (a tick that lost the
@@ -16,19 +16,19 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.errors import ConversationMismatch, InvalidTask, TaskNotFound
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.schedule_ops import (
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.errors import ConversationMismatch, InvalidTask, TaskNotFound
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.schedule_ops import (
     AddSchedule,
     FireResult,
     FireSchedule,
     PauseSchedule,
     RemoveSchedule,
 )
-from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun, with_next_due
-from daemon.store.rows import Row
-from daemon.store.sql_database import SqlDatabase
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun, with_next_due
+from phoned.daemon.store.rows import Row
+from phoned.daemon.store.sql_database import SqlDatabase
 
 RUNS_KEPT_S = 30 * 86400.0  # run rows older than this before the newest due time go
 

@@ -1,12 +1,12 @@
 """``SqlStore``: every ``Store`` verb (worker, planner and system) over an ``SqlDatabase`` (SQLite or PostgreSQL).
 
-Every change is one operation (``daemon.lifecycle.ops``) applied in one write
+Every change is one operation (``phoned.daemon.lifecycle.ops``) applied in one write
 transaction (``apply``): read the row, run the operation's transition (the pure rules of
-``daemon.lifecycle.rules``, which raise the named error), write it guarded by state,
+``phoned.daemon.lifecycle.rules``, which raise the named error), write it guarded by state,
 version, owner, attempt and revision, and append the outbox event. The operations that
 insert rows (submitting, a rerun, the journal, evidence) or touch the phone holds and
-presence rows (``daemon.store.phone_ops``) have statements of their own (``_HANDLERS``);
-the named verbs are inherited from ``daemon.store.protocol``, built on ``apply``. The backends
+presence rows (``phoned.daemon.store.phone_ops``) have statements of their own (``_HANDLERS``);
+the named verbs are inherited from ``phoned.daemon.store.protocol``, built on ``apply``. The backends
 (``SqliteStore``, ``PostgresStore``) supply the database and their way of waiting for
 work.
 """
@@ -20,16 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, cast
 
-from daemon.lifecycle import ops, rules
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle import ops, rules
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     IllegalTransition,
     RerunOfActiveTask,
     TaskNotFound,
     UnreconciledOutcome,
 )
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.records import (
     Event,
     Failure,
     JournalEntry,
@@ -41,11 +41,11 @@ from daemon.lifecycle.records import (
     Ticket,
     WorkflowRecord,
 )
-from daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store import holds, phone_ops, presence, sql_schedules
-from daemon.store.protocol import Store, TaskWrites
-from daemon.store.rows import (
+from phoned.daemon.lifecycle.schedules import ScheduleRecord, ScheduleRun
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store import holds, phone_ops, presence, sql_schedules
+from phoned.daemon.store.protocol import Store, TaskWrites
+from phoned.daemon.store.rows import (
     Row,
     event_record,
     journal_record,
@@ -56,15 +56,15 @@ from daemon.store.rows import (
     task_record,
     workflow_record,
 )
-from daemon.store.sql_database import SqlDatabase, write_task
-from daemon.store.sql_revisions import (
+from phoned.daemon.store.sql_database import SqlDatabase, write_task
+from phoned.daemon.store.sql_revisions import (
     check_correlation,
     check_same_task,
     insert_first_revision,
     new_revision,
 )
-from daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
-from device.digest import canonical_json
+from phoned.daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
+from phoned.foundation.digest import canonical_json
 
 R = TypeVar("R")
 log = logging.getLogger("phoned.store")
@@ -150,7 +150,7 @@ class SqlStore(Store):
 
     # --- operations -----------------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
-        """Apply ``op`` in one write transaction (``daemon.lifecycle.ops``): a task's
+        """Apply ``op`` in one write transaction (``phoned.daemon.lifecycle.ops``): a task's
         transition is read, ruled by the operation and written guarded; the others (see
         the module docstring) have their own statements."""
         try:
@@ -313,7 +313,7 @@ class SqlStore(Store):
         return presence.read(self.db)
 
     def phone_holds(self) -> list[holds.Holder]:
-        """Who drives each phone (``daemon.store.holds.read``)."""
+        """Who drives each phone (``phoned.daemon.store.holds.read``)."""
         return holds.read(self.db)
 
     def _claim(self, op: ops.Claim) -> TaskRecord | None:
@@ -483,10 +483,10 @@ class SqlStore(Store):
         """Keep one evidence document of the ticket's attempt; returns its reference.
 
         Not lease-guarded: what a stale attempt observed is still evidence of what happened.
-        Kept with the task's numbers and texts redacted, whoever wrote it (``device.private``).
+        Kept with the task's numbers and texts redacted, whoever wrote it (``phoned.device.private``).
         """
-        from device import private
-        from device.actions.registry import task_secrets
+        from phoned.device import private
+        from phoned.device.actions.registry import task_secrets
 
         ticket, kind, body, now = op.ticket, op.kind, op.body, op.now
         ref = f"ev-{uuid.uuid4().hex[:20]}"

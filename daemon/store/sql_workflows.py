@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import uuid
 
-from daemon.lifecycle import rules
-from daemon.lifecycle.contract import WorkflowSpec, step_task
-from daemon.lifecycle.errors import FieldError, InvalidTask
-from daemon.lifecycle.records import StopSummary
-from daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
-from daemon.store.rows import Row, new_task_row, summary_json, task_event_row
-from daemon.store.sql_database import SqlDatabase, announce_workflow, write_task
-from daemon.store.sql_revisions import insert_first_revision
+from phoned.daemon.lifecycle import rules
+from phoned.daemon.lifecycle.contract import WorkflowSpec, step_task
+from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+from phoned.daemon.lifecycle.records import StopSummary
+from phoned.daemon.lifecycle.states import TERMINAL, FailureReason, TaskState
+from phoned.daemon.store.rows import Row, new_task_row, summary_json, task_event_row
+from phoned.daemon.store.sql_database import SqlDatabase, announce_workflow, write_task
+from phoned.daemon.store.sql_revisions import insert_first_revision
 
 _ENDED_BADLY = {TaskState.FAILED.value, TaskState.STOPPED.value}
 

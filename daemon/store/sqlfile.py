@@ -24,11 +24,11 @@ def parse_blocks(text: str) -> dict[str, str]:
 def queries(filename: str = "queries.sql") -> dict[str, str]:
     """The named blocks of ``daemon/store/sql/<filename>``."""
     return parse_blocks(
-        resources.files("daemon.store").joinpath("sql").joinpath(filename).read_text()
+        resources.files("phoned.daemon.store").joinpath("sql").joinpath(filename).read_text()
     )
 
 
 @cache
 def script(filename: str) -> str:
     """The whole text of ``daemon/store/sql/<filename>``."""
-    return resources.files("daemon.store").joinpath("sql").joinpath(filename).read_text()
+    return resources.files("phoned.daemon.store").joinpath("sql").joinpath(filename).read_text()

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from daemon.lifecycle.errors import QueueBusy, QueueFull, StoreUnavailable
-from daemon.store.rows import Row
-from daemon.store.sqlfile import queries, script
-from device.private_files import tighten_sqlite
+from phoned.daemon.lifecycle.errors import QueueBusy, QueueFull, StoreUnavailable
+from phoned.daemon.store.rows import Row
+from phoned.daemon.store.sqlfile import queries, script
+from phoned.foundation.private_files import tighten_sqlite
 
 SCHEMA_VERSION = 2
 BUSY_WAIT_S = 10.0  # a daemon's call waits this long for the write lock, then retries

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import threading
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.records import TaskRecord
-from daemon.store.sql_store import SqlStore
-from daemon.store.sqlite_db import BUSY_WAIT_S, Database
-from daemon.store.wake import Listener, WakeChannel, wait_for_commit
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.store.sql_store import SqlStore
+from phoned.daemon.store.sqlite_db import BUSY_WAIT_S, Database
+from phoned.daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
 # the fallback: how often an idle worker reads PRAGMA data_version when it has no wake-up
 # socket; with one, only a writer that does not poke (sqlite3 by hand) waits this long

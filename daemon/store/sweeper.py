@@ -5,7 +5,7 @@ applies the queue's retention, one batch per sweep.
 ``sweep_verdict`` is the pure rule; ``sweep`` applies it through the store, each
 expiry guarded by the state version it read, so a worker reporting at the same moment
 wins cleanly. Retry classification and requeue happen in the store (``rules.fail``).
-Retention (``daemon.store.retention``: finished tasks past ``retention.days`` or beyond
+Retention (``phoned.daemon.store.retention``: finished tasks past ``retention.days`` or beyond
 ``retention.max_tasks``, with their evidence, events, journal, revisions and artifacts
 folders) removes at most ``batch`` (500) tasks per sweep in one transaction, after the
 expiries, so a task this sweep ended is counted with the others.
@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 
-from daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.states import LEASED, FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitKind
-from daemon.store.protocol import Store
-from daemon.store.retention import Pruned, RetentionRule, prune_batch
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle.errors import GuardError, LifecycleError, TaskTerminal
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.states import LEASED, FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitKind
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.retention import Pruned, RetentionRule, prune_batch
+from phoned.daemon.store.sql_store import SqlStore
 
 log = logging.getLogger("phoned.sweeper")
 

@@ -11,7 +11,7 @@ It is the SQLite counterpart of PostgreSQL's ``LISTEN phoned_work`` (``tasks_not
 in ``sql/postgres/0001_initial.sql``): it fires on the same rows, a task row written in
 state ``queued``. The folder is 0700 and each socket 0600: only the queue's owner may
 wake its workers. The folder is made and opened without following a link
-(``device.private_files``): a link planted in its place is refused (polling only), never
+(``phoned.foundation.private_files``): a link planted in its place is refused (polling only), never
 chmod-ed, bound into or poked. A socket whose process died is unlinked by the next poke that finds
 no one listening on it.
 """
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from device.private_files import UnsafePath, private_dir, shared_with_group
+from phoned.foundation.private_files import UnsafePath, private_dir, shared_with_group
 
 log = logging.getLogger(__name__)
 

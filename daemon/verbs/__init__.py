@@ -1,1 +1,1 @@
-"""The ``phoned`` verbs, one module per group; ``daemon.cli`` registers them."""
+"""The ``phoned`` verbs, one module per group; ``phoned.daemon.cli`` registers them."""

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from daemon.lifecycle.documents import InputError
+from phoned.daemon.lifecycle.documents import InputError
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.config import Config
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.store.protocol import PlannerStore
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -45,14 +45,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
     with ``code``."""
-    from daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.terminal import terminal_text
 
     click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)
 
 
 def _device_message(exc: Exception) -> str:
-    from device.errors import DeviceError
+    from phoned.device.errors import DeviceError
 
     hint = getattr(exc, "HINT", "")
     message = str(exc) or type(exc).__name__
@@ -63,10 +63,10 @@ def _device_message(exc: Exception) -> str:
 
 def exit_code_of(exc: Exception) -> int | None:
     """The documented exit code of an error a verb may raise; None for a bug (re-raised)."""
-    from daemon.config import ConfigError
-    from daemon.lifecycle.errors import InvalidTask, LifecycleError
-    from daemon.store.open import QueueUrlError
-    from device.errors import DeviceError
+    from phoned.daemon.config import ConfigError
+    from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
+    from phoned.daemon.store.open import QueueUrlError
+    from phoned.device.errors import DeviceError
 
     if isinstance(exc, InvalidTask | ConfigError | QueueUrlError | InputError):
         return EXIT_USAGE
@@ -112,7 +112,7 @@ def common_options(fn: F) -> F:
 
 def load_config(config_file: str | None, **flags: Any) -> Config:
     """The config from ``config_file`` (or the default path), env and ``flags``."""
-    from daemon import config
+    from phoned.daemon import config
 
     path = Path(config_file) if config_file else config.default_config_path()
     return config.load(path, flags=flags)
@@ -128,7 +128,7 @@ def opened_store(
     Only verbs that queue work pass ``create=True``: a read or a decision on a mistyped
     SQLite path says that no queue is there instead of creating folders and an empty one.
     """
-    from daemon.store.open import open_planner_store
+    from phoned.daemon.store.open import open_planner_store
 
     cfg = load_config(config_file, queue=queue)
     store = open_planner_store(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait)
@@ -185,7 +185,7 @@ def resolve_task(store: PlannerStore, ref: str, conversation: str | None = None)
     A shorter prefix, or one several tasks start with, is an ``InputError`` (exit 2; the
     candidates are named); a prefix no task starts with is ``TaskNotFound`` (exit 1).
     """
-    from daemon.lifecycle.errors import TaskNotFound
+    from phoned.daemon.lifecycle.errors import TaskNotFound
 
     of = f" of conversation {conversation}" if conversation else ""
     if ref == "last":

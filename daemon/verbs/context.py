@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.rendering.terminal import terminal_lines
-from daemon.verbs.common import (
+from phoned.daemon.rendering.terminal import terminal_lines
+from phoned.daemon.verbs.common import (
     EXIT_FAILURE,
     common_options,
     echo_json,
@@ -20,15 +20,15 @@ from daemon.verbs.common import (
 )
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.planning.classify import Classification
-    from daemon.planning.context import PlanningContext
-    from device.adb import AdbServer
+    from phoned.daemon.config import Config
+    from phoned.daemon.planning.classify import Classification
+    from phoned.daemon.planning.context import PlanningContext
+    from phoned.device.adb import AdbServer
 
 
 def adb_server(cfg: Config) -> AdbServer:
     """The adb server the config names (``adb_host``, ``adb_port``, ``adb_path``)."""
-    from device.adb import AdbServer
+    from phoned.device.adb import AdbServer
 
     return AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
 
@@ -45,7 +45,7 @@ def _value_text(value: Any) -> str:
 
 def context_text(planning: PlanningContext) -> str:
     """The planning context as aligned lines: each value, its command and when it was read."""
-    from daemon.rendering.render import iso
+    from phoned.daemon.rendering.render import iso
 
     ctx = planning.device
     lines = [f"device {ctx.serial}  (context at {iso(planning.at)})"]
@@ -77,9 +77,9 @@ def context(
     """The device planning context: model, SDK, battery, screen, foreground app and its
     label, DND, Bluetooth, volumes, default SMS app, supported methods, queue (with --apps
     the launchable apps); each value with when and by which command it was observed."""
-    from daemon.planning.context import planning_context
-    from daemon.planning.device_context import AdbContextProvider, context_json
-    from device.connection import connect
+    from phoned.daemon.planning.context import planning_context
+    from phoned.daemon.planning.device_context import AdbContextProvider, context_json
+    from phoned.device.connection import connect
 
     cfg = load_config(config_file, queue=queue)
     server = adb_server(cfg)
@@ -128,10 +128,10 @@ def classify(
 ) -> None:
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
-    from daemon.lifecycle.documents import read_document
-    from daemon.planning.classify import classify_ingress
-    from daemon.planning.device_context import supported_methods
-    from device.connection import connect
+    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.planning.classify import classify_ingress
+    from phoned.daemon.planning.device_context import supported_methods
+    from phoned.device.connection import connect
 
     raw = read_document(file)
     capabilities = None

@@ -4,7 +4,7 @@ Each names the conversation that owns the task; approve and deny also quote the 
 and the preview digest they were shown, so a decision about a preview that has since
 changed is refused (``ApprovalMismatch``, exit 1) instead of applied to something else.
 TASK is a full id, a unique id prefix or ``last``, looked up among the tasks of the
-conversation named (``daemon.verbs.common.resolve_task``).
+conversation named (``phoned.daemon.verbs.common.resolve_task``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.verbs.common import (
+from phoned.daemon.verbs.common import (
     common_options,
     echo_json,
     now,
@@ -24,13 +24,13 @@ from daemon.verbs.common import (
 )
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import TaskRecord
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.lifecycle.records import TaskRecord
+    from phoned.daemon.store.protocol import PlannerStore
 
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
     """``TASK STATE`` (plus ``stop requested`` when pending), or the record as JSON."""
-    from daemon.rendering.render import state_line, task_json
+    from phoned.daemon.rendering.render import state_line, task_json
 
     if as_json:
         echo_json(task_json(task))
@@ -126,7 +126,7 @@ def amend(
     as_json: bool,
 ) -> None:
     """New revision of a non-terminal TASK with changed params (a pending approval is void)."""
-    from daemon.verbs.inputs import parse_params
+    from phoned.daemon.verbs.inputs import parse_params
 
     with opened_store(queue, config_file) as store:
         current = store.get(task_id)

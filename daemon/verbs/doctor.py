@@ -1,4 +1,4 @@
-"""``phoned doctor``: check adb, its server and every attached device (``daemon.verbs.doctor_checks``)."""
+"""``phoned doctor``: check adb, its server and every attached device (``phoned.daemon.verbs.doctor_checks``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from daemon.verbs.common import load_config, user_errors
+from phoned.daemon.verbs.common import load_config, user_errors
 
 
 @click.command()
@@ -25,9 +25,9 @@ def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
     """Check adb (can this machine run it?), its server and every attached device; say
     what to do about problems and who holds each phone (the daemon driving it). An adb
     server doctor starts is stopped again."""
-    from daemon.runtime.phone_hold import describe_holder
-    from daemon.verbs.doctor_checks import run_doctor
-    from device.adb import AdbServer
+    from phoned.daemon.runtime.phone_hold import describe_holder
+    from phoned.daemon.verbs.doctor_checks import run_doctor
+    from phoned.device.adb import AdbServer
 
     cfg = load_config(config_file)
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)

@@ -24,9 +24,9 @@ from typing import Any
 
 import click
 
-from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
-from device.connection import Device, list_devices
-from device.errors import AdbServerError, DeviceError, DeviceUnauthorized
+from phoned.device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
+from phoned.device.connection import Device, list_devices
+from phoned.device.errors import AdbServerError, DeviceError, DeviceUnauthorized
 
 ADVICE = {
     "unauthorized": DeviceUnauthorized.HINT,
@@ -170,7 +170,7 @@ def collect(
     holder: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """Everything doctor checks, as one JSON-able document; ``holder(serial)`` says who
-    drives each device (``daemon.runtime.phone_hold.describe_holder``).
+    drives each device (``phoned.daemon.runtime.phone_hold.describe_holder``).
 
     A server that does not run is started with the checked binary (never with one that
     cannot run here), and stopped again before returning: ``adb.started_by_doctor`` and

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.verbs.common import common_options, opened_store, user_errors
+from phoned.daemon.verbs.common import common_options, opened_store, user_errors
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import Event
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.lifecycle.records import Event
+    from phoned.daemon.store.protocol import PlannerStore
 
 FOLLOW_INTERVAL_S = 0.5
 
@@ -27,7 +27,7 @@ FOLLOW_INTERVAL_S = 0.5
 def event_line(event: Event) -> str:
     """One event on one line: cursor, time, subject, state, versions, reason, flags (escaped
     for the terminal: a control character in a stored field is shown, never obeyed)."""
-    from daemon.rendering.render import iso
+    from phoned.daemon.rendering.render import iso
 
     subject = f"task {event.task_id}" if event.task_id else f"workflow {event.workflow_id}"
     parts = [
@@ -42,13 +42,13 @@ def event_line(event: Event) -> str:
         parts.append("stop_requested")
     if event.workflow_id and event.task_id:
         parts.append(f"workflow {event.workflow_id} step {event.step_id}")
-    from daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.terminal import terminal_text
 
     return terminal_text("  ".join(parts))
 
 
 def _emit(events: list[Event], as_json: bool) -> None:
-    from daemon.rendering.render import event_json
+    from phoned.daemon.rendering.render import event_json
 
     for event in events:
         if as_json:

@@ -1,4 +1,4 @@
-"""Reading what the user typed: ``--param k=v`` pairs (task documents: ``daemon.lifecycle.documents``).
+"""Reading what the user typed: ``--param k=v`` pairs (task documents: ``phoned.daemon.lifecycle.documents``).
 
 Phone numbers must survive as text. JSON has no leading ``+`` or leading zeros, but YAML
 1.1 reads an unquoted ``+15551234567`` as an integer and ``0123`` as octal 83, and a bare
@@ -18,7 +18,7 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
-from daemon.lifecycle.documents import InputError, looks_like_dial_string
+from phoned.daemon.lifecycle.documents import InputError, looks_like_dial_string
 
 
 def _is_text_type(annotation: Any) -> bool:
@@ -51,7 +51,7 @@ def _is_bool_type(annotation: Any) -> bool:
 
 def _param_fields(method: str | None) -> dict[str, Any]:
     """``method``'s parameter fields by name ({} for an unknown method)."""
-    from device.actions.registry import METHOD_PARAMS
+    from phoned.device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
     return dict(model.model_fields) if model is not None else {}
@@ -95,7 +95,7 @@ def parse_value(method: str | None, key: str, text: str) -> Any:
 def _takes(method: str | None) -> str:
     """`` (dnd.set takes mode)``: the keys ``method`` takes, for an error message ("" for
     an unknown method: ingress names that one)."""
-    from device.actions.registry import METHOD_PARAMS
+    from phoned.device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
     if model is None:

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.verbs.common import common_options, echo_json, opened_store, user_errors
-from daemon.verbs.decisions import conversation_verb, print_task_state
+from phoned.daemon.verbs.common import common_options, echo_json, opened_store, user_errors
+from phoned.daemon.verbs.decisions import conversation_verb, print_task_state
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.records import Revision
+    from phoned.daemon.lifecycle.records import Revision
 
 EXIT_NOT_ENDED = 3  # ``wait``: the task had not ended within the bound
 _EXIT_BY_STATE = {"completed": 0, "failed": 1, "stopped": 5}
@@ -47,13 +47,13 @@ def revision_json(revision: Revision) -> dict[str, Any]:
 def revision_lines(revisions: list[Revision]) -> list[str]:
     """The revisions section of ``phoned show``: one line per revision, its checkpoint below.
 
-    Each line is escaped for the terminal (``daemon.rendering.terminal``), and numbers and message
-    texts are shown in their redacted form (``device.private``): the header of ``show`` is
+    Each line is escaped for the terminal (``phoned.daemon.rendering.terminal``), and numbers and message
+    texts are shown in their redacted form (``phoned.device.private``): the header of ``show`` is
     the one place a task's params appear in clear; ``--json`` keeps every revision whole.
     """
-    from daemon.rendering.render import iso
-    from daemon.rendering.terminal import terminal_text
-    from device.private import scrub
+    from phoned.daemon.rendering.render import iso
+    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.device.private import scrub
 
     lines = ["revisions:"]
     for r in revisions:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from daemon.verbs.common import EXIT_USAGE, fail, load_config, user_errors
+from phoned.daemon.verbs.common import EXIT_USAGE, fail, load_config, user_errors
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -90,10 +90,10 @@ def mcp(
     """
     from pathlib import Path
 
-    from daemon.mcp.bridge import Bridge
-    from daemon.mcp.server import build_server
-    from daemon.mcp.transports import HttpOptions, serve_http, serve_stdio
-    from daemon.store.open import open_planner_store
+    from phoned.daemon.mcp.bridge import Bridge
+    from phoned.daemon.mcp.server import build_server
+    from phoned.daemon.mcp.transports import HttpOptions, serve_http, serve_stdio
+    from phoned.daemon.store.open import open_planner_store
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
@@ -104,7 +104,7 @@ def mcp(
                               session_idle, header_timeout, body_timeout)  # fmt: skip
     book = None
     if options is not None and tokens is not None:
-        from daemon.server.auth import TokenBook, TokensFileError
+        from phoned.daemon.server.auth import TokenBook, TokensFileError
 
         try:
             book = TokenBook.load(Path(tokens))

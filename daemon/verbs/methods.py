@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from daemon.verbs.common import EXIT_FAILURE, EXIT_USAGE, echo_json, fail
+from phoned.daemon.verbs.common import EXIT_FAILURE, EXIT_USAGE, echo_json, fail
 
 
 @click.command("methods")
@@ -40,7 +40,7 @@ def methods(as_json: bool, markdown: bool, write: bool, check: bool, root: Path 
             fail("--write/--check write files; --json/--markdown print", EXIT_USAGE)
         _side_files(root or Path(__file__).resolve().parents[2], check)
         return
-    from daemon.planning import catalogue
+    from phoned.daemon.planning import catalogue
 
     if as_json:
         echo_json(catalogue.catalogue())
@@ -51,7 +51,7 @@ def methods(as_json: bool, markdown: bool, write: bool, check: bool, root: Path 
 
 
 def _side_files(root: Path, check: bool) -> None:
-    from daemon.verbs import side_files
+    from phoned.daemon.verbs import side_files
 
     if not (root / "docs" / "methods.md").is_file():
         fail(f"{root} is not a phoned checkout (no docs/methods.md)", EXIT_USAGE)

@@ -1,6 +1,6 @@
 """``phoned prune``: apply the queue's retention now, and say what it removed.
 
-The rule is the sweeper's (``daemon.store.retention``: ``retention.days``,
+The rule is the sweeper's (``phoned.daemon.store.retention``: ``retention.days``,
 ``retention.max_tasks``), applied to the whole queue at once in batches of
 ``retention.BATCH`` tasks, one transaction each, then this host's artifacts folders of
 the removed tasks. ``--dry-run`` counts what would go and changes nothing. ``--vacuum``
@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from daemon.verbs.common import (
+from phoned.daemon.verbs.common import (
     EXIT_USAGE,
     common_options,
     echo_json,
@@ -45,9 +45,9 @@ def prune(
 ) -> None:
     """Remove finished tasks past the queue's retention now (retention.days, retention.max_tasks),
     with their evidence, events, journal, revisions and artifacts folders."""
-    from daemon.store import retention
-    from daemon.store.open import SQLITE_PREFIX, open_store, sqlite_path
-    from daemon.store.sql_store import SqlStore
+    from phoned.daemon.store import retention
+    from phoned.daemon.store.open import SQLITE_PREFIX, open_store, sqlite_path
+    from phoned.daemon.store.sql_store import SqlStore
 
     cfg = load_config(config_file, queue=queue)
     url = cfg.queue_url

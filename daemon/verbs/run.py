@@ -1,4 +1,4 @@
-"""``phoned run``: the daemon, or ``--once`` (one task, then exit); see ``daemon.runtime.run``."""
+"""``phoned run``: the daemon, or ``--once`` (one task, then exit); see ``phoned.daemon.runtime.run``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from daemon.verbs.common import common_options, load_config, user_errors
+from phoned.daemon.verbs.common import common_options, load_config, user_errors
 
 
 @click.command()
@@ -97,7 +97,7 @@ def run(
     if sim_scenario and sim_sdk is None:
         raise click.UsageError("--sim-scenario needs --sim", ctx=click.get_current_context())
     if sim_scenario:
-        from daemon.runtime.sim_phone import check_scenario
+        from phoned.daemon.runtime.sim_phone import check_scenario
 
         try:
             check_scenario(int(sim_sdk or "34"), sim_scenario)
@@ -111,8 +111,8 @@ def run(
         grace_period=grace_period,
         metrics=metrics,
     )
-    from daemon.runtime.approval_prompt import at_a_terminal
-    from daemon.runtime.run import run_daemon
+    from phoned.daemon.runtime.approval_prompt import at_a_terminal
+    from phoned.daemon.runtime.run import run_daemon
 
     sys.exit(
         run_daemon(

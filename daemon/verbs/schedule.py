@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.verbs.common import (
+from phoned.daemon.verbs.common import (
     InputError,
     SentenceHelpGroup,
     common_options,
@@ -28,7 +28,7 @@ from daemon.verbs.common import (
 )
 
 if TYPE_CHECKING:
-    from daemon.lifecycle.schedules import ScheduleRecord
+    from phoned.daemon.lifecycle.schedules import ScheduleRecord
 
 PREFIX_MIN = 6
 
@@ -41,8 +41,8 @@ def schedule() -> None:
 def _task_raw(
     task_file: str | None, method: str | None, params: tuple[str, ...], device: str | None
 ) -> dict[str, Any]:
-    from daemon.lifecycle.documents import read_document
-    from daemon.verbs.inputs import parse_params
+    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.verbs.inputs import parse_params
 
     if task_file is not None and method is not None:
         raise InputError("give --task FILE or --method, not both")
@@ -89,10 +89,10 @@ def add(
     as_json: bool,
 ) -> None:
     """Add a schedule; prints its id and next due time (--json: the record)."""
-    from daemon.config import with_default_timeouts
-    from daemon.lifecycle.schedule_ops import AddSchedule
-    from daemon.lifecycle.schedules import host_zone, validate_schedule
-    from daemon.planning.queueing import unserved_warning
+    from phoned.daemon.config import with_default_timeouts
+    from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+    from phoned.daemon.lifecycle.schedules import host_zone, validate_schedule
+    from phoned.daemon.planning.queueing import unserved_warning
 
     raw: dict[str, Any] = {
         "cron": cron,
@@ -123,7 +123,7 @@ def add(
 
 
 def _json(record: ScheduleRecord) -> dict[str, Any]:
-    from daemon.lifecycle.wire import plain
+    from phoned.daemon.lifecycle.wire import plain
 
     doc: dict[str, Any] = plain(record)
     return doc
@@ -190,7 +190,7 @@ def list_(
 
 def _resolve(store: Any, reference: str) -> ScheduleRecord:
     """The schedule a full id or a unique prefix names."""
-    from daemon.lifecycle.errors import TaskNotFound
+    from phoned.daemon.lifecycle.errors import TaskNotFound
 
     found = [s for s in store.schedules(now()) if s.id == reference]
     if found:
@@ -210,7 +210,7 @@ def _resolve(store: Any, reference: str) -> ScheduleRecord:
 @user_errors
 def show(schedule_id: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show SCHEDULE and its newest runs (fired with the task's state, missed, refused)."""
-    from daemon.lifecycle.wire import plain
+    from phoned.daemon.lifecycle.wire import plain
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -248,7 +248,7 @@ def remove(
     schedule_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
 ) -> None:
     """Remove SCHEDULE (the tasks it created stay)."""
-    from daemon.lifecycle.schedule_ops import RemoveSchedule
+    from phoned.daemon.lifecycle.schedule_ops import RemoveSchedule
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -269,7 +269,7 @@ def _pause_verb(name: str, paused: bool, help: str) -> click.Command:
         config_file: str | None,
         as_json: bool,
     ) -> None:
-        from daemon.lifecycle.schedule_ops import PauseSchedule
+        from phoned.daemon.lifecycle.schedule_ops import PauseSchedule
 
         with opened_store(queue, config_file) as store:
             found = _resolve(store, schedule_id)

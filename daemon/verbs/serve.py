@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from daemon.verbs.common import EXIT_USAGE, fail, load_config
+from phoned.daemon.verbs.common import EXIT_USAGE, fail, load_config
 
 ROLES = ("daemon", "planner", "approver", "viewer", "metrics")
 
@@ -36,7 +36,7 @@ def _make_token(
     stderr."""
     from pathlib import Path
 
-    from daemon.server.auth import Role, TokensFileError, add_to_tokens_file, make_token
+    from phoned.daemon.server.auth import Role, TokensFileError, add_to_tokens_file, make_token
 
     if role == "daemon" and not devices:
         fail(
@@ -85,14 +85,14 @@ def _serve(
     import dataclasses
     from pathlib import Path
 
-    from daemon.server.app import create_app, run
-    from daemon.server.auth import TokenBook, TokensFileError
-    from daemon.server.settings import ServerSettings
+    from phoned.daemon.server.app import create_app, run
+    from phoned.daemon.server.auth import TokenBook, TokensFileError
+    from phoned.daemon.server.settings import ServerSettings
 
     cfg = load_config(config_file, queue=queue)
     if cfg.queue_url.startswith(("http://", "https://")):
         fail("phoned serve needs a database queue (sqlite:/// or postgresql://)", EXIT_USAGE)
-    from daemon.store.open import POSTGRES_PREFIXES, QueueUrlError, require_postgres_driver
+    from phoned.daemon.store.open import POSTGRES_PREFIXES, QueueUrlError, require_postgres_driver
 
     if cfg.queue_url.startswith(POSTGRES_PREFIXES):
         try:  # before uvicorn starts: its start-up would turn this into a traceback

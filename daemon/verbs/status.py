@@ -2,10 +2,10 @@
 
 Like a CI runner's ``svc.sh status`` or Buildkite's agent list: the resolved queue and the
 config file it came from, the daemons that serve it (host, pid, each phone, when each last
-looked for work and claimed), who drives each phone (its hold: ``daemon.store.holds``),
+looked for work and claimed), who drives each phone (its hold: ``phoned.daemon.store.holds``),
 and the tasks per state. ``warn_unserved`` prints the one-line
-form (``daemon.planning.queueing.unserved_warning``) the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
-when nobody serves the queue (``daemon.store.presence``).
+form (``phoned.daemon.planning.queueing.unserved_warning``) the queueing verbs (``submit``, ``workflow submit``, ``tasks``) and the MCP tools print
+when nobody serves the queue (``phoned.daemon.store.presence``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from daemon.planning.queueing import unserved_warning
-from daemon.verbs.common import common_options, echo_json, load_config, now, user_errors
+from phoned.daemon.planning.queueing import unserved_warning
+from phoned.daemon.verbs.common import common_options, echo_json, load_config, now, user_errors
 
 
 def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
@@ -27,7 +27,7 @@ def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
 
 def _phone_holds(store: Any) -> list[Any]:
     """Who holds each phone; none when the queue cannot say (a plane of an older build)."""
-    from daemon.lifecycle.errors import LifecycleError
+    from phoned.daemon.lifecycle.errors import LifecycleError
 
     try:
         return list(store.phone_holds())
@@ -45,10 +45,10 @@ def _ago(t: float | None, at: float) -> str:
 def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show the queue this host uses, the daemons serving it, who holds each phone and its
     tasks per state."""
-    from daemon import config
-    from daemon.rendering.terminal import terminal_text
-    from daemon.store import holds, presence
-    from daemon.store.open import open_planner_store
+    from phoned.daemon import config
+    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.daemon.store import holds, presence
+    from phoned.daemon.store.open import open_planner_store
 
     cfg = load_config(config_file, queue=queue)
     path = config_file or config.default_config_path()

@@ -1,7 +1,7 @@
 """Verbs that put tasks in the queue and look at them: submit, workflow submit, tasks, show,
 rerun. Each validates through the lifecycle contract (``parse_ingress``), so an invalid
 task is refused with the field named, exit 2, and nothing is queued. TASK is a full id, a
-unique id prefix or ``last`` (``daemon.verbs.common.resolve_task``).
+unique id prefix or ``last`` (``phoned.daemon.verbs.common.resolve_task``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.lifecycle.states import TaskState
-from daemon.planning.queueing import queue_spec
-from daemon.verbs.common import (
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.planning.queueing import queue_spec
+from phoned.daemon.verbs.common import (
     InputError,
     SentenceHelpGroup,
     common_options,
@@ -28,10 +28,10 @@ from daemon.verbs.common import (
 )
 
 if TYPE_CHECKING:
-    from daemon.config import Config
-    from daemon.lifecycle.errors import InvalidTask
-    from daemon.lifecycle.records import Event, TaskRecord
-    from daemon.store.protocol import PlannerStore
+    from phoned.daemon.config import Config
+    from phoned.daemon.lifecycle.errors import InvalidTask
+    from phoned.daemon.lifecycle.records import Event, TaskRecord
+    from phoned.daemon.store.protocol import PlannerStore
 
 STATES = tuple(state.value for state in TaskState)
 
@@ -42,7 +42,7 @@ def _task_from_options(
     conversation: str | None,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    from daemon.verbs.inputs import parse_params
+    from phoned.daemon.verbs.inputs import parse_params
 
     raw: dict[str, Any] = {"method": method, "params": parse_params(method, params)}
     if conversation is not None:
@@ -52,7 +52,7 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from daemon.lifecycle.documents import read_document
+    from phoned.daemon.lifecycle.documents import read_document
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -71,7 +71,7 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
 
 
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
-    from daemon.rendering.render import task_json
+    from phoned.daemon.rendering.render import task_json
 
     if as_json:
         docs = [task_json(t) for t in tasks]
@@ -107,7 +107,7 @@ def submit(
 
     Prints the task id (every step's id for a workflow); --json prints the record.
     """
-    from daemon.lifecycle.errors import InvalidTask
+    from phoned.daemon.lifecycle.errors import InvalidTask
 
     extra = {"device": device, "source": source, "idempotency_key": idempotency_key}
     options = {"params": params, "conversation": conversation, "extra": extra}
@@ -132,7 +132,7 @@ def submit(
 def _named_as_options(exc: InvalidTask) -> InvalidTask:
     """``exc`` for a task given as options: a missing ``conversation_id`` names
     ``--conversation``, which is how it is given there."""
-    from daemon.lifecycle.errors import FieldError, InvalidTask
+    from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
 
     hint = ": give --conversation C, the conversation that owns the task"
     return InvalidTask(
@@ -156,7 +156,7 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from daemon.lifecycle.documents import read_document
+    from phoned.daemon.lifecycle.documents import read_document
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
@@ -171,8 +171,8 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 
 def _unserved(store: PlannerStore, cfg: Config, queued: list[TaskRecord]) -> str | None:
     """The warning to give at once when no daemon serves the queue (or the phone) the
-    tasks wait in (``daemon.verbs.status``); None when one does."""
-    from daemon.verbs.status import unserved_warning
+    tasks wait in (``phoned.daemon.verbs.status``); None when one does."""
+    from phoned.daemon.verbs.status import unserved_warning
 
     for device in dict.fromkeys(t.device for t in queued if not t.terminal):
         warning = unserved_warning(store, cfg.queue_url, device)
@@ -191,9 +191,9 @@ def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
     wanted = sorted({t.device for t in queued if t.device and not t.terminal})
     if not wanted or cfg.queue_url.startswith(("http://", "https://")):
         return
-    from daemon.verbs.context import adb_server
-    from device.connection import list_devices
-    from device.errors import DeviceError
+    from phoned.daemon.verbs.context import adb_server
+    from phoned.device.connection import list_devices
+    from phoned.device.errors import DeviceError
 
     server = adb_server(cfg)
     where = f"{server.host}:{server.port}"
@@ -231,8 +231,8 @@ def task_note(task: TaskRecord) -> str:
 
 
 def _wait_note(task: TaskRecord) -> str:
-    from daemon.lifecycle.states import TaskState
-    from daemon.lifecycle.waiting import WaitKind
+    from phoned.daemon.lifecycle.states import TaskState
+    from phoned.daemon.lifecycle.waiting import WaitKind
 
     if task.state is TaskState.APPROVAL:
         if task.approval_status != "pending" or not task.approval_digest:
@@ -262,9 +262,9 @@ def _wait_note(task: TaskRecord) -> str:
 
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
-    """One row of ``phoned tasks``; every cell escaped for the terminal (``daemon.rendering.terminal``)."""
-    from daemon.rendering.render import iso
-    from daemon.rendering.terminal import terminal_text
+    """One row of ``phoned tasks``; every cell escaped for the terminal (``phoned.daemon.rendering.terminal``)."""
+    from phoned.daemon.rendering.render import iso
+    from phoned.daemon.rendering.terminal import terminal_text
 
     note = task_note(task)
     cells = (
@@ -308,8 +308,8 @@ def tasks(
 
     When more tasks match than --limit, a last line says how many more there are.
     """
-    from daemon.lifecycle.states import TaskState
-    from daemon.rendering.render import task_json
+    from phoned.daemon.lifecycle.states import TaskState
+    from phoned.daemon.rendering.render import task_json
 
     wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
@@ -323,7 +323,7 @@ def tasks(
         )
         more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
         if any(not t.terminal for t in found):
-            from daemon.verbs.status import warn_unserved
+            from phoned.daemon.verbs.status import warn_unserved
 
             warn_unserved(store, load_config(config_file, queue=queue).queue_url, device)
     found = found[:limit]
@@ -433,8 +433,8 @@ def show(
     --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
     says on stderr where.
     """
-    from daemon.rendering import render
-    from daemon.verbs.lifecycle import revision_json, revision_lines
+    from phoned.daemon.rendering import render
+    from phoned.daemon.verbs.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
@@ -443,7 +443,7 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        from daemon.rendering.terminal import terminal_text
+        from phoned.daemon.rendering.terminal import terminal_text
 
         page = render.render_html(*inputs, artifact_roots=roots, queue=queue)
         written = write_report(html_file, page, force)

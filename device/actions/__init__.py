@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.errors import TransportLost
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.errors import TransportLost
 
 RECONCILE_ANSWERS = ("happened", "did_not_happen", "cannot_tell")
 
 
 def supported_methods() -> list[str]:
     """Every declared method (``device/actions/registry.py``)."""
-    from device.actions.registry import REGISTRY
+    from phoned.device.actions.registry import REGISTRY
 
     return sorted(REGISTRY)
 
@@ -37,8 +37,8 @@ def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
     an effect has started (``ctx.started_effects``) becomes ``Status.UNKNOWN`` with a
     ``reconcile`` hint: the effect may or may not have happened.
     """
-    from device.actions.reads import invalid
-    from device.actions.registry import method as declared
+    from phoned.device.actions.reads import invalid
+    from phoned.device.actions.registry import method as declared
 
     declaration = declared(method)  # ValueError for an unknown method
     checked = declaration.validate(params)
@@ -68,7 +68,7 @@ def reconcile(method: str, params: dict[str, Any], ctx: ActionContext) -> str:
     ones: ``cannot_tell``) plus what the journal kept (``journal``, ``baseline_id``).
     Methods without an effect have nothing to reconcile: ``did_not_happen``.
     """
-    from device.actions.registry import method as declared
+    from phoned.device.actions.registry import method as declared
 
     declaration = declared(method)  # ValueError for an unknown method
     if declaration.reconcile is None:

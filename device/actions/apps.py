@@ -34,7 +34,7 @@ Facts (AOSP ``platform_frameworks_base``, ``docs/apps.md``):
   (without ``--components``, ``ResolveInfo.dump``) show resource ids and
   ``nonLocalizedLabel`` at most, never the resolved, localized label. The one real label
   there is is the app in front's, the title of its window in the accessibility window list
-  (``device.app_labels``, with the research behind it): ``app.list`` gives it for that
+  (``phoned.device.app_labels``, with the research behind it): ``app.list`` gives it for that
   app and ``label: null`` for the others, and says so.
 
 What is in front is the shared foreground read (``ui.foreground``: ``dumpsys window
@@ -49,14 +49,14 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from device import app_labels, commands, parsers
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import PACKAGE, NoParams, Params
-from device.actions.reads import invalid, read, target
-from device.actions.setting import Change, ask
-from device.commands import Argv
+from phoned.device import app_labels, commands, parsers
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import PACKAGE, NoParams, Params
+from phoned.device.actions.reads import invalid, read, target
+from phoned.device.actions.setting import Change, ask
+from phoned.device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -311,7 +311,7 @@ LABELS_NOTE = (
 
 
 def front_label(ctx: ActionContext, phase: str) -> str | None:
-    """The label of the app in front (``device.app_labels``), observed; None (with a note
+    """The label of the app in front (``phoned.device.app_labels``), observed; None (with a note
     saying why) when the window list does not show one."""
     text = ctx.recorder.read(app_labels.LABEL_COMMAND).stdout
     label = app_labels.front_label(app_labels.parse_a11y_windows(text))
@@ -324,7 +324,7 @@ def front_label(ctx: ActionContext, phase: str) -> str | None:
 def list_apps(ctx: ActionContext, params: NoParams) -> Outcome:
     """The launchable apps: each package with its launcher activity, and the app in front
     with its label (``front``); an app's ``label`` is known only while it is in front (see
-    ``device.app_labels``), null otherwise."""
+    ``phoned.device.app_labels``), null otherwise."""
     found = read(ctx, "launchable", commands.LAUNCHABLE, parsers.parse_components, "read")
     now = ui.foreground(ctx, "read")
     label = front_label(ctx, "read") if now is not None and now.package else None

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from device import private
-from device.adb import ShellResult
-from device.digest import digest
-from device.errors import TransportLost, UiAutomatorError
-from device.evidence import Evidence, Recorder
+from phoned.device import private
+from phoned.device.adb import ShellResult
+from phoned.foundation.digest import digest
+from phoned.device.errors import TransportLost, UiAutomatorError
+from phoned.device.evidence import Evidence, Recorder
 
 T = TypeVar("T")
 

@@ -30,15 +30,15 @@ from typing import Any
 
 from pydantic import Field, StrictBool
 
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import NoParams, Params
-from device.actions.reads import got
-from device.actions.setting import Change, ask
-from device.commands import Argv
-from device.evidence import now_iso
-from device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, service_running
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import NoParams, Params
+from phoned.device.actions.reads import got
+from phoned.device.actions.setting import Change, ask
+from phoned.device.commands import Argv
+from phoned.device.evidence import now_iso
+from phoned.device.probes import CMD_BLUETOOTH_MANAGER, SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 

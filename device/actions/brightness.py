@@ -26,13 +26,13 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, ValidationInfo, field_validator, model_validator
 
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import NoParams, Params
-from device.actions.reads import got, read
-from device.actions.setting import Change, Setting
-from device.commands import Argv
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import NoParams, Params
+from phoned.device.actions.reads import got, read
+from phoned.device.actions.setting import Change, Setting
+from phoned.device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
 

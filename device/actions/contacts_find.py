@@ -1,7 +1,7 @@
 """``contacts.find``: which contacts a name may mean, with their numbers and number types.
 
 Read-only. The name never reaches the phone: the whole phone book is read with
-``device.contacts.phones_query`` (``content query --uri content://com.android.contacts/
+``phoned.device.contacts.phones_query`` (``content query --uri content://com.android.contacts/
 data/phones?limit=N --projection contact_id:data1:data2:data3:display_name``, run by the
 shell uid, which holds READ_CONTACTS; sources in ``device/contacts.py``) and the rows are
 matched here (``contacts.matches_for``: exact, prefix, then word prefixes, after NFC and
@@ -28,11 +28,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from device import contacts
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import Params
-from device.actions.recipient import read_book
+from phoned.device import contacts
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import Params
+from phoned.device.actions.recipient import read_book
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import NoParams, Params
-from device.actions.reads import got, read, target
-from device.actions.setting import Change, Setting
-from device.commands import Argv
-from device.probes import SET_DND
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import NoParams, Params
+from phoned.device.actions.reads import got, read, target
+from phoned.device.actions.setting import Change, Setting
+from phoned.device.commands import Argv
+from phoned.device.probes import SET_DND
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from device.probes import Capabilities, Probe
+from phoned.device.probes import Capabilities, Probe
 
 if TYPE_CHECKING:
-    from device.actions.base import ActionContext, Outcome
+    from phoned.device.actions.base import ActionContext, Outcome
 
 P = TypeVar("P", bound=BaseModel)
 

@@ -43,10 +43,10 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import PACKAGE, Params
-from device.commands import Argv
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import PACKAGE, Params
+from phoned.device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from device import phone_numbers
+from phoned.device import phone_numbers
 
 # Android package names: dot-separated Java identifiers, at least two segments.
 PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")

@@ -32,13 +32,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import COMPONENT, PACKAGE, PERMISSION, Params
-from device.actions.reads import got, invalid, read, target
-from device.actions.setting import Change, ask
-from device.commands import Argv
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import COMPONENT, PACKAGE, PERMISSION, Params
+from phoned.device.actions.reads import got, invalid, read, target
+from phoned.device.actions.setting import Change, ask
+from phoned.device.commands import Argv
 
 # ---- params ------------------------------------------------------------------------------
 

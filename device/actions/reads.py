@@ -1,7 +1,7 @@
 """Reading a value from the device as evidence: run a read-only command, parse, observe.
 
 Action modules call ``read()`` for every before/after/poll read so each value lands in the
-evidence with the command that read it and when; parsing stays in ``device.parsers``.
+evidence with the command that read it and when; parsing stays in ``phoned.device.parsers``.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.adb import ShellResult
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.adb import ShellResult
 
 T = TypeVar("T")
 

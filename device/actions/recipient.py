@@ -1,11 +1,11 @@
 """Who an ``sms.*`` task writes to: the number ``to`` gives, or the one a contact name means.
 
 A number as ``to`` is read in the phone's region (``DeviceIdentity.region``, the SIM's
-country) and used in one canonical form, E.164 (``device.phone_numbers.canonical``:
+country) and used in one canonical form, E.164 (``phoned.device.phone_numbers.canonical``:
 ``8 916 123-45-67`` on a phone in Russia is ``+79161234567``); a number that is no possible
 number there is ``invalid_params`` naming ``to`` with the reason, before anything is done on
 the phone. With no ``contact`` nothing else is read. A name is resolved here, at run time, against the phone book read once
-(``device.contacts.phones_query``: every phone row, by the shell uid; the name is matched on
+(``phoned.device.contacts.phones_query``: every phone row, by the shell uid; the name is matched on
 the daemon with ``contacts.matches_for`` and never reaches the phone, not even as a
 ``--where``):
 
@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from device import contacts, parsers, phone_numbers, private
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.params import is_phone_number
+from phoned.device import contacts, parsers, phone_numbers, private
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.params import is_phone_number
 
 CHOICE_FIELD = "to"
 

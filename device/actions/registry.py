@@ -1,7 +1,7 @@
 """The method registry: every ``Method`` the action modules declare, and the tables built
 from it (``docs/methods-registry.md``).
 
-The action modules are found, not listed: every module of the ``device.actions`` package
+The action modules are found, not listed: every module of the ``phoned.device.actions`` package
 that ends with a ``DECLARED`` tuple is one (``METHOD_MODULES``, in module-name order).
 Importing this module imports every action module (and pydantic): callers on the
 ``phoned --help`` path import it inside functions, never at module level.
@@ -17,19 +17,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-import device.actions
-from device import probes
-from device.actions.method import Method
-from device.probes import Probe
+import phoned.device.actions
+from phoned.device import probes
+from phoned.device.actions.method import Method
+from phoned.device.probes import Probe
 
 
 def _method_modules() -> tuple[ModuleType, ...]:
-    """Every module of ``device.actions`` with a ``DECLARED`` tuple, by module name."""
+    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name."""
     found = []
     for info in sorted(pkgutil.iter_modules(device.actions.__path__), key=lambda i: i.name):
         if info.name == "registry" or info.ispkg:
             continue
-        module = importlib.import_module(f"device.actions.{info.name}")
+        module = importlib.import_module(f"phoned.device.actions.{info.name}")
         if hasattr(module, "DECLARED"):
             found.append(module)
     return tuple(found)
@@ -37,7 +37,7 @@ def _method_modules() -> tuple[ModuleType, ...]:
 
 def collect(modules: tuple[ModuleType, ...]) -> dict[str, Method[Any]]:
     """The declarations of ``modules`` by name (a duplicated name raises); their probes are
-    declared to ``device.probes``, so every ``Device`` runs them."""
+    declared to ``phoned.device.probes``, so every ``Device`` runs them."""
     registry: dict[str, Method[Any]] = {}
     for module in modules:
         for declared in module.DECLARED:

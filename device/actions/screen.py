@@ -1,6 +1,6 @@
 """``screen.snapshot``: what the phone shows, without changing anything.
 
-The full snapshot of ``device.actions.snapshot.take`` (the same reader a pausing task uses):
+The full snapshot of ``phoned.device.actions.snapshot.take`` (the same reader a pausing task uses):
 foreground package/activity/user (``dumpsys window displays``, ``windows`` before API 29),
 screen on (``dumpsys power``), keyguard (``dumpsys window policy``), orientation (the
 hierarchy's ``rotation``), a digest of the hierarchy (read through the UI session;
@@ -11,10 +11,10 @@ raw output, never a stale screen.
 
 from __future__ import annotations
 
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import NoParams
-from device.actions.reads import got
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import NoParams
+from phoned.device.actions.reads import got
 
 # ---- params: ``NoParams``; commands and parsers: ``device.actions.snapshot`` reads the screen through
 # the shared readers (``device.commands``, ``device.parsers``), as a pausing task does.
@@ -23,10 +23,10 @@ from device.actions.reads import got
 
 
 def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
-    """Read a full snapshot (``device.actions.snapshot.take``, the one reader pauses use too); met
+    """Read a full snapshot (``phoned.device.actions.snapshot.take``, the one reader pauses use too); met
     when every read succeeded, ``not_met`` when the hierarchy could not be read (the raw
     output is in the detail and the evidence)."""
-    from device.actions.snapshot import take
+    from phoned.device.actions.snapshot import take
 
     snap = take(ctx, "screen.snapshot", {}, "full")
     unreadable = snap.texts.get("unreadable")

@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
-from device.digest import digest
+from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
+from phoned.foundation.digest import digest
 
 P = TypeVar("P", bound=BaseModel)
 S = TypeVar("S")  # one reading of the setting (a value, a word, a small record)

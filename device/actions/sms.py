@@ -25,11 +25,11 @@ from typing import Any
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
-from device import commands, contacts, parsers, phone_numbers, ui_hierarchy
-from device.actions import recipient, ui
-from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import (
+from phoned.device import commands, contacts, parsers, phone_numbers, ui_hierarchy
+from phoned.device.actions import recipient, ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import (
     EMULATOR_NUMBER,
     MAX_CONTACT_NAME,
     NumberOrName,
@@ -37,10 +37,10 @@ from device.actions.params import (
     contact_name,
     is_phone_number,
 )
-from device.actions.reads import read, target
-from device.errors import InputRefused, UiDumpFailed
-from device.ui_hierarchy import Node
-from device.ui_session import UiPath
+from phoned.device.actions.reads import read, target
+from phoned.device.errors import InputRefused, UiDumpFailed
+from phoned.device.ui_hierarchy import Node
+from phoned.device.ui_session import UiPath
 
 # ---- params (``sms.send`` takes the same) ------------------------------------------------
 

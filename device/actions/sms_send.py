@@ -8,7 +8,7 @@
    (``base.digest``) are returned as ``needs_approval`` unless ``ctx.approval_digest`` equals
    that digest; an approval of any other preview is void and a fresh preview is returned.
 3. With a matching approval: the send control is recognised by the layout around the
-   compose field (``device.send_control``: the last control past the field on its row, ids
+   compose field (``phoned.device.send_control``: the last control past the field on its row, ids
    and words only cross-checks; "cannot tell the send button" ends ``unsupported`` before
    any tap, the candidates in the detail), the sent box's highest ``_id`` is read as a
    baseline, and that control is tapped once (a uiautomator2 ``click`` on the warm session,
@@ -16,7 +16,7 @@
    (``content query --uri content://sms/sent``; the shell holds READ_SMS) is polled for a
    row newer than the baseline with this address and exactly this body. A chat (RCS) message
    never reaches the SMS provider (KieronQuinn/Smartspacer#264, tmo1/sms-ie#291): when no row
-   appears, the conversation on screen decides (``device.conversation``): a new bubble with
+   appears, the conversation on screen decides (``phoned.device.conversation``): a new bubble with
    exactly this body whose status says sent is ``met`` (``proved_by: conversation``), "Not
    sent" is ``not_met``, a status still sending or unreadable is ``cannot_tell``, final and
    never repeated. The evidence says which read proved it.
@@ -33,16 +33,16 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from device import conversation, parsers, phone_numbers, send_control, ui_hierarchy
-from device.actions import recipient, sms, ui
-from device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import EMULATOR_NUMBER
-from device.actions.reads import read, target
-from device.actions.recipient import Recipient
-from device.actions.sms import Sms
-from device.commands import Argv
-from device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
+from phoned.device import conversation, parsers, phone_numbers, send_control, ui_hierarchy
+from phoned.device.actions import recipient, sms, ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, digest, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import EMULATOR_NUMBER
+from phoned.device.actions.reads import read, target
+from phoned.device.actions.recipient import Recipient
+from phoned.device.actions.sms import Sms
+from phoned.device.commands import Argv
+from phoned.device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
 
 # ---- params: ``sms.Sms`` (the draft's) ---------------------------------------------------
 

@@ -19,19 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from device import commands, parsers, private, ui_hierarchy, uiautomation_holders
-from device.actions.base import ActionContext
-from device.actions.reads import read
-from device.errors import (
+from phoned.device import commands, parsers, private, ui_hierarchy, uiautomation_holders
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.reads import read
+from phoned.device.errors import (
     DeviceError,
     DeviceOffline,
     InputRefused,
     UiAutomatorError,
     UiDumpFailed,
 )
-from device.private_files import private_writer, write_private
-from device.ui_hierarchy import HierarchyError, Node
-from device.ui_session import Lease, UiPath
+from phoned.foundation.private_files import private_writer, write_private
+from phoned.device.ui_hierarchy import HierarchyError, Node
+from phoned.device.ui_session import Lease, UiPath
 
 T = TypeVar("T")
 # Evidence argv of the uiautomator2 calls (JSON-RPC over tcp:9008, not shell commands).
@@ -246,7 +246,7 @@ def _translated(ctx: ActionContext, fn: Callable[[], T]) -> Callable[[], T]:
     """``fn`` with uiautomator2/adbutils exceptions mapped to the device error tree."""
 
     def run() -> T:
-        from device.translate import translate
+        from phoned.device.translate import translate
 
         try:
             return fn()

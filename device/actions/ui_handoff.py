@@ -35,11 +35,11 @@ from typing import Any
 
 from pydantic import Field, StrictInt, field_validator
 
-from device import ui_hierarchy
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.ui_step import (
+from phoned.device import ui_hierarchy
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     PROTECTED_PACKAGES,
     Expect,
@@ -48,7 +48,7 @@ from device.actions.ui_step import (
     refusal,
     wanted,
 )
-from device.private_files import write_private
+from phoned.foundation.private_files import write_private
 
 # ---- params ------------------------------------------------------------------------------
 

@@ -15,9 +15,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from device.actions.base import ActionContext, Outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.ui_step import (
+from phoned.device.actions.base import ActionContext, Outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     EXPECT,
     U2,

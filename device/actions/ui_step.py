@@ -38,15 +38,15 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
-from device import parsers, ui_hierarchy
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
-from device.actions.params import PACKAGE, Params
-from device.digest import digest
-from device.errors import DeviceError, DeviceOffline, TransportLost, UiAutomatorError
-from device.parsers import Foreground
-from device.private_files import write_private
-from device.ui_hierarchy import Node
+from phoned.device import parsers, ui_hierarchy
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
+from phoned.device.actions.params import PACKAGE, Params
+from phoned.foundation.digest import digest
+from phoned.device.errors import DeviceError, DeviceOffline, TransportLost, UiAutomatorError
+from phoned.device.parsers import Foreground
+from phoned.foundation.private_files import write_private
+from phoned.device.ui_hierarchy import Node
 
 # ---- params ------------------------------------------------------------------------------
 
@@ -184,7 +184,7 @@ APP_BILLING_PREFIX = "com.android.billingclient.api.ProxyBillingActivity"
 
 def element(node: Node) -> dict[str, Any]:
     """An element as ``ui.find`` answers it, a choice lists it and evidence shows it: its
-    ``text`` is redacted wherever it is stored (``device.private`` takes every ``text`` for a
+    ``text`` is redacted wherever it is stored (``phoned.device.private`` takes every ``text`` for a
     message body), so the words a person or planner needs to tell one element from another
     are also its ``label``, which the task's owner reads in clear and a viewer redacted
     (``daemon/server/deps.py``). The task's own secrets (a typed text) are replaced in it

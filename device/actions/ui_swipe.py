@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import Field, StrictInt
 
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import Params
-from device.actions.ui_step import (
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import Params
+from phoned.device.actions.ui_step import (
     _PACKAGE_FIELD,
     EMULATOR_APP,
     EXPECT,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from device.actions import ui
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.ui_step import (
+from phoned.device.actions import ui
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     EMULATOR_ROW,
     EXPECT,
@@ -29,7 +29,7 @@ from device.actions.ui_step import (
     unknown,
     verify,
 )
-from device.errors import InputRefused, TransportLost, UiAutomatorError
+from phoned.device.errors import InputRefused, TransportLost, UiAutomatorError
 
 # ---- params ------------------------------------------------------------------------------
 

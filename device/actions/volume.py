@@ -25,15 +25,15 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from device import commands, parsers
-from device.actions.base import ActionContext, Outcome, Status, outcome
-from device.actions.method import ActionsRow, Method
-from device.actions.params import Params
-from device.actions.reads import got, invalid, target
-from device.actions.setting import Change, Setting
-from device.commands import Argv
-from device.parsers import VolumeReading
-from device.probes import CMD_MEDIA_SESSION, SERVICES, service_running
+from phoned.device import commands, parsers
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import ActionsRow, Method
+from phoned.device.actions.params import Params
+from phoned.device.actions.reads import got, invalid, target
+from phoned.device.actions.setting import Change, Setting
+from phoned.device.commands import Argv
+from phoned.device.parsers import VolumeReading
+from phoned.device.probes import CMD_MEDIA_SESSION, SERVICES, service_running
 
 # ---- params ------------------------------------------------------------------------------
 

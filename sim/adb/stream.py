@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from sim.adb.wire import A_CLSE, A_WRTE, Message
+from phoned.sim.adb.wire import A_CLSE, A_WRTE, Message
 
 MAX_BUFFERED = 4 * 1024 * 1024
 WAIT_SLICE = 0.5  # seconds; waits re-check the closed flags at least this often

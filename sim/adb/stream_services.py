@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from sim.adb.stream import Stream, StreamClosed
-from sim.adb.sync_service import SyncSession
-from sim.adb.wire import (
+from phoned.sim.adb.stream import Stream, StreamClosed
+from phoned.sim.adb.sync_service import SyncSession
+from phoned.sim.adb.wire import (
     SHELL_CLOSE_STDIN,
     SHELL_STDERR,
     SHELL_STDIN,
@@ -38,14 +38,14 @@ from sim.adb.wire import (
 )
 
 if TYPE_CHECKING:
-    from sim.phone import Phone
-    from sim.shell.registry import OutputSink
+    from phoned.sim.phone import Phone
+    from phoned.sim.shell.registry import OutputSink
 
 TCP_CONNECT_TIMEOUT = 2.0
 
 
 class ShellRunner(Protocol):
-    """What the transport needs from the shell interpreter (``sim.shell.interpreter.Shell``)."""
+    """What the transport needs from the shell interpreter (``phoned.sim.shell.interpreter.Shell``)."""
 
     def run(
         self,
@@ -64,7 +64,7 @@ Handler = Callable[[Stream], None]
 
 def default_shell_factory(phone: Phone) -> ShellRunner:
     """The real interpreter."""
-    from sim.shell.interpreter import Shell
+    from phoned.sim.shell.interpreter import Shell
 
     return Shell(phone)
 

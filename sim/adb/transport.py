@@ -26,18 +26,18 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sim.adb import wire
-from sim.adb.stream import Stream
-from sim.adb.stream_services import (
+from phoned.sim.adb import wire
+from phoned.sim.adb.stream import Stream
+from phoned.sim.adb.stream_services import (
     ServiceContext,
     ShellFactory,
     default_shell_factory,
     resolve_service,
 )
-from sim.adb.wire import Message, ProtocolError
+from phoned.sim.adb.wire import Message, ProtocolError
 
 if TYPE_CHECKING:
-    from sim.phone import Phone
+    from phoned.sim.phone import Phone
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 STREAM_NAMES = (
     "STREAM_VOICE_CALL",

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.android.audio import STREAM_NAMES, AudioService, InvalidStream
-from sim.shell.registry import ToolIO, service, tool
+from phoned.sim.android.audio import STREAM_NAMES, AudioService, InvalidStream
+from phoned.sim.shell.registry import ToolIO, service, tool
 
 VOLUME_USAGE = (
     "the options are as follows: \n"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 STATUS_CHARGING = 2  # BatteryManager.BATTERY_STATUS_CHARGING
 STATUS_DISCHARGING = 3  # BatteryManager.BATTERY_STATUS_DISCHARGING

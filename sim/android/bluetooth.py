@@ -49,10 +49,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 SHELL_COMMAND_SINCE_SDK = 33
 ENABLE_BLE_SINCE_SDK = 34  # as bluetooth_manager_help lists it
@@ -289,7 +289,7 @@ class BluetoothAdapter:
 
 def _cant_find(io: ToolIO, kind: str) -> int:
     """The service manager's "Can't find service" reply (services/base_tools.py prints it)."""
-    base_tools = importlib.import_module("sim.shell.tools.base_tools")
+    base_tools = importlib.import_module("phoned.sim.shell.tools.base_tools")
     return int(base_tools.cant_find_service(io, kind, "bluetooth_manager"))
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sim.android import phone_numbers
-from sim.shell.registry import SimService
+from phoned.sim.android import phone_numbers
+from phoned.sim.shell.registry import SimService
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 Value = int | str | None
 

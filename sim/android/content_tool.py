@@ -41,10 +41,10 @@ import re
 import urllib.parse
 from collections.abc import Callable
 
-from sim.android.contacts import LOOKUP_COLUMNS, PHONE_COLUMNS, ContactsProvider
-from sim.android.packages import PackageManager
-from sim.android.sms import BOX_TYPES, COLUMNS, SmsProvider, Value
-from sim.shell.registry import ToolIO, tool
+from phoned.sim.android.contacts import LOOKUP_COLUMNS, PHONE_COLUMNS, ContactsProvider
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.android.sms import BOX_TYPES, COLUMNS, SmsProvider, Value
+from phoned.sim.shell.registry import ToolIO, tool
 
 # Providers a variant's build adds: authority -> (the package whose presence brings it,
 # the query). Samsung's telephony provider serves ``im`` (``sim/variants/samsung.py``).

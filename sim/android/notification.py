@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.android.notification_dump import list_section
-from sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.android.notification_dump import list_section
+from phoned.sim.shell.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 # Settings.Global.ZEN_MODE_* values.
 ZEN_OFF = 0  # ZEN_MODE_OFF

@@ -32,17 +32,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.android.packages_catalog import (
+from phoned.sim.android.packages_catalog import (
     DANGEROUS,
     PackageSpec,
     installed_packages,
     protection,
     sms_perms,
 )
-from sim.shell.registry import SERVICES, SimService, ToolIO, load_all, service, tool
+from phoned.sim.shell.registry import SERVICES, SimService, ToolIO, load_all, service, tool
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 SMS_PACKAGE = "com.google.android.apps.messaging"
 ROLE_SMS = "android.app.role.SMS"
@@ -261,7 +261,7 @@ class PackageManager:
 def cant_find_service(io: ToolIO, kind: str, name: str) -> int:
     """Delegate to ``base_tools.cant_find_service``; until it exists print what
     ``frameworks/native/cmds/cmd/cmd.cpp`` prints (``cmd: Can't find service: X``, exit 20)."""
-    module = importlib.import_module("sim.shell.tools.base_tools")
+    module = importlib.import_module("phoned.sim.shell.tools.base_tools")
     shared = getattr(module, "cant_find_service", None)
     if shared is not None:
         return int(shared(io, kind, name))

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sim.android.packages import FLAG_NAMES, PackageManager, PermissionState
-from sim.android.packages_catalog import DANGEROUS, PackageSpec, protection
-from sim.shell.registry import ToolIO, service
+from phoned.sim.android.packages import FLAG_NAMES, PackageManager, PermissionState
+from phoned.sim.android.packages_catalog import DANGEROUS, PackageSpec, protection
+from phoned.sim.shell.registry import ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 
 def flags_to_string(flags: int) -> str:

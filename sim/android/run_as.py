@@ -15,9 +15,9 @@ in a developer's own build). A debuggable app's command runs in its data directo
 
 from __future__ import annotations
 
-from sim.android.packages import PackageManager
-from sim.shell.interpreter import Shell
-from sim.shell.registry import ToolIO, tool
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.shell.interpreter import Shell
+from phoned.sim.shell.registry import ToolIO, tool
 
 AID_APP = 10000
 USAGE = "usage: run-as <package-name> [--user <uid>] <command> [<args>]\n"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.registry import ToolIO, tool
 
 if TYPE_CHECKING:
     pass

@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from sim.android.packages import PackageManager
-from sim.shell.registry import SimService
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.shell.registry import SimService
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 Value = int | str | None
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, ToolIO, service
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 SET_WIFI_ENABLED_SINCE_SDK = 30
 SVC_WIFI_UNTIL_SDK = 30
@@ -85,7 +85,7 @@ def cmd_wifi(io: ToolIO, argv: list[str]) -> int:
 @service("svc", "wifi")
 def svc_wifi(io: ToolIO, argv: list[str]) -> int:
     """``svc wifi enable|disable`` (API <= 30; later releases print svc's help)."""
-    from sim.shell.tools.base_tools import _svc_help
+    from phoned.sim.shell.tools.base_tools import _svc_help
 
     if io.phone.sdk > SVC_WIFI_UNTIL_SDK:
         return _svc_help(io)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sim.shell.registry import ToolIO
+from phoned.sim.shell.registry import ToolIO
 
 SHELL_NAME = "/system/bin/sh"
 

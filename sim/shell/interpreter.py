@@ -29,9 +29,9 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from sim.shell import registry
-from sim.shell.builtin_commands import BUILTINS, SHELL_NAME, ShellState
-from sim.shell.parse import (
+from phoned.sim.shell import registry
+from phoned.sim.shell.builtin_commands import BUILTINS, SHELL_NAME, ShellState
+from phoned.sim.shell.parse import (
     AndOr,
     Parser,
     Pipeline,
@@ -41,10 +41,10 @@ from sim.shell.parse import (
     SimpleCommand,
     Word,
 )
-from sim.shell.registry import BufferSink, OutputSink, ToolIO
+from phoned.sim.shell.registry import BufferSink, OutputSink, ToolIO
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 DROPPED_EXIT = 255  # the transport fell away mid-line
 SHELL_PID = "4242"

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from sim.shell import system_bin
+from phoned.sim.shell import system_bin
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 
 class OutputSink(Protocol):
@@ -92,7 +92,7 @@ M = TypeVar("M", bound=ServiceModel)
 class SimService(Generic[M]):
     """One part of the simulated phone with state of its own, declared once, in its module.
 
-    A module of ``sim.android`` (or ``sim.ui``) that holds a model ends with
+    A module of ``phoned.sim.android`` (or ``phoned.sim.ui``) that holds a model ends with
     ``SIM_SERVICE = SimService("wifi", WifiRadio)``: ``phone.Phone`` makes ``WifiRadio(phone)``
     when it is created and keeps it as ``phone.service(WifiRadio)`` (typed) and
     ``phone.wifi``. The module's ``@tool``/``@service`` functions fill the tables when
@@ -108,7 +108,7 @@ class SimService(Generic[M]):
 
 
 # The packages whose modules hold the simulated phone's tools and services.
-PACKAGES = ("sim.shell.tools", "sim.android", "sim.ui", "sim.variants")
+PACKAGES = ("phoned.sim.shell.tools", "phoned.sim.android", "phoned.sim.ui", "phoned.sim.variants")
 
 
 def _modules() -> list[ModuleType]:

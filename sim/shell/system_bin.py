@@ -30,7 +30,7 @@ TABLE_FILE = "system_bin.json"
 @cache
 def _table() -> dict[int, dict[str, str]]:
     """``{sdk: {command: provider}}`` of every release in the generated file."""
-    text = resources.files("sim.shell").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    text = resources.files("phoned.sim.shell").joinpath(TABLE_FILE).read_text(encoding="utf-8")
     document = json.loads(text)
     return {
         int(sdk): {name: provider for provider, names in providers.items() for name in names}
@@ -40,7 +40,7 @@ def _table() -> dict[int, dict[str, str]]:
 
 def source() -> tuple[str, str]:
     """The upstream file and commit the table was generated from."""
-    text = resources.files("sim.shell").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    text = resources.files("phoned.sim.shell").joinpath(TABLE_FILE).read_text(encoding="utf-8")
     document = json.loads(text)
     return str(document["source"]), str(document["commit"])
 

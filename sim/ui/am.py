@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sim.android.packages import PackageManager
-from sim.shell.registry import ToolIO, tool
-from sim.ui.intents import Intent, IntentError, flatten_short, parse_start_args
-from sim.ui.model import (
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.ui.intents import Intent, IntentError, flatten_short, parse_start_args
+from phoned.sim.ui.model import (
     START_CLASS_NOT_FOUND,
     START_INTENT_NOT_RESOLVED,
     START_PERMISSION_DENIED,

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sim.ui import screens
-from sim.ui.views import View
+from phoned.sim.ui import screens
+from phoned.sim.ui.views import View
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 # (phone, recipient, body, kind, SIM slot): a chat message the app stores on its own.
 ChatSink = Callable[["PhoneState", str, str, str, int], None]

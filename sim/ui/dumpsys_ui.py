@@ -29,12 +29,12 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 
-from sim.shell.registry import ToolIO, service
-from sim.ui import labels
-from sim.ui.automation import U2_HOLDER
-from sim.ui.model import Ui
-from sim.ui.screens import ActivityRecord
-from sim.ui.views import Window
+from phoned.sim.shell.registry import ToolIO, service
+from phoned.sim.ui import labels
+from phoned.sim.ui.automation import U2_HOLDER
+from phoned.sim.ui.model import Ui
+from phoned.sim.ui.screens import ActivityRecord
+from phoned.sim.ui.views import Window
 
 # Android 10 moved the focus lines from the windows section to DisplayContent.dump.
 FOCUS_IN_DISPLAYS_SDK = 29

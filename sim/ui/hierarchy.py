@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.ui.views import View, Window
+from phoned.sim.ui.views import View, Window
 
 XML_DECL = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
 NAF_EXCLUDED = (

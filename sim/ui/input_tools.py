@@ -28,10 +28,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from sim.shell.registry import ToolIO, tool
-from sim.ui import render
-from sim.ui.automation import ALREADY_REGISTERED, DUMP_HOLDER
-from sim.ui.model import Ui
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.ui import render
+from phoned.sim.ui.automation import ALREADY_REGISTERED, DUMP_HOLDER
+from phoned.sim.ui.model import Ui
 
 KEYCODES: dict[str, int] = {
     "HOME": 3,

@@ -14,7 +14,7 @@ import datetime
 import time
 from typing import Any
 
-import android_data
+import phoned.android_data as android_data
 
 
 def _strings(locale: str, app: str = "aosp") -> list[dict[str, Any]]:

@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from sim.android import phone_numbers
-from sim.android.contacts import ContactsProvider
-from sim.android.notification import NotificationService
-from sim.android.packages import PackageManager
-from sim.android.packages_catalog import PackageSpec
-from sim.android.sms import SmsProvider
-from sim.shell.registry import SimService
-from sim.ui import apps, hierarchy, labels, notes_app, render, screens
-from sim.ui.automation import UiAutomation
-from sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
-from sim.ui.screens import ActivityRecord, ScreenContext
-from sim.ui.sent_messages import SentEntry
-from sim.ui.views import View, Window, find, find_by_id, hit
+from phoned.sim.android import phone_numbers
+from phoned.sim.android.contacts import ContactsProvider
+from phoned.sim.android.notification import NotificationService
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.android.packages_catalog import PackageSpec
+from phoned.sim.android.sms import SmsProvider
+from phoned.sim.shell.registry import SimService
+from phoned.sim.ui import apps, hierarchy, labels, notes_app, render, screens
+from phoned.sim.ui.automation import UiAutomation
+from phoned.sim.ui.intents import FLAG_ACTIVITY_NEW_TASK, Intent
+from phoned.sim.ui.screens import ActivityRecord, ScreenContext
+from phoned.sim.ui.sent_messages import SentEntry
+from phoned.sim.ui.views import View, Window, find, find_by_id, hit
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 START_SUCCESS, START_TASK_TO_FRONT = 0, 2
 START_INTENT_NOT_RESOLVED, START_CLASS_NOT_FOUND = -1, -2

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sim.ui.views import View, find_by_id
+from phoned.sim.ui.views import View, find_by_id
 
 PKG = "com.example.notes"
 MAIN = f"{PKG}.MainActivity"

@@ -12,7 +12,7 @@ import io
 
 from PIL import Image, ImageDraw, ImageFont
 
-from sim.ui.views import View, Window
+from phoned.sim.ui.views import View, Window
 
 BACKGROUND = (250, 250, 250)
 SYSTEM_BG = (32, 33, 36)

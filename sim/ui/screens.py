@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sim.ui import labels, notes_app
-from sim.ui.views import View, Window
+from phoned.sim.ui import labels, notes_app
+from phoned.sim.ui.views import View, Window
 
 WIDTH, HEIGHT = 1080, 2400
 STATUS_BAR_BOTTOM = 118  # 45dp at 420dpi (2.625 px/dp)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sim.ui.views import Located, View, Window, walk
+from phoned.sim.ui.views import Located, View, Window, walk
 
 Predicate = Callable[[Located, Any], bool]
 

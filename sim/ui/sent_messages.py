@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.ui import messaging_text
-from sim.ui.views import View
+from phoned.sim.ui import messaging_text
+from phoned.sim.ui.views import View
 
 # How long a chat message shows "Sending…" before it is delivered (or fails).
 CHAT_SEND_S = 0.3

@@ -2,11 +2,11 @@
 ``screencap``, ``app_process`` and ``dumpsys window|activity|power|display``.
 
 Importing it imports the modules that hold the tools so their decorators run
-(``registry.load_all`` imports every module of ``sim.ui`` anyway).
+(``registry.load_all`` imports every module of ``phoned.sim.ui`` anyway).
 """
 
 from __future__ import annotations
 
-from sim.ui import am, dumpsys_ui, input_tools, u2server
+from phoned.sim.ui import am, dumpsys_ui, input_tools, u2server
 
 __all__ = ["am", "dumpsys_ui", "input_tools", "u2server"]

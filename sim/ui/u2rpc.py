@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sim.shell.registry import BufferSink, ToolIO
-from sim.ui import render, selectors
-from sim.ui.input_tools import keycode, press_key
-from sim.ui.model import Ui
+from phoned.sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.ui import render, selectors
+from phoned.sim.ui.input_tools import keycode, press_key
+from phoned.sim.ui.model import Ui
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 METHOD_NOT_FOUND = (-32601, "method not found")
 NOT_FOUND_CODE = -32002

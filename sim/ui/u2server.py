@@ -24,14 +24,14 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
-from sim.shell.registry import ToolIO, tool
-from sim.ui.automation import ALREADY_REGISTERED, U2_HOLDER
-from sim.ui.model import Ui
-from sim.ui.u2rpc import Rpc
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.ui.automation import ALREADY_REGISTERED, U2_HOLDER
+from phoned.sim.ui.model import Ui
+from phoned.sim.ui.u2rpc import Rpc
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
-    from sim.ui.automation import UiAutomation
+    from phoned.sim.phone_state import PhoneState
+    from phoned.sim.ui.automation import UiAutomation
 
 U2_MAIN = "com.wetest.uia2.Main"
 ABORTED_EXIT = 134

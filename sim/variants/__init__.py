@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from sim.variants.base import Variant
+from phoned.sim.variants.base import Variant
 
 
 def variants() -> list[Variant]:

@@ -27,17 +27,17 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from sim.android import phone_numbers
-from sim.android.packages import PackageManager
-from sim.ui import messaging_text
-from sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
-from sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
-from sim.ui.sent_messages import SentEntry, message_list
-from sim.ui.views import View
-from sim.variants.base import SmsAppRow, Variant
+from phoned.sim.android import phone_numbers
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.ui import messaging_text
+from phoned.sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
+from phoned.sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
+from phoned.sim.ui.sent_messages import SentEntry, message_list
+from phoned.sim.ui.views import View
+from phoned.sim.variants.base import SmsAppRow, Variant
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 PKG = "com.android.messaging"
 CONVERSATION = "com.android.messaging.ui.conversation.ConversationActivity"

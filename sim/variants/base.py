@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 # A scenario's handler: set the phone up, given the text after ``NAME:`` ("" when none).
 ScenarioHandler = Callable[["PhoneState", str], None]

@@ -40,19 +40,19 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from sim.android.content_tool import EXTRA_PROVIDERS, ProviderError, format_row
-from sim.android.packages import PackageManager
-from sim.shell.registry import SimService, ToolIO
-from sim.ui import messaging_text
-from sim.ui.apps import MessagingApp, field_with_ids, register_messaging_app
-from sim.ui.model import Ui
-from sim.ui.screens import ActivityRecord, ScreenContext, app_frame
-from sim.ui.sent_messages import CHAT_SEND_S, SentEntry, message_list
-from sim.ui.views import View
-from sim.variants.base import SmsAppRow, Variant
+from phoned.sim.android.content_tool import EXTRA_PROVIDERS, ProviderError, format_row
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.shell.registry import SimService, ToolIO
+from phoned.sim.ui import messaging_text
+from phoned.sim.ui.apps import MessagingApp, field_with_ids, register_messaging_app
+from phoned.sim.ui.model import Ui
+from phoned.sim.ui.screens import ActivityRecord, ScreenContext, app_frame
+from phoned.sim.ui.sent_messages import CHAT_SEND_S, SentEntry, message_list
+from phoned.sim.ui.views import View
+from phoned.sim.variants.base import SmsAppRow, Variant
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 Value = int | str | None
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sim.variants.base import Variant
+from phoned.sim.variants.base import Variant
 
 if TYPE_CHECKING:
-    from sim.phone_state import PhoneState
+    from phoned.sim.phone_state import PhoneState
 
 
 def _inject_denied(phone: PhoneState, _: str) -> None:

@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
-from sim.adb.stream_services import default_shell_factory
-from sim.phone import Phone
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.sim.adb.stream_services import default_shell_factory
+from phoned.sim.phone import Phone
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -98,7 +98,7 @@ class Daemon:
         """Launch ``phoned run ARGS`` (with ``umask``: under that umask)."""
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daemon.cli", "run", *args],
+                [sys.executable, "-m", "phoned.daemon.cli", "run", *args],
                 env=self.env,
                 cwd=REPO,
                 stdout=out,
@@ -163,7 +163,7 @@ class Daemon:
 
     def serving(self, serial: str, timeout: float = 30) -> None:
         """Wait until the queue's presence rows say this daemon serves ``serial`` (what
-        ``phoned status`` shows; ``daemon.store.presence``)."""
+        ``phoned status`` shows; ``phoned.daemon.store.presence``)."""
         deadline = time.monotonic() + timeout
         while not any(p.serial == serial for p in self.using(lambda s: s.presence())):
             if time.monotonic() > deadline:

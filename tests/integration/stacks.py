@@ -30,7 +30,7 @@ from planes import Grant, write_tokens
 from scripts.stack import free_port, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
-PHONED = (sys.executable, "-m", "daemon.cli")  # the ``phoned`` command, from this checkout
+PHONED = (sys.executable, "-m", "phoned.daemon.cli")  # the ``phoned`` command, from this checkout
 
 
 def spawn(args: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -1,5 +1,5 @@
 """Issue #24 point 7: after ``adb kill-server`` the daemon starts the adb server again and
-connects its network phones again itself (``device.network_phones``), saying so in its log;
+connects its network phones again itself (``phoned.device.network_phones``), saying so in its log;
 a phone someone removed with ``adb disconnect`` while the server stayed up stays removed.
 
 The simulated phones are network phones to the real adb server (``127.0.0.1:PORT``, attached
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from phoned_process import Daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 

@@ -23,13 +23,13 @@ import pytest
 from click.testing import CliRunner, Result
 from phoned_process import Daemon, daemon_env, fresh_daemon
 
-from daemon.cli import main
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.planning.catalogue import example_params
-from daemon.rendering.approval_view import AFTER_DENIAL
-from daemon.rendering.render import render_json
-from device.actions.registry import REGISTRY
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.planning.catalogue import example_params
+from phoned.daemon.rendering.approval_view import AFTER_DENIAL
+from phoned.daemon.rendering.render import render_json
+from phoned.device.actions.registry import REGISTRY
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from planes import Grant
 from stacks import REPO, Stack, open_stack, sign_in
 
-from daemon.rendering.approval_view import AFTER_DENIAL
+from phoned.daemon.rendering.approval_view import AFTER_DENIAL
 
 pytestmark = pytest.mark.integration
 
@@ -113,7 +113,7 @@ def _planner_mcp(stack: Stack, tmp_path: Path, adb_server: Any) -> StdioServerPa
     env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_STATE_DIR=str(tmp_path / "mcp"))
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", stack.url, "--conversation", CONV],
         env=dict(env, PHONED_TOKEN=stack.tokens["planner"]), cwd=str(REPO),
     )  # fmt: skip
 

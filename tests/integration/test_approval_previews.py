@@ -16,8 +16,8 @@ import pytest
 from phoned_process import Daemon, daemon_env, fresh_daemon
 from test_approval_policy import CONV, RATIONALE, decide, pending_of, phoned
 
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.rendering.approval_view import AFTER_DENIAL
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.rendering.approval_view import AFTER_DENIAL
 
 pytestmark = pytest.mark.integration
 

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner, Result
 from phoned_process import Daemon
 
-from daemon.cli import main
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.rendering.render import render_json
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.rendering.render import render_json
 
 pytestmark = pytest.mark.integration
 

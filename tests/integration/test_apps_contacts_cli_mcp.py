@@ -24,7 +24,7 @@ NOTES = "com.example.notes"
 def _once(env: dict[str, str], tmp_path: Path, serial: str, task: dict[str, Any]) -> Any:
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-apps", **task}))
-    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", "--serial", serial]
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", "--serial", serial]
     return subprocess.run(
         [*argv, "--task", str(path)],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
@@ -82,7 +82,7 @@ def test_once_refuses_bad_params_at_the_door_with_exit_2(
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
             "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from phoned_process import Daemon
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from sim import scenarios
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.sim import scenarios
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
+from phoned.daemon.cli import main
 
 pytestmark = pytest.mark.integration
 

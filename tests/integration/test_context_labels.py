@@ -18,13 +18,13 @@ from click.testing import CliRunner
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO
 
-from daemon.cli import main
-from device.actions import Status, execute
-from device.actions.base import ActionContext
-from device.adb import AdbServer as DeviceAdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from sim import scenarios
+from phoned.daemon.cli import main
+from phoned.device.actions import Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.adb import AdbServer as DeviceAdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.sim import scenarios
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +94,7 @@ def test_mcp_device_context_takes_apps(adb_server: Any, russian_phone: Any, tmp_
     )  # fmt: skip
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{tmp_path / 'q.db'}",
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{tmp_path / 'q.db'}",
               "--conversation", "conv-ctx"],
         env=env, cwd=str(REPO),
     )  # fmt: skip

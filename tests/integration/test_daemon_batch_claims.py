@@ -11,7 +11,7 @@ import re
 import pytest
 from phoned_process import Daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 

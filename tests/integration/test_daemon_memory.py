@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import Config
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TaskState
-from daemon.runtime.supervisor import Supervisor
-from daemon.store.open import WorkerStores
-from daemon.store.sqlite_store import SqliteStore
-from device.adb import AdbServer
+from phoned.daemon.config import Config
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.runtime.supervisor import Supervisor
+from phoned.daemon.store.open import WorkerStores
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.device.adb import AdbServer
 from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,7 @@ def phone(adb_server, tmp_path: Path) -> Iterator[str]:
     """A simulated phone in a process of its own (its command log grows with every task;
     here it is not the daemon's memory), connected to the test's adb server; its serial."""
     port = free_port()
-    argv = [sys.executable, "-m", "daemon.cli", "sim", "--port", str(port), "--connect"]
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "sim", "--port", str(port), "--connect"]
     env = dict(adb_server.env, PHONED_STATE_DIR=str(tmp_path / "sim"))
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     serial = f"127.0.0.1:{port}"

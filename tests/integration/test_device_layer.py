@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from device.adb import AdbServer
-from device.connection import Device, connect
-from device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
-from sim.profiles import PROFILES
+from phoned.device.adb import AdbServer
+from phoned.device.connection import Device, connect
+from phoned.device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
+from phoned.sim.profiles import PROFILES
 
 pytestmark = pytest.mark.integration
 
@@ -139,7 +139,7 @@ def test_doctor_reports_the_simulated_phone(sim_factory, adb_server) -> None:
     sim = sim_factory(sdk=34)
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(adb_server.port))
     proc = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "doctor", "--json", "--serial", sim.serial],
+        [sys.executable, "-m", "phoned.daemon.cli", "doctor", "--json", "--serial", sim.serial],
         env=env,
         capture_output=True,
         text=True,
@@ -158,7 +158,7 @@ def test_doctor_explains_an_unauthorized_phone(sim_factory, adb_server) -> None:
     sim = sim_factory(unauthorized=True)
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(adb_server.port))
     proc = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "doctor", "--serial", sim.serial],
+        [sys.executable, "-m", "phoned.daemon.cli", "doctor", "--serial", sim.serial],
         env=env,
         capture_output=True,
         text=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
 
-from device.adb import AdbServer
+from phoned.device.adb import AdbServer
 from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 def _doctor_json(tmp_path: Path, port: int) -> dict[str, object]:
     config = tmp_path / "phoned.yaml"
     config.write_text("{}\n")
-    proc = run_python("-m", "daemon.cli", "doctor", "--json", env=phoned_env(port, config))
+    proc = run_python("-m", "phoned.daemon.cli", "doctor", "--json", env=phoned_env(port, config))
     assert proc.returncode == 1, proc.stderr  # no phone on a fresh server
     adb: dict[str, object] = json.loads(proc.stdout)["adb"]
     return adb

@@ -11,9 +11,9 @@ import sys
 import pytest
 from phoned_process import REPO, Daemon
 
-from daemon.lifecycle.documents import read_document
-from daemon.lifecycle.states import TaskState
-from device.actions.registry import REGISTRY
+from phoned.daemon.lifecycle.documents import read_document
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.device.actions.registry import REGISTRY
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +23,7 @@ TASKS = sorted(p.name for p in EXAMPLES.glob("*.yaml") if p.name != "workflow.ya
 
 def _phoned(daemon: Daemon, *args: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
+        [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
         env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -50,7 +50,7 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
         _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
                 "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
     elif task.state is TaskState.WAITING:  # ui.handoff: the person does the step
-        from sim.ui import notes_app
+        from phoned.sim.ui import notes_app
 
         notes_app.person_saves_note(sim.phone.ui, "example note")
     elif task.state is TaskState.PERMISSION:  # permission.request: granted on the phone
@@ -64,8 +64,8 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
 
 
 def _open_notes(sim, list_screen: bool) -> None:
-    from sim.ui import notes_app
-    from sim.ui.intents import Intent
+    from phoned.sim.ui import notes_app
+    from phoned.sim.ui.intents import Intent
 
     screen = notes_app.LIST if list_screen else notes_app.MAIN
     sim.phone.ui.start(Intent(component=(notes_app.PKG, screen)))

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 from phoned_process import REPO, Daemon
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.runtime.attempt_evidence import AttemptEvidence
-from daemon.store.sqlite_store import SqliteStore
-from device.adb import AdbServer as DeviceAdbServer
-from device.commands import ZEN_MODE_GET
-from device.connection import Device
-from device.evidence import Recorder
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.device.adb import AdbServer as DeviceAdbServer
+from phoned.device.commands import ZEN_MODE_GET
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +45,7 @@ def _drop_every_command_for(phone: Any, seconds: float) -> None:
 
 
 def _show(daemon: Daemon, task_id: str) -> str:
-    argv = [sys.executable, "-m", "daemon.cli", "show", task_id]
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "show", task_id]
     result = subprocess.run(
         argv, env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=True
     )

@@ -38,8 +38,8 @@ from typing import Any
 import pytest
 from phoned_process import BeforeLine, Daemon, Hooks
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 
@@ -295,7 +295,7 @@ def run_drop(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> Ta
 
 def _restart_adb(adb: Any, sim: Any, daemon: Daemon) -> None:
     """``adb kill-server``, ``start-server``; then the daemon, not the test, connects the
-    phone again (``device.network_phones``) and says so."""
+    phone again (``phoned.device.network_phones``) and says so."""
     assert adb.adb("kill-server").returncode == 0
     assert adb.adb("start-server").returncode == 0
     said = f"adb server restarted: reconnected {sim.serial}"
@@ -327,7 +327,7 @@ def run_adb_restart(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks
 def run_two_drivers(case: Case, daemon: Daemon, sim: Any, adb: Any, hooks: Hooks) -> TaskRecord:
     """A second ``phoned run`` on the same queue, state folder and phone (a second unit
     started by mistake) comes up while the approved send runs: held off by the phone's
-    hold (``daemon.runtime.phone_hold``), it waits and sends the phone nothing."""
+    hold (``phoned.daemon.runtime.phone_hold``), it waits and sends the phone nothing."""
     task_id = to_approval(daemon)
     second = Daemon(daemon.env, daemon.queue, daemon.log.with_name("second.log"))
     waiting = f"phone {sim.serial} is held by daemon"

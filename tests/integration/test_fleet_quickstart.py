@@ -32,7 +32,7 @@ import pytest
 import yaml
 from stacks import REPO, stop_process, tail, wait_http
 
-from daemon.server.auth import TokenBook, token_digest
+from phoned.daemon.server.auth import TokenBook, token_digest
 from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
@@ -46,7 +46,7 @@ def phoned(
 ) -> subprocess.CompletedProcess[str]:
     """``phoned ARGS`` run in ``folder`` (as a user in that folder would, umask 022)."""
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args], cwd=folder, env=env, capture_output=True,
+        [sys.executable, "-m", "phoned.daemon.cli", *args], cwd=folder, env=env, capture_output=True,
         text=True, timeout=timeout, check=False, umask=0o022,
     )  # fmt: skip
 
@@ -196,7 +196,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
         def start(log: Path, *args: str, **more: str) -> None:
             with log.open("ab") as out:
                 procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "daemon.cli", *args], cwd=tmp_path,
+                    [sys.executable, "-m", "phoned.daemon.cli", *args], cwd=tmp_path,
                     env={**env, **adb_env, **more}, stdout=out, stderr=subprocess.STDOUT,
                 ))  # fmt: skip
 

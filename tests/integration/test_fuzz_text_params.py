@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from device.actions import Status, execute
-from device.actions.base import ActionContext
-from device.actions.params import PACKAGE
-from device.adb import AdbServer as DeviceAdbServer
-from device.connection import Device
-from device.contacts import phones_query
-from device.evidence import Recorder, redact
-from sim.adb.stream_services import default_shell_factory
-from sim.server import Simulator
+from phoned.device.actions import Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.params import PACKAGE
+from phoned.device.adb import AdbServer as DeviceAdbServer
+from phoned.device.connection import Device
+from phoned.device.contacts import phones_query
+from phoned.device.evidence import Recorder, redact
+from phoned.sim.adb.stream_services import default_shell_factory
+from phoned.sim.server import Simulator
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle.records import StopSummary
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.records import StopSummary
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ class Cli:
 
     def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "daemon.cli", *args, "--queue", self.queue],
+            [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", self.queue],
             input=stdin, capture_output=True, text=True, env=self.env, cwd=REPO, timeout=60,
             check=False,
         )  # fmt: skip

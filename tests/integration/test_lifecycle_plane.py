@@ -294,7 +294,7 @@ def test_a_person_pauses_a_running_task_through_the_plane(stack: LifecycleStack)
 
 def test_the_plane_client_speaks_the_new_verbs(stack: LifecycleStack) -> None:
     """``phoned pause|resume|revisions|show --queue http://...`` go through ``PlaneClient``."""
-    from daemon.store.plane_client import PlaneClient
+    from phoned.daemon.store.plane_client import PlaneClient
 
     task = stack.submit(device=IDLE)
     store = PlaneClient(stack.url, stack.tokens["planner"])

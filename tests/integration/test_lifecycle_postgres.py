@@ -14,10 +14,10 @@ import psycopg
 import pytest
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TaskState
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 T0 = 1_000.0
 

@@ -33,7 +33,7 @@ def test_mcp_over_the_control_plane(plane, sim_factory) -> None:
     sim = sim_factory(sdk=34)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "daemon.cli", "mcp", "--queue", url, "--conversation", "remote-agent"],
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", url, "--conversation", "remote-agent"],
         env=dict(env, PHONED_TOKEN=tokens["planner"]), cwd=str(REPO),
     )  # fmt: skip
 

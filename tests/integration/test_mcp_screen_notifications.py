@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
 from PIL import Image
 
-from sim.android.notification import NotificationService
+from phoned.sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ def _post(sim: Any) -> None:
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
             "--conversation", "conv-screen", "--wait", "30"]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 
@@ -122,7 +122,7 @@ def test_screen_snapshot_returns_a_bounded_image_and_the_elements(
 
 def _run_once(daemon_env: dict[str, str], path: Path, *args: str, timeout: float) -> Any:
     """``phoned run --once --json ARGS --task PATH``, exit 0: the JSON report and its text."""
-    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--json", *args]
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", *args]
     done = subprocess.run(
         [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
         timeout=timeout, check=False,
@@ -142,7 +142,7 @@ def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -
     assert "Привет 👋 как дела?" in stdout
     # the text report shows the owner what the read answered, not only that it was met
     shown = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "show", report["task"]["id"]], env=daemon_env,
+        [sys.executable, "-m", "phoned.daemon.cli", "show", report["task"]["id"]], env=daemon_env,
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr

@@ -24,10 +24,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from phoned_process import REPO, Daemon
 from stacks import PHONED, spawn, stop_process, wait_http
 
-from daemon.lifecycle.states import TaskState
-from daemon.planning import catalogue
-from daemon.server.auth import Role, make_token
-from device.actions.registry import REGISTRY
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.planning import catalogue
+from phoned.daemon.server.auth import Role, make_token
+from phoned.device.actions.registry import REGISTRY
 from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
@@ -41,7 +41,7 @@ def _stdio(daemon: Daemon, *extra: str) -> StdioServerParameters:
         command=sys.executable,
         args=[
             "-m",
-            "daemon.cli",
+            "phoned.daemon.cli",
             "mcp",
             "--queue",
             f"sqlite:///{daemon.queue}",
@@ -170,7 +170,7 @@ def test_sms_send_pauses_for_approval_with_nothing_sent(daemon: Daemon, sim_fact
     assert later.structured_content["state"] == "approval"
     # the person approves with the printed command; the status call shows the outcome
     argv = approval["approve_command"].split()[1:]
-    done = subprocess.run([sys.executable, "-m", "daemon.cli", *argv], env=daemon.env, cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "phoned.daemon.cli", *argv], env=daemon.env, cwd=REPO,
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     daemon.state(out["task_id"], TaskState.COMPLETED)

@@ -240,8 +240,8 @@ def card_ready(task_id: str, buttons: bool) -> str:
 def test_an_approver_decides_in_the_monitor_and_approvals_are_found_by_state(
     stack: Stack, chromium: Chromium, tmp_path: Path
 ) -> None:
-    from daemon.lifecycle.ingress import parse_ingress
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.lifecycle.ingress import parse_ingress
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     # 1,100 older tasks for a phone nobody serves, straight into the plane's queue file:
     # the approval comes after them, beyond any "oldest 1000" the page could load

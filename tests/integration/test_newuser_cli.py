@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from phoned_process import REPO, Daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 
@@ -27,14 +27,14 @@ def phoned(
     env: dict[str, str], *args: str, cwd: Path = REPO, timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args], env=env, cwd=cwd, capture_output=True,
+        [sys.executable, "-m", "phoned.daemon.cli", *args], env=env, cwd=cwd, capture_output=True,
         text=True, timeout=timeout, check=False,
     )  # fmt: skip
 
 
 @pytest.fixture
 def env(daemon_env: dict[str, str]) -> dict[str, str]:
-    """The daemon's environment with ``daemon.cli`` importable from any working directory."""
+    """The daemon's environment with ``phoned.daemon.cli`` importable from any working directory."""
     return {**daemon_env, "PYTHONPATH": str(REPO)}
 
 

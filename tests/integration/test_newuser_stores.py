@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.states import TaskState
-from daemon.store.protocol import Store
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.protocol import Store
 
 pytestmark = pytest.mark.integration
 
@@ -22,12 +22,12 @@ pytestmark = pytest.mark.integration
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     opened: Store
     if request.param == "sqlite":
-        from daemon.store.sqlite_store import SqliteStore
+        from phoned.daemon.store.sqlite_store import SqliteStore
 
         opened = SqliteStore(str(tmp_path / "q.db"))
     else:
         request.getfixturevalue("postgres_url")
-        from daemon.store.postgres_store import PostgresStore
+        from phoned.daemon.store.postgres_store import PostgresStore
 
         opened = PostgresStore(fresh_schema_url(str(tmp_path)))
     yield opened
@@ -61,7 +61,7 @@ def test_list_tasks_newest_first(store: Store) -> None:
 
 
 def test_the_sweeper_fails_a_task_left_queued_past_its_limit(store: Store) -> None:
-    from daemon.store.sweeper import sweep
+    from phoned.daemon.store.sweeper import sweep
 
     now = time.time()
     limited = spec(1, device="emu-9").model_copy(

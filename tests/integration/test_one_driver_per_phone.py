@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from phoned_process import REPO, Daemon, daemon_env
 
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
 
@@ -135,7 +135,7 @@ def test_two_daemons_and_a_once_drive_one_phone_one_task_at_a_time(
             "params": {"mode": "total_silence"},
         }))  # fmt: skip
         once = subprocess.Popen(
-            [sys.executable, "-m", "daemon.cli", "run", "--once", "--json",
+            [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json",
              "--serial", sim.serial, "--task", str(task_file)],
             env=env("once"), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
@@ -171,7 +171,7 @@ def test_two_daemons_and_a_once_drive_one_phone_one_task_at_a_time(
 
 def _phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args], env=env, cwd=REPO, capture_output=True,
+        [sys.executable, "-m", "phoned.daemon.cli", *args], env=env, cwd=REPO, capture_output=True,
         text=True, timeout=60, check=False,
     )  # fmt: skip
 

@@ -19,19 +19,19 @@ import psycopg
 import pytest
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     RevisionSuperseded,
     StoreUnavailable,
     TaskTerminal,
     UnreconciledOutcome,
 )
-from daemon.lifecycle.records import Preview, TaskRecord
-from daemon.lifecycle.states import TRANSITIONS, TaskState
-from daemon.store.postgres_migrations import Migration, bundled, migrate
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.wake import Alarm
+from phoned.daemon.lifecycle.records import Preview, TaskRecord
+from phoned.daemon.lifecycle.states import TRANSITIONS, TaskState
+from phoned.daemon.store.postgres_migrations import Migration, bundled, migrate
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.wake import Alarm
 
 pytestmark = [pytest.mark.postgres, pytest.mark.integration]
 
@@ -41,8 +41,8 @@ T0 = 1_000.0
 # Claims, starts and completes until the queue is empty, then prints the ids it claimed.
 CLAIMER = """
 import json, sys, time
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.wake import Alarm
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.wake import Alarm
 store = PostgresStore(sys.argv[1])
 owner = sys.argv[2]
 while time.time() < float(sys.argv[3]):
@@ -61,8 +61,8 @@ MIGRATOR = """
 import sys, time
 while time.time() < float(sys.argv[2]):
     time.sleep(0.001)
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.wake import Alarm
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.wake import Alarm
 PostgresStore(sys.argv[1]).close()
 print("ok")
 """

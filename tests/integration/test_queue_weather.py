@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from phoned_process import BeforeLine, Daemon, Hooks, fresh_daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 
 REPO = Path(__file__).resolve().parents[2]
 SHORT_LEASE = {"PHONED_LEASE_SECONDS": "5", "PHONED_HEARTBEAT_INTERVAL": "1"}
@@ -37,7 +37,7 @@ def phoned(
     env: dict[str, str], *args: str, timeout: float = 90
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [os.environ.get("PHONED_PYTHON", "python"), "-m", "daemon.cli", *args],
+        [os.environ.get("PHONED_PYTHON", "python"), "-m", "phoned.daemon.cli", *args],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 

@@ -2,7 +2,7 @@
 
 Counted, not timed: each thread's context switches over 20 s (``/proc/PID/task/*/status``;
 a thread asleep until a timer or a socket wakes it switches once per wake-up), by the names
-the daemon gives its threads (``device.threads``). With the default intervals an idle
+the daemon gives its threads (``phoned.foundation.threads``). With the default intervals an idle
 daemon's main loop wakes for sweeps and presence (every 30 s), the phone's hold renews
 every 20 s, the dispatcher sleeps on the queue's wake-up socket, and the device tracker on
 the adb server's stream. Before, the main loop and the dispatcher woke every second and
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from phoned_process import fresh_daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 from scripts.bench_daemon import thread_switches
 
 QUIET_ENV = ("PHONED_POLL_INTERVAL", "PHONED_HEARTBEAT_INTERVAL", "PHONED_SWEEP_INTERVAL")

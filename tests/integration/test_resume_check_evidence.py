@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 from phoned_process import Daemon
 
-from daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 
 pytestmark = pytest.mark.integration
 

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from phoned_process import REPO, daemon_env
 
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 from scripts.stack import free_port
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,7 @@ class Run:
         self.env = daemon_env(adb_port, self.state, PHONED_CONFIG="/dev/null")
 
     def argv(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "daemon.cli", *args, "--queue", self.queue]
+        return [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", self.queue]
 
     def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -119,7 +119,7 @@ def test_a_paused_task_is_resumed_by_a_second_run_on_the_same_sim_port(
         approve = shlex.split(_approve_line(first.stdout))
         assert approve[:2] == ["phoned", "approve"] and approve[-2:] == ["--queue", run.queue]
         approved = subprocess.run(
-            [sys.executable, "-m", "daemon.cli", *approve[1:]], capture_output=True, text=True,
+            [sys.executable, "-m", "phoned.daemon.cli", *approve[1:]], capture_output=True, text=True,
             env=run.env, cwd=REPO, timeout=60, check=False,
         )  # fmt: skip
         assert approved.returncode == 0, approved.stderr

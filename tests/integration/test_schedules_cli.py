@@ -22,10 +22,10 @@ from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from stacks import PHONED, Serve
 
-from daemon.lifecycle.schedule_ops import AddSchedule
-from daemon.lifecycle.schedules import validate_schedule
-from daemon.store.open import open_store
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+from phoned.daemon.lifecycle.schedules import validate_schedule
+from phoned.daemon.store.open import open_store
+from phoned.daemon.store.sql_store import SqlStore
 
 pytestmark = pytest.mark.integration
 

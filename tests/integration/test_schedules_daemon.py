@@ -18,9 +18,9 @@ import pytest
 from phoned_process import Daemon
 from stacks import PHONED
 
-from daemon.lifecycle.schedule_ops import AddSchedule
-from daemon.lifecycle.schedules import validate_schedule
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+from phoned.daemon.lifecycle.schedules import validate_schedule
+from phoned.daemon.lifecycle.states import TaskState
 
 pytestmark = pytest.mark.integration
 

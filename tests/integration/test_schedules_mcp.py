@@ -18,8 +18,8 @@ from planes import Grant, write_tokens
 from stacks import Serve
 from test_mcp_server import run_stdio
 
-from daemon.lifecycle.schedule_ops import AddSchedule
-from daemon.lifecycle.schedules import validate_schedule
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+from phoned.daemon.lifecycle.schedules import validate_schedule
 
 pytestmark = pytest.mark.integration
 
@@ -88,7 +88,7 @@ def test_schedule_tools_over_a_plane(tmp_path: Path) -> None:
     serve = Serve(tmp_path, tmp_path / "tokens.yaml").start()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "daemon.cli", "mcp", "--queue", serve.url, "--conversation", "remote-agent"],
+        args=["-m", "phoned.daemon.cli", "mcp", "--queue", serve.url, "--conversation", "remote-agent"],
         env={**os.environ, "PHONED_CONFIG": "/dev/null", "PHONED_TOKEN": tokens["planner"],
              "PHONED_STATE_DIR": str(tmp_path / "mcp")},
         cwd=str(REPO),

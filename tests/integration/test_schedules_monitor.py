@@ -23,9 +23,9 @@ from cdp_client import Chromium
 from planes import Grant
 from stacks import Stack, open_stack, sign_in
 
-from daemon.lifecycle.schedule_ops import AddSchedule
-from daemon.lifecycle.schedules import validate_schedule
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+from phoned.daemon.lifecycle.schedules import validate_schedule
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
 

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from phoned_process import REPO, Daemon
 
-from daemon.lifecycle.states import TaskState
-from device.private import redact_number, redact_text
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.device.private import redact_number, redact_text
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,7 @@ def mode(path: Path) -> int:
 
 def phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
+        [sys.executable, "-m", "phoned.daemon.cli", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 
@@ -135,10 +135,10 @@ def test_sms_send_keeps_number_and_body_out_of_evidence_and_files_private(
 OPEN_EVERYTHING = """
 import sys
 from pathlib import Path
-from daemon.config import Config
-from daemon.server.reports import ReportLedger
-from daemon.store.open import open_store
-from daemon.store.outbox import Outbox
+from phoned.daemon.config import Config
+from phoned.daemon.server.reports import ReportLedger
+from phoned.daemon.store.open import open_store
+from phoned.daemon.store.outbox import Outbox
 
 state = Path(sys.argv[1])
 store = open_store(f"sqlite:///{state / 'queue.db'}")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from phoned_process import Daemon, fresh_daemon
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 from scripts.stack import free_port
 from tests.helpers import link_target, mode
 

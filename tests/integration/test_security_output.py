@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from helpers import run_python
 
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import Failure, TaskRecord, Ticket
-from daemon.lifecycle.states import FailureReason
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.records import Failure, TaskRecord, Ticket
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 OSC_TITLE = "\x1b]0;pwned\x07"  # retitles the terminal window
 CLEAR = "\x1b[2J"  # clears the screen
@@ -31,7 +31,7 @@ SECRET = "root:x:0:0:phoned-test-marker-7f3a:/root:/bin/bash"
 
 def phoned(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(state.parent), "PHONED_STATE_DIR": str(state)}
-    return run_python("-m", "daemon.cli", *args, env=env)
+    return run_python("-m", "phoned.daemon.cli", *args, env=env)
 
 
 def running(

@@ -23,7 +23,7 @@ import yaml
 from planes import Grant, write_tokens
 from stacks import REPO, Serve, Stack, open_stack
 
-from daemon.server.auth import token_digest
+from phoned.daemon.server.auth import token_digest
 
 pytestmark = pytest.mark.integration
 
@@ -136,7 +136,7 @@ def test_serve_refuses_a_writable_tokens_file_and_warns_on_a_readable_one(
 
 def test_make_token_binds_a_token_to_conversations(tmp_path: Path) -> None:
     made = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "serve", "--make-token", "planner",
+        [sys.executable, "-m", "phoned.daemon.cli", "serve", "--make-token", "planner",
          "--conversation", "conv-a", "--conversation", "conv-b", "--name", "p"],
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -146,7 +146,7 @@ def test_make_token_binds_a_token_to_conversations(tmp_path: Path) -> None:
     token = made.stdout.splitlines()[0].removeprefix("token: ")
     assert entry["sha256"] == token_digest(token)
     daemon = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "serve", "--make-token", "daemon",
+        [sys.executable, "-m", "phoned.daemon.cli", "serve", "--make-token", "daemon",
          "--device", "emu-1", "--conversation", "conv-a"],
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )  # fmt: skip

@@ -20,13 +20,13 @@ from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from stacks import Serve
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import GuardError, StoreUnavailable
-from daemon.lifecycle.records import Failure, JournalOutcome
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.http_store import HttpStore, PlaneLink
-from daemon.store.plane_client import PlaneClient
-from daemon.store.wake import Alarm
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import GuardError, StoreUnavailable
+from phoned.daemon.lifecycle.records import Failure, JournalOutcome
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.http_store import HttpStore, PlaneLink
+from phoned.daemon.store.plane_client import PlaneClient
+from phoned.daemon.store.wake import Alarm
 
 SERIAL = "emu-1"
 OUTAGE_S = float(os.environ.get("PHONED_TEST_OUTAGE_S", "3"))

@@ -187,12 +187,12 @@ def test_a_plain_http_plane_off_this_machine_is_warned_about(serve: Serve, tmp_p
     env = {**os.environ, "PHONED_TOKEN": serve.tokens["planner"],
            "PHONED_OUTBOX": str(tmp_path / "outbox.db")}  # fmt: skip
     far = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "tasks", "--queue", "http://192.0.2.1:8400"],
+        [sys.executable, "-m", "phoned.daemon.cli", "tasks", "--queue", "http://192.0.2.1:8400"],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=60,
     )  # fmt: skip
     assert "plain http:// on a non-loopback address" in far.stderr, far.stderr
     near = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "tasks", "--queue", serve.url],
+        [sys.executable, "-m", "phoned.daemon.cli", "tasks", "--queue", serve.url],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=60,
     )  # fmt: skip
     assert near.returncode == 0, near.stderr

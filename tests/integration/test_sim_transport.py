@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, ClassVar
 import adbutils
 import pytest
 
-from sim.adb import wire
-from sim.adb.transport import features_for
-from sim.phone import Phone
-from sim.shell.registry import OutputSink
+from phoned.sim.adb import wire
+from phoned.sim.adb.transport import features_for
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import OutputSink
 
 if TYPE_CHECKING:
     from tests.integration.conftest import AdbServer, SimFactory

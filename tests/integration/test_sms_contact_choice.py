@@ -29,7 +29,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
 
-from daemon.rendering.render import approval_preview
+from phoned.daemon.rendering.render import approval_preview
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ def _book(sim: Any) -> None:
 
 def _phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args], env=env, cwd=REPO, capture_output=True,
+        [sys.executable, "-m", "phoned.daemon.cli", *args], env=env, cwd=REPO, capture_output=True,
         text=True, timeout=90, check=False,
     )  # fmt: skip
 
@@ -111,7 +111,7 @@ def test_cli_no_such_contact_fails_invalid_params_naming_to(
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
             "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 
@@ -168,7 +168,7 @@ def test_a_draft_to_a_contact_edited_while_waiting_for_approval_is_stale_and_not
 ) -> None:
     """The stale check knows the draft by the number the name stands for: a person's edit of
     the draft a name-addressed task prepared is kept, nothing is sent."""
-    from daemon.lifecycle.states import FailureReason, TaskState
+    from phoned.daemon.lifecycle.states import FailureReason, TaskState
 
     sim = sim_factory(sdk=34)
     sim.phone.contacts.add("Иван Сидоров", "+79160000003", 2)

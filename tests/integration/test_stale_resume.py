@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from phoned_process import Daemon
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from device.private import redact_text
-from sim.ui.views import find_by_id
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.device.private import redact_text
+from phoned.sim.ui.views import find_by_id
 
 pytestmark = pytest.mark.integration
 

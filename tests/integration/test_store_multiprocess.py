@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 TASKS = 300
 PROCS = 4
@@ -19,7 +19,7 @@ PROCS = 4
 # Each process claims, starts and completes until the queue is empty, then prints its ids.
 WORKER = """
 import json, sys, time
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sqlite_store import SqliteStore
 store = SqliteStore(sys.argv[1])
 owner = sys.argv[2]
 claimed = []

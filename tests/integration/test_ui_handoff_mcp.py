@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from phoned_process import REPO
 
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 pytestmark = pytest.mark.integration
 

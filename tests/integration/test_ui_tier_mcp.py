@@ -24,8 +24,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned_process import REPO, Daemon
 from PIL import Image
 
-from daemon.lifecycle.states import TaskState
-from sim.android.notification import NotificationService
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +39,7 @@ def rid(name: str) -> dict[str, str]:
 
 def _phoned(daemon: Daemon, *args: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
+        [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
         env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -69,7 +69,7 @@ def _approve(daemon: Daemon, task_id: str) -> None:
 
 
 def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
+    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
             "--conversation", "conv-ui", "--wait", "20"]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 
@@ -168,7 +168,7 @@ def test_run_once_sim_reads_and_pauses_a_changing_step_for_approval(
         daemon_env = {**daemon_env, "PHONED_APPROVAL_UI_ALLOW_PACKAGES": LAUNCHER}
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-ui", "method": method, "params": params}))
-    argv = [sys.executable, "-m", "daemon.cli", "run", "--once", "--sim", "--json",
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--sim", "--json",
             "--no-prompt", "--task", str(path)]  # fmt: skip
     result = subprocess.run(argv, env=daemon_env, cwd=REPO, capture_output=True, text=True,
                             timeout=90, check=False)  # fmt: skip
@@ -209,8 +209,8 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
 def test_several_matches_wait_for_a_choice_and_phoned_amend_picks_one(
     daemon: Daemon, sim_factory, tmp_path: Path
 ) -> None:
-    from sim.ui import notes_app
-    from sim.ui.intents import Intent
+    from phoned.sim.ui import notes_app
+    from phoned.sim.ui.intents import Intent
 
     sim = sim_factory(sdk=34)
     sim.phone.ui.start(Intent(component=(NOTES, notes_app.MAIN)))

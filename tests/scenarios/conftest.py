@@ -26,14 +26,14 @@ from typing import Any
 
 import pytest
 
-from device.actions import Outcome, Status, execute
-from device.actions.base import ActionContext
-from device.adb import AdbServer as DeviceAdbServer
-from device.connection import Device
-from device.evidence import Recorder
-from sim.phone import Phone
-from sim.server import Simulator
-from sim.ui.automation import UiCosts
+from phoned.device.actions import Outcome, Status, execute
+from phoned.device.actions.base import ActionContext
+from phoned.device.adb import AdbServer as DeviceAdbServer
+from phoned.device.connection import Device
+from phoned.device.evidence import Recorder
+from phoned.sim.phone import Phone
+from phoned.sim.server import Simulator
+from phoned.sim.ui.automation import UiCosts
 
 SIM_SDKS = (28, 30, 33, 34, 35)
 
@@ -117,7 +117,7 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
     sim = request.getfixturevalue("sim_factory")(sdk=request.param)
     setup = request.node.get_closest_marker("phone")
     if setup is not None:
-        from sim import scenarios
+        from phoned.sim import scenarios
 
         scenarios.apply(sim.phone, setup.args[0])
     sim.phone.bluetooth.TURN_ON_S = 0.3  # shorter transitions keep the suite fast

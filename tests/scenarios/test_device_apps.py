@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status, reconcile
+from phoned.device.actions import Status, reconcile
 
 pytestmark = pytest.mark.integration
 

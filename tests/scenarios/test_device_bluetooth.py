@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from device.actions import Status, bluetooth, reconcile
-from sim import scenarios
+from phoned.device.actions import Status, bluetooth, reconcile
+from phoned.sim import scenarios
 
 pytestmark = pytest.mark.integration
 

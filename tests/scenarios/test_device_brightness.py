@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from device.actions import Status, reconcile
+from phoned.device.actions import Status, reconcile
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,7 @@
 
 Google Messages' current conversation screen (Jetpack Compose) has no ids in its composer row
 and its words in other languages are not public: phoned finds the send control by the
-layout around the field it filled (``device.send_control``), reads the outcome from the sent
+layout around the field it filled (``phoned.device.send_control``), reads the outcome from the sent
 box or the conversation, and taps nothing when it cannot tell the send control apart.
 
 Each simulated case is a ``phone(...)`` set-up (``phoned sim --scenario`` names). The device
@@ -16,12 +16,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from device.actions import Status
-from sim.android.packages import PackageManager
-from sim.ui import apps, screens
-from sim.ui.apps import COMPOSE_ROLE, MessagingApp
-from sim.ui.screens import ActivityRecord, ScreenContext, app_frame
-from sim.ui.views import View
+from phoned.device.actions import Status
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.ui import apps, screens
+from phoned.sim.ui.apps import COMPOSE_ROLE, MessagingApp
+from phoned.sim.ui.screens import ActivityRecord, ScreenContext, app_frame
+from phoned.sim.ui.views import View
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,7 @@ AOSP_MESSAGING = "com.android.messaging"
 
 
 def _needs_app(dut, package: str) -> None:
-    from device.actions import sms
+    from phoned.device.actions import sms
 
     app = sms.default_sms_app(dut.ctx("sms.draft"))
     if app != package:

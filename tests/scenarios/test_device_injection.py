@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from device import contacts
-from device.actions import Status
+from phoned.device import contacts
+from phoned.device.actions import Status
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only]
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from device.actions import Status
-from device.actions.notifications import DUMPSYS_NOTIFICATION
-from sim.android.notification import NotificationService
+from phoned.device.actions import Status
+from phoned.device.actions.notifications import DUMPSYS_NOTIFICATION
+from phoned.sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status
+from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
 

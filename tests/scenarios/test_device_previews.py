@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from device.actions import Status
-from device.digest import digest
-from sim import scenarios
+from phoned.device.actions import Status
+from phoned.foundation.digest import digest
+from phoned.sim import scenarios
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from device.actions import Status, execute, reconcile
-from device.errors import DeviceError
+from phoned.device.actions import Status, execute, reconcile
+from phoned.device.errors import DeviceError
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +71,7 @@ def test_transport_lost_after_an_effect_is_unknown_then_reconciled(dut, adb_serv
 
 
 def _fingerprint(dut, ctx=None):
-    from device.actions.snapshot import take
+    from phoned.device.actions.snapshot import take
 
     return take(ctx or dut.ctx("dnd.set"), "dnd.set", {}, "fingerprint")
 
@@ -84,7 +84,7 @@ def _open_settings(dut) -> None:
 def test_foreground_is_read_on_every_release_and_an_app_switch_is_seen(dut) -> None:
     """From API 29 the focus lines live under ``dumpsys window displays``: the snapshot must
     name the app in front on every release, and a switch between two snapshots must show."""
-    from device.actions.snapshot import FINGERPRINT_FIELDS, compare
+    from phoned.device.actions.snapshot import FINGERPRINT_FIELDS, compare
 
     dut.device.run(("input", "keyevent", "KEYCODE_WAKEUP"))
     dut.device.run(("input", "keyevent", "KEYCODE_HOME"))
@@ -104,7 +104,7 @@ def test_foreground_is_read_on_every_release_and_an_app_switch_is_seen(dut) -> N
 @pytest.mark.sdks(30, 33, 34, 35)
 def test_windows_section_has_no_focus_from_api_29(dut) -> None:
     """What made phoned blind: ``dumpsys window windows`` no longer names the focus."""
-    from device import parsers
+    from phoned.device import parsers
 
     text = dut.device.read(("dumpsys", "window", "windows")).stdout
     assert "mTopFocusedDisplayId=" in text and parsers.parse_foreground(text) is None
@@ -117,7 +117,7 @@ def test_windows_section_has_no_focus_from_api_29(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.sdks(34)
 def test_foreground_with_a_second_display_is_the_focused_one(dut) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "second-display")
     _open_settings(dut)
@@ -127,7 +127,7 @@ def test_foreground_with_a_second_display_is_the_focused_one(dut) -> None:
 
 
 def test_unreadable_foreground_is_never_the_same_screen() -> None:
-    from device.actions.snapshot import FINGERPRINT_FIELDS, Snapshot, compare
+    from phoned.device.actions.snapshot import FINGERPRINT_FIELDS, Snapshot, compare
 
     unknown = Snapshot("fingerprint", 0.0, None, True, False)
     diff = compare(unknown, unknown, FINGERPRINT_FIELDS)
@@ -139,8 +139,8 @@ def test_unreadable_foreground_is_never_the_same_screen() -> None:
 def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
     """``u10`` in the window and activity records: a switch from the owner's Settings to the
     work profile's is a change the stale-screen check sees."""
-    from device.actions.snapshot import FINGERPRINT_FIELDS, compare
-    from sim import scenarios
+    from phoned.device.actions.snapshot import FINGERPRINT_FIELDS, compare
+    from phoned.sim import scenarios
 
     _open_settings(dut)
     owner = _fingerprint(dut)
@@ -155,7 +155,7 @@ def test_the_same_app_in_the_work_profile_is_another_foreground(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.sdks(33)
 def test_a_samsung_power_dump_still_tells_the_screen_state(dut) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "samsung-power")
     assert "mWakefulness=" not in dut.device.read(("dumpsys", "power")).stdout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status, reconcile
-from sim.ui.labels import MESSAGING_PKG
+from phoned.device.actions import Status, reconcile
+from phoned.sim.ui.labels import MESSAGING_PKG
 
 pytestmark = pytest.mark.integration
 
@@ -138,7 +138,7 @@ def _sent_rows(dut) -> list:
 @pytest.mark.sdks(30, 34)
 @pytest.mark.sim_only
 def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "chat-send")
     out = _approved_send(dut)
@@ -153,7 +153,7 @@ def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> N
 @pytest.mark.sdks(34)
 @pytest.mark.sim_only
 def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "chat-send:stuck")
     out = _approved_send(dut)
@@ -167,7 +167,7 @@ def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut)
 @pytest.mark.sdks(34)
 @pytest.mark.sim_only
 def test_a_chat_message_the_app_gave_up_on_is_not_met(dut) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "chat-send:fail")
     out = _approved_send(dut)
@@ -180,13 +180,13 @@ def test_a_chat_message_the_app_gave_up_on_is_not_met(dut) -> None:
 def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
     dut, adb_server
 ) -> None:
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "chat-send")
     first = dut.run("sms.send", {"to": TO, "body": BODY})
     dut.phone.faults.drop_at = "sms.after_send_tap"
     ctx = dut.ctx("sms.send", approval_digest=first.detail["preview_digest"])
-    from device.actions import execute
+    from phoned.device.actions import execute
 
     out = execute("sms.send", {"to": TO, "body": BODY}, ctx)
     assert out.status is Status.UNKNOWN, out.message
@@ -204,8 +204,8 @@ def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
 def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monkeypatch) -> None:
     """After the tap the hierarchy cannot be read (a killed ``uiautomator dump``): with no
     sent-box row either, nothing decides; the send is never judged failed nor repeated."""
-    from sim import scenarios
-    from sim.ui import model
+    from phoned.sim import scenarios
+    from phoned.sim.ui import model
 
     scenarios.apply(dut.phone, "u2-broken,chat-send")
     send = model._ACTIONS["send"]
@@ -226,7 +226,7 @@ def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monke
 def test_a_phone_that_refuses_input_names_the_setting_and_sends_nothing(dut) -> None:
     """MIUI without "USB debugging (Security settings)": the wake key is refused (the phone
     stays dark) and so is the send tap; each ends unsupported with the setting named."""
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     scenarios.apply(dut.phone, "inject-denied")
     dut.phone.ui.sleep()

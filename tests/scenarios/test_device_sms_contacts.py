@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status
-from device.contacts import PHONES_URI
+from phoned.device.actions import Status
+from phoned.device.contacts import PHONES_URI
 
 pytestmark = pytest.mark.integration
 

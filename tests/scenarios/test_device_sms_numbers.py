@@ -14,7 +14,7 @@ import os
 import phonenumbers
 import pytest
 
-from device.actions import Status
+from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status
+from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
 
@@ -107,8 +107,8 @@ def test_a_draft_on_a_russian_phone_completes(dut) -> None:
 
 
 def _needs_samsung_messages(dut) -> None:
-    from device.actions import sms
-    from device.conversation import SAMSUNG_MESSAGES
+    from phoned.device.actions import sms
+    from phoned.device.conversation import SAMSUNG_MESSAGES
 
     app = sms.default_sms_app(dut.ctx("sms.draft"))
     if app != SAMSUNG_MESSAGES:

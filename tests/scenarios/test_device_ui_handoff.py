@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from device.actions import Status
-from sim.ui import notes_app
+from phoned.device.actions import Status
+from phoned.sim.ui import notes_app
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only, pytest.mark.sdks(28, 34)]
 

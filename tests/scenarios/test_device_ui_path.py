@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from device import commands, ui_hierarchy
-from device.actions import Status, reconcile
-from device.ui_session import UiMode
-from sim import scenarios
+from phoned.device import commands, ui_hierarchy
+from phoned.device.actions import Status, reconcile
+from phoned.device.ui_session import UiMode
+from phoned.sim import scenarios
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from device.actions import Status
-from sim.android.notification import NotificationService
+from phoned.device.actions import Status
+from phoned.sim.android.notification import NotificationService
 
 pytestmark = [pytest.mark.integration, pytest.mark.sim_only, pytest.mark.sdks(28, 34)]
 
@@ -168,7 +168,7 @@ def test_approval_is_asked_with_a_preview_and_an_element_screenshot(notes) -> No
 
 
 def test_the_play_store_purchase_flow_is_refused(notes) -> None:
-    from sim.ui.screens import ActivityRecord
+    from phoned.sim.ui.screens import ActivityRecord
 
     billing = "com.google.android.finsky.billing.acquire.SheetUiBuilderHostActivity"
     notes.phone.ui.stack.append(ActivityRecord("com.android.vending", billing))
@@ -179,7 +179,7 @@ def test_the_play_store_purchase_flow_is_refused(notes) -> None:
 
 
 def test_an_interrupted_type_is_reconciled_by_reading_the_field(notes) -> None:
-    from device.actions import reconcile
+    from phoned.device.actions import reconcile
 
     params = {"package": NOTES, "selector": rid("note_text"), "text": "Ёлка 🎄."}
     assert reconcile("ui.type", params, notes.ctx("ui.type")) == "did_not_happen"

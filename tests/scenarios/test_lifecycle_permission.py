@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitKind
-from sim import scenarios
-from sim.server import Simulator
-from sim.ui.views import find_by_id
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitKind
+from phoned.sim import scenarios
+from phoned.sim.server import Simulator
+from phoned.sim.ui.views import find_by_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from phoned_process import Daemon, daemon_env, fresh_daemon

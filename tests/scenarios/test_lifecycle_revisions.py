@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.lifecycle.records import JournalOutcome, TaskRecord
-from daemon.lifecycle.states import TaskState
-from sim.server import Simulator
+from phoned.daemon.lifecycle.records import JournalOutcome, TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.sim.server import Simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from phoned_process import BeforeLine, Daemon, daemon_env, fresh_daemon
@@ -131,7 +131,7 @@ def test_a_user_pause_holds_the_task_before_its_effect_and_resume_continues_it(
 
 def test_an_automatic_timeout_requeue_is_a_decision_candidate(daemon: Daemon, sim_factory) -> None:
     """Seed 004 §2: TIMEOUT is a decision candidate even when the queue retries it itself."""
-    from sim import scenarios
+    from phoned.sim import scenarios
 
     sim: Simulator = sim_factory(sdk=34)
     scenarios.apply(sim.phone, "slow:700")  # every command takes 0.7 s; the run bound is 1 s

@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from daemon.planning.device_context import DeviceReader, supported_methods
-from daemon.verbs import side_files
-from device import parsers, probes
-from device.actions import registry
-from device.actions.base import ActionContext, Outcome, Status
-from device.actions.method import Method, fixed
-from device.actions.params import NoParams
-from device.actions.reads import got, read
-from sim.shell import registry as sim_registry
-from sim.shell.registry import ToolIO
+from phoned.daemon.planning.device_context import DeviceReader, supported_methods
+from phoned.daemon.verbs import side_files
+from phoned.device import parsers, probes
+from phoned.device.actions import registry
+from phoned.device.actions.base import ActionContext, Outcome, Status
+from phoned.device.actions.method import Method, fixed
+from phoned.device.actions.params import NoParams
+from phoned.device.actions.reads import got, read
+from phoned.sim.shell import registry as sim_registry
+from phoned.sim.shell.registry import ToolIO
 from tests.scenarios.conftest import Dut
 
 # ---- the method module: its probe and its declaration -----------------------------------
@@ -46,7 +46,7 @@ def lamp_get(ctx: ActionContext, params: NoParams) -> Outcome:
     return got(ctx, read(ctx, "lamp", LAMP_GET, str.strip, "after"))
 
 
-lamp = types.ModuleType("device.actions.lamp")
+lamp = types.ModuleType("phoned.device.actions.lamp")
 lamp.DECLARED = (  # type: ignore[attr-defined]
     Method(
         "lamp.get",

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import ApprovalMismatch, ConversationMismatch
-from daemon.lifecycle.records import Preview
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import ApprovalMismatch, ConversationMismatch
+from phoned.daemon.lifecycle.records import Preview
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 T0 = 5_000.0
 SERIAL = "emulator-5554"

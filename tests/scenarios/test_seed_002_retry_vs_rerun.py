@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.sqlite_store import SqliteStore
-from daemon.store.sweeper import sweep
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sweeper import sweep
 
 T0 = 2_000.0
 

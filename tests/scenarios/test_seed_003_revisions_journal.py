@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle.errors import TaskTerminal
-from daemon.lifecycle.records import JournalEntry, JournalOutcome, TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from sim import scenarios
-from sim.server import Simulator
+from phoned.daemon.lifecycle.errors import TaskTerminal
+from phoned.daemon.lifecycle.records import JournalEntry, JournalOutcome, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.sim import scenarios
+from phoned.sim.server import Simulator
 
 # the real-daemon helper the integration tests use
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.lifecycle.contract import WorkflowSpec
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.planning.classify import classify_ingress
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import WorkflowSpec
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.planning.classify import classify_ingress
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 T0 = 4_000.0
 SERIAL = "SIM34"

@@ -22,11 +22,11 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from daemon.cli import main
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitKind
-from sim.server import Simulator
-from sim.ui import notes_app
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitKind
+from phoned.sim.server import Simulator
+from phoned.sim.ui import notes_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from phoned_process import Daemon, daemon_env, fresh_daemon

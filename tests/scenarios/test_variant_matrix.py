@@ -3,7 +3,7 @@ phone language × SMS app and its screen generation × recipient (how the number
 so how the app shows it) × how the send ends, through the real adb server.
 
 The SMS app rows are not listed here: each variant record of the simulator declares its own
-(``sim.variants.base.SmsAppRow``: Google Messages' generations, AOSP Messaging, Samsung
+(``phoned.sim.variants.base.SmsAppRow``: Google Messages' generations, AOSP Messaging, Samsung
 Messages with one SIM and with two). A new variant is one row there, and every combination
 it makes is generated below. The test ids list each combination
 (``pytest tests/scenarios/test_variant_matrix.py -v``).
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import phonenumbers
 import pytest
 
-from device.actions import Status
-from sim.variants import variants
-from sim.variants.base import SmsAppRow
+from phoned.device.actions import Status
+from phoned.sim.variants import variants
+from phoned.sim.variants.base import SmsAppRow
 
 pytestmark = [pytest.mark.integration, pytest.mark.sdks(34)]
 
@@ -102,7 +102,7 @@ def _cells(with_outcome: bool) -> list[object]:
 
 def _fits_the_device(dut, lang: Language, recipient: str, outcome: str) -> str:
     """On a real phone: the number to use, or skip when the cell is not this phone's."""
-    from device.actions import sms
+    from phoned.device.actions import sms
 
     if dut.device.identity.region != lang.sim_country.upper():
         pytest.skip(f"the phone's region is {dut.device.identity.region}, the cell's is not")

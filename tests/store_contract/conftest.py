@@ -17,11 +17,11 @@ import pytest
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from served_plane import Queue, ServedPlane
 
-from daemon.store.http_store import HttpStore, PlaneLink
-from daemon.store.plane_client import PlaneClient
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.protocol import Store
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.http_store import HttpStore, PlaneLink
+from phoned.daemon.store.plane_client import PlaneClient
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 StoreFactory = Callable[[Path], Store]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.lifecycle.contract import TaskSpec, validate_task
+from phoned.daemon.lifecycle.contract import TaskSpec, validate_task
 
 
 def spec(method: str = "dnd.set", conversation: str = "conv-a", **extra: Any) -> TaskSpec:

@@ -14,10 +14,10 @@ from typing import Any
 import uvicorn
 import yaml
 
-from daemon.server.app import create_app
-from daemon.server.auth import Role, TokenBook, make_token
-from daemon.server.settings import ServerSettings
-from daemon.store.protocol import PlannerStore, WorkerStore
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import Role, TokenBook, make_token
+from phoned.daemon.server.settings import ServerSettings
+from phoned.daemon.store.protocol import PlannerStore, WorkerStore
 
 
 @dataclass

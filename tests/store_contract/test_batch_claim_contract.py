@@ -14,7 +14,7 @@ import time
 from contract_specs import spec
 from served_plane import Queue
 
-from daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import TaskState
 
 PHONES = ("SERIAL-A", "SERIAL-B", "SERIAL-C")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from contract_specs import spec
 
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.errors import (
     IllegalTransition,
     InvalidTask,
     PauseRequested,
@@ -14,9 +14,9 @@ from daemon.lifecycle.errors import (
     StopRequested,
     TargetNotObserved,
 )
-from daemon.lifecycle.records import Failure, JournalOutcome
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.protocol import Store
+from phoned.daemon.lifecycle.records import Failure, JournalOutcome
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.protocol import Store
 
 T0 = 1_000.0
 

@@ -1,4 +1,4 @@
-"""The phone hold contract (one driver per phone, ``daemon.store.holds``), over every store.
+"""The phone hold contract (one driver per phone, ``phoned.daemon.store.holds``), over every store.
 
 SQLite, PostgreSQL and HTTP (``HttpStore`` against ``phoned serve``'s app; the plane times
 holds by its own clock). Also the per-phone ``recover`` a worker runs once it holds its
@@ -13,8 +13,8 @@ import pytest
 from contract_specs import spec
 from served_plane import Queue
 
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.holds import Holder, live
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.holds import Holder, live
 
 SERIAL = "10.0.0.7:5555"  # a network phone: the case two hosts share
 

@@ -14,8 +14,8 @@ import pytest
 from contract_specs import spec
 from served_plane import Queue
 
-from daemon.lifecycle.contract import validate_workflow
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.contract import validate_workflow
+from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     ConversationMismatch,
     IdempotencyConflict,
@@ -24,8 +24,8 @@ from daemon.lifecycle.errors import (
     TaskNotFound,
     TaskTerminal,
 )
-from daemon.lifecycle.records import Preview
-from daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.records import Preview
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 
 OWNER = "daemon-1/SERIAL1"
 

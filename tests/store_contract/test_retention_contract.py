@@ -1,4 +1,4 @@
-"""Retention (``daemon.store.retention``) on every SQL store: what goes, what always stays.
+"""Retention (``phoned.daemon.store.retention``) on every SQL store: what goes, what always stays.
 
 A finished task past ``retention.days`` or beyond the newest ``retention.max_tasks`` goes
 with its evidence, events, journal, revisions and artifacts folder; a task still active,
@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from contract_specs import spec
 
-from daemon.lifecycle.contract import validate_workflow
-from daemon.lifecycle.errors import TaskNotFound
-from daemon.lifecycle.records import Failure, JournalOutcome, TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.postgres_store import PostgresStore
-from daemon.store.protocol import Store
-from daemon.store.retention import RetentionRule, kept_terminal, prune, prune_batch
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle.contract import validate_workflow
+from phoned.daemon.lifecycle.errors import TaskNotFound
+from phoned.daemon.lifecycle.records import Failure, JournalOutcome, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.postgres_store import PostgresStore
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.retention import RetentionRule, kept_terminal, prune, prune_batch
+from phoned.daemon.store.sql_store import SqlStore
 
 T0 = 1_000_000.0
 DAY = 86_400.0

@@ -15,14 +15,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from daemon.lifecycle.errors import ConversationMismatch, InvalidTask, TaskNotFound
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
-from daemon.lifecycle.schedules import MISSED_RECORDED, validate_schedule
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.protocol import Store
-from daemon.store.schedule_tick import tick
-from daemon.store.sql_store import SqlStore
+from phoned.daemon.lifecycle.errors import ConversationMismatch, InvalidTask, TaskNotFound
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
+from phoned.daemon.lifecycle.schedules import MISSED_RECORDED, validate_schedule
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.schedule_tick import tick
+from phoned.daemon.store.sql_store import SqlStore
 
 # 2026-03-02 10:00:30 in Berlin: 30 s past a whole minute
 T0 = datetime(2026, 3, 2, 10, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
@@ -43,8 +43,8 @@ def _add(store: Store, cron: str = "*/5 * * * *", now: float = T0, **extra: obje
 
 def _another(store: Store) -> SqlStore:
     """Another connection to the queue of ``store`` (another process would hold one)."""
-    from daemon.store.postgres_store import PostgresStore
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.store.postgres_store import PostgresStore
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     if isinstance(store, SqliteStore):
         return SqliteStore(store.sqlite.path)
@@ -222,7 +222,7 @@ def test_bad_schedules_are_refused_naming_the_field(raw: dict[str, object], fiel
 
 
 def test_a_daily_schedule_keeps_its_local_time_across_daylight_saving() -> None:
-    from daemon.lifecycle.schedules import next_due
+    from phoned.daemon.lifecycle.schedules import next_due
 
     berlin = ZoneInfo("Europe/Berlin")
     before = datetime(2026, 3, 27, 12, 0, tzinfo=berlin).timestamp()  # DST starts 29 March
@@ -236,7 +236,7 @@ def test_a_daily_schedule_keeps_its_local_time_across_daylight_saving() -> None:
 
 
 def test_a_local_time_the_clocks_pass_twice_fires_once_when_the_hour_is_named() -> None:
-    from daemon.lifecycle.schedules import next_due
+    from phoned.daemon.lifecycle.schedules import next_due
 
     berlin = ZoneInfo("Europe/Berlin")
     before = datetime(2026, 10, 24, 12, 0, tzinfo=berlin).timestamp()  # DST ends 25 October
@@ -258,7 +258,7 @@ def test_a_local_time_the_clocks_pass_twice_fires_once_when_the_hour_is_named() 
 def test_a_stored_task_ingress_no_longer_takes_is_a_refused_run_not_a_task(store: Store) -> None:
     import json
 
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     schedule_id = _add(store)
     # the row as an older build wrote it: a method this build does not know
@@ -277,7 +277,7 @@ def test_a_stored_task_ingress_no_longer_takes_is_a_refused_run_not_a_task(store
 
 
 def test_a_queue_idle_for_a_month_counts_its_missed_runs_up_to_a_bound() -> None:
-    from daemon.lifecycle.schedules import MISSED_COUNTED, ScheduleRecord, plan_tick
+    from phoned.daemon.lifecycle.schedules import MISSED_COUNTED, ScheduleRecord, plan_tick
 
     record = ScheduleRecord(
         id="s", cron="0 * * * *", tz="UTC", conversation_id="c", task={}, name=None,

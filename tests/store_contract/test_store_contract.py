@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from contract_specs import spec
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
     ConversationMismatch,
@@ -22,10 +22,10 @@ from daemon.lifecycle.errors import (
     TaskTerminal,
     UnreconciledOutcome,
 )
-from daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store.protocol import Store
-from daemon.store.sweeper import sweep
+from phoned.daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.sweeper import sweep
 
 T0 = 1_000.0
 

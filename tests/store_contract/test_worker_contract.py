@@ -16,7 +16,7 @@ import pytest
 from contract_specs import spec
 from served_plane import Queue
 
-from daemon.lifecycle.errors import (
+from phoned.daemon.lifecycle.errors import (
     LeaseLost,
     RevisionSuperseded,
     StaleAttempt,
@@ -24,7 +24,7 @@ from daemon.lifecycle.errors import (
     TargetNotObserved,
     TaskNotFound,
 )
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle.records import (
     Failure,
     JournalOutcome,
     Preview,
@@ -32,7 +32,7 @@ from daemon.lifecycle.records import (
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 
 OWNER = "daemon-1/SERIAL1"
 

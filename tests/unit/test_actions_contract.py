@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from device.actions import Status, execute, reconcile
-from device.actions.base import ActionContext
-from device.actions.volume import percent_to_level
-from device.adb import ShellResult
-from device.connection import Capabilities, DeviceIdentity
-from device.errors import DeviceOffline, TransportLost
-from device.evidence import Recorder
+from phoned.device.actions import Status, execute, reconcile
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.volume import percent_to_level
+from phoned.device.adb import ShellResult
+from phoned.device.connection import Capabilities, DeviceIdentity
+from phoned.device.errors import DeviceOffline, TransportLost
+from phoned.device.evidence import Recorder
 
 Handler = Callable[[tuple[str, ...]], tuple[str, int]]
 

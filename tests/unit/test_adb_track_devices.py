@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from device.adb import AdbServer
+from phoned.device.adb import AdbServer
 
 
 def _block(text: str) -> bytes:

@@ -1,4 +1,4 @@
-"""``device.app_labels``: the accessibility window list in the shapes AOSP prints it
+"""``phoned.device.app_labels``: the accessibility window list in the shapes AOSP prints it
 (``AccessibilityWindowInfo.toString`` @5f4a4795, ``A11yWindow[`` lines from
 AccessibilityWindowManager @105f79ba; the older ``Window[`` lines joined by commas), and the
 label of the app in front read from it. The lines are built from those sources' format
@@ -7,7 +7,7 @@ parsed)."""
 
 from __future__ import annotations
 
-from device.app_labels import A11yWindow, front_label, no_label_reason, parse_a11y_windows
+from phoned.device.app_labels import A11yWindow, front_label, no_label_reason, parse_a11y_windows
 
 NEW = """ACCESSIBILITY MANAGER (dumpsys accessibility)
 

@@ -8,23 +8,23 @@ from typing import Any
 
 import pytest
 
-from daemon import config
-from daemon.lifecycle.approval_policy import (
+from phoned.daemon import config
+from phoned.daemon.lifecycle.approval_policy import (
     NO_POLICY,
     ApprovalPolicy,
     needs_approval,
     unpreviewable,
 )
-from daemon.lifecycle.contract import RATIONALE_MAX
-from daemon.lifecycle.errors import InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.mcp.server import question
-from daemon.planning.catalogue import example_params
-from daemon.rendering.approval_view import AFTER_DENIAL, approval_card, approval_lines
-from daemon.rendering.terminal import terminal_text
-from device.actions.method import Method, fixed
-from device.actions.params import NoParams
-from device.actions.registry import REGISTRY, method
+from phoned.daemon.lifecycle.contract import RATIONALE_MAX
+from phoned.daemon.lifecycle.errors import InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.mcp.server import question
+from phoned.daemon.planning.catalogue import example_params
+from phoned.daemon.rendering.approval_view import AFTER_DENIAL, approval_card, approval_lines
+from phoned.daemon.rendering.terminal import terminal_text
+from phoned.device.actions.method import Method, fixed
+from phoned.device.actions.params import NoParams
+from phoned.device.actions.registry import REGISTRY, method
 
 
 @dataclass
@@ -215,7 +215,7 @@ def test_show_and_mcp_neutralise_the_rationale() -> None:
 
 
 def test_classify_says_a_task_asking_for_approval_needs_it() -> None:
-    from daemon.planning.classify import classify_ingress
+    from phoned.daemon.planning.classify import classify_ingress
 
     raw = {"conversation_id": "c", "method": "dnd.set", "params": {"mode": "off"}}
     assert classify_ingress(raw).needs_approval is False

@@ -7,15 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.rendering.approval_view import approval_lines, pending_approval
-from daemon.runtime.executor import stale_message, voided
-from daemon.runtime.staleness import decide
-from device.actions.base import Outcome, Status
-from device.actions.snapshot import Snapshot
-from device.evidence import Evidence
-from device.private import redact_text
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.rendering.approval_view import approval_lines, pending_approval
+from phoned.daemon.runtime.executor import stale_message, voided
+from phoned.daemon.runtime.staleness import decide
+from phoned.device.actions.base import Outcome, Status
+from phoned.device.actions.snapshot import Snapshot
+from phoned.device.evidence import Evidence
+from phoned.device.private import redact_text
 
 BODY, LATER = "see you at 8", "make it 9"
 COMPOSER = {"package": "com.google.android.apps.messaging", "activity": ".ui.ConversationActivity"}
@@ -118,9 +118,9 @@ def test_an_approval_in_doubt_is_offered_to_the_step_only_while_it_has_not_expir
 ) -> None:
     """``step_context(void_approval=True)`` keeps the approved digest for the action to
     compare while the approval window is open, and drops it once it has closed."""
-    from daemon.runtime.attempt.records import Attempt, ExecutorSettings
-    from daemon.runtime.attempt_evidence import AttemptEvidence
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.runtime.attempt.records import Attempt, ExecutorSettings
+    from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     clock = [100.0]
     store = SqliteStore(str(tmp_path / "q.db"))

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.baselines import SHELL_SCRIPT  # noqa: E402
 from bench.sections import methods  # noqa: E402
-from device import commands  # noqa: E402
-from device.actions import bluetooth, dnd, volume  # noqa: E402
+from phoned.device import commands  # noqa: E402
+from phoned.device.actions import bluetooth, dnd, volume  # noqa: E402
 from scripts.stack import SimPhone, adb_server, sim_phone  # noqa: E402
 
 pytestmark = pytest.mark.integration

@@ -16,9 +16,9 @@ import pytest
 from planes import Grant, write_tokens
 from starlette.exceptions import StarletteDeprecationWarning
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.settings import ServerSettings
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.settings import ServerSettings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -9,11 +9,11 @@ import shlex
 from types import SimpleNamespace
 from typing import Any
 
-from daemon.lifecycle.states import TaskState
-from daemon.mcp.server import question
-from daemon.rendering.approval_view import approval_lines, recipient_text
-from daemon.rendering.choice_view import choice_lines, pending_choice
-from device import private
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.mcp.server import question
+from phoned.daemon.rendering.approval_view import approval_lines, recipient_text
+from phoned.daemon.rendering.choice_view import choice_lines, pending_choice
+from phoned.device import private
 
 NAME = "O'Brien $(reboot); `id`"
 

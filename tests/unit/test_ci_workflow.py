@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from daemon.lifecycle.approval_policy import asks_by_default
-from device.actions.registry import APPROVAL_METHODS, METHOD_PARAMS, REGISTRY
+from phoned.daemon.lifecycle.approval_policy import asks_by_default
+from phoned.device.actions.registry import APPROVAL_METHODS, METHOD_PARAMS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "emulator.yml"

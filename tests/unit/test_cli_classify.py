@@ -1,5 +1,5 @@
 """``phoned classify``: the verdict without queueing or executing anything; and the pure
-context parsers of ``daemon.planning.device_context`` on source-derived output."""
+context parsers of ``phoned.daemon.planning.device_context`` on source-derived output."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
-from daemon.planning.device_context import parse_battery_percent, parse_default_sms, zen_mode_name
+from phoned.daemon.cli import main
+from phoned.daemon.planning.device_context import parse_battery_percent, parse_default_sms, zen_mode_name
 
 
 @pytest.fixture

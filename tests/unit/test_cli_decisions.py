@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
-from daemon.lifecycle.records import Preview, TaskRecord
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import Preview, TaskRecord
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 @pytest.fixture

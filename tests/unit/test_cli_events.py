@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
+from phoned.daemon.cli import main
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_events_json_lines_carry_the_dedupe_key(queue: str) -> None:
 
 
 def test_events_on_an_empty_queue_print_nothing(queue: str, tmp_path: Path) -> None:
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     SqliteStore(str(tmp_path / "queue.db")).close()  # an existing queue with no events
     result = phoned(queue, "events")
@@ -78,7 +78,7 @@ def _read_line(proc: subprocess.Popen[str], timeout: float = 10.0) -> str:
 def test_follow_prints_new_events_and_exits_0_on_sigint(queue: str) -> None:
     first = submit(queue)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daemon.cli", "events", "--follow", "--json", "--queue", queue],
+        [sys.executable, "-m", "phoned.daemon.cli", "events", "--follow", "--json", "--queue", queue],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

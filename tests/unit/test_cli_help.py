@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from daemon.cli import main
+from phoned.daemon.cli import main
 
 PHONED = Path(sys.executable).with_name("phoned")  # the console script of this environment
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
-from daemon.lifecycle.errors import InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from device.actions import registry
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.errors import InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.device.actions import registry
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 PHONED = Path(sys.executable).with_name("phoned")  # the console script of this environment
 T0 = 1_000_000.0

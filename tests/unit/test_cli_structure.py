@@ -1,4 +1,4 @@
-"""``daemon/cli.py`` only assembles the group: every verb lives in ``daemon.verbs``."""
+"""``daemon/cli.py`` only assembles the group: every verb lives in ``phoned.daemon.verbs``."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import sys
 
 import click
 
-from daemon import cli
-from daemon.cli import main
+from phoned.daemon import cli
+from phoned.daemon.cli import main
 
 
 def test_every_verb_is_defined_in_a_commands_module() -> None:
     places = {name: cmd.callback.__module__ for name, cmd in main.commands.items() if cmd.callback}
     assert {"sim", "doctor", "run", "submit", "serve"} <= set(places)
-    assert all(module.startswith("daemon.verbs.") for module in places.values()), places
+    assert all(module.startswith("phoned.daemon.verbs.") for module in places.values()), places
 
 
 def test_cli_module_defines_no_verb_of_its_own() -> None:
@@ -32,7 +32,7 @@ def test_cli_module_defines_no_verb_of_its_own() -> None:
 
 def test_sim_doctor_and_run_help_load_nothing_heavy() -> None:
     code = (
-        "import sys; from click.testing import CliRunner; from daemon.cli import main; "
+        "import sys; from click.testing import CliRunner; from phoned.daemon.cli import main; "
         "texts = [CliRunner().invoke(main, [v, '--help']).output for v in ('sim', 'doctor', 'run')]; "
         "assert all('Usage' in t for t in texts), texts; "
         "heavy = {'pydantic', 'yaml', 'adbutils', 'sqlite3', 'device', 'uiautomator2', 'httpx'}; "
@@ -49,7 +49,7 @@ def test_phoned_sim_serves_a_phone_until_terminated() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daemon.cli", "sim", "--port", str(port), "--sdk", "30"],
+        [sys.executable, "-m", "phoned.daemon.cli", "sim", "--port", str(port), "--sdk", "30"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

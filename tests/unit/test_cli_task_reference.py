@@ -1,5 +1,5 @@
 """TASK in every verb that takes one: the full id, a unique prefix of at least 6 hex
-characters, or ``last`` (``daemon.verbs.common.resolve_task``), through click's CliRunner
+characters, or ``last`` (``phoned.daemon.verbs.common.resolve_task``), through click's CliRunner
 against a real SQLite queue file."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
-from daemon.lifecycle.records import Preview
-from daemon.store.sqlite_store import SqliteStore
-from daemon.verbs import common
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import Preview
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.verbs import common
 
 TASK_VERBS = {"show", "rerun", "approve", "deny", "amend", "cancel", "pause", "resume",
               "revisions", "wait"}  # fmt: skip
@@ -55,7 +55,7 @@ def one_line_error(result: Result, code: int) -> str:
 def with_ids(monkeypatch: pytest.MonkeyPatch, *hex_ids: str) -> None:
     """The next tasks submitted get these ids (the store draws them from ``uuid4``)."""
     ids = iter(uuid.UUID(h) for h in hex_ids)
-    monkeypatch.setattr("daemon.store.rows.uuid", SimpleNamespace(uuid4=lambda: next(ids)))
+    monkeypatch.setattr("phoned.daemon.store.rows.uuid", SimpleNamespace(uuid4=lambda: next(ids)))
 
 
 def to_approval(queue: str, task_id: str) -> Preview:

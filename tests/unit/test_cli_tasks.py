@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner, Result
 from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
-from daemon.cli import main
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 @pytest.fixture
@@ -295,7 +295,7 @@ def test_rerun_of_a_live_task_is_refused(queue: str) -> None:
 
 def test_help_is_light_and_run_has_its_options() -> None:
     code = (
-        "import sys; from daemon.cli import main; "
+        "import sys; from phoned.daemon.cli import main; "
         "heavy = {'pydantic', 'yaml', 'adbutils', 'sqlite3', 'device', 'uiautomator2'}; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )

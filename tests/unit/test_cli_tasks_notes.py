@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from daemon.cli import main
-from daemon.lifecycle.records import Preview, Ticket
-from daemon.lifecycle.states import TaskState
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import Preview, Ticket
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from types import ModuleType
 
 import pytest
 
-from device import commands as c
-from device.actions import (
+from phoned.device import commands as c
+from phoned.device.actions import (
     apps,
     bluetooth,
     brightness,
@@ -29,8 +29,8 @@ from device.actions import (
     volume,
     wifi,
 )
-from device.actions.registry import METHOD_MODULES
-from sim.profiles import SUPPORTED_SDKS
+from phoned.device.actions.registry import METHOD_MODULES
+from phoned.sim.profiles import SUPPORTED_SDKS
 
 Argv = tuple[str, ...]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon import config
-from daemon.config import ConfigError
+from phoned.daemon import config
+from phoned.daemon.config import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,7 +73,7 @@ def test_default_queue_lives_in_the_state_dir(tmp_path: Path) -> None:
 
 
 def test_task_timeouts_default_from_the_config_unless_given() -> None:
-    from daemon.lifecycle.contract import validate_task
+    from phoned.daemon.lifecycle.contract import validate_task
 
     cfg = config.load(
         environ={"PHONED_TIMEOUTS_APPROVAL": "120", "PHONED_TIMEOUTS_PERMISSION": "30"}

@@ -1,4 +1,4 @@
-"""``device.contacts``: the argv it builds, the rows it parses, how names and numbers match.
+"""``phoned.device.contacts``: the argv it builds, the rows it parses, how names and numbers match.
 
 No public capture of these two URIs' output was found (see the module docstring); the rows
 below are written in the shape Content.java prints (``Row: N col=value, ...``, values
@@ -12,8 +12,8 @@ import unicodedata
 
 import pytest
 
-from device import contacts
-from device.contacts import Contact, MatchKind, PhoneEntry, PhoneType
+from phoned.device import contacts
+from phoned.device.contacts import Contact, MatchKind, PhoneEntry, PhoneType
 
 # ---- commands ------------------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
-"""device.conversation: bubbles and their status lines, in AOSP Messaging's layout and words."""
+"""phoned.device.conversation: bubbles and their status lines, in AOSP Messaging's layout and words."""
 
 from __future__ import annotations
 
 import pytest
 
-from device import conversation
-from device.conversation import SendState
-from device.ui_hierarchy import parse_nodes
+from phoned.device import conversation
+from phoned.device.conversation import SendState
+from phoned.device.ui_hierarchy import parse_nodes
 
 PKG = "com.google.android.apps.messaging"
 

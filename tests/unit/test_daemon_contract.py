@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec, validate_task
-from daemon.lifecycle.errors import InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec, validate_task
+from phoned.daemon.lifecycle.errors import InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
 
 
 def _fields(raw: dict[str, Any]) -> list[str]:

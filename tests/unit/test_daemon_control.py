@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.lifecycle.contract import validate_task
-from daemon.planning.classify import classify_ingress
-from daemon.planning.context import DeviceContext, Observed, planning_context
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.planning.classify import classify_ingress
+from phoned.daemon.planning.context import DeviceContext, Observed, planning_context
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 class FakeProvider:

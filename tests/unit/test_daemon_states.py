@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from daemon.lifecycle.errors import IllegalTransition, TaskTerminal
-from daemon.lifecycle.states import (
+from phoned.daemon.lifecycle.errors import IllegalTransition, TaskTerminal
+from phoned.daemon.lifecycle.states import (
     RETRYABLE,
     TERMINAL,
     TRANSITIONS,
@@ -18,7 +18,7 @@ from daemon.lifecycle.states import (
     can_transition,
     requires_decision,
 )
-from daemon.store import rules
+from phoned.daemon.store import rules
 
 # The expected table, written out independently of the module (SPEC §3).
 ALLOWED = {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from planes import AppPlane, Grant, app_plane, plane_settings, write_tokens
 
-from daemon.server.auth import TokenBook, TokensFileError, serial_matches
+from phoned.daemon.server.auth import TokenBook, TokensFileError, serial_matches
 
 SIM, OTHER = "127.0.0.1:45221", "emulator-5554"
 

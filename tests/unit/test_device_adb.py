@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from device.adb import AdbServer, quote_argv, split_v1_output
-from device.errors import (
+from phoned.device.adb import AdbServer, quote_argv, split_v1_output
+from phoned.device.errors import (
     CommandTimeout,
     DeviceNotFound,
     DeviceOffline,
@@ -132,7 +132,7 @@ def test_silent_device_times_out_within_the_bound(fake_server) -> None:
 
 
 def test_unreachable_server_is_an_adb_server_error() -> None:
-    from device.errors import AdbServerError
+    from phoned.device.errors import AdbServerError
 
     probe = socket.create_server(("127.0.0.1", 0))
     port = probe.getsockname()[1]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from device import parsers
-from device.actions import apps, brightness, notifications, wifi
+from phoned.device import parsers
+from phoned.device.actions import apps, brightness, notifications, wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import TaskRecord
-from daemon.runtime.dispatch import Dispatcher, start_dispatcher
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.runtime.dispatch import Dispatcher, start_dispatcher
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 @dataclass

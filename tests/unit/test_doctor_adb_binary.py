@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from helpers import adb_server_answers, phoned_env, run_python, stop_adb_server
 
-from daemon.verbs.doctor_checks import binary_problem, elf_machine
-from device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
-from device.errors import AdbServerError
+from phoned.daemon.verbs.doctor_checks import binary_problem, elf_machine
+from phoned.device.adb import ADB_INSTALL_HINT, AdbServer, bundled_adb_path
+from phoned.device.errors import AdbServerError
 from scripts.stack import free_port
 
 EM_X86_64, EM_AARCH64, EM_ARM, EM_S390 = 62, 183, 40, 22
@@ -45,7 +45,7 @@ def _doctor(
     if adb_path is not None:
         env["PHONED_ADB_PATH"] = adb_path
     try:
-        return run_python("-m", "daemon.cli", "doctor", *args, env=env)
+        return run_python("-m", "phoned.daemon.cli", "doctor", *args, env=env)
     finally:  # code that ignored the binary may have started a real server: leave none
         if adb_server_answers(port):
             stop_adb_server(port)

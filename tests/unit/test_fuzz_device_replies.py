@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from device import parsers
-from device.actions.registry import METHOD_MODULES
-from device.adb import AdbServer, ShellResult
-from device.errors import DeviceError
+from phoned.device import parsers
+from phoned.device.actions.registry import METHOD_MODULES
+from phoned.device.adb import AdbServer, ShellResult
+from phoned.device.errors import DeviceError
 
 TIMEOUT = 0.6
 MARGIN = 1.5  # thread scheduling and socket teardown on a loaded 2-core CI box

@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
 
-from daemon.cli import main
-from daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from daemon.lifecycle.errors import InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
+from phoned.daemon.lifecycle.errors import InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 CANONICAL = {
     "conversation_id": "c1",

@@ -1,4 +1,4 @@
-"""The operations of ``daemon.lifecycle.ops``: each wire form reads back to the same
+"""The operations of ``phoned.daemon.lifecycle.ops``: each wire form reads back to the same
 operation, the plane serves every route of the table, and a daemon's offline prediction
 of a report is what the SQL store answers (one state machine)."""
 
@@ -11,21 +11,21 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle import ops
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import (
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import (
     Failure,
     Preview,
     StopSummary,
     TaskRecord,
     Ticket,
 )
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.server.openapi import openapi_document
-from daemon.store import phone_ops
-from daemon.store.holds import Holder
-from daemon.store.rows import record_row, task_record
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.server.openapi import openapi_document
+from phoned.daemon.store import phone_ops
+from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.rows import record_row, task_record
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 TICKET = Ticket("t1", "d1/SERIAL", 2, 1)
 PREVIEW = Preview("t1", "conv-a", "sms.send", "+49151", {"body": "hi"}, "sha256:0")
@@ -109,7 +109,7 @@ def test_an_offline_prediction_is_what_the_store_answers(tmp_path: Path) -> None
 
 
 def test_a_pause_into_a_state_that_is_no_pause_is_refused_as_it_is_built() -> None:
-    from daemon.lifecycle.errors import IllegalTransition
+    from phoned.daemon.lifecycle.errors import IllegalTransition
 
     with pytest.raises(IllegalTransition):
         ops.Pause(TICKET, 10.0, TaskState.COMPLETED)

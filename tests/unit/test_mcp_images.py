@@ -9,7 +9,7 @@ import random
 import pytest
 from PIL import Image
 
-from daemon.mcp.images import (
+from phoned.daemon.mcp.images import (
     IMAGE_ARGS,
     ImageArgError,
     ImageLimits,
@@ -104,7 +104,7 @@ def test_element_lines_list_visible_elements_as_data() -> None:
 def test_a_ui_steps_screenshot_is_found_by_its_name(tmp_path) -> None:
     """A UI step may name its artifacts ``<step>_screenshot``/``<step>_hierarchy``: the latest
     evidence holding one is shown; a task that kept none gets no content."""
-    from daemon.mcp.images import screen_content
+    from phoned.daemon.mcp.images import screen_content
 
     folder = tmp_path / "t1"
     folder.mkdir()

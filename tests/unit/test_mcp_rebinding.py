@@ -10,7 +10,7 @@ import pytest
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from daemon.mcp.transports import HttpOptions, rebinding_guard
+from phoned.daemon.mcp.transports import HttpOptions, rebinding_guard
 
 
 def _status(options: HttpOptions, host: str, origin: str | None = None) -> int:

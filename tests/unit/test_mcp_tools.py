@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from daemon.config import load
-from daemon.mcp.bridge import Bridge
-from daemon.mcp.server import build_server
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.config import load
+from phoned.daemon.mcp.bridge import Bridge
+from phoned.daemon.mcp.server import build_server
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 
 def _call(

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from daemon.planning import catalogue
-from daemon.server.openapi import openapi_document
-from device.actions.registry import REGISTRY
+from phoned.daemon.planning import catalogue
+from phoned.daemon.server.openapi import openapi_document
+from phoned.device.actions.registry import REGISTRY
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _phoned(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
+        [sys.executable, "-m", "phoned.daemon.cli", *args],
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 
@@ -74,7 +74,7 @@ def test_openapi_publishes_each_methods_params_schema() -> None:
 
 def test_the_mcp_sdk_is_not_loaded_by_phoned_help() -> None:
     code = (
-        "import sys; from daemon.cli import main; "
+        "import sys; from phoned.daemon.cli import main; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'anyio', 'pydantic'}))"
     )
     loaded = subprocess.run(

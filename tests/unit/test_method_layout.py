@@ -16,8 +16,8 @@ from types import ModuleType
 
 import pytest
 
-from device import commands, parsers
-from device.actions.registry import METHOD_MODULES
+from phoned.device import commands, parsers
+from phoned.device.actions.registry import METHOD_MODULES
 
 REPO = Path(__file__).resolve().parents[2]
 CODE = {

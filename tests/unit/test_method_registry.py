@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from daemon.planning.device_context import supported_methods as supported_on
-from device.actions import supported_methods
-from device.actions.method import Method
-from device.actions.registry import (
+from phoned.daemon.planning.device_context import supported_methods as supported_on
+from phoned.device.actions import supported_methods
+from phoned.device.actions.method import Method
+from phoned.device.actions.registry import (
     APPROVAL_METHODS,
     METHOD_PARAMS,
     NON_IDEMPOTENT,
     REGISTRY,
     SCREEN_METHODS,
 )
-from device.connection import Capabilities
+from phoned.device.connection import Capabilities
 
 # name: (params model, action, reconciler, approval, idempotent, screen, sensitive)
 PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]] = {
@@ -176,26 +176,26 @@ def test_each_method_names_its_target(
 def test_a_method_module_is_found_without_being_listed(tmp_path: Path) -> None:
     """A new module in device/actions with a DECLARED tuple is a method everywhere."""
     (tmp_path / "lamp.py").write_text(
-        "from device.actions.method import Method, fixed\n"
-        "from device.actions.params import NoParams\n"
+        "from phoned.device.actions.method import Method, fixed\n"
+        "from phoned.device.actions.params import NoParams\n"
         "def get(ctx, params): ...\n"
         "DECLARED = (Method('lamp.get', NoParams, get, fixed('lamp.on')),)\n"
     )
     code = (
-        "import sys, device.actions as a; a.__path__.append(sys.argv[1]); "
-        "from device.actions import supported_methods; "
-        "from device.actions.registry import METHOD_MODULES, METHOD_PARAMS; "
+        "import sys, phoned.device.actions as a; a.__path__.append(sys.argv[1]); "
+        "from phoned.device.actions import supported_methods; "
+        "from phoned.device.actions.registry import METHOD_MODULES, METHOD_PARAMS; "
         "print('lamp.get' in supported_methods(), METHOD_PARAMS['lamp.get'].__name__, "
         "*[m.__name__ for m in METHOD_MODULES if m.__name__.endswith('lamp')])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["True", "NoParams", "device.actions.lamp"]
+    assert out.stdout.split() == ["True", "NoParams", "phoned.device.actions.lamp"]
 
 
 def test_an_unknown_method_is_a_value_error_naming_the_known_ones() -> None:
-    from device.actions.registry import method
+    from phoned.device.actions.registry import method
 
     with pytest.raises(ValueError, match=r"dnd\.set"):
         method("dnd.toggle")
@@ -217,8 +217,8 @@ def test_ingress_and_the_action_name_the_same_field_with_the_same_message(
 ) -> None:
     """One way to name what is wrong with params: the submit (``validate_task``) and the
     action's own check (``Method.validate``) agree, without pydantic's ``Value error,``."""
-    from daemon.lifecycle.contract import validate_task
-    from daemon.lifecycle.errors import InvalidTask
+    from phoned.daemon.lifecycle.contract import validate_task
+    from phoned.daemon.lifecycle.errors import InvalidTask
 
     assert REGISTRY[method].validate(params) == (field, message)
     with pytest.raises(InvalidTask) as refused:

@@ -17,17 +17,17 @@ from fastapi.testclient import TestClient
 from planes import Grant, write_tokens
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon.config import ConfigError, listen_address, load
-from daemon.lifecycle.contract import TaskSpec
-from daemon.lifecycle.errors import QueueBusy, QueueFull
-from daemon.lifecycle.records import Failure, Preview
-from daemon.lifecycle.states import FailureReason
-from daemon.runtime.metrics import PhonedMetrics, Phones, device_label
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.settings import ServerSettings
-from daemon.store.schedule_tick import Tick
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.config import ConfigError, listen_address, load
+from phoned.daemon.lifecycle.contract import TaskSpec
+from phoned.daemon.lifecycle.errors import QueueBusy, QueueFull
+from phoned.daemon.lifecycle.records import Failure, Preview
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.metrics import PhonedMetrics, Phones, device_label
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.settings import ServerSettings
+from phoned.daemon.store.schedule_tick import Tick
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 NUMBER = "+4915112345678"
 BODY = "meet me at the secret place"

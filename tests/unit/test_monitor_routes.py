@@ -19,10 +19,10 @@ from PIL import Image
 from planes import Grant, write_tokens
 from starlette.exceptions import StarletteDeprecationWarning
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.monitor import ASSETS, STATIC_DIR
-from daemon.server.settings import ServerSettings
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.monitor import ASSETS, STATIC_DIR
+from phoned.daemon.server.settings import ServerSettings
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from daemon.server.monitor import CSP, STATIC_DIR
+from phoned.daemon.server.monitor import CSP, STATIC_DIR
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "control-plane.md"
 DOCUMENTED_CSP = (

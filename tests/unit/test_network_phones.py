@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from device.adb import AdbServer
-from device.errors import DeviceNotFound
-from device.network_phones import (
+from phoned.device.adb import AdbServer
+from phoned.device.errors import DeviceNotFound
+from phoned.device.network_phones import (
     NetworkPhones,
     Reconnect,
     connect_answer_ok,

@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from daemon.runtime.notify import Notifier
+from phoned.daemon.runtime.notify import Notifier
 
 
 def test_ready_status_and_watchdog_are_sent(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from device import parsers, phone_numbers, ui_hierarchy
-from device.actions import bluetooth, dnd, volume
+from phoned.device import parsers, phone_numbers, ui_hierarchy
+from phoned.device.actions import bluetooth, dnd, volume
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -269,9 +269,9 @@ def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> Non
 
 
 def test_send_buttons_of_other_messaging_apps() -> None:
-    from device.actions.sms import compose_field
-    from device.actions.sms_send import choose_send
-    from device.ui_hierarchy import parse_nodes
+    from phoned.device.actions.sms import compose_field
+    from phoned.device.actions.sms_send import choose_send
+    from phoned.device.ui_hierarchy import parse_nodes
 
     compose_ui = parse_nodes(
         '<hierarchy><node resource-id="Compose:Draft:Send" class="android.view.View" '
@@ -296,8 +296,8 @@ def test_a_send_button_per_sim_is_chosen_by_the_task_never_guessed() -> None:
     """Samsung Messages builds with a button per SIM (``send_button1`` / ``send_button2``,
     public automation scripts, docs/android-variants.md V120): the task's ``sim`` picks one;
     with two and no ``sim`` nothing is tapped; a single-button app cannot honour a ``sim``."""
-    from device.actions.sms_send import choose_send
-    from device.ui_hierarchy import parse_nodes
+    from phoned.device.actions.sms_send import choose_send
+    from phoned.device.ui_hierarchy import parse_nodes
 
     pkg = "com.samsung.android.messaging"
     two = parse_nodes(
@@ -322,8 +322,8 @@ def test_a_send_button_found_by_its_description_in_the_phones_language() -> None
     """No known id: the description is read in the app's own translation (AOSP Messaging
     ``sendButtonContentDescription`` ru "Отправить сообщение"; Samsung ``send_description``
     ko "전송"); a description no app ships is no send button. Since issue #33 a description
-    only cross-checks the layout (``device.send_control``): it never picks a control alone."""
-    from device.send_control import word_meaning
+    only cross-checks the layout (``phoned.device.send_control``): it never picks a control alone."""
+    from phoned.device.send_control import word_meaning
 
     assert word_meaning("Отправить сообщение", "ru-RU") == "send_button"
     assert word_meaning("전송", "ko-KR") == "send_button"

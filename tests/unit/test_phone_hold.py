@@ -1,4 +1,4 @@
-"""The phone hold (``daemon.runtime.phone_hold``): the lock file of one host, the queue's
+"""The phone hold (``phoned.daemon.runtime.phone_hold``): the lock file of one host, the queue's
 row for the others, waiting, losing and giving up. Real files, real flock, a real SQLite
 queue; the processes that contend are played by separate descriptors and holders."""
 
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from daemon.runtime.phone_hold import (
+from phoned.daemon.runtime.phone_hold import (
     HoldRefused,
     LockFile,
     PhoneHold,
     lock_path,
     read_lock,
 )
-from daemon.store.holds import Holder
-from daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.sqlite_store import SqliteStore
 
 SERIAL = "127.0.0.1:5555"
 

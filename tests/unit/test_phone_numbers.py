@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from pydantic import ValidationError
 
-from device import parsers, phone_numbers
-from device.actions.sms import Sms
+from phoned.device import parsers, phone_numbers
+from phoned.device.actions.sms import Sms
 
 
 @pytest.mark.parametrize(

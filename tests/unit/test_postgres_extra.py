@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_python
 
-from daemon.store.open import QueueUrlError, open_store
+from phoned.daemon.store.open import QueueUrlError, open_store
 
 PG_URL = "postgresql://phoned@127.0.0.1:1/phoned"  # nothing is ever connected to
 HINT = "pip install 'phoned[postgres]'"
@@ -31,7 +31,7 @@ class NoPsycopg(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NoPsycopg())
-from daemon.cli import main
+from phoned.daemon.cli import main
 main(sys.argv[1:], prog_name="phoned")
 """
 
@@ -73,9 +73,9 @@ def test_a_sqlite_queue_runs_with_psycopg_uninstallable(tmp_path: Path) -> None:
 def test_no_module_but_the_postgres_store_imports_psycopg() -> None:
     code = """
 import importlib, pkgutil, sys
-import daemon, device
-POSTGRES = {"daemon.store.postgres_db", "daemon.store.postgres_migrations",
-            "daemon.store.postgres_store"}
+import phoned.daemon as daemon, phoned.device as device
+POSTGRES = {"phoned.daemon.store.postgres_db", "phoned.daemon.store.postgres_migrations",
+            "phoned.daemon.store.postgres_store"}
 for package in (daemon, device):
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if info.name not in POSTGRES:
@@ -99,7 +99,7 @@ def test_serve_on_a_postgresql_queue_without_psycopg_exits_2_naming_the_extra(tm
     tokens.chmod(0o600)
     blocker = (
         "import sys; sys.modules['psycopg'] = None; "
-        "from daemon.cli import main; sys.argv = ['phoned', 'serve', '--queue', "
+        "from phoned.daemon.cli import main; sys.argv = ['phoned', 'serve', '--queue', "
         f"'postgresql://x@127.0.0.1:1/db', '--tokens', {str(tokens)!r}]; main()"
     )
     done = subprocess.run(

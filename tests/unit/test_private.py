@@ -1,5 +1,5 @@
-"""The one redacted form of numbers and texts (``device.private``), the 0600/0700 helpers
-(``device.private_files``) and the terminal sanitizer (``daemon.rendering.terminal``)."""
+"""The one redacted form of numbers and texts (``phoned.device.private``), the 0600/0700 helpers
+(``phoned.foundation.private_files``) and the terminal sanitizer (``phoned.daemon.rendering.terminal``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import os
 import stat
 from pathlib import Path
 
-from daemon.rendering.terminal import terminal_lines, terminal_text
-from device import private
-from device.digest import digest
-from device.private_files import private_dir, sqlite_file, write_private
+from phoned.daemon.rendering.terminal import terminal_lines, terminal_text
+from phoned.device import private
+from phoned.foundation.digest import digest
+from phoned.foundation.private_files import private_dir, sqlite_file, write_private
 
 TO, BODY = "+15551234567", "Running late, start without me"
 
@@ -98,8 +98,8 @@ def test_the_store_keeps_evidence_redacted_whoever_wrote_it(tmp_path: Path) -> N
     to the plane) is kept redacted: the store scrubs with the task's own secrets."""
     import time
 
-    from daemon.lifecycle.ingress import parse_ingress
-    from daemon.store.sqlite_store import SqliteStore
+    from phoned.daemon.lifecycle.ingress import parse_ingress
+    from phoned.daemon.store.sqlite_store import SqliteStore
 
     store = SqliteStore(str(tmp_path / "queue.db"))
     try:

@@ -1,6 +1,6 @@
 """Issue #24 point 3: no path under a state folder is followed through a symlink.
 
-``device.private_files`` walks from a root (the state folder, the queue's folder) with
+``phoned.foundation.private_files`` walks from a root (the state folder, the queue's folder) with
 ``O_NOFOLLOW`` at every level: a link planted for the root itself, a folder below it or a
 file name in it is refused with ``UnsafePath``, and the place it points to is neither
 written nor chmod-ed. A root may still be reached through symlinked parents
@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from helpers import link_target, mode
 
-from daemon.lifecycle.contract import validate_task
-from daemon.store.wake import WakeChannel
-from device.private_files import (
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.store.wake import WakeChannel
+from phoned.foundation.private_files import (
     UnsafePath,
     private_dir,
     private_writer,
@@ -135,7 +135,7 @@ def test_sqlite_files_that_are_links_are_refused_before_sqlite_opens_them(
 
 
 def test_the_outbox_refuses_a_planted_link(tmp_path: Path, outside: Path) -> None:
-    from daemon.store.outbox import Outbox
+    from phoned.daemon.store.outbox import Outbox
 
     state = private_dir(tmp_path / "state")
     (state / "outbox.db").symlink_to(outside / "outbox.db")
@@ -149,7 +149,7 @@ def test_the_shared_queue_keeps_its_modes_and_a_planted_wake_folder_is_refused(
 ) -> None:
     import socket
 
-    from daemon.store.open import open_store
+    from phoned.daemon.store.open import open_store
 
     shared = short / "s"
     shared.mkdir()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from daemon.verbs import side_files
-from device import probes
-from device.actions import registry
-from device.adb import ShellResult
+from phoned.daemon.verbs import side_files
+from phoned.device import probes
+from phoned.device.actions import registry
+from phoned.device.adb import ShellResult
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "device-layer.md"
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from device import parsers, ui_hierarchy
-from device.actions import bluetooth, dnd, notifications, volume
-from device.parsers import VolumeReading
+from phoned.device import parsers, ui_hierarchy
+from phoned.device.actions import bluetooth, dnd, notifications, volume
+from phoned.device.parsers import VolumeReading
 
 REAL = Path(__file__).parent.parent / "fixtures" / "android" / "real"
 HEADER = "## "

@@ -1,5 +1,5 @@
 """The task report renderers on a real queue record and evidence in the device layer's shape
-(``device.evidence.Evidence.to_json`` inside an outcome document)."""
+(``phoned.device.evidence.Evidence.to_json`` inside an outcome document)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.records import Event, JournalEntry, JournalOutcome, TaskRecord
-from daemon.rendering import render
-from daemon.store.sqlite_store import SqliteStore
-from device.evidence import CommandRecord, Evidence, Observation
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.records import Event, JournalEntry, JournalOutcome, TaskRecord
+from phoned.daemon.rendering import render
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.device.evidence import CommandRecord, Evidence, Observation
 
 # Identity from tests/fixtures/android/getprop-34-emulator.txt (Android 14 emulator).
 DEVICE = {
@@ -199,7 +199,7 @@ def test_iso_times() -> None:
 def test_show_names_the_phones_locale_and_what_proved_the_verdict() -> None:
     """Issue #22: the evidence says which language the phone spoke and which read proved a
     send (the chat store, the sent box, a word and its resource, a stamp)."""
-    from daemon.rendering.render import _evidence_lines, evidence_view
+    from phoned.daemon.rendering.render import _evidence_lines, evidence_view
 
     doc = {
         "ref": "e1", "attempt": 1, "revision": 1, "kind": "action",

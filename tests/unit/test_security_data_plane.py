@@ -21,10 +21,10 @@ import pytest
 from planes import Grant, write_tokens
 from starlette.exceptions import StarletteDeprecationWarning
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.settings import ServerSettings
-from device.digest import digest
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.settings import ServerSettings
+from phoned.foundation.digest import digest
 
 with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
     warnings.simplefilter("ignore", StarletteDeprecationWarning)

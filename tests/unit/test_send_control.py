@@ -1,4 +1,4 @@
-"""The send control told by the layout (``device.send_control``), on the simulated phone's
+"""The send control told by the layout (``phoned.device.send_control``), on the simulated phone's
 composers (every generation and app, both directions) and on a hierarchy shaped as the
 public accessibility map of Google Messages describes its Compose screen.
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from device import conversation
-from device.actions.sms import compose_field
-from device.send_control import CANNOT_TELL, layout_direction, recognise
-from device.ui_hierarchy import Node, parse_nodes
-from sim import scenarios
-from sim.phone import Phone
-from sim.ui.intents import Intent
+from phoned.device import conversation
+from phoned.device.actions.sms import compose_field
+from phoned.device.send_control import CANNOT_TELL, layout_direction, recognise
+from phoned.device.ui_hierarchy import Node, parse_nodes
+from phoned.sim import scenarios
+from phoned.sim.phone import Phone
+from phoned.sim.ui.intents import Intent
 
 GM = "com.google.android.apps.messaging"
 

@@ -22,8 +22,8 @@ import pytest
 from planes import AppPlane, Grant, app_client, app_plane, plane_settings, ticket, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
 
 SERIAL, SERIAL10 = "emu-1", "emu-10"
 TO, BODY = "+15551234567", "the door code is 4711"

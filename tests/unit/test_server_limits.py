@@ -31,11 +31,11 @@ from planes import (
     write_tokens,
 )
 
-from daemon.lifecycle.errors import InvalidTask
-from daemon.lifecycle.ingress import parse_ingress
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.settings import ServerSettings
+from phoned.daemon.lifecycle.errors import InvalidTask
+from phoned.daemon.lifecycle.ingress import parse_ingress
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.settings import ServerSettings
 from scripts.stack import free_port
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32

@@ -12,9 +12,9 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from planes import Grant, plane_settings, write_tokens
 
-from daemon.server.app import create_app
-from daemon.server.auth import TokenBook
-from daemon.server.openapi import openapi_text
+from phoned.daemon.server.app import create_app
+from phoned.daemon.server.auth import TokenBook
+from phoned.daemon.server.openapi import openapi_text
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 TOKENS: dict[str, str] = {}
@@ -22,7 +22,7 @@ TOKENS: dict[str, str] = {}
 
 def test_docs_openapi_json_is_current() -> None:
     assert DOC.read_text(encoding="utf-8") == openapi_text(), (
-        "docs/openapi.json is stale: run `.venv/bin/python -m daemon.server.openapi > docs/openapi.json`"
+        "docs/openapi.json is stale: run `.venv/bin/python -m phoned.daemon.server.openapi > docs/openapi.json`"
     )
 
 

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle.documents import read_document
-from daemon.verbs import side_files
-from device.actions.method import Method, fixed
-from device.actions.params import NoParams
+from phoned.daemon.lifecycle.documents import read_document
+from phoned.daemon.verbs import side_files
+from phoned.device.actions.method import Method, fixed
+from phoned.device.actions.params import NoParams
 
 REPO = Path(__file__).resolve().parents[2]
 
 # A method module nobody lists: what a new method writes, and all it writes.
 LAMP = """
 from pydantic import Field
-from device.actions.method import ActionsRow, Method, fixed
-from device.actions.params import NoParams, Params
-from device.probes import Probe
+from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.params import NoParams, Params
+from phoned.device.probes import Probe
 
 LAMP = Probe("cmd_lamp", ("cmd", "lamp", "help"), lambda text, sdk: "get" in text,
              "frameworks/base cmds/lamp/LampShellCommand.java (imagined)", "`cmd lamp` exists")
@@ -51,7 +51,7 @@ DECLARED = (
 
 def _phoned(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "methods", *args],
+        [sys.executable, "-m", "phoned.daemon.cli", "methods", *args],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 
@@ -65,8 +65,8 @@ def test_a_new_method_module_reaches_every_generated_file(tmp_path: Path) -> Non
     """Its module is all a method writes: regenerating puts it in each side file."""
     (tmp_path / "lamp.py").write_text(LAMP, encoding="utf-8")
     code = (
-        "import json, sys, pathlib, device.actions as a; a.__path__.append(sys.argv[1]); "
-        "from daemon.verbs.side_files import expected; "
+        "import json, sys, pathlib, phoned.device.actions as a; a.__path__.append(sys.argv[1]); "
+        "from phoned.daemon.verbs.side_files import expected; "
         "print(json.dumps(expected(pathlib.Path(sys.argv[2]))))"
     )
     out = subprocess.run(

@@ -6,9 +6,9 @@ import pytest
 from helpers import android_fixture as fixture
 from helpers import call_tool as run
 
-from sim.android.audio import DEVICE_BT_A2DP, DEVICE_SPEAKER, dumpsys_audio
-from sim.android.audio_cli import MEDIA_SESSION_HELP, cmd_media_session, java_decode, media
-from sim.phone import Phone
+from phoned.sim.android.audio import DEVICE_BT_A2DP, DEVICE_SPEAKER, dumpsys_audio
+from phoned.sim.android.audio_cli import MEDIA_SESSION_HELP, cmd_media_session, java_decode, media
+from phoned.sim.phone import Phone
 
 
 def session(phone: Phone, *args: str) -> tuple[int, str, str]:

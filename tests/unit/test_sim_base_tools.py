@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
-from sim.phone import Phone
-from sim.shell import registry
-from sim.shell.interpreter import Shell
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.phone import Phone
+from phoned.sim.shell import registry
+from phoned.sim.shell.interpreter import Shell
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 
 def sh(phone: Phone, line: str) -> tuple[int, str, str]:

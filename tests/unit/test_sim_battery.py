@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sim.android.battery import dumpsys_battery
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.android.battery import dumpsys_battery
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 
 def dump(phone: Phone) -> str:

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from device.actions import bluetooth as bt_action
-from device.actions.bluetooth import BluetoothOn, ClassicBluetooth
-from sim import scenarios
-from sim.android.bluetooth import (
+from phoned.device.actions import bluetooth as bt_action
+from phoned.device.actions.bluetooth import BluetoothOn, ClassicBluetooth
+from phoned.sim import scenarios
+from phoned.sim.android.bluetooth import (
     cmd_bluetooth_manager,
     dumpsys_bluetooth_manager,
     svc_bluetooth,
 )
-from sim.android.settings_tool import settings_tool
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, Tool, ToolIO
+from phoned.sim.android.settings_tool import settings_tool
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, Tool, ToolIO
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 REAL = FIXTURES / "real"
@@ -321,7 +321,7 @@ def test_no_bluetooth_svc_jar() -> None:
 
 
 def test_no_bluetooth_cant_find_service() -> None:
-    base_tools = pytest.importorskip("sim.shell.tools.base_tools")
+    base_tools = pytest.importorskip("phoned.sim.shell.tools.base_tools")
     if not hasattr(base_tools, "cant_find_service"):
         pytest.skip("base_tools.cant_find_service not written yet")
     phone = Phone(sdk=34)

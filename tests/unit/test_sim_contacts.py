@@ -1,17 +1,17 @@
 """The simulated contacts provider through the sim's ``content`` tool, read back with the
-product's own argv builders and parsers (``device.contacts``)."""
+product's own argv builders and parsers (``phoned.device.contacts``)."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import call_tool
 
-from device import contacts
-from device.contacts import PhoneEntry
-from sim import scenarios
-from sim.android.contacts import ContactsProvider
-from sim.android.content_tool import content
-from sim.phone import Phone
+from phoned.device import contacts
+from phoned.device.contacts import PhoneEntry
+from phoned.sim import scenarios
+from phoned.sim.android.contacts import ContactsProvider
+from phoned.sim.android.content_tool import content
+from phoned.sim.phone import Phone
 
 SHELL = "calling user: android.uid.shell:2000, calling package:com.android.shell"
 

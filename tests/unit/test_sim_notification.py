@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sim.android.notification import cmd_notification, dumpsys_notification
-from sim.android.settings_tool import settings_tool
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.android.notification import cmd_notification, dumpsys_notification
+from phoned.sim.android.settings_tool import settings_tool
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

@@ -6,9 +6,9 @@ import pytest
 from helpers import android_fixture as fixture
 from helpers import call_tool as run
 
-from sim.android.packages import SMS_PACKAGE, PackageError, cmd_package, cmd_role, pm
-from sim.android.packages_dump import dumpsys_package, flags_to_string
-from sim.phone import Phone
+from phoned.sim.android.packages import SMS_PACKAGE, PackageError, cmd_package, cmd_role, pm
+from phoned.sim.android.packages_dump import dumpsys_package, flags_to_string
+from phoned.sim.phone import Phone
 
 NOTES = "com.example.notes"
 CAMERA = "android.permission.CAMERA"
@@ -179,6 +179,6 @@ def test_android_10_and_11_have_no_get_role_holders() -> None:
     phone = Phone(sdk=30)
     rc, out, _ = run(phone, cmd_role, ["role", "get-role-holders", "android.app.role.SMS"])
     assert (rc, out) == (255, "Unknown command: get-role-holders\n")
-    from device import parsers
+    from phoned.device import parsers
 
     assert parsers.parse_role_holders(out) == []

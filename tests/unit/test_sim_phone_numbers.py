@@ -8,7 +8,7 @@ from __future__ import annotations
 import phonenumbers
 import pytest
 
-from sim.android import phone_numbers
+from phoned.sim.android import phone_numbers
 
 # (a, b, expected) exactly as PhoneNumberUtilsTest.cpp's EXPECT_TRUE / EXPECT_FALSE list them
 AOSP_LOOSE = [

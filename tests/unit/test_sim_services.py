@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from sim import phone as phone_module
-from sim.phone import Phone
-from sim.shell.registry import sim_services
+from phoned.sim import phone as phone_module
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import sim_services
 
 _EVERY_TOOL = """
 import importlib, pkgutil, sys
-import sim.shell.tools, sim.android, sim.ui, sim.variants
-from sim.shell import registry
+import phoned.sim.shell.tools, phoned.sim.android, phoned.sim.ui, phoned.sim.variants
+from phoned.sim.shell import registry
 if sys.argv[1] == "declared":
     registry.load_all()
 else:
-    for package in (sim.shell.tools, sim.android, sim.ui, sim.variants):
+    for package in (phoned.sim.shell.tools, phoned.sim.android, phoned.sim.ui, phoned.sim.variants):
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
             importlib.import_module(info.name)
 tools = sorted((n, f.__module__) for n, f in registry.TOOLS.items())
@@ -65,12 +65,12 @@ def test_a_model_no_module_declares_is_a_key_error_saying_what_to_add() -> None:
 def test_a_declared_service_is_found_without_being_listed(tmp_path: Path) -> None:
     """A new module in sim/android with a SIM_SERVICE is made by every Phone."""
     code = (
-        "import sys, sim.android as s; s.__path__.append(sys.argv[1]); "
-        "from sim.phone import Phone; import sim.android.lamp as lamp; "
+        "import sys, phoned.sim.android as s; s.__path__.append(sys.argv[1]); "
+        "from phoned.sim.phone import Phone; import phoned.sim.android.lamp as lamp; "
         "p = Phone(sdk=34); print(type(p.service(lamp.Lamp)).__name__, p.lamp.phone is p)"
     )
     (tmp_path / "lamp.py").write_text(
-        "from sim.shell.registry import SimService\n"
+        "from phoned.sim.shell.registry import SimService\n"
         "class Lamp:\n    def __init__(self, phone):\n        self.phone = phone\n"
         "SIM_SERVICE = SimService('lamp', Lamp)\n"
     )
@@ -82,8 +82,8 @@ def test_a_declared_service_is_found_without_being_listed(tmp_path: Path) -> Non
 
 def test_importing_a_service_registers_no_sibling_by_side_effect() -> None:
     code = (
-        "from sim.shell import registry; import sim.android.audio, "
-        "sim.android.sms, sim.android.packages; "
+        "from phoned.sim.shell import registry; import phoned.sim.android.audio, "
+        "phoned.sim.android.sms, phoned.sim.android.packages; "
         "print(sorted(registry.TOOLS), sorted(registry.SERVICES['dumpsys']))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.android.settings_tool import settings_tool
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.android.settings_tool import settings_tool
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.phone import Phone
-from sim.shell import registry
-from sim.shell.interpreter import Shell
-from sim.shell.registry import BufferSink, ToolIO
+from phoned.sim.phone import Phone
+from phoned.sim.shell import registry
+from phoned.sim.shell.interpreter import Shell
+from phoned.sim.shell.registry import BufferSink, ToolIO
 
 
 class Run:

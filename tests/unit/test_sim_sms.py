@@ -5,8 +5,8 @@ from __future__ import annotations
 from helpers import android_fixture as fixture
 from helpers import call_tool
 
-from sim.android.content_tool import content
-from sim.phone import Phone
+from phoned.sim.android.content_tool import content
+from phoned.sim.phone import Phone
 
 
 def run(phone: Phone, *args: str) -> tuple[int, str, str]:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sim import scenarios
-from sim.phone import Phone
-from sim.shell import system_bin
-from sim.shell.interpreter import Shell
-from sim.shell.registry import BufferSink
+from phoned.sim import scenarios
+from phoned.sim.phone import Phone
+from phoned.sim.shell import system_bin
+from phoned.sim.shell.interpreter import Shell
+from phoned.sim.shell.registry import BufferSink
 
 ROOT = Path(__file__).resolve().parents[2]
 

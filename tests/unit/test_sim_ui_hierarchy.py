@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from helpers import sms_intent
 
-from sim.phone import Phone
-from sim.ui import hierarchy
-from sim.ui.intents import parse_start_args
-from sim.ui.views import View, Window
+from phoned.sim.phone import Phone
+from phoned.sim.ui import hierarchy
+from phoned.sim.ui.intents import parse_start_args
+from phoned.sim.ui.views import View, Window
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

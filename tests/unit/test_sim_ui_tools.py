@@ -9,11 +9,11 @@ import pytest
 from helpers import sms_intent
 from PIL import Image
 
-from sim.android.packages import PackageManager
-from sim.android.sms import SmsProvider
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO, find_tool
-from sim.ui.automation import UiCosts
+from phoned.sim.android.packages import PackageManager
+from phoned.sim.android.sms import SmsProvider
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO, find_tool
+from phoned.sim.ui.automation import UiCosts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from sim.phone import Phone
-from sim.shell.registry import BufferSink, ToolIO, find_tool
-from sim.ui.automation import UiCosts
+from phoned.sim.phone import Phone
+from phoned.sim.shell.registry import BufferSink, ToolIO, find_tool
+from phoned.sim.ui.automation import UiCosts
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_unknown_method_is_jsonrpc4j_method_not_found(server: tuple[Phone, str])
 
 def test_selector_get_text_set_text_and_not_found(server: tuple[Phone, str]) -> None:
     phone, base = server
-    from sim.ui.intents import parse_start_args
+    from phoned.sim.ui.intents import parse_start_args
 
     phone.ui.start(
         parse_start_args(

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.adb import sync_service as sync
-from sim.adb import wire
-from sim.phone import CommandLog, FileSystem
+from phoned.sim.adb import sync_service as sync
+from phoned.sim.adb import wire
+from phoned.sim.phone import CommandLog, FileSystem
 
 # A host CNXN captured on the wire by an older adb (version 0x01000000, maxdata 4096,
 # banner "host::\0", checksum 0x232), as printed in "Simple ADB Protocol Implementation"

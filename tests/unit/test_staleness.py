@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.states import TaskState
-from daemon.lifecycle.waiting import WaitingFor
-from daemon.runtime.executor import target_name, waiting_for
-from daemon.runtime.staleness import decide
-from device.actions.base import Outcome, Status
-from device.actions.snapshot import Snapshot, compare, fields_for, level_for
-from device.evidence import Evidence
-from device.private import redact_text
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.waiting import WaitingFor
+from phoned.daemon.runtime.executor import target_name, waiting_for
+from phoned.daemon.runtime.staleness import decide
+from phoned.device.actions.base import Outcome, Status
+from phoned.device.actions.snapshot import Snapshot, compare, fields_for, level_for
+from phoned.device.evidence import Evidence
+from phoned.device.private import redact_text
 
 BODY = "see you at 8"
 COMPOSER = {"package": "com.google.android.apps.messaging", "activity": ".ui.ConversationActivity"}
@@ -173,7 +173,7 @@ def test_target_names(method: str, params: dict[str, Any], observed: Any, name: 
 
 
 def test_a_send_journal_target_carries_its_sent_box_baseline() -> None:
-    from device.actions.sms_send import BASELINE_KEY, journal_baseline
+    from phoned.device.actions.sms_send import BASELINE_KEY, journal_baseline
 
     target = f"send via com.google.android.apps.messaging {BASELINE_KEY}41"
     assert journal_baseline({"action": "sms.send", "target": target}) == 41

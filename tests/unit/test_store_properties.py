@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import ApprovalMismatch, LifecycleError
-from daemon.lifecycle.records import Failure, Preview, TaskRecord, Ticket
-from daemon.lifecycle.states import LEASED, TERMINAL, FailureReason
-from daemon.store.sqlite_store import SqliteStore
-from daemon.store.sweeper import sweep
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import ApprovalMismatch, LifecycleError
+from phoned.daemon.lifecycle.records import Failure, Preview, TaskRecord, Ticket
+from phoned.daemon.lifecycle.states import LEASED, TERMINAL, FailureReason
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sweeper import sweep
 
 WORKERS = ("daemon-a/w0", "daemon-a/w1", "daemon-b/w0")
 REASONS = list(FailureReason)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from daemon import config
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import Failure
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.store import retention
-from daemon.store.retention import RetentionRule
-from daemon.store.sqlite_store import SqliteStore
-from daemon.store.sweeper import sweep
+from phoned.daemon import config
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.records import Failure
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.store import retention
+from phoned.daemon.store.retention import RetentionRule
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sweeper import sweep
 
 T0 = 10_000.0
 
@@ -50,7 +50,7 @@ def test_an_expiry_of_the_same_sweep_stands_when_the_batch_fails(
     def busy(*args: object, **kwargs: object) -> retention.Pruned:
         raise StoreUnavailable("queue busy")
 
-    monkeypatch.setattr("daemon.store.sweeper.prune_batch", busy)
+    monkeypatch.setattr("phoned.daemon.store.sweeper.prune_batch", busy)
     with caplog.at_level(logging.WARNING, logger="phoned.sweeper"):
         [expired] = sweep(store, T0 + 61, RetentionRule(days=0, max_tasks=1))
     assert expired.state is TaskState.QUEUED  # lease expired: requeued

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli import main as cli_main
-from daemon.config import Config
+from phoned.daemon.cli import main as cli_main
+from phoned.daemon.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "systemd" / "phoned.service"

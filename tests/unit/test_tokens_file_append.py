@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from daemon.server.auth import Role, TokenBook, TokensFileError, add_to_tokens_file, make_token
+from phoned.daemon.server.auth import Role, TokenBook, TokensFileError, add_to_tokens_file, make_token
 
 A, B = "a" * 64, "b" * 64
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from device.ui_hierarchy import dump_failure
+from phoned.device.ui_hierarchy import dump_failure
 
 OK = "UI hierchary dumped to: /sdcard/window_dump.xml\n"
 REGISTERED = (

@@ -4,13 +4,13 @@ card the person is shown."""
 
 from __future__ import annotations
 
-from daemon.lifecycle.contract import validate_task
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from daemon.rendering.person_view import pending_person, person_lines
-from daemon.store.sqlite_store import SqliteStore
-from daemon.store.sweeper import sweep
-from device import ui_hierarchy
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.daemon.rendering.person_view import pending_person, person_lines
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.sweeper import sweep
+from phoned.device import ui_hierarchy
 
 T0 = 10_000.0
 NOTES = "com.example.notes"

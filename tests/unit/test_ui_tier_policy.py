@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from daemon import config
-from daemon.lifecycle.approval_policy import NO_POLICY, ApprovalPolicy, needs_approval
-from device.actions.registry import REGISTRY, method
+from phoned.daemon import config
+from phoned.daemon.lifecycle.approval_policy import NO_POLICY, ApprovalPolicy, needs_approval
+from phoned.device.actions.registry import REGISTRY, method
 
 NOTES = "com.example.notes"
 STEPS = ("ui.tap", "ui.type", "ui.swipe", "ui.scroll", "ui.key")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from device.uiautomation_holders import parse_ps, uiautomator2_servers
+from phoned.device.uiautomation_holders import parse_ps, uiautomator2_servers
 
 # ``ps -A -o PID,USER,ARGS`` as toybox prints it (PID right-aligned in 6 columns, USER 12
 # left-aligned, ARGS the whole command line); the lines are those of a phone with a 3.x

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.contract import validate_task
-from daemon.store import sqlite_store
-from daemon.store.sqlite_store import SqliteStore
-from daemon.store.wake import Alarm, WakeChannel, wait_for_commit
+from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.store import sqlite_store
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.daemon.store.wake import Alarm, WakeChannel, wait_for_commit
 
 SPEC = {"method": "dnd.get", "conversation_id": "c1"}
 

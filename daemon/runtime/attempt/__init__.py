@@ -1,4 +1,4 @@
-"""The phases of one attempt (``daemon.runtime.executor.execute_task`` runs them in order).
+"""The phases of one attempt (``phoned.daemon.runtime.executor.execute_task`` runs them in order).
 
 ``records``: what the phases hand on; ``reconcile``, ``admit``, ``act``, ``verify`` (verify
 or pause) and ``report``: one module per phase. Each phase takes the record the one before

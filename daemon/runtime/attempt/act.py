@@ -11,15 +11,15 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from daemon.lifecycle.approval_policy import unpreviewable
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.states import FailureReason
-from daemon.runtime.attempt.records import Acted, Admitted, Attempt, End, Fail, Held, Stop
-from daemon.runtime.faults import fault_point
-from device.actions.base import Outcome as ActionOutcome
-from device.actions.base import Status, Superseded
-from device.errors import DeviceError
-from device.private_files import UnsafePath
+from phoned.daemon.lifecycle.approval_policy import unpreviewable
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.attempt.records import Acted, Admitted, Attempt, End, Fail, Held, Stop
+from phoned.daemon.runtime.faults import fault_point
+from phoned.device.actions.base import Outcome as ActionOutcome
+from phoned.device.actions.base import Status, Superseded
+from phoned.device.errors import DeviceError
+from phoned.foundation.private_files import UnsafePath
 
 log = logging.getLogger("phoned.executor")
 
@@ -28,8 +28,8 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
     """Run the device action through the admission gate and journal; its outcome kept as
     evidence. Refused at the gate: a stop, a person's pause (``Held``) or a re-plan on the
     current revision (``Admitted``); a device, queue or parameter error ends the attempt."""
-    from device.actions import execute
-    from device.actions.registry import method as declared
+    from phoned.device.actions import execute
+    from phoned.device.actions.registry import method as declared
 
     task, void = admitted.task, admitted.void
     refused = unpreviewable(declared(task.method), task, run.settings.approval_policy)

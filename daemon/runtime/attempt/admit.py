@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.states import FailureReason
-from daemon.lifecycle.waiting import WaitingFor
-from daemon.runtime.attempt.records import (
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.lifecycle.waiting import WaitingFor
+from phoned.daemon.runtime.attempt.records import (
     PERMISSION_RECHECK,
     PERMISSION_WAIT,
     Admitted,
@@ -24,8 +24,8 @@ from daemon.runtime.attempt.records import (
     Fail,
     Reconciled,
 )
-from daemon.runtime.staleness import STALE, VOID_APPROVAL, resume_check
-from device.errors import DeviceOffline
+from phoned.daemon.runtime.staleness import STALE, VOID_APPROVAL, resume_check
+from phoned.device.errors import DeviceOffline
 
 log = logging.getLogger("phoned.executor")
 
@@ -66,7 +66,7 @@ def _void_of(diff: dict[str, Any], check_ref: str) -> dict[str, Any]:
 def _recheck_grants(run: Attempt, task: TaskRecord) -> Fail | None:
     """A task resuming from a permission dialog observes the grants it lacked; a dialog
     answered with Deny (the dialog is gone, the grant is not) fails ``permission_denied``."""
-    from daemon.runtime.paused import grant_recheck
+    from phoned.daemon.runtime.paused import grant_recheck
 
     docs = [
         d

@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.lifecycle.approval_policy import NO_POLICY, ApprovalPolicy, needs_approval
-from daemon.lifecycle.errors import StoreUnavailable
-from daemon.lifecycle.records import Failure, TaskRecord
-from daemon.lifecycle.states import FailureReason
-from daemon.lifecycle.waiting import WaitingFor
-from daemon.runtime.attempt_evidence import AttemptEvidence
-from daemon.runtime.journal import StoreJournal
-from daemon.store.protocol import WorkerStore
-from device.actions.base import ActionContext
-from device.actions.base import Outcome as ActionOutcome
-from device.connection import Device
-from device.errors import DeviceNotFound, DeviceOffline
+from phoned.daemon.lifecycle.approval_policy import NO_POLICY, ApprovalPolicy, needs_approval
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.lifecycle.records import Failure, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.lifecycle.waiting import WaitingFor
+from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
+from phoned.daemon.runtime.journal import StoreJournal
+from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.actions.base import ActionContext
+from phoned.device.actions.base import Outcome as ActionOutcome
+from phoned.device.connection import Device
+from phoned.device.errors import DeviceNotFound, DeviceOffline
 
 PERMISSION_WAIT = "permission_wait"  # evidence: the grants an app lacked under its dialog
 PERMISSION_RECHECK = "permission_recheck"  # evidence: the fresh check after the dialog
@@ -60,7 +60,7 @@ class Attempt:
         folder = self.settings.artifacts_dir
         if folder is None:
             return None
-        from device.private_files import private_dir
+        from phoned.foundation.private_files import private_dir
 
         # 0700: screenshots and dumps show the message. Walked from the state (or queue)
         # folder without following a link; a planted one is UnsafePath, nothing written.
@@ -75,7 +75,7 @@ class Attempt:
 
     def approval_required(self, task: TaskRecord) -> bool:
         """Whether ``task``'s effect waits for a person's approval (``needs_approval``)."""
-        from device.actions.registry import method
+        from phoned.device.actions.registry import method
 
         return needs_approval(method(task.method), task, self.settings.approval_policy)
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from daemon.lifecycle.errors import RevisionSuperseded, StopRequested, TargetNotObserved
-from daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord
-from daemon.lifecycle.states import FailureReason, TaskState
-from daemon.runtime.attempt.records import (
+from phoned.daemon.lifecycle.errors import RevisionSuperseded, StopRequested, TargetNotObserved
+from phoned.daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.runtime.attempt.records import (
     Admitted,
     Attempt,
     Complete,
@@ -42,9 +42,9 @@ from daemon.runtime.attempt.records import (
     Verified,
     WaitForUser,
 )
-from daemon.runtime.faults import fault_point
-from device.actions.base import ActionContext, Status
-from device.actions.base import Outcome as ActionOutcome
+from phoned.daemon.runtime.faults import fault_point
+from phoned.device.actions.base import ActionContext, Status
+from phoned.device.actions.base import Outcome as ActionOutcome
 
 log = logging.getLogger("phoned.executor")
 
@@ -90,7 +90,7 @@ def _ended(run: Attempt, ending: End) -> TaskRecord:
             task.ticket, run.now(), observed_target=observed, evidence_refs=ending.refs
         )
     if isinstance(ending, WaitForUser):  # a person's pause, its snapshot kept
-        from daemon.store.rules import USER_HOLD
+        from phoned.daemon.store.rules import USER_HOLD
 
         return store.pause(
             task.ticket,
@@ -135,7 +135,7 @@ def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     ``dnd.priority`` (zen_mode 1), ``bluetooth.on``, ``volume.music.7``, ``sms.drafted``, ``sms.sent``,
     ``permission.granted``, ``screen.snapshot``: each method's declaration names its target.
     """
-    from device.actions.registry import method as declared
+    from phoned.device.actions.registry import method as declared
 
     return declared(method).target(params, observed)
 

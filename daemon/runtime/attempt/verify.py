@@ -13,10 +13,10 @@ import logging
 import math
 from dataclasses import replace
 
-from daemon.lifecycle.pause_evidence import PAUSE_KIND
-from daemon.lifecycle.records import TaskRecord
-from daemon.lifecycle.waiting import WaitingFor, WaitKind
-from daemon.runtime.attempt.records import (
+from phoned.daemon.lifecycle.pause_evidence import PAUSE_KIND
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
+from phoned.daemon.runtime.attempt.records import (
     PERMISSION_WAIT,
     Acted,
     Attempt,
@@ -25,10 +25,10 @@ from daemon.runtime.attempt.records import (
     Verified,
     WaitForUser,
 )
-from daemon.runtime.staleness import keep_pause_snapshot
-from device.actions.base import Outcome as ActionOutcome
-from device.actions.base import Status
-from device.errors import DeviceError
+from phoned.daemon.runtime.staleness import keep_pause_snapshot
+from phoned.device.actions.base import Outcome as ActionOutcome
+from phoned.device.actions.base import Status
+from phoned.device.errors import DeviceError
 
 log = logging.getLogger("phoned.executor")
 
@@ -65,7 +65,7 @@ def _pause_details(
         return _handoff_until(run, task, wait, outcome), ()
     if wait.kind is not WaitKind.PERMISSION_DIALOG or not wait.package:
         return wait, ()
-    from daemon.runtime.paused import dialog_wait
+    from phoned.daemon.runtime.paused import dialog_wait
 
     try:
         read, body = dialog_wait(run.device, wait.package)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import fnmatch
 import time
 
-from sim.phone_state import FileSystem
-from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import ENOENT, split_flags
+from phoned.sim.phone_state import FileSystem
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.tools.file_tools import ENOENT, split_flags
 
 NEED_TWO = "Need 2 arguments"
 

@@ -14,7 +14,7 @@ import hashlib
 import re
 import time
 
-from sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.registry import ToolIO, tool
 
 ENOENT = "No such file or directory"
 

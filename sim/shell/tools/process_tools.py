@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
-from sim.phone_state import Process
-from sim.shell import registry
-from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import ENOENT, split_flags
+from phoned.sim.phone_state import Process
+from phoned.sim.shell import registry
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.tools.file_tools import ENOENT, split_flags
 
 # name -> (header, width; negative: left-aligned), from ps.c's field table.
 FIELDS = {

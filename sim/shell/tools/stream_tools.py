@@ -16,8 +16,8 @@ import binascii
 import hashlib
 import re
 
-from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import _read_inputs, split_flags
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.tools.file_tools import _read_inputs, split_flags
 
 # ``uname -r`` of the simulated Pixel per SDK: the kernel line each one ships (Pixel 3: 4.9,
 # Pixel 4a: 4.14, Pixel 6 and 7: 5.10 GKI, Pixel 8: 5.15 GKI, from their kernel/manifest

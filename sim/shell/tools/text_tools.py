@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sim.shell.registry import ToolIO, tool
-from sim.shell.tools.file_tools import _read_inputs, split_flags
+from phoned.sim.shell.registry import ToolIO, tool
+from phoned.sim.shell.tools.file_tools import _read_inputs, split_flags
 
 
 def _lines(data: bytes) -> list[bytes]:
