@@ -25,54 +25,45 @@ keeps anything.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import importlib.util
-import json
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from phoned.sim.server import Simulator
+from phoned.sim.ui import notes_app
+from phoned.sim.ui.automation import UiCosts
 
-ROOT = Path(__file__).resolve().parents[1]
-PY = sys.executable
-OUT = ROOT / "docs" / "transcripts" / "mcp-handoff.md"
-CONVERSATION = "conv-transcript"
+from scripts import mcp_transcript
+from scripts.stack import wait_device
+
+OUT = mcp_transcript.ROOT / "docs" / "transcripts" / "mcp-handoff.md"
 NOTES = "com.example.notes"
 SECRET = "one-time code 739154"  # what the person types: phoned never keeps it
 INSTRUCTION = "Type the one-time code from the SMS into the note and tap Save"
 SAVED = {"appears": {"resource_id": f"{NOTES}:id/saved_count", "text": "1"}}
 SAVED_TWICE = {"appears": {"resource_id": f"{NOTES}:id/saved_count", "text": "2"}}
-
-
-def _sibling(name: str) -> Any:
-    """``scripts/<name>.py`` as a module (the contact transcript's stack and page)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-contact = _sibling("mcp_contact_transcript")
-Stack, Transcript, trim = contact.Stack, contact.Transcript, contact.trim
+HEADING = "Transcript: a step handed to the person over MCP"
+INTRO = (
+    "Written by `scripts/mcp_handoff_transcript.py` (issue 34): a real MCP client session "
+    "(the `mcp` SDK over stdio) against `phoned mcp`, a `phoned run` daemon and a simulated "
+    "phone (SDK 34) with the notes app `com.example.notes`. `ui_handoff` returns at once "
+    "with `waiting`; the person does the step on the phone; `task_status` reports the "
+    "outcome. phoned never taps, types or reads what the person enters: the code typed "
+    "is in no evidence, screen or log (the screens kept have the note field blanked). "
+    "Responses are the tools' structured content, trimmed; an image is shown by its size."
+)
 
 
 @contextlib.contextmanager
-def running(work: Path, adb_port: int | None) -> Iterator[tuple[Any, Any]]:
+def running(work: Path, adb_port: int | None) -> Iterator[tuple[mcp_transcript.Stack, Simulator]]:
     """The simulated phone (in this process) and a daemon serving it on a fresh queue."""
-    from phoned.daemon.store.sqlite_store import SqliteStore
-    from phoned.sim.server import Simulator
-    from phoned.sim.ui.automation import UiCosts
-
-    stack = Stack(work, adb_port)
+    stack = mcp_transcript.Stack(work, adb_port)
     sim = Simulator(sdk=34)
     sim.phone.ui.automation.costs = UiCosts.none()
     try:
@@ -80,10 +71,8 @@ def running(work: Path, adb_port: int | None) -> Iterator[tuple[Any, Any]]:
             stack.adb("start-server")
         sim.start()
         stack.adb("connect", sim.serial)
-        contact._wait_device(stack, sim.serial)
-        (work / "state").mkdir(exist_ok=True)
-        SqliteStore(str(work / "queue.db")).close()  # the schema, before two processes race
-        stack.spawn("daemon", "run", "--queue", stack.queue, "--serial", sim.serial)
+        wait_device(stack.adb_port, sim.serial)
+        stack.start_daemon(sim.serial)
         yield stack, sim
     finally:
         stack.stop()
@@ -103,25 +92,16 @@ def _shown(result: Any) -> dict[str, Any]:
             )
         elif item.type == "text" and item.text.startswith("screenshot"):
             extra.append({"type": "text", "text": item.text.splitlines()[0]})
-    content = trim(content)
+    content = mcp_transcript.trim(content)
     if extra:
         content["content"] = extra
     return content
 
 
-async def _session(stack: Any, sim: Any, transcript: Any) -> None:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-    from phoned.sim.ui import notes_app
-
-    server = StdioServerParameters(
-        command=PY, cwd=str(ROOT), env=stack.env,
-        args=["-m", "phoned.daemon.cli", "mcp", "--queue", stack.queue, "--conversation", CONVERSATION,
-              "--wait", "30"],
-    )  # fmt: skip
-    async with AsyncExitStack() as exits:
-        read, write = await exits.enter_async_context(stdio_client(server))
-        session = await exits.enter_async_context(ClientSession(read, write))
-        await session.initialize()
+async def _session(
+    stack: mcp_transcript.Stack, sim: Simulator, transcript: mcp_transcript.Transcript
+) -> None:
+    async with mcp_transcript.mcp_session(stack) as session:
 
         async def call(title: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             result = await session.call_tool(tool, arguments)
@@ -129,13 +109,7 @@ async def _session(stack: Any, sim: Any, transcript: Any) -> None:
             return dict(result.structured_content or {})
 
         async def until_ended(title: str, task_id: str) -> None:
-            deadline = time.monotonic() + 60
-            result = await session.call_tool("task_status", {"task_id": task_id})
-            while not (result.structured_content or {}).get("terminal"):
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.3)
-                result = await session.call_tool("task_status", {"task_id": task_id})
+            result = await mcp_transcript.until_terminal(session, task_id)
             transcript.add(title, {"tool": "task_status", "arguments": {"task_id": task_id}},
                            _shown(result))  # fmt: skip
 
@@ -164,56 +138,19 @@ async def _session(stack: Any, sim: Any, transcript: Any) -> None:
         await until_ended("task_status: failed stale_state", gone["task_id"])
 
 
-def record(work: Path, adb_port: int | None = None) -> Any:
+def record(work: Path, adb_port: int | None = None) -> mcp_transcript.Transcript:
     """Run the whole session on ``work`` (a fresh folder); the transcript and the phone."""
-    import anyio
-
-    transcript = Transcript(work=str(work))
+    transcript = mcp_transcript.Transcript(work=str(work))
     with running(work, adb_port) as (stack, sim):
         anyio.run(_session, stack, sim, transcript)
         transcript.phone_log = [e.argv for e in sim.phone.log.entries()]
     return transcript
 
 
-def markdown(transcript: Any) -> str:
+def markdown(transcript: mcp_transcript.Transcript) -> str:
     """The transcript as the committed Markdown page."""
-    lines = [
-        "# Transcript: a step handed to the person over MCP",
-        "",
-        "Written by `scripts/mcp_handoff_transcript.py` (issue 34): a real MCP client session "
-        "(the `mcp` SDK over stdio) against `phoned mcp`, a `phoned run` daemon and a simulated "
-        "phone (SDK 34) with the notes app `com.example.notes`. `ui_handoff` returns at once "
-        "with `waiting`; the person does the step on the phone; `task_status` reports the "
-        "outcome. phoned never taps, types or reads what the person enters: the code typed "
-        "is in no evidence, screen or log (the screens kept have the note field blanked). "
-        "Responses are the tools' structured content, trimmed; an image is shown by its size.",
-        "",
-    ]
-    for n, step in enumerate(transcript.steps, 1):
-        lines += [f"## {n}. {step.title}", ""]
-        if step.kind == "person":
-            lines += ["```text", f"(the person) {step.request}", str(step.response), "```", ""]
-            continue
-        lines += ["Request:", "", "```json", json.dumps(step.request, ensure_ascii=False,
-                                                          indent=2), "```", ""]  # fmt: skip
-        lines += ["Response:", "", "```json",
-                  json.dumps(step.response, ensure_ascii=False, indent=2), "```", ""]  # fmt: skip
-    page = "\n".join(lines)
-    return page.replace(transcript.work, "/tmp/…") if transcript.work else page
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--adb-port", type=int, default=None)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="phoned-transcript-") as tmp:
-        transcript = record(Path(tmp), args.adb_port)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(transcript))
-    print(f"wrote {args.out} ({len(transcript.steps)} steps)")
-    return 0
+    return mcp_transcript.render(transcript, HEADING, INTRO)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(mcp_transcript.main(__doc__, OUT, record, markdown))

@@ -32,7 +32,7 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
-from scripts.stack import free_port
+from scripts.stack import free_port, stop_process, wait_device
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -70,13 +70,7 @@ class Stack:
 
     def stop(self) -> None:
         for _name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=25)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, timeout=25)
         with contextlib.suppress(Exception):
             self.adb("kill-server")
 
@@ -109,16 +103,6 @@ def wait_http(url: str, timeout: float = 20) -> None:
     raise RuntimeError(f"{url} did not answer")
 
 
-def wait_device(stack: Stack, serial: str, timeout: float = 20) -> None:
-    client = adbutils.AdbClient(host="127.0.0.1", port=stack.adb_port)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(d.serial == serial and d.state == "device" for d in client.list()):
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"{serial} did not come online")
-
-
 @contextlib.contextmanager
 def running_stack(work: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]:
     stack = Stack(work)
@@ -142,7 +126,7 @@ def running_stack(work: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]
                 ],
             )
         for serial in serials:
-            wait_device(stack, serial)
+            wait_device(stack.adb_port, serial, timeout=20)
         tokens = make_tokens(work / "tokens.yaml", serials)
         plane_port = free_port()
         url = f"http://127.0.0.1:{plane_port}"

@@ -29,6 +29,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """SIGTERM a process still running, SIGKILL it after ``timeout`` s (a daemon may sit in
+    a long-poll); wait for its end."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 @dataclass(frozen=True)
 class AdbEnv:
     """A running private adb server: its port, binary and the environment that selects it."""
@@ -67,6 +79,18 @@ def wait_online(adb: AdbEnv, serial: str, timeout: float = 15.0) -> None:
             return
         time.sleep(0.05)
     raise RuntimeError(f"{serial} never came online in adb")
+
+
+def wait_device(adb_port: int, serial: str, timeout: float = 30, logs: str = "") -> None:
+    """Return once the adb server on ``adb_port`` lists ``serial`` as ``device`` (asked
+    through adbutils; ``logs`` names where to look when it does not)."""
+    client = adbutils.AdbClient(host="127.0.0.1", port=adb_port)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(d.serial == serial and d.state == "device" for d in client.list()):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{serial} did not come online" + (f" (see {logs})" if logs else ""))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Real ``phoned`` processes for the integration tests, started, awaited and stopped one way.
 
-* ``spawn(args, env, log)``, ``stop(proc)``, ``wait_http(url, log)``: the process plumbing
-  every test shares (a log file per process, its tail in every failure).
+* ``spawn(args, env, log)``, ``stop_process(proc)`` (from ``scripts/stack.py``),
+  ``wait_http(url, log)``: the process plumbing every test shares (a log file per process,
+  its tail in every failure).
 * from ``tests/planes.py``: ``free_port()``, and ``Grant`` / ``write_tokens`` (a tokens file).
 * ``Serve``: one ``phoned serve`` process over a queue; ``stop()`` and ``start()`` again for
   an outage.
@@ -26,7 +27,7 @@ from typing import Any
 import httpx
 from planes import Grant, write_tokens
 
-from scripts.stack import free_port
+from scripts.stack import free_port, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 PHONED = (sys.executable, "-m", "phoned.daemon.cli")  # the ``phoned`` command, from this checkout
@@ -36,17 +37,6 @@ def spawn(args: list[str], env: Mapping[str, str], log: Path) -> subprocess.Pope
     """Start ``args`` in the repository, its stdout and stderr appended to ``log``."""
     with log.open("ab") as out:
         return subprocess.Popen(args, env=dict(env), cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
-    """SIGTERM, then SIGKILL after ``timeout`` s (a daemon may sit in a long-poll)."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def tail(log: Path, size: int = 3000) -> str:
@@ -107,7 +97,7 @@ class Serve:
 
     def stop(self) -> None:
         if self.proc is not None:
-            stop(self.proc, timeout=10)
+            stop_process(self.proc, timeout=10)
         self.proc = None
 
 
@@ -204,7 +194,7 @@ def open_stack(
         yield stack
     finally:
         if daemon is not None:
-            stop(daemon)
+            stop_process(daemon)
         serve.stop()
 
 

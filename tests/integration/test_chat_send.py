@@ -20,12 +20,19 @@ pytestmark = pytest.mark.integration
 TO, BODY = "+15551234567", "Chat features are on"
 
 
-def _send_and_approve(daemon: Daemon) -> TaskRecord:
+def _send_and_approve(daemon: Daemon, sim_factory: Any, scenario: str) -> tuple[Any, TaskRecord]:
+    """A phone set up by ``scenario``, the daemon started, the message sent and approved:
+    the simulator and the ended task."""
+    sim = sim_factory(sdk=34)
+    scenarios.apply(sim.phone, scenario)
+    daemon.start()
     task_id = daemon.submit(
         {"method": "sms.send", "params": {"to": TO, "body": BODY}, "conversation_id": "chat"}
     )
     daemon.approve(daemon.state(task_id, TaskState.APPROVAL))
-    return daemon.wait_for(task_id, lambda t: t.state in (TaskState.COMPLETED, TaskState.FAILED))
+    return sim, daemon.wait_for(
+        task_id, lambda t: t.state in (TaskState.COMPLETED, TaskState.FAILED)
+    )
 
 
 def _taps(sim) -> list[Any]:
@@ -42,10 +49,7 @@ def _action_evidence(daemon: Daemon, task_id: str) -> dict[str, Any]:
 def test_a_delivered_chat_message_completes_from_the_conversation(
     daemon: Daemon, sim_factory
 ) -> None:
-    sim = sim_factory(sdk=34)
-    scenarios.apply(sim.phone, "chat-send")
-    daemon.start()
-    done = _send_and_approve(daemon)
+    sim, done = _send_and_approve(daemon, sim_factory, "chat-send")
     assert done.state is TaskState.COMPLETED, done.failure
     assert sim.phone.sms.messages("sent") == []
     assert len(_taps(sim)) == 1
@@ -55,10 +59,7 @@ def test_a_delivered_chat_message_completes_from_the_conversation(
 def test_a_chat_message_stuck_sending_ends_outcome_unknown_and_is_never_resent(
     daemon: Daemon, sim_factory
 ) -> None:
-    sim = sim_factory(sdk=34)
-    scenarios.apply(sim.phone, "chat-send:stuck")
-    daemon.start()
-    done = _send_and_approve(daemon)
+    sim, done = _send_and_approve(daemon, sim_factory, "chat-send:stuck")
     assert done.state is TaskState.FAILED
     assert done.failure is not None and done.failure.reason is FailureReason.OUTCOME_UNKNOWN
     assert "Sending" in done.failure.message

@@ -73,12 +73,19 @@ def test_two_devices_each_task_runs_on_its_own_phone(daemon: Daemon, sim_factory
     assert _count(b, "cmd", "notification", "set_dnd") == 1
 
 
-def test_sigterm_lets_the_running_task_finish_then_exits_zero(daemon: Daemon, sim_factory) -> None:
-    sim = sim_factory(sdk=34)
-    sim.phone.bluetooth.TURN_ON_S = 2.0
+def _bluetooth_under_way(daemon: Daemon, sim: Any, turn_on_s: float) -> str:
+    """The daemon started and a bluetooth.set that takes ``turn_on_s`` on ``sim`` under way:
+    its task id, once the phone ran the enable command."""
+    sim.phone.bluetooth.TURN_ON_S = turn_on_s
     daemon.start()
     task_id = daemon.submit({"method": "bluetooth.set", "params": {"enabled": True}})
     daemon.wait_for(task_id, lambda t: _count(sim, "cmd", "bluetooth_manager", "enable") == 1)
+    return task_id
+
+
+def test_sigterm_lets_the_running_task_finish_then_exits_zero(daemon: Daemon, sim_factory) -> None:
+    sim = sim_factory(sdk=34)
+    task_id = _bluetooth_under_way(daemon, sim, 2.0)
     daemon.signal(signal.SIGTERM)
     assert daemon.wait(timeout=30) == 0
     assert daemon.task(task_id).state is TaskState.COMPLETED
@@ -89,11 +96,8 @@ def test_second_signal_stops_now_and_reports_the_task(
     daemon: Daemon, daemon_env, sim_factory
 ) -> None:
     sim = sim_factory(sdk=34)
-    sim.phone.bluetooth.TURN_ON_S = 20.0
     daemon.env = {**daemon_env, "PHONED_SETTLE_TIMEOUT": "30"}
-    daemon.start()
-    task_id = daemon.submit({"method": "bluetooth.set", "params": {"enabled": True}})
-    daemon.wait_for(task_id, lambda t: _count(sim, "cmd", "bluetooth_manager", "enable") == 1)
+    task_id = _bluetooth_under_way(daemon, sim, 20.0)
     daemon.signal(signal.SIGTERM)
     time.sleep(0.5)
     daemon.signal(signal.SIGINT)
@@ -107,10 +111,7 @@ def test_sigkill_mid_task_then_restart_recovers_without_repeating(
     daemon: Daemon, daemon_env, sim_factory
 ) -> None:
     sim = sim_factory(sdk=34)
-    sim.phone.bluetooth.TURN_ON_S = 3.0
-    daemon.start()
-    task_id = daemon.submit({"method": "bluetooth.set", "params": {"enabled": True}})
-    daemon.wait_for(task_id, lambda t: _count(sim, "cmd", "bluetooth_manager", "enable") == 1)
+    task_id = _bluetooth_under_way(daemon, sim, 3.0)
     daemon.signal(signal.SIGKILL)
     daemon.wait()
     assert daemon.task(task_id).state is TaskState.RUNNING  # lost with the process

@@ -31,7 +31,7 @@ import httpx
 import pytest
 import yaml
 from phoned.daemon.server.auth import TokenBook, token_digest
-from stacks import REPO, stop, tail, wait_http
+from stacks import REPO, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -191,7 +191,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
     logs = [tmp_path / "serve.log", tmp_path / "run.log"]
     procs: list[subprocess.Popen[bytes]] = []
     with private_adb_server() as adb_env, contextlib.ExitStack() as running:
-        running.callback(lambda: [stop(p) for p in reversed(procs)])
+        running.callback(lambda: [stop_process(p) for p in reversed(procs)])
 
         def start(log: Path, *args: str, **more: str) -> None:
             with log.open("ab") as out:

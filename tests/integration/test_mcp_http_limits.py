@@ -30,7 +30,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from phoned_process import Daemon, fresh_daemon
 from phoned_process import daemon_env as make_daemon_env
 from planes import Grant, write_tokens
-from stacks import PHONED, spawn, stop, tail, wait_http
+from stacks import PHONED, spawn, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -111,7 +111,7 @@ def serve(queue: Daemon, tmp_path: Path) -> Iterator[Callable[..., McpHttp]]:
 
     yield start
     for server in started:
-        stop(server.proc, timeout=10)
+        stop_process(server.proc, timeout=10)
 
 
 # ---- DNS rebinding ----------------------------------------------------------------------

@@ -119,30 +119,26 @@ def test_screen_snapshot_returns_a_bounded_image_and_the_elements(
     assert bad.is_error and "image_max_side" in _texts(bad)
 
 
+def _run_once(daemon_env: dict[str, str], path: Path, *args: str, timeout: float) -> Any:
+    """``phoned run --once --json ARGS --task PATH``, exit 0: the JSON report and its text."""
+    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", *args]
+    done = subprocess.run(
+        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout), done.stdout
+
+
 def test_run_once_lists_notifications(daemon_env, sim_factory, tmp_path: Path) -> None:
     sim = sim_factory(sdk=28)
     _post(sim)
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-n", "method": "notifications.list",
                                 "params": {"package": "org.telegram.messenger"}}))  # fmt: skip
-    argv = [
-        sys.executable,
-        "-m",
-        "phoned.daemon.cli",
-        "run",
-        "--once",
-        "--json",
-        "--serial",
-        sim.serial,
-    ]
-    done = subprocess.run(
-        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
-        timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    report = json.loads(done.stdout)
+    report, stdout = _run_once(daemon_env, path, "--serial", sim.serial, timeout=60)
     assert report["task"]["state"] == "completed"
-    assert "Привет 👋 как дела?" in done.stdout
+    assert "Привет 👋 как дела?" in stdout
     # the text report shows the owner what the read answered, not only that it was met
     shown = subprocess.run(
         [sys.executable, "-m", "phoned.daemon.cli", "show", report["task"]["id"]], env=daemon_env,
@@ -158,13 +154,7 @@ def test_run_once_with_its_own_simulated_phone(daemon_env, tmp_path: Path) -> No
     list (no notification list in its dump at all)."""
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-n", "method": "notifications.list"}))
-    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", "--sim=35"]
-    done = subprocess.run(
-        [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True, text=True,
-        timeout=90, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    report = json.loads(done.stdout)
+    report, _ = _run_once(daemon_env, path, "--sim=35", timeout=90)
     assert report["task"]["state"] == "completed"
     [outcome] = [e for e in report["evidence"] if e["kind"] == "outcome"]
     assert outcome["value"] == {"notifications": [], "total": 0}

@@ -26,7 +26,7 @@ from phoned.daemon.planning import catalogue
 from phoned.daemon.server.auth import Role, make_token
 from phoned.device.actions.registry import REGISTRY
 from phoned_process import REPO, Daemon
-from stacks import PHONED, spawn, stop, wait_http
+from stacks import PHONED, spawn, stop_process, wait_http
 
 from scripts.stack import free_port
 
@@ -244,7 +244,7 @@ def http_server(
         wait_http(url, log, proc, ready=lambda answer: True)  # any answer: it listens
         yield url, planner, viewer
     finally:
-        stop(proc, timeout=10)
+        stop_process(proc, timeout=10)
 
 
 def run_http(url: str, token: str, body: Callable[[ClientSession], Awaitable[Any]], elicit=None):

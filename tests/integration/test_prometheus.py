@@ -28,7 +28,7 @@ import httpx
 import pytest
 import yaml
 from planes import Grant, write_tokens
-from stacks import PHONED, REPO, spawn, stop, tail, wait_http
+from stacks import PHONED, REPO, spawn, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -238,7 +238,7 @@ def scraped(tmp_path: Path) -> Iterator[Scraped]:
     logs = [tmp_path / n for n in ("serve.log", "daemon.log", "prometheus.log")]
     procs: list[subprocess.Popen[bytes]] = []
     with private_adb_server() as adb_env, contextlib.ExitStack() as running:
-        running.callback(lambda: [stop(p) for p in reversed(procs)])
+        running.callback(lambda: [stop_process(p) for p in reversed(procs)])
         env = {**os.environ, **adb_env, "PHONED_CONFIG": "/dev/null",
                "PHONED_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
         procs.append(spawn([*PHONED, "serve", "--queue", f"sqlite:///{tmp_path / 'plane.db'}",
@@ -322,7 +322,7 @@ def test_prometheus_scrapes_the_daemon_and_the_plane_and_alerts_when_the_daemon_
     assert not firing("PhonedQueueUnserved")
 
     # the daemon stops (SIGTERM: it releases its phone) and a task waits: unserved
-    stop(s.daemon)
+    stop_process(s.daemon)
     answer = s.call("planner", "POST", "/v1/tasks", json={
         "method": "dnd.get", "params": {}, "conversation_id": "prom-conv", "source": "cli"})  # fmt: skip
     assert answer.status_code in (200, 201), answer.text

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from phoned.daemon.lifecycle.states import TaskState
@@ -189,12 +190,18 @@ def _at_terminal(run: Run, tmp_path: Path, *args: str) -> Terminal:
     return Terminal(argv, run.env, tmp_path / "stderr.txt")
 
 
-def test_at_a_terminal_yes_approves_and_the_same_run_sends_the_message_once(
-    run: Run, sim_factory, tmp_path: Path
-) -> None:
+def _at_the_prompt(run: Run, sim_factory: Any, tmp_path: Path) -> tuple[Any, Terminal]:
+    """A fresh simulated phone and ``run --once --sim`` at a terminal, once it asks."""
     sim = sim_factory()
     term = _at_terminal(run, tmp_path)
     assert term.read_until(PROMPT), term.seen + term.stderr.read_text()
+    return sim, term
+
+
+def test_at_a_terminal_yes_approves_and_the_same_run_sends_the_message_once(
+    run: Run, sim_factory, tmp_path: Path
+) -> None:
+    sim, term = _at_the_prompt(run, sim_factory, tmp_path)
     asked = term.seen
     # the preview as `phoned show` presents it, before the question
     block = asked[asked.index("pending approval") :]
@@ -219,9 +226,7 @@ def test_at_a_terminal_yes_approves_and_the_same_run_sends_the_message_once(
 def test_at_a_terminal_no_leaves_the_task_in_approval(
     run: Run, sim_factory, tmp_path: Path
 ) -> None:
-    sim = sim_factory()
-    term = _at_terminal(run, tmp_path)
-    assert term.read_until(PROMPT), term.seen + term.stderr.read_text()
+    sim, term = _at_the_prompt(run, sim_factory, tmp_path)
     term.type("n\n")
     assert term.finish() == 4, term.seen[-3000:] + term.stderr.read_text()
     task_id, state, actions = run.only_task()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from phoned.device.actions import Outcome, execute
+from phoned.device.actions import Outcome, Status, execute
 from phoned.device.actions.base import ActionContext
 from phoned.device.adb import AdbServer as DeviceAdbServer
 from phoned.device.connection import Device
@@ -80,6 +80,29 @@ class Dut:
         """argv of every simple command the simulated phone ran (simulator only)."""
         return self.phone.log.argvs()
 
+    def taps(self) -> list[tuple[str, ...]]:
+        """Taps the screen received, whichever path delivered them (uiautomator2 click or
+        ``input tap``): the simulated screen logs every one as a ``click``."""
+        return [e.argv for e in self.phone.log.entries("click") if e.argv[:1] == ("tap",)]
+
+    def send_to(self, simulated: str) -> str:
+        """Whom a real message goes to: ``simulated`` on the simulator; on a phone the
+        number in ``PHONED_DEVICE_SEND_TO`` (one you own), the test skipped without it."""
+        if self.sim is not None:
+            return simulated
+        to = os.environ.get("PHONED_DEVICE_SEND_TO")
+        if not to:
+            pytest.skip("sends a real message: set PHONED_DEVICE_SEND_TO to a number you own")
+        return to
+
+    def approved_send(self, params: dict[str, Any], **kwargs: Any) -> Outcome:
+        """``sms.send`` of ``params``: asked (it needs approval), then run again with the
+        digest of the preview it showed."""
+        first = self.run("sms.send", params)
+        assert first.status is Status.NEEDS_APPROVAL, first.message
+        digest = first.detail["preview_digest"]
+        return self.run("sms.send", params, approval_digest=digest, **kwargs)
+
 
 @pytest.fixture
 def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
@@ -106,3 +129,12 @@ def dut(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dut]:
     sim.phone.log.clear()
     yield Dut(device, sim, tmp_path)
     device.close()
+
+
+@pytest.fixture
+def notes(dut: Dut) -> Dut:
+    """``dut`` with the notes app (``com.example.notes``) opened in front, its log cleared."""
+    out = dut.run("app.open", {"package": "com.example.notes"})
+    assert out.status is Status.MET, out.message
+    dut.phone.log.clear()
+    return dut

@@ -12,7 +12,6 @@ case is about; those that send need ``PHONED_DEVICE_SEND_TO`` (a number you own)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -31,19 +30,6 @@ GOOGLE_MESSAGES = "com.google.android.apps.messaging"
 AOSP_MESSAGING = "com.android.messaging"
 
 
-def _taps(dut) -> list[tuple[str, ...]]:
-    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
-
-
-def _recipient(dut) -> str:
-    if dut.sim is not None:
-        return TO
-    to = os.environ.get("PHONED_DEVICE_SEND_TO")
-    if not to:
-        pytest.skip("sends a real message: set PHONED_DEVICE_SEND_TO to a number you own")
-    return to
-
-
 def _needs_app(dut, package: str) -> None:
     from phoned.device.actions import sms
 
@@ -53,14 +39,8 @@ def _needs_app(dut, package: str) -> None:
 
 
 def _approved_send(dut, to: str, body: str = BODY):
-    first = dut.run("sms.send", {"to": to, "body": body})
-    assert first.status is Status.NEEDS_APPROVAL, first.message
-    return dut.run(
-        "sms.send",
-        {"to": to, "body": body},
-        approval_digest=first.detail["preview_digest"],
-        settle_timeout=3.0 if dut.sim is not None else 30.0,
-    )
+    settle = 3.0 if dut.sim is not None else 30.0
+    return dut.approved_send({"to": to, "body": body}, settle_timeout=settle)
 
 
 def _send_control(out) -> dict:
@@ -75,7 +55,7 @@ def test_a_chat_message_on_the_compose_screen_is_sent_once_and_proved(dut) -> No
     field's row is the send button ("Send end-to-end encrypted message" agrees); the
     conversation proves the chat message, which never reaches the sent box."""
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     control = _send_control(out)
     assert control["how"] in ("layout", "resource-id")
@@ -84,7 +64,7 @@ def test_a_chat_message_on_the_compose_screen_is_sent_once_and_proved(dut) -> No
         assert control["checks"] == ["word 'Send end-to-end encrypted message'"]
         assert out.detail["proved_by"] == "conversation"
         assert out.detail["conversation_status"] == "Delivered"
-        assert _taps(dut) == [("tap", "1010", "2120")]  # the end of the row, once
+        assert dut.taps() == [("tap", "1010", "2120")]  # the end of the row, once
         assert dut.phone.sms.messages("sent") == []
 
 
@@ -97,24 +77,24 @@ def test_a_chat_message_on_a_russian_compose_screen_is_sent_once_without_its_wor
     so the layout alone tells the send control; the status line is AOSP's own Russian
     («Доставлено», V113)."""
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     if dut.sim is not None:
         control = _send_control(out)
         assert control["how"] == "layout" and control["checks"] == []
         assert control["found"]["content_desc"] == "⟦send_encrypted:ru-RU⟧"
         assert out.detail["conversation_status"] == "Доставлено"
-        assert len(_taps(dut)) == 1
+        assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
 @pytest.mark.phone("google-messages:compose,locale:ru-RU")
 def test_an_sms_on_the_compose_screen_is_proved_by_the_sent_box(dut) -> None:
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     if dut.sim is not None:
-        assert out.detail["proved_by"] == "sent_box" and len(_taps(dut)) == 1
+        assert out.detail["proved_by"] == "sent_box" and len(dut.taps()) == 1
         (row,) = dut.phone.sms.messages("sent")
         assert row["body"] == BODY
 
@@ -127,7 +107,7 @@ def test_a_right_to_left_compose_row_is_read_mirrored(dut) -> None:
     out = _approved_send(dut, TO)
     assert out.status is Status.MET, out.message
     assert _send_control(out)["direction"] == "rtl"
-    ((_, x, _),) = _taps(dut)
+    ((_, x, _),) = dut.taps()
     assert int(x) < 200
 
 
@@ -136,7 +116,7 @@ def test_a_right_to_left_compose_row_is_read_mirrored(dut) -> None:
 def test_a_draft_on_the_compose_screen_completes(dut) -> None:
     """The compose field has no id: it is the app's focused EditText holding the body."""
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = dut.run("sms.draft", {"to": _recipient(dut), "body": BODY})
+    out = dut.run("sms.draft", {"to": dut.send_to(TO), "body": BODY})
     assert out.status is Status.MET, out.message
 
 
@@ -144,16 +124,16 @@ def test_a_draft_on_the_compose_screen_completes(dut) -> None:
 @pytest.mark.phone("aosp-messaging,locale:ru-RU")
 def test_aosp_messaging_drafts_and_sends_once(dut) -> None:
     _needs_app(dut, AOSP_MESSAGING)
-    draft = dut.run("sms.draft", {"to": _recipient(dut), "body": BODY})
+    draft = dut.run("sms.draft", {"to": dut.send_to(TO), "body": BODY})
     assert draft.status is Status.MET, draft.message
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     if dut.sim is not None:
         control = _send_control(out)
         assert control["how"] == "layout"
         assert "resource-id com.android.messaging:id/send_message_button" in control["checks"]
         assert "word 'Отправить сообщение'" in control["checks"]
-        assert out.detail["proved_by"] == "sent_box" and len(_taps(dut)) == 1
+        assert out.detail["proved_by"] == "sent_box" and len(dut.taps()) == 1
 
 
 # ---- a composer whose send control cannot be told apart ---------------------------------
@@ -198,5 +178,5 @@ def test_two_equally_plausible_send_controls_end_in_cannot_tell_and_no_tap(
     assert out.message.startswith("cannot tell the send button: 2 controls at the end")
     assert out.detail["tapped"] is False
     assert len(out.detail["send_control"]["candidates"]) == 2
-    assert _taps(dut) == [] and dut.phone.sms.messages("sent") == []
+    assert dut.taps() == [] and dut.phone.sms.messages("sent") == []
     assert not any(a[:1] == ("input",) and "tap" in a for a in dut.execs())

@@ -12,12 +12,6 @@ TO = "+15551234567"
 BODY = "Running late,\nsee you at 7 — ok? 👍"
 
 
-def _taps(dut) -> list[tuple[str, ...]]:
-    """Taps the screen received, whichever path delivered them (uiautomator2 click or
-    ``input tap``): the simulated screen logs every one as a ``click``."""
-    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
-
-
 def test_draft_shows_recipient_and_exact_body_and_never_sends(dut) -> None:
     out = dut.run("sms.draft", {"to": TO, "body": BODY})
     assert out.status is Status.MET, out.message
@@ -28,7 +22,7 @@ def test_draft_shows_recipient_and_exact_body_and_never_sends(dut) -> None:
     text = str(ev)
     assert BODY not in text and TO not in text  # redacted everywhere in the evidence
     if dut.sim is not None:
-        assert _taps(dut) == []
+        assert dut.taps() == []
         assert dut.phone.sms.rows == [] or all(r["type"] != 2 for r in dut.phone.sms.rows)
         am = [a for a in dut.execs() if a[:2] == ("am", "start")]
         assert len(am) == 1 and BODY in am[0] and f"smsto:{TO}" in am[0]
@@ -54,7 +48,7 @@ def test_permission_dialog_over_the_composer_needs_permission(dut) -> None:
     dialog = out.detail["dialog"]
     assert "permissioncontroller" in dialog["package"] or "packageinstaller" in dialog["package"]
     assert any(b.startswith("permission_allow") for b in dialog["buttons"])
-    assert _taps(dut) == []
+    assert dut.taps() == []
 
 
 @pytest.mark.sim_only
@@ -63,12 +57,12 @@ def test_send_needs_approval_then_sends_once(dut) -> None:
     assert first.status is Status.NEEDS_APPROVAL
     preview = first.detail["preview"]
     assert preview["target"] == TO and preview["data"] == {"text": BODY, "app": MESSAGING_PKG}
-    assert _taps(dut) == []
+    assert dut.taps() == []
     out = dut.run(
         "sms.send", {"to": TO, "body": BODY}, approval_digest=first.detail["preview_digest"]
     )
     assert out.status is Status.MET, out.message
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
     sent = [r for r in dut.phone.sms.rows if r["type"] == 2]
     assert [(r["address"], r["body"]) for r in sent] == [(TO, BODY)]
 
@@ -82,7 +76,7 @@ def test_an_approval_of_another_preview_is_void(dut) -> None:
     )
     assert out.status is Status.NEEDS_APPROVAL and out.detail["approval_void"] is True
     assert out.detail["preview_digest"] != first.detail["preview_digest"]
-    assert _taps(dut) == [] and dut.phone.sms.rows == []
+    assert dut.taps() == [] and dut.phone.sms.rows == []
 
 
 @pytest.mark.sdks(30, 35)
@@ -103,7 +97,7 @@ def test_drop_after_the_tap_is_unknown_then_reconciled_without_a_second_tap(
         adb_server.connect(dut.sim)
     answer = reconcile("sms.send", hint["params"], dut.ctx("sms.send"))
     assert answer == "happened"
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
     assert len([r for r in dut.phone.sms.rows if r["type"] == 2]) == 1
 
 
@@ -133,11 +127,7 @@ def test_invalid_sms_params_send_nothing(dut, params, field) -> None:
 
 
 def _approved_send(dut, body: str = BODY):
-    first = dut.run("sms.send", {"to": TO, "body": body})
-    assert first.status is Status.NEEDS_APPROVAL, first.message
-    return dut.run(
-        "sms.send", {"to": TO, "body": body}, approval_digest=first.detail["preview_digest"]
-    )
+    return dut.approved_send({"to": TO, "body": body})
 
 
 def _sent_rows(dut) -> list:
@@ -155,7 +145,7 @@ def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> N
     assert out.detail["proved_by"] == "conversation"
     assert out.detail["conversation_status"] == "Delivered"
     assert _sent_rows(dut) == []  # the provider never saw it
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
     assert BODY not in str(out.to_json()["evidence"])
 
 
@@ -170,7 +160,7 @@ def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut)
     assert "Sending" in out.message and "do not send it again" in out.message
     hint_params = {"to": TO, "body": BODY, "baseline_id": out.detail["baseline_id"]}
     assert reconcile("sms.send", hint_params, dut.ctx("sms.send")) == "cannot_tell"
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -205,7 +195,7 @@ def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
     (entry,) = ctx.journal.entries.values()  # what the daemon's journal keeps
     params = {"to": TO, "body": BODY, "journal": {"target": entry["target"]}}
     assert reconcile("sms.send", params, dut.ctx("sms.send")) == "happened"
-    assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
+    assert _sent_rows(dut) == [] and len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -227,7 +217,7 @@ def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monke
     out = _approved_send(dut)
     assert out.status is Status.CANNOT_TELL, out.message
     assert "could not be read" in out.message
-    assert _sent_rows(dut) == [] and len(_taps(dut)) == 1
+    assert _sent_rows(dut) == [] and len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(28, 34)

@@ -20,10 +20,6 @@ pytestmark = pytest.mark.integration
 RU_PHONE = "locale:ru-RU,sim-country:ru"
 
 
-def _taps(dut) -> list[tuple[str, ...]]:
-    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
-
-
 def _needs_region(dut, region: str) -> None:
     where = dut.device.identity.region
     if where != region:
@@ -61,7 +57,7 @@ def test_draft_to_e164_completes_where_messages_shows_the_national_format(dut) -
         assert out.detail["recipient_shown_as"] == "number"
         assert out.detail["recipient_format"] == "national"
         assert "8 (916) 123-45-67" in dut.phone.ui.hierarchy_xml(u2=False)
-        assert _taps(dut) == []
+        assert dut.taps() == []
 
 
 @pytest.mark.sdks(34)
@@ -94,7 +90,7 @@ def test_a_number_as_people_write_it_is_sent_once_after_approval(
     assert out.status is Status.MET, out.message
     assert out.detail["proved_by"] == "sent_box" and out.detail["region"] == region
     if dut.sim is not None:
-        assert len(_taps(dut)) == 1
+        assert len(dut.taps()) == 1
         sent = [r for r in dut.phone.sms.rows if r["type"] == 2]
         assert [(r["address"], r["body"]) for r in sent] == [(e164, "phoned numbers")]
         am = [a for a in dut.execs() if a[:2] == ("am", "start")]
@@ -109,4 +105,4 @@ def test_a_number_impossible_in_the_region_is_refused_before_the_phone_is_touche
     assert out.status is Status.INVALID_PARAMS, out.message
     assert out.detail["field"] == "to" and "too short" in out.message
     if dut.sim is not None:
-        assert not [a for a in dut.execs() if a[:2] == ("am", "start")] and _taps(dut) == []
+        assert not [a for a in dut.execs() if a[:2] == ("am", "start")] and dut.taps() == []

@@ -10,8 +10,6 @@ skips saying how to set it up otherwise. The twins that send a real message need
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from phoned.device.actions import Status
 
@@ -19,19 +17,6 @@ pytestmark = pytest.mark.integration
 
 TO = "+79161234567"
 BODY = "Буду в 8 — 괜찮아요? 👍"
-
-
-def _taps(dut) -> list[tuple[str, ...]]:
-    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
-
-
-def _recipient(dut) -> str:
-    if dut.sim is not None:
-        return TO
-    to = os.environ.get("PHONED_DEVICE_SEND_TO")
-    if not to:
-        pytest.skip("sends a real message: set PHONED_DEVICE_SEND_TO to a number you own")
-    return to
 
 
 def _needs_language(dut, language: str) -> None:
@@ -44,14 +29,8 @@ def _needs_language(dut, language: str) -> None:
 
 
 def _approved_send(dut, to: str, body: str = BODY, **params):
-    first = dut.run("sms.send", {"to": to, "body": body, **params})
-    assert first.status is Status.NEEDS_APPROVAL, first.message
-    return dut.run(
-        "sms.send",
-        {"to": to, "body": body, **params},
-        approval_digest=first.detail["preview_digest"],
-        settle_timeout=3.0 if dut.sim is not None else 30.0,
-    )
+    settle = 3.0 if dut.sim is not None else 30.0
+    return dut.approved_send({"to": to, "body": body, **params}, settle_timeout=settle)
 
 
 @pytest.mark.sdks(34)
@@ -60,7 +39,7 @@ def test_a_chat_message_delivered_on_a_russian_phone_completes(dut) -> None:
     """The conversation shows «Доставлено» (AOSP Messaging values-ru
     delivered_status_content_description): sent, proved by the conversation in Russian."""
     _needs_language(dut, "ru")
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     ev = out.to_json()["evidence"]
     assert ev["device"]["locale"].startswith("ru")
@@ -68,7 +47,7 @@ def test_a_chat_message_delivered_on_a_russian_phone_completes(dut) -> None:
         assert out.detail["proved_by"] == "conversation"
         assert out.detail["conversation_status"] == "Доставлено"
         assert "delivered_status_content_description (ru)" in out.detail["conversation_proof"]
-        assert len(_taps(dut)) == 1 and dut.phone.sms.messages("sent") == []
+        assert len(dut.taps()) == 1 and dut.phone.sms.messages("sent") == []
     else:
         assert out.detail["proved_by"] in ("sent_box", "conversation", "chat_store")
 
@@ -81,20 +60,20 @@ def test_a_chat_message_not_sent_on_a_russian_phone_fails_and_is_tapped_once(dut
     assert out.status is Status.NOT_MET, out.message
     assert out.detail["conversation_status"].startswith("Сообщение не отправлено")
     assert "message_status_send_failed (ru)" in out.detail["conversation_proof"]
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(33, 35)
 @pytest.mark.phone("locale:ko-KR,chat-send")
 def test_a_chat_message_delivered_on_a_korean_phone_completes(dut) -> None:
     _needs_language(dut, "ko")
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     assert out.to_json()["evidence"]["device"]["locale"].startswith("ko")
     if dut.sim is not None:
         assert out.detail["conversation_status"] == "전송 완료"
         assert "(ko)" in out.detail["conversation_proof"]
-        assert len(_taps(dut)) == 1
+        assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -104,7 +83,7 @@ def test_a_chat_message_not_sent_on_a_korean_phone_fails_and_is_tapped_once(dut)
     out = _approved_send(dut, TO)
     assert out.status is Status.NOT_MET, out.message
     assert "message_status_send_failed (ko)" in out.detail["conversation_proof"]
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -114,7 +93,7 @@ def test_a_chat_message_still_sending_in_korean_is_cannot_tell(dut) -> None:
     out = _approved_send(dut, TO)
     assert out.status is Status.CANNOT_TELL, out.message
     assert out.detail["conversation_status"] == "보내는 중..."
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -148,11 +127,11 @@ def test_a_draft_in_samsung_messages_completes(dut) -> None:
 @pytest.mark.phone("samsung-messages,locale:ko-KR")
 def test_an_sms_through_samsung_messages_is_proved_by_the_sent_box(dut) -> None:
     _needs_samsung_messages(dut)
-    out = _approved_send(dut, _recipient(dut))
+    out = _approved_send(dut, dut.send_to(TO))
     assert out.status is Status.MET, out.message
     if dut.sim is not None:
         assert out.detail["proved_by"] == "sent_box" and out.detail["sub_id"] == "1"
-        assert len(_taps(dut)) == 1
+        assert len(dut.taps()) == 1
     else:
         assert out.detail["proved_by"] in ("sent_box", "chat_store", "conversation")
 
@@ -167,7 +146,7 @@ def test_a_chat_message_through_samsung_messages_is_proved_by_its_chat_store(dut
     assert out.status is Status.MET, out.message
     assert out.detail["proved_by"] == "chat_store"
     assert out.detail["store"] == "content://im/chat" and out.detail["chat_type"] == "2"
-    assert dut.phone.sms.messages("sent") == [] and len(_taps(dut)) == 1
+    assert dut.phone.sms.messages("sent") == [] and len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -180,7 +159,7 @@ def test_a_failed_chat_message_in_samsung_messages_fails_and_is_tapped_once(dut)
     assert out.detail.get("chat_type") == "5" or "status_failed (ru)" in str(
         out.detail.get("conversation_proof")
     )
-    assert len(_taps(dut)) == 1
+    assert len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(34)
@@ -191,12 +170,12 @@ def test_two_sims_send_from_the_sim_the_task_names_and_say_so(dut) -> None:
     the sent box's sub_id shows which subscription sent; without sim nothing is tapped."""
     refused = _approved_send(dut, TO)
     assert refused.status is Status.UNSUPPORTED and "params.sim" in refused.message
-    assert _taps(dut) == []
+    assert dut.taps() == []
     out = _approved_send(dut, TO, sim=2)
     assert out.status is Status.MET, out.message
     assert out.detail["sub_id"] == "2"
     (row,) = dut.phone.sms.messages("sent")
-    assert row["sub_id"] == 2 and len(_taps(dut)) == 1
+    assert row["sub_id"] == 2 and len(dut.taps()) == 1
 
 
 @pytest.mark.sdks(30, 34)
@@ -222,14 +201,14 @@ def test_a_draft_to_a_saved_contact_completes_and_says_the_name_proved_it(dut) -
 def test_a_send_to_a_saved_contact_is_proved_and_tapped_once(dut) -> None:
     out = _approved_send(dut, TO)
     assert out.status is Status.MET, out.message
-    assert out.detail["proved_by"] == "sent_box" and len(_taps(dut)) == 1
+    assert out.detail["proved_by"] == "sent_box" and len(dut.taps()) == 1
 
 
 def test_a_draft_on_this_phone_as_set_up_completes(dut) -> None:
     """Device twin of the contact and vendor cases: whatever the phone's language, SMS app
     and contacts, a draft to PHONED_DEVICE_SEND_TO (save it as a contact to exercise the
     name path) completes and the evidence says how the recipient was shown."""
-    to = _recipient(dut)
+    to = dut.send_to(TO)
     out = dut.run("sms.draft", {"to": to, "body": "phoned device test"})
     assert out.status is Status.MET, out.message
     assert out.detail["recipient_shown_as"] in ("number", "contact name")

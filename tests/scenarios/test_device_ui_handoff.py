@@ -21,14 +21,6 @@ HANDOFF = {
 }
 
 
-@pytest.fixture
-def notes(dut):
-    out = dut.run("app.open", {"package": NOTES})
-    assert out.status is Status.MET, out.message
-    dut.phone.log.clear()
-    return dut
-
-
 def test_the_step_is_handed_over_then_met_once_the_person_did_it(notes) -> None:
     handed = notes.run("ui.handoff", HANDOFF)
     assert handed.status is Status.WAITING, handed.message

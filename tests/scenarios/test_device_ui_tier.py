@@ -21,14 +21,6 @@ def rid(name: str) -> dict[str, Any]:
     return {"resource_id": f"{NOTES}:id/{name}"}
 
 
-@pytest.fixture
-def notes(dut):
-    out = dut.run("app.open", {"package": NOTES})
-    assert out.status is Status.MET, out.message
-    dut.phone.log.clear()
-    return dut
-
-
 def _taps(dut) -> list[tuple[str, ...]]:
     return [e.argv for e in dut.phone.log.entries("click")]
 

@@ -99,10 +99,6 @@ def _cells(with_outcome: bool) -> list[object]:
     return cells
 
 
-def _taps(dut) -> list[tuple[str, ...]]:
-    return [e.argv for e in dut.phone.log.entries("click") if e.argv[:1] == ("tap",)]
-
-
 def _fits_the_device(dut, lang: Language, recipient: str, outcome: str) -> str:
     """On a real phone: the number to use, or skip when the cell is not this phone's."""
     from phoned.device.actions import sms
@@ -155,7 +151,7 @@ def test_a_draft_completes_in_every_combination(dut, cell) -> None:
     assert out.status is Status.MET, out.message
     _recipient_seen(out.detail, recipient)
     if dut.sim is not None:
-        assert _taps(dut) == [] and dut.phone.sms.messages("sent") == []  # a draft sends nothing
+        assert dut.taps() == [] and dut.phone.sms.messages("sent") == []  # a draft sends nothing
 
 
 @pytest.mark.parametrize("cell", _cells(True))
@@ -177,7 +173,7 @@ def test_a_send_ends_as_its_outcome_in_every_combination(dut, cell) -> None:
     if dut.sim is None:
         assert out.status is Status.MET, out.message
         return
-    taps, sent = _taps(dut), [m for m in dut.phone.sms.messages("sent") if m["body"] == BODY]
+    taps, sent = dut.taps(), [m for m in dut.phone.sms.messages("sent") if m["body"] == BODY]
     if row.send_refused is not None:
         assert out.status is Status.UNSUPPORTED, out.message
         assert row.send_refused in out.message and taps == [] and sent == []

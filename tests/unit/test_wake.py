@@ -15,29 +15,31 @@ from phoned.daemon.store.wake import Alarm, WakeChannel, wait_for_commit
 SPEC = {"method": "dnd.get", "conversation_id": "c1"}
 
 
-def _waiting(store: SqliteStore, stop: threading.Event) -> threading.Thread:
-    assert store.claim("host/w0", None, 1.0) is None  # arms the wake-up
-    thread = threading.Thread(target=store.wait_for_work, args=(60.0, stop), daemon=True)
+def _a_submit_wakes_an_idle_worker(path: str, failure: str) -> None:
+    """A worker on ``path`` waits for work (up to 60 s); a submit through a second store
+    ends its wait within 10 s (else ``failure``)."""
+    worker, planner = SqliteStore(path), SqliteStore(path)
+    stop = threading.Event()
+    assert worker.claim("host/w0", None, 1.0) is None  # arms the wake-up
+    thread = threading.Thread(target=worker.wait_for_work, args=(60.0, stop), daemon=True)
     thread.start()
-    return thread
+    try:
+        assert thread.is_alive()
+        planner.submit(validate_task(SPEC), 1.0)
+        thread.join(10)
+        assert not thread.is_alive(), failure
+    finally:
+        stop.set()
+        worker.close()
+        planner.close()
 
 
 def test_a_submit_in_another_store_wakes_an_idle_worker_by_its_poke(tmp_path, monkeypatch):
     # the fallback poll is pushed out of reach: only the poke can end the wait
     monkeypatch.setattr(sqlite_store, "FALLBACK_POLL_S", 120.0)
-    path = str(tmp_path / "q.db")
-    worker, planner = SqliteStore(path), SqliteStore(path)
-    stop = threading.Event()
-    thread = _waiting(worker, stop)
-    try:
-        assert thread.is_alive()
-        planner.submit(validate_task(SPEC), 1.0)
-        thread.join(10)
-        assert not thread.is_alive(), "the idle worker slept through the submit"
-    finally:
-        stop.set()
-        worker.close()
-        planner.close()
+    _a_submit_wakes_an_idle_worker(
+        str(tmp_path / "q.db"), "the idle worker slept through the submit"
+    )
 
 
 def test_only_a_commit_that_queues_a_task_pokes(tmp_path):
@@ -72,19 +74,7 @@ def test_a_path_too_long_for_a_socket_falls_back_to_polling(tmp_path):
     deep.mkdir(parents=True)
     path = str(deep / "q.db")
     assert WakeChannel(path).listener() is None
-    worker, planner = SqliteStore(path), SqliteStore(path)
-    stop = threading.Event()
-    assert worker.claim("host/w0", None, 1.0) is None
-    thread = threading.Thread(target=worker.wait_for_work, args=(60.0, stop), daemon=True)
-    thread.start()
-    try:
-        planner.submit(validate_task(SPEC), 1.0)
-        thread.join(10)
-        assert not thread.is_alive(), "data_version did not wake the worker"
-    finally:
-        stop.set()
-        worker.close()
-        planner.close()
+    _a_submit_wakes_an_idle_worker(path, "data_version did not wake the worker")
 
 
 def test_a_folder_that_cannot_be_made_means_polling_not_a_crash(tmp_path):
