@@ -13,6 +13,13 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from phoned.daemon.lifecycle.approval_policy import SOURCES, ApprovalPolicy, policy_method_error
+from phoned.daemon.lifecycle.contract import Timeouts as TaskTimeouts
+from phoned.daemon.lifecycle.contract import WorkflowSpec
+from phoned.daemon.store.open import sqlite_path
+from phoned.daemon.store.retention import RetentionRule
+from phoned.device.actions.params import PACKAGE
+from phoned.foundation.private_files import write_private
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:
@@ -71,7 +78,6 @@ class Approval(_Section):
     @field_validator("methods")
     @classmethod
     def _known_methods(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from phoned.daemon.lifecycle.approval_policy import policy_method_error
 
         for name in value:
             error = policy_method_error(name)
@@ -82,7 +88,6 @@ class Approval(_Section):
     @field_validator("sources")
     @classmethod
     def _known_sources(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from phoned.daemon.lifecycle.approval_policy import SOURCES
 
         for name in value:
             if name not in SOURCES:
@@ -92,7 +97,6 @@ class Approval(_Section):
     @field_validator("ui_allow_packages")
     @classmethod
     def _packages(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from phoned.device.actions.params import PACKAGE
 
         for name in value:
             if not PACKAGE.fullmatch(name):
@@ -101,7 +105,6 @@ class Approval(_Section):
 
     @property
     def policy(self) -> ApprovalPolicy:
-        from phoned.daemon.lifecycle.approval_policy import ApprovalPolicy
 
         return ApprovalPolicy.of(self.methods, self.sources, self.ui_allow_packages)
 
@@ -204,8 +207,6 @@ class Config(_Section):
         else ``<state_dir>/artifacts``.
         """
         if self.queue.startswith("sqlite:///") and not self.state_dir:
-            from phoned.daemon.store.open import sqlite_path
-
             queue_file = sqlite_path(self.queue)
             return queue_file.with_name(queue_file.name + ".artifacts")
         return self.state_path / "artifacts"
@@ -213,7 +214,6 @@ class Config(_Section):
     @property
     def retention_rule(self) -> RetentionRule:
         """The retention this host applies (``retention.*``), with its artifacts folder."""
-        from phoned.daemon.store.retention import RetentionRule
 
         return RetentionRule(self.retention.days, self.retention.max_tasks, self.artifacts_path)
 
@@ -224,7 +224,6 @@ class Config(_Section):
         path = self.state_path / "daemon-id"
         if path.exists():
             return path.read_text().strip()
-        from phoned.foundation.private_files import write_private
 
         ident = f"{socket.gethostname()}-{os.urandom(4).hex()}"
         write_private(path, ident + "\n")  # 0600 in a 0700 state folder
@@ -236,8 +235,6 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
 
     Timeouts the submitter gave explicitly are kept.
     """
-    from phoned.daemon.lifecycle.contract import Timeouts as TaskTimeouts
-    from phoned.daemon.lifecycle.contract import WorkflowSpec
 
     defaults = TaskTimeouts(
         dispatch_s=cfg.timeouts.dispatch,
@@ -295,7 +292,7 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
-    import yaml
+    import yaml  # lazy: yaml is loaded only by the verbs that use it (start-up)
 
     try:
         data = yaml.safe_load(path.read_text()) or {}

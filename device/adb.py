@@ -150,7 +150,7 @@ def map_failure(message: str, serial: str | None) -> DeviceError:
 
 def bundled_adb_path() -> str:
     """The adb binary adbutils ships (x86-64 Linux only: it may not run on this machine)."""
-    import adbutils.binaries
+    import adbutils.binaries  # lazy: adbutils is loaded only by the verbs that use it (start-up)
 
     return os.path.join(os.path.dirname(adbutils.binaries.__file__), "adb")
 
@@ -339,7 +339,7 @@ class AdbServer:
     def client(self) -> adbutils.AdbClient:
         """An adbutils client bound to this server (device lists, sync, forwards)."""
         if self._client is None:
-            import adbutils
+            import adbutils  # lazy: adbutils is loaded only by the verbs that use it (start-up)
 
             self._client = adbutils.AdbClient(host=self.host, port=self.port)
         return self._client

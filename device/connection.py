@@ -29,6 +29,7 @@ from phoned.device.errors import (
 )
 from phoned.device.probes import Capabilities
 from phoned.device.translate import translate
+from phoned.device.ui_session import UiMode, UiSession
 
 if TYPE_CHECKING:
     import adbutils
@@ -102,7 +103,12 @@ class Device:
         self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT, attempts: int = 3
     ) -> ShellResult:
         """Run a read-only ``argv``; transient transport errors are retried with backoff."""
-        from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+        from tenacity import (
+            Retrying,
+            retry_if_exception,
+            stop_after_attempt,
+            wait_exponential,
+        )  # lazy: tenacity is loaded only by the verbs that use it (start-up)
 
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),
@@ -172,8 +178,6 @@ class Device:
         """This phone's UI session (created on first use; nothing starts until it is used)."""
         with self._lock:
             if self._ui_session is None:
-                from phoned.device.ui_session import UiMode, UiSession
-
                 self._ui_session = UiSession(self, self.ui_mode or UiMode.AUTO)
             return self._ui_session
 

@@ -215,7 +215,7 @@ def _connect(adb_device: Any) -> Any:
     """``uiautomator2.connect(adb_device)``, except that a server that fails to start has its
     shell stream closed here: the client's constructor starts the server and, when that
     raises, drops the half-built client with the stream still open."""
-    import uiautomator2
+    import uiautomator2  # lazy: uiautomator2 only when a UI flow needs it
 
     class Client(uiautomator2.Device):
         deferred = True

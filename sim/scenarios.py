@@ -34,9 +34,14 @@ before the phone starts; TITLE and TEXT may hold spaces, Cyrillic, Hangul or emo
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
+from phoned.android_data.contacts import PhoneType
+from phoned.sim.android.contacts import ContactsProvider
+from phoned.sim.android.notification import NotificationService
 from phoned.sim.phone import Phone
+from phoned.sim.ui.automation import UiCosts
 from phoned.sim.variants import variants
 
 
@@ -117,7 +122,6 @@ def _u2_dies_after(phone: Phone, value: str) -> None:
 
 
 def _ui_costs(phone: Phone, value: str) -> None:
-    from phoned.sim.ui.automation import UiCosts
 
     if value not in ("none", "measured"):
         raise ValueError("ui-costs takes none or measured")
@@ -166,8 +170,6 @@ def _contact(phone: Phone, value: str) -> None:
     """``NAME=NUMBER[:TYPE][:new]``: NAME is everything before the last ``=``; TYPE a
     ``Phone.TYPE_*`` code or its name (``mobile``, ``work``...); ``new`` starts another
     contact of the same NAME (one the owner kept apart) instead of adding to the last one."""
-    from phoned.android_data.contacts import PhoneType
-    from phoned.sim.android.contacts import ContactsProvider
 
     name, _, rest = value.rpartition("=")
     number, _, tail = rest.partition(":")
@@ -188,9 +190,6 @@ def _contact(phone: Phone, value: str) -> None:
 
 def _notification(phone: Phone, value: str) -> None:
     """``PKG=TITLE|TEXT``: PKG is everything before the first ``=``, TEXT after the first ``|``."""
-    import time
-
-    from phoned.sim.android.notification import NotificationService
 
     package, _, rest = value.partition("=")
     title, sep, text = rest.partition("|")

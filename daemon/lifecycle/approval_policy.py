@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from phoned.device.actions.registry import REGISTRY
+
 if TYPE_CHECKING:
     from phoned.device.actions.method import Method
 
@@ -110,7 +112,6 @@ def unpreviewable(method: Method[Any], task: Any, policy: ApprovalPolicy) -> str
 
 def policy_method_error(name: str) -> str | None:
     """Why ``name`` cannot be in ``approval.methods`` (unknown, a read, no preview), or None."""
-    from phoned.device.actions.registry import REGISTRY
 
     method = REGISTRY.get(name)
     if method is None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from phoned.daemon.lifecycle.approval_policy import policy_method_error
 from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
 from phoned.device.actions.method import params_errors
 from phoned.device.actions.registry import METHOD_PARAMS
+from phoned.device.actions.registry import method as declared
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 ContractVersion = Literal["a2a-task-orchestration-v1"]
@@ -147,7 +149,6 @@ _FREE = ("probe-a", "probe-b")
 def reportable_targets(method: str, params: dict[str, Any]) -> tuple[str, frozenset[str]]:
     """What ``method`` can report as observed: (its domain, the closed set of names, or an
     empty set when any ``<domain>.<value>`` name may be observed)."""
-    from phoned.device.actions.registry import method as declared
 
     namer = declared(method).target
     domain = method.split(".", 1)[0]
@@ -185,7 +186,6 @@ def check_require_approval(method: str, asked: bool, field: str) -> list[FieldEr
     changes nothing) or a change that cannot show a preview yet."""
     if not asked or method not in METHOD_PARAMS:
         return []
-    from phoned.daemon.lifecycle.approval_policy import policy_method_error
 
     error = policy_method_error(method)
     return [] if error is None else [FieldError(field=field, message=error)]

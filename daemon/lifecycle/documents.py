@@ -37,7 +37,7 @@ def looks_like_dial_string(text: str) -> bool:
 
 def _text_number_loader() -> Any:
     """A ``yaml.SafeLoader`` subclass that keeps dial-string-like integers as strings."""
-    import yaml
+    import yaml  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     class TextNumberLoader(yaml.SafeLoader):
         pass
@@ -54,7 +54,7 @@ def _text_number_loader() -> Any:
 
 def read_document(path: str) -> Any:
     """A JSON or YAML document from ``path`` (``-`` = stdin); ``InputError`` if unreadable."""
-    import yaml
+    import yaml  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ old; every other one is missed (recorded, never fired late in a burst): the newe
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,7 +55,9 @@ class ScheduleSpec(BaseModel):
 
 
 def _cron_iter(cron: str, zone: ZoneInfo, start: float) -> Any:
-    from croniter import croniter
+    from croniter import (
+        croniter,
+    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
 
     return croniter(
         cron,
@@ -66,7 +69,6 @@ def _cron_iter(cron: str, zone: ZoneInfo, start: float) -> Any:
 def host_zone() -> str:
     """The IANA name of this host's time zone: ``$TZ``, the ``/etc/localtime`` link, or
     ``/etc/timezone``; ``UTC`` when none names a zone."""
-    import os
 
     candidates = [os.environ.get("TZ", "").lstrip(":")]
     link = os.path.realpath("/etc/localtime")
@@ -98,7 +100,11 @@ def zone_of(tz: str) -> ZoneInfo:
 
 def check_cron(cron: str, tz: str, now: float) -> list[FieldError]:
     """The errors of ``cron`` in ``tz`` (empty: it parses and fires within a few years)."""
-    from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError
+    from croniter import (
+        CroniterBadCronError,
+        CroniterBadDateError,
+        CroniterError,
+    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
 
     errors: list[FieldError] = []
     try:
@@ -131,7 +137,9 @@ def repeated(cron: str, zone: ZoneInfo, due: float) -> bool:
 
 def next_due(cron: str, tz: str, after: float) -> float | None:
     """The first due time strictly after ``after`` (POSIX s), or None if none comes."""
-    from croniter import CroniterError
+    from croniter import (
+        CroniterError,
+    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
 
     try:
         zone = ZoneInfo(tz)
@@ -292,7 +300,9 @@ class TickPlan:
 def plan_tick(record: ScheduleRecord, now: float, grace_s: float) -> TickPlan:
     """The due times of ``record`` in (since, now], since its arming or its last handled due
     time, and what to do with each (the module docstring's rule)."""
-    from croniter import CroniterError
+    from croniter import (
+        CroniterError,
+    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
 
     empty = TickPlan(None, (), 0)
     since = max(record.armed_at, record.last_due_at or 0.0)

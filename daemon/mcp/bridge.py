@@ -13,6 +13,22 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from phoned.daemon.config import ConfigError
+from phoned.daemon.lifecycle.documents import InputError
+from phoned.daemon.lifecycle.errors import LifecycleError, TaskNotFound
+from phoned.daemon.lifecycle.states import PAUSED
+from phoned.daemon.mcp.images import screen_content
+from phoned.daemon.planning.context import planning_context
+from phoned.daemon.planning.device_context import AdbContextProvider, context_json
+from phoned.daemon.planning.queueing import queue_spec, unserved_warning
+from phoned.daemon.rendering.approval_view import approval_card, decision_command
+from phoned.daemon.rendering.choice_view import pending_choice
+from phoned.daemon.rendering.person_view import pending_person as view
+from phoned.daemon.rendering.render import approval_preview, argv_text, evidence_view
+from phoned.device.adb import AdbServer
+from phoned.device.connection import connect
+from phoned.device.errors import DeviceError
+
 if TYPE_CHECKING:
     from phoned.daemon.config import Config
     from phoned.daemon.lifecycle.records import TaskRecord
@@ -42,10 +58,6 @@ class Settled:
 
 def known_errors() -> tuple[type[Exception], ...]:
     """The errors a call may meet that are the caller's to read (not bugs)."""
-    from phoned.daemon.config import ConfigError
-    from phoned.daemon.lifecycle.documents import InputError
-    from phoned.daemon.lifecycle.errors import LifecycleError
-    from phoned.device.errors import DeviceError
 
     return (LifecycleError, DeviceError, ConfigError, InputError)
 
@@ -80,7 +92,6 @@ class Bridge:
     def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:
         """Queue ``method`` with ``arguments`` (params plus optional ``device``) through
         the ingress ``phoned submit`` uses; ``InvalidTask`` names each refused field."""
-        from phoned.daemon.planning.queueing import queue_spec
 
         params = dict(arguments)
         device = params.pop("device", None) or self.device
@@ -116,7 +127,6 @@ class Bridge:
     def unserved(self, device: str | None = None) -> str | None:
         """The warning when no daemon served this queue (or ``device``) recently, naming
         the queue (``phoned.daemon.store.presence``); None when one did."""
-        from phoned.daemon.planning.queueing import unserved_warning
 
         return unserved_warning(self.store, self.queue_url, device)
 
@@ -124,7 +134,6 @@ class Bridge:
         """The task, when it is one of this conversation's; ``TaskNotFound`` with the same
         text whether no task has that id or another conversation's has (as the plane's
         404: a caller cannot tell the two apart)."""
-        from phoned.daemon.lifecycle.errors import TaskNotFound
 
         try:
             task = self.store.get(task_id)
@@ -137,7 +146,6 @@ class Bridge:
     def settle(self, task_id: str, timeout: float | None = None) -> Settled:
         """Wait (at most ``timeout``, default the server's ``--wait``) until the task ends
         or pauses (waiting, approval, permission)."""
-        from phoned.daemon.lifecycle.states import PAUSED
 
         deadline = time.monotonic() + (self.wait if timeout is None else timeout)
         task = self.store.get(task_id)
@@ -163,7 +171,6 @@ class Bridge:
         """The pending approval's preview (effect, target, data) in clear: rebuilt from the
         task's params and bound to its approval digest (``phoned.daemon.rendering.render.approval_preview``;
         evidence keeps it redacted)."""
-        from phoned.daemon.rendering.render import approval_preview
 
         shown = approval_preview(self.store.get(task_id), self.store.evidence(task_id))
         if shown is None:
@@ -172,7 +179,6 @@ class Bridge:
 
     def result(self, task: TaskRecord, *, timed_out: bool = False) -> dict[str, Any]:
         """The structured content of a task: state, target, evidence summary, approval."""
-        from phoned.daemon.rendering.render import evidence_view
 
         evidence = self.store.evidence(task.id)
         views = [evidence_view(d) for d in evidence]
@@ -203,7 +209,6 @@ class Bridge:
         return out
 
     def _approval(self, task: TaskRecord) -> dict[str, Any]:
-        from phoned.daemon.rendering.approval_view import approval_card, decision_command
 
         digest = task.approval_digest or ""
         preview = self.preview(task.id)
@@ -221,7 +226,6 @@ class Bridge:
     def screen(self, task_id: str, limits: ImageLimits) -> list[Any]:
         """The screen this conversation's task kept, as MCP content: the screenshot fitted to
         ``limits`` and the visible elements (``phoned.daemon.mcp.images``); [] when it kept none."""
-        from phoned.daemon.mcp.images import screen_content
 
         task = self.own(task_id)
         folders = [self.cfg.artifacts_path]
@@ -257,10 +261,6 @@ class Bridge:
         ``apps`` the launchable apps too). Never
         starts an adb server: the daemon serving the queue runs it (a second one would
         take the phones from it); none answering is said, with where it was looked for."""
-        from phoned.daemon.planning.context import planning_context
-        from phoned.daemon.planning.device_context import AdbContextProvider, context_json
-        from phoned.device.adb import AdbServer
-        from phoned.device.connection import connect
 
         server = AdbServer(self.cfg.adb_host, self.cfg.adb_port, adb_path=self.cfg.adb_path)
         if not server.is_running():
@@ -282,21 +282,17 @@ class Bridge:
 
 
 def pending_person(task: TaskRecord, evidence: Any) -> dict[str, Any] | None:
-    from phoned.daemon.rendering.person_view import pending_person as view
 
     return view(task, evidence)
 
 
 def _choice(task: TaskRecord, evidence: Any, queue: str | None) -> dict[str, Any] | None:
     """A choice the task waits for: the candidates, each with the params that answer it."""
-    from phoned.daemon.rendering.choice_view import pending_choice
 
     return pending_choice(task, evidence, queue)
 
 
 def _evidence_summary(view: dict[str, Any]) -> dict[str, Any]:
-    from phoned.daemon.rendering.render import argv_text
-
     return {
         "kind": view["kind"],
         "attempt": view["attempt"],

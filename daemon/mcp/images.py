@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as types
+from phoned.daemon.rendering.render import evidence_view
+from phoned.daemon.rendering.render_html import RefusedReference, artifact_file
 
 DEFAULT_MAX_BYTES = 200_000
 DEFAULT_MAX_SIDE = 1000
@@ -110,7 +112,7 @@ def _encoded_size(size: int) -> int:
 def fit_image(raw: bytes, limits: ImageLimits) -> FittedImage | None:
     """``raw`` (any image Pillow reads) scaled to ``limits.max_side`` and compressed until its
     base64 form is at most ``limits.max_bytes``; None when no legible size fits."""
-    from PIL import Image
+    from PIL import Image  # lazy: PIL is loaded only by the verbs that use it (start-up)
 
     with Image.open(io.BytesIO(raw)) as opened:
         opened.load()
@@ -177,7 +179,6 @@ def _artifact(value: str | None, folders: Sequence[Path], task_id: str) -> bytes
     """The bytes of an artifact inside the task's folder; None when it is not readable here
     (another machine's plane, removed by retention, a reference outside the folder, a
     folder this process may not read)."""
-    from phoned.daemon.rendering.render_html import RefusedReference, artifact_file
 
     if not value:
         return None
@@ -203,7 +204,6 @@ def screen_content(
 ) -> list[types.ImageContent | types.TextContent]:
     """The screen a task kept (its latest evidence with a screenshot): the fitted image and
     a text block with its size and the visible elements; [] when the task kept none."""
-    from phoned.daemon.rendering.render import evidence_view
 
     views = [evidence_view(d) for d in evidence]
     kept = [v["artifacts"] for v in views if _named(v["artifacts"], SCREENSHOT)]

@@ -26,6 +26,7 @@ import json
 import logging
 import secrets
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -39,6 +40,7 @@ from phoned.daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from phoned.daemon.mcp.tools import tools
 from phoned.daemon.planning import catalogue
 from phoned.daemon.rendering.approval_view import AFTER_DENIAL
+from phoned.device.actions.registry import REGISTRY
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -309,7 +311,6 @@ def _task_id(args: dict[str, Any]) -> str:
 
 
 def _method_names() -> list[str]:
-    from phoned.device.actions.registry import REGISTRY
 
     return list(REGISTRY)
 
@@ -317,7 +318,6 @@ def _method_names() -> list[str]:
 def build_server(bridge: Bridge, *, elicit: bool = True) -> Server[Any]:
     """The low-level MCP server with phoned's tools; ``elicit``: the person at the client
     may approve or deny a preview through elicitation (else only ``phoned approve``)."""
-    from importlib.metadata import version
 
     handlers = PhonedTools(bridge, elicit=elicit)
     return Server(

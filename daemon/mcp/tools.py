@@ -12,8 +12,11 @@ from phoned.daemon.lifecycle.contract import RATIONALE_MAX
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.mcp import task_amend
 from phoned.daemon.mcp.images import IMAGE_ARGS, shows_screen
+from phoned.daemon.mcp.schedule_tools import schedule_tools
 from phoned.daemon.mcp.tool_shape import plain_tool
 from phoned.daemon.planning import catalogue
+from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions.registry import method as declared
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
            "else any device the daemon serves)"}  # fmt: skip
@@ -27,7 +30,6 @@ _REQUIRE_APPROVAL = {"type": "boolean", "description": "true: a person approves 
 def _task_fields(method: str) -> dict[str, Any]:
     """The task fields a method's tool takes beside its params: a ``rationale`` for a
     change, ``require_approval`` for one that can show a preview (a read takes neither)."""
-    from phoned.device.actions.registry import method as declared
 
     found = declared(method)
     fields: dict[str, Any] = {}
@@ -99,8 +101,6 @@ def method_tool(method: str) -> types.Tool:
 
 def tools() -> list[types.Tool]:
     """Every tool, methods first (registry order), the schedule tools last."""
-    from phoned.daemon.mcp.schedule_tools import schedule_tools
-    from phoned.device.actions.registry import REGISTRY
 
     return [
         *(method_tool(m) for m in REGISTRY),

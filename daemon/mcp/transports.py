@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from phoned.daemon.mcp.read_deadlines import protocol
 from phoned.daemon.mcp.token_sessions import CALLER, TokenSessions
+from phoned.daemon.server.auth import Right
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -50,7 +52,9 @@ class HttpOptions:
 
 def serve_stdio(server: Server[Any]) -> None:
     """Serve one client over stdin/stdout until it closes them."""
-    from mcp.server.stdio import stdio_server
+    from mcp.server.stdio import (
+        stdio_server,
+    )  # lazy: mcp is loaded only by the verbs that use it (start-up)
 
     async def main() -> None:
         async with stdio_server() as (read, write):
@@ -73,7 +77,6 @@ class BearerGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from phoned.daemon.server.auth import Right
 
         headers = dict(scope.get("headers") or [])
         scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
@@ -137,7 +140,9 @@ def rebinding_guard(options: HttpOptions) -> TransportSecuritySettings:
     with one of those names, or any ``--allowed-origin``. A name a rebinding page chose is
     in neither list.
     """
-    from mcp.server.transport_security import TransportSecuritySettings
+    from mcp.server.transport_security import (
+        TransportSecuritySettings,
+    )  # lazy: mcp is loaded only by the verbs that use it (start-up)
 
     names = served_names(options.host)
     hosts = [form for name in names for form in (name, f"{name}:*")]
@@ -153,8 +158,12 @@ def http_app(
     server: Server[Any], book: TokenBook, conversation: str, options: HttpOptions
 ) -> BearerGate:
     """The streamable HTTP app (``/mcp``, a session manager per token) behind the gate."""
-    from starlette.applications import Starlette
-    from starlette.routing import Route
+    from starlette.applications import (
+        Starlette,
+    )  # lazy: starlette is loaded only by the verbs that use it (start-up)
+    from starlette.routing import (
+        Route,
+    )  # lazy: starlette is loaded only by the verbs that use it (start-up)
 
     sessions = TokenSessions(
         server,
@@ -170,8 +179,7 @@ def serve_http(
     server: Server[Any], book: TokenBook, conversation: str, options: HttpOptions, log_level: str
 ) -> None:
     """Serve streamable HTTP on ``options.host:port`` until SIGINT/SIGTERM."""
-    import uvicorn
-    from phoned.daemon.mcp.read_deadlines import protocol
+    import uvicorn  # lazy: uvicorn is loaded only by the verbs that use it (start-up)
 
     names = ", ".join(served_names(options.host))
     extra = "".join(f", {name}" for name in (*options.allowed_hosts, *options.allowed_origins))

@@ -9,7 +9,11 @@ it, so a method added to the registry appears in each with nothing else to edit.
 from __future__ import annotations
 
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
+
+from phoned.daemon.lifecycle.approval_policy import asks_by_default
+from phoned.device.actions.registry import REGISTRY
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -23,7 +27,6 @@ def tool_name(method: str) -> str:
 
 
 def _registry() -> dict[str, Any]:
-    from phoned.device.actions.registry import REGISTRY
 
     return REGISTRY
 
@@ -61,7 +64,6 @@ def read_only(method: str) -> bool:
 
 def entry(method: str) -> dict[str, Any]:
     """One method's catalogue entry."""
-    from phoned.daemon.lifecycle.approval_policy import asks_by_default
 
     declared = _registry()[method]
     return {
@@ -157,7 +159,6 @@ def text() -> str:
 
 
 def _cli_value(value: Any) -> str:
-    import shlex
 
     shown = value if isinstance(value, str) else json.dumps(value)
     return shlex.quote(shown)

@@ -32,6 +32,8 @@ from typing import Any, TypeVar
 
 from phoned.daemon.planning.context import ON_REQUEST, DeviceContext, Observed
 from phoned.device import app_labels, commands, parsers
+from phoned.device.actions import apps
+from phoned.device.actions.registry import REGISTRY
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
 from phoned.device.probes import Capabilities
@@ -105,7 +107,6 @@ def parse_front_label(text: str) -> str | None:
 def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dict[str, Any]]:
     """The parser of ``commands.LAUNCHABLE`` for the context: every launcher activity with the
     label of the app in front (``front``: ``pkg/activity``), null for the others, and why."""
-    from phoned.device.actions import apps
 
     in_front = front.split("/", 1)[0] if front else None
 
@@ -123,7 +124,6 @@ def launchable_apps(front: str | None, label: str | None) -> Callable[[str], dic
 def supported_methods(capabilities: Capabilities) -> frozenset[str]:
     """The methods this phone can carry out: each method's declared probes and ``needs``
     judged from its probed capabilities."""
-    from phoned.device.actions.registry import REGISTRY
 
     return frozenset(name for name, m in REGISTRY.items() if m.supported_on(capabilities))
 

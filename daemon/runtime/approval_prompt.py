@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from phoned.daemon.lifecycle.errors import LifecycleError
 from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.rendering.approval_view import approval_lines, pending_approval
+from phoned.daemon.rendering.render import approval_preview, state_line
+from phoned.daemon.rendering.terminal import terminal_text
 
 if TYPE_CHECKING:
     from phoned.daemon.lifecycle.records import TaskRecord
@@ -41,8 +44,6 @@ def at_a_terminal() -> bool:
 def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict[str, Any] | None:
     """The task's pending approval as ``phoned show`` gathers it, when its preview can be
     shown in clear (rebuilt and matching the approval digest); else None."""
-    from phoned.daemon.rendering.approval_view import pending_approval
-    from phoned.daemon.rendering.render import approval_preview
 
     if task.state is not TaskState.APPROVAL:
         return None
@@ -56,9 +57,6 @@ def pending_of(store: PlannerStore, task: TaskRecord, queue: str | None) -> dict
 def ask_approval(store: PlannerStore, task: TaskRecord, queue: str | None) -> TaskRecord | None:
     """Show ``task``'s pending preview and ask; the approved (requeued) task on yes, None
     when nothing was approved (the task stays in approval)."""
-    from phoned.daemon.rendering.approval_view import approval_lines
-    from phoned.daemon.rendering.render import state_line
-    from phoned.daemon.rendering.terminal import terminal_text
 
     pending = pending_of(store, task, queue)
     if pending is None:

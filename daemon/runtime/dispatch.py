@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
 from phoned.daemon.runtime.patience import weather
+from phoned.daemon.runtime.paused import paused_tasks, resume_met
 from phoned.daemon.store.protocol import WorkerStore
 from phoned.daemon.store.wake import Alarm
 from phoned.foundation.threads import spawn
@@ -207,7 +208,6 @@ class Dispatcher:
     def _watch_paused(self, store: WorkerStore) -> bool:
         """Resume paused tasks of idle phones whose condition is met (one listing for all).
         True when the listing found paused tasks of this daemon's phones."""
-        from phoned.daemon.runtime.paused import paused_tasks, resume_met
 
         idle = self._idle_workers()
         by_serial = {worker.device.serial: worker for worker in idle.values()}

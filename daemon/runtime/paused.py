@@ -23,8 +23,10 @@ from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.lifecycle.waiting import WaitingFor, WaitKind
 from phoned.daemon.store.protocol import WorkerStore
-from phoned.device.actions import ui
+from phoned.device import commands, parsers, ui_hierarchy
+from phoned.device.actions import execute, ui
 from phoned.device.actions.base import ActionContext
+from phoned.device.actions.ui_handoff import UiHandoff, observed
 from phoned.device.connection import Device
 from phoned.device.errors import DeviceError
 from phoned.device.evidence import Recorder
@@ -37,14 +39,12 @@ def _unlocked(ctx: ActionContext, _: WaitingFor) -> bool:
 
 
 def _dialog_gone(ctx: ActionContext, _: WaitingFor) -> bool:
-    from phoned.device import ui_hierarchy
 
     screen = ui.dump(ctx, "read")
     return ui_hierarchy.find_permission_dialog(screen.xml) is None
 
 
 def _granted(ctx: ActionContext, waiting: WaitingFor) -> bool:
-    from phoned.device.actions import execute
 
     what = waiting.permission or ""
     params: dict[str, Any] = {"package": waiting.package}
@@ -76,7 +76,6 @@ def _handoff_seen(ctx: ActionContext, task: TaskRecord) -> bool:
     """A step handed to the person (``ui.handoff``): its expectation shows, or another app
     came to the front; the resumed run decides which (reads only, nothing of what the
     person enters is kept: this recorder is thrown away)."""
-    from phoned.device.actions.ui_handoff import UiHandoff, observed
 
     return observed(ctx, UiHandoff.model_validate(task.params))
 
@@ -96,7 +95,6 @@ def condition_met(device: Device, task: TaskRecord) -> bool:
 def runtime_grants(recorder: Recorder, package: str, phase: str) -> dict[str, bool]:
     """``package``'s runtime permissions and whether each is granted now (``dumpsys
     package``); empty when the package is not installed."""
-    from phoned.device import commands, parsers
 
     argv = commands.dumpsys_package(package)
     text = recorder.read(argv).stdout

@@ -51,7 +51,9 @@ from urllib.parse import quote
 
 from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
 from phoned.daemon.runtime.patience import weather
+from phoned.daemon.store import holds
 from phoned.daemon.store.holds import Holder
+from phoned.daemon.store.open import QueueMissing, QueueUrlError, open_planner_store
 from phoned.foundation.private_files import UnsafePath, private_dir, queue_mode
 from phoned.foundation.threads import spawn
 
@@ -363,8 +365,6 @@ def describe_holder(cfg: Config, serial: str) -> str:
 
 
 def _queue_holder(cfg: Config, serial: str) -> str:
-    from phoned.daemon.store import holds
-    from phoned.daemon.store.open import QueueMissing, QueueUrlError, open_planner_store
 
     try:
         store = open_planner_store(cfg.queue_url, create=False)  # doctor creates no queue

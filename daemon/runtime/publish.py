@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.planning.device_context import context_json, read_context, supported_methods
 from phoned.daemon.store.protocol import WorkerStore
 from phoned.device.connection import Device
 from phoned.device.errors import DeviceError
@@ -21,7 +22,6 @@ log = logging.getLogger("phoned.publish")
 
 def publish_device(store: WorkerStore, daemon_id: str, device: Device) -> bool:
     """Register ``device`` with its methods (and context); False when that failed."""
-    from phoned.daemon.planning.device_context import context_json, read_context, supported_methods
 
     try:
         methods = sorted(supported_methods(device.capabilities))

@@ -19,11 +19,28 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
-from phoned.daemon.config import Config
+from phoned.daemon.config import Config, with_default_timeouts
+from phoned.daemon.lifecycle.contract import WorkflowSpec
+from phoned.daemon.lifecycle.documents import InputError, read_document
+from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
+from phoned.daemon.lifecycle.ingress import parse_ingress
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
-from phoned.daemon.store.open import WorkerStores, open_planner_store
+from phoned.daemon.rendering import render
+from phoned.daemon.runtime.approval_prompt import ask_approval
+from phoned.daemon.runtime.metrics import PhonedMetrics
+from phoned.daemon.runtime.metrics_http import serving
+from phoned.daemon.runtime.once_handover import OnceStop, try_take, wait_for_end
+from phoned.daemon.runtime.phone_hold import phone_hold
+from phoned.daemon.runtime.sim_phone import simulated_phone_if_none
+from phoned.daemon.runtime.supervisor import Supervisor
+from phoned.daemon.runtime.worker import worker_for
+from phoned.daemon.store.open import QueueUrlError, WorkerStores, open_planner_store
 from phoned.daemon.store.protocol import PlannerStore, WorkerStore
+from phoned.daemon.store.sql_store import SqlStore
+from phoned.device.adb import AdbServer
+from phoned.device.connection import connect
+from phoned.device.errors import DeviceError
 from phoned.foundation.threads import name_os_thread
 
 if TYPE_CHECKING:
@@ -91,15 +108,10 @@ def _submit_file(
     and the task already leased to ``owner`` when it could be claimed in the same step
     (so a daemon serving the same queue and phone cannot take it first). ``owner`` None:
     only queued (left to the phone's holder)."""
-    from phoned.daemon.lifecycle.documents import read_document
-    from phoned.daemon.lifecycle.ingress import parse_ingress
 
     raw = read_document(path)  # the one reader `phoned submit` uses too
     if isinstance(raw, dict) and not raw.get("device"):
         raw = {**raw, "device": serial}
-    from phoned.daemon.config import with_default_timeouts
-    from phoned.daemon.lifecycle.contract import WorkflowSpec
-    from phoned.daemon.store.sql_store import SqlStore
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
     now = time.time()
@@ -116,7 +128,6 @@ def _submit_file(
 
 
 def _print_result(store: PlannerStore, task: TaskRecord, as_json: bool, queue: str | None) -> None:
-    from phoned.daemon.rendering import render
 
     evidence = store.evidence(task.id)
     journal = store.journal(task.id)
@@ -149,10 +160,6 @@ def run_once(
     (``phoned.daemon.runtime.approval_prompt``) and, once approved, run on to its end; ``queue``
     is the ``--queue`` the printed approve/deny commands carry (as ``phoned show``'s do).
     """
-    from phoned.daemon.runtime.once_handover import OnceStop
-    from phoned.daemon.runtime.phone_hold import phone_hold
-    from phoned.device.adb import AdbServer
-    from phoned.device.connection import connect
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     device = connect(serial, server)  # asks the adb server only, never the phone
@@ -208,7 +215,6 @@ class _Once:
     ) -> TaskRecord | None:
         """The task this run ended on; None when there was none within ``wait`` (or it
         was stopped while waiting)."""
-        from phoned.daemon.runtime.approval_prompt import ask_approval
 
         serial = self.device.serial
         holder = hold.take(own)
@@ -255,8 +261,6 @@ class _Once:
     ) -> TaskRecord | None:
         """Another holds the phone: queue the task for it and wait for the task's end
         (``once_handover``); run it here only if the phone comes free first."""
-        from phoned.daemon.runtime.approval_prompt import ask_approval
-        from phoned.daemon.runtime.once_handover import try_take, wait_for_end
 
         task_id, _ = _submit_file(self.planner, own, task_file, self.device.serial, self.cfg, None)
         click.echo(f"phoned: task {task_id} submitted from {task_file}", err=True)
@@ -280,7 +284,6 @@ class _Once:
     ) -> list[Result]:
         """Run one task on the phone this run holds: ``claimed``, else ``task_id`` (or the
         next task) when it is claimable within ``wait``."""
-        from phoned.daemon.runtime.worker import worker_for
 
         worker = worker_for(self.cfg, self.stores, self.device, self.owner, once=True)
         self.stop.running(worker)
@@ -289,9 +292,6 @@ class _Once:
 
 def run_forever(cfg: Config) -> int:
     """The daemon: serve every attached phone until SIGTERM/SIGINT."""
-    from phoned.daemon.runtime.metrics import PhonedMetrics
-    from phoned.daemon.runtime.supervisor import Supervisor
-    from phoned.device.adb import AdbServer
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
@@ -331,7 +331,6 @@ def _metrics_served(metrics: PhonedMetrics | None, cfg: Config) -> Iterator[None
     if metrics is None or address is None:
         yield
         return
-    from phoned.daemon.runtime.metrics_http import serving
 
     with serving(metrics, *address):
         yield
@@ -358,11 +357,6 @@ def run_daemon(
     ``prompt``: ask for a pending approval inline (``--once`` at a terminal, without
     ``--no-prompt``); ``queue``: the ``--queue`` flag, quoted in printed commands.
     """
-    from phoned.daemon.lifecycle.documents import InputError
-    from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
-    from phoned.daemon.runtime.sim_phone import simulated_phone_if_none
-    from phoned.daemon.store.open import QueueUrlError
-    from phoned.device.errors import DeviceError
 
     setup_logging(cfg)
     try:

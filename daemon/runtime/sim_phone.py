@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from phoned.daemon.lifecycle.errors import LifecycleError
 from phoned.daemon.lifecycle.states import TERMINAL, TaskState
+from phoned.daemon.store.open import QueueUrlError, open_planner_store
+from phoned.device.adb import AdbServer
+from phoned.device.connection import list_devices
+from phoned.device.errors import DeviceError
+from phoned.foundation.private_files import private_dir, write_private
+from phoned.sim import scenarios
+from phoned.sim.phone import Phone
+from phoned.sim.server import Simulator
 
 if TYPE_CHECKING:
     from phoned.daemon.config import Config
@@ -45,8 +54,6 @@ UNFINISHED = tuple(state for state in TaskState if state not in TERMINAL)
 def check_scenario(sdk: int, scenario: str) -> None:
     """Raise ``ValueError`` naming what is wrong with ``scenario`` (``phoned sim
     --scenario`` names), before any phone starts."""
-    from phoned.sim import scenarios
-    from phoned.sim.phone import Phone
 
     scenarios.apply(Phone(sdk=sdk), scenario)
 
@@ -65,8 +72,6 @@ def simulated_phone_if_none(
     if sdk is None:
         yield None
         return
-    from phoned.device.adb import AdbServer
-    from phoned.device.connection import list_devices
 
     server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
     server.ensure_running()
@@ -102,8 +107,6 @@ def simulated_phone_if_none(
 def _in_process_phone(
     cfg: Config, server: AdbServer, sdk: int, scenario: str = ""
 ) -> Iterator[str]:
-    from phoned.sim import scenarios
-    from phoned.sim.server import Simulator
 
     made = Simulator(sdk=sdk, port=0)
     scenarios.apply(made.phone, scenario)
@@ -162,8 +165,6 @@ def _leave_kept(
 
 def unfinished_on(cfg: Config, serial: str) -> list[str] | None:
     """Ids of the queue's unfinished tasks pinned to ``serial``; None: the queue did not say."""
-    from phoned.daemon.lifecycle.errors import LifecycleError
-    from phoned.daemon.store.open import QueueUrlError, open_planner_store
 
     try:
         store = open_planner_store(cfg.queue_url)
@@ -181,7 +182,6 @@ def attach(server: AdbServer, serial: str) -> None:
     """``adb connect`` the simulated phone (remembered: the daemon's tracker connects it
     again after an adb server restart) and wait until adb lists it online; ``OSError``
     when it does not come."""
-    from phoned.device.errors import DeviceError
 
     try:
         server.connect(serial, timeout=10)
@@ -191,7 +191,6 @@ def attach(server: AdbServer, serial: str) -> None:
 
 
 def wait_attached(server: Any, serial: str, timeout: float = 10.0) -> None:
-    from phoned.device.connection import list_devices
 
     deadline = time.monotonic() + timeout
     while list_devices(server).get(serial) != "device":
@@ -231,7 +230,6 @@ class KeptPhone:
     def start(self, sdk: int, scenario: str = "") -> subprocess.Popen[bytes]:
         """Start the phone in its own session (a terminal's Ctrl-C is the run's, not its);
         return once it listens, or raise ``OSError`` with what it said."""
-        from phoned.foundation.private_files import private_dir, write_private
 
         private_dir(self.folder, own=False, root=self.folder.parent)  # <state>/sim, no link
         fd = os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)

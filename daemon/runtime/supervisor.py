@@ -37,6 +37,7 @@ from phoned.daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_
 from phoned.daemon.store.open import WorkerStores
 from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
 from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.schedule_tick import seconds_until
 from phoned.daemon.store.sql_store import SqlStore, StateSummary
 from phoned.daemon.store.sweeper import sweep
 from phoned.device.adb import AdbServer
@@ -271,7 +272,6 @@ class Supervisor:
         sweep interval (a schedule added meanwhile). A plane fires its own queue's."""
         if not self.stores.sweeps:
             return float("inf")
-        from phoned.daemon.store.schedule_tick import seconds_until
 
         try:
             store = self.stores.full()

@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING, cast
 from phoned.daemon.lifecycle.errors import GuardError, LifecycleError, QueueWeather
 from phoned.daemon.lifecycle.records import Failure, TaskRecord
 from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.runtime.approval_watch import recheck_pending
 from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
 from phoned.daemon.runtime.executor import ExecutorSettings, Result, execute_task
 from phoned.daemon.runtime.faults import fault_point, paused_point
 from phoned.daemon.runtime.patience import PatientStore, weather
+from phoned.daemon.runtime.paused import check_paused
+from phoned.daemon.runtime.publish import publish_device
 from phoned.daemon.store.protocol import WorkerStore
 from phoned.daemon.store.wake import Alarm
 from phoned.device.connection import Device
@@ -241,7 +244,6 @@ class Worker:
         interval = self.settings.pause_check_interval
         if interval is None or time.monotonic() < due:
             return due
-        from phoned.daemon.runtime.paused import check_paused
 
         try:
             check_paused(store, self.device, self.executor.clock)
@@ -258,7 +260,6 @@ class Worker:
         except DeviceError as exc:  # the task will meet the same error and report it
             log.warning("device %s: %s", self.device.serial, exc)
             return
-        from phoned.daemon.runtime.publish import publish_device
 
         store = self.store_factory()
         try:
@@ -312,7 +313,6 @@ class Worker:
         once stopping. A mark is advice: whatever goes wrong, the resume check decides."""
         if self.settings.pause_check_interval is None or self.stopping:
             return
-        from phoned.daemon.runtime.approval_watch import recheck_pending
 
         try:
             recheck_pending(store, self.device, self.owner, ended, self.executor.clock)

@@ -13,6 +13,7 @@ numbers and NUL characters (422) are checked before any handler or token check r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -126,9 +127,8 @@ def run(app: FastAPI, **options: Any) -> None:
     once (nothing new: the client polls again, elsewhere or later), so the server stops
     promptly.
     """
-    import threading
 
-    import uvicorn
+    import uvicorn  # lazy: uvicorn is loaded only by the verbs that use it (start-up)
 
     plane: Plane = app.state.plane
 

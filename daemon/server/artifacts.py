@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fastapi import HTTPException, Request
 from fastapi.responses import FileResponse
+from phoned.foundation.private_files import UnsafePath, private_dir, private_writer
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 OCTET_STREAM = "application/octet-stream"
@@ -44,7 +45,6 @@ async def receive_artifact(request: Request, path: Path, cap: int) -> int:
     413 as soon as more than ``cap`` bytes arrived; the part file is then removed and the
     rest of the body is never read.
     """
-    from phoned.foundation.private_files import UnsafePath, private_dir, private_writer
 
     root = path.parent.parent  # the artifacts root: <root>/<task id>/<name>
     size = 0

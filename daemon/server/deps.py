@@ -20,6 +20,7 @@ from phoned.daemon.lifecycle.errors import TaskNotFound
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.server.auth import Principal, Right, Role
 from phoned.daemon.server.plane import Plane
+from phoned.device.actions.registry import REGISTRY
 from phoned.device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params; a
@@ -109,7 +110,6 @@ def sensitive_texts(task: TaskRecord) -> list[str]:
 
     A number is listed as given and in the ``+digits`` form the phone stores it in.
     """
-    from phoned.device.actions.registry import REGISTRY
 
     declared = REGISTRY.get(task.method)
     names = declared.sensitive if declared is not None else ()

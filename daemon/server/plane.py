@@ -23,7 +23,9 @@ from phoned.daemon.server.wakeup import Wakeup
 from phoned.daemon.store.open import open_store
 from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
 from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.schedule_tick import seconds_until
 from phoned.daemon.store.sweeper import sweep
+from phoned.foundation.private_files import private_dir
 
 log = logging.getLogger("phoned.server")
 
@@ -126,7 +128,6 @@ class Plane:
 
     def start(self) -> None:
         """Open the ledger, start following the queue and sweeping it."""
-        from phoned.foundation.private_files import private_dir
 
         private_dir(self.settings.artifacts_dir)  # 0700: uploads show messages
         self._ledger = ReportLedger.open(self.settings.queue_url, self.settings.ledger_path)
@@ -178,7 +179,6 @@ class Plane:
         """Fire the queue's schedules when due (``phoned.daemon.store.schedule_tick``): asleep
         until the next due time, a sweep interval at most, or a route changed one. Every
         replica on one PostgreSQL ticks; each due time still creates one task."""
-        from phoned.daemon.store.schedule_tick import seconds_until
 
         try:
             store = self._open()

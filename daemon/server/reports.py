@@ -139,7 +139,7 @@ class PostgresLedger(ReportLedger):
     """The same ledger as two tables in the PostgreSQL queue's database."""
 
     def __init__(self, url: str) -> None:
-        import psycopg
+        import psycopg  # lazy: psycopg is the optional postgres extra
 
         self._lock = threading.Lock()
         self._error = psycopg.Error

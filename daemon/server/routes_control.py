@@ -35,6 +35,7 @@ from phoned.daemon.server.deps import (
 )
 from phoned.daemon.server.models import ConversationBody
 from phoned.daemon.server.plane import Plane
+from phoned.daemon.server.routes_read import counts_for, scoped_tasks
 from phoned.daemon.server.steering import steered, wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
@@ -130,7 +131,6 @@ def _stale(device: dict[str, Any], now: float) -> tuple[list[str], list[str]]:
 
 
 def _planning_context(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from phoned.daemon.server.routes_read import counts_for
 
     serial = _text(env, "device", "serial", required=True)
     assert serial is not None
@@ -151,7 +151,6 @@ def _planning_context(plane: Plane, principal: Principal, env: dict[str, Any]) -
 
 
 def _manager_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from phoned.daemon.server.routes_read import counts_for
 
     with plane.registry.lock:
         daemons = [plain(d) for d in plane.registry.daemons.values()]
@@ -159,14 +158,12 @@ def _manager_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> 
 
 
 def _queue_status(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from phoned.daemon.server.routes_read import counts_for
 
     device = _text(env, "device", "serial")
     return {"queue": counts_for(plane.store(), principal, device, None), "device": device}
 
 
 def _list_tasks(plane: Plane, principal: Principal, env: dict[str, Any]) -> dict[str, Any]:
-    from phoned.daemon.server.routes_read import scoped_tasks
 
     state = _text(env, "state")
     try:

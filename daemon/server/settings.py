@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phoned.daemon.config import DEFAULT_SWEEP_INTERVAL_S
+from phoned.daemon.store.open import sqlite_path
 from phoned.daemon.store.retention import RetentionRule
 
 
@@ -44,7 +45,5 @@ class ServerSettings:
         state directory (replicas over PostgreSQL then dedupe per replica).
         """
         if self.queue_url.startswith("sqlite:///"):
-            from phoned.daemon.store.open import sqlite_path
-
             return Path(f"{sqlite_path(self.queue_url)}.reports.db")
         return self.state_dir / "reports.db"

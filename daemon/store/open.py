@@ -20,7 +20,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from phoned.daemon.store.http_store import HttpStore, PlaneLink
+from phoned.daemon.store.plane_client import PlaneClient, token_from_env
 from phoned.daemon.store.protocol import PlannerStore, Store, TaskWrites, WorkerStore
+from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.foundation.private_files import UnsafePath, sqlite_file
 
 OUTBOX_ENV = "PHONED_OUTBOX"  # a daemon's outbox file (default: <state dir>/outbox.db)
 
@@ -72,8 +76,6 @@ def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = Non
         path = sqlite_path(url)
         if not create and not path.exists():
             raise QueueMissing(f"no queue at {path} (nothing was submitted there; check --queue)")
-        from phoned.daemon.store.sqlite_store import SqliteStore
-        from phoned.foundation.private_files import UnsafePath, sqlite_file
 
         try:  # a folder made here is 0700; it, the queue and its side files are never links
             sqlite_file(path)
@@ -90,6 +92,7 @@ def open_store(url: str, *, create: bool = True, busy_wait_s: float | None = Non
         return SqliteStore(str(path), busy_wait_s)
     if url.startswith(POSTGRES_PREFIXES):
         require_postgres_driver()
+        # lazy: psycopg is the optional postgres extra (a SQLite or plane install lacks it)
         from phoned.daemon.store.postgres_store import PostgresStore
 
         return PostgresStore(url)
@@ -106,8 +109,6 @@ def open_planner_store(
     ``create=False``: a SQLite queue that does not exist is ``QueueMissing``, not created.
     """
     if _is_plane(url):
-        from phoned.daemon.store.plane_client import PlaneClient, token_from_env
-
         return PlaneClient(url, token_from_env())
     return open_store(url, create=create, busy_wait_s=busy_wait_s)
 
@@ -129,22 +130,13 @@ class WorkerStores:
         self.batch_claims = not _is_plane(url)
         self._link = None
         if _is_plane(url):
-            from phoned.daemon.store.http_store import PlaneLink
-            from phoned.daemon.store.plane_client import token_from_env
-
             outbox = Path(os.environ.get(OUTBOX_ENV) or state_dir / "outbox.db")
             self._link = PlaneLink(url, token_from_env(), outbox)
         else:
             open_store(url).close()  # fail early on a bad queue
 
     def __call__(self) -> WorkerStore:
-        store: WorkerStore
-        if self._link is None:
-            store = open_store(self.url)
-        else:
-            from phoned.daemon.store.http_store import HttpStore
-
-            store = HttpStore(self._link)
+        store: WorkerStore = open_store(self.url) if self._link is None else HttpStore(self._link)
         store.on_write = self.on_write
         return store
 

@@ -64,6 +64,8 @@ from phoned.daemon.store.sql_revisions import (
     new_revision,
 )
 from phoned.daemon.store.sql_workflows import after_step_write, db_row, insert_workflow
+from phoned.device import private
+from phoned.device.actions.registry import task_secrets
 from phoned.foundation.digest import canonical_json
 
 R = TypeVar("R")
@@ -485,8 +487,6 @@ class SqlStore(Store):
         Not lease-guarded: what a stale attempt observed is still evidence of what happened.
         Kept with the task's numbers and texts redacted, whoever wrote it (``phoned.device.private``).
         """
-        from phoned.device import private
-        from phoned.device.actions.registry import task_secrets
 
         ticket, kind, body, now = op.ticket, op.kind, op.body, op.now
         ref = f"ev-{uuid.uuid4().hex[:20]}"

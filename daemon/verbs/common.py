@@ -44,14 +44,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
     with ``code``."""
-    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.terminal import (
+        terminal_text,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)
 
 
 def _device_message(exc: Exception) -> str:
-    from phoned.device.errors import DeviceError
+    from phoned.device.errors import (
+        DeviceError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     hint = getattr(exc, "HINT", "")
     message = str(exc) or type(exc).__name__
@@ -62,10 +66,19 @@ def _device_message(exc: Exception) -> str:
 
 def exit_code_of(exc: Exception) -> int | None:
     """The documented exit code of an error a verb may raise; None for a bug (re-raised)."""
-    from phoned.daemon.config import ConfigError
-    from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
-    from phoned.daemon.store.open import QueueUrlError
-    from phoned.device.errors import DeviceError
+    from phoned.daemon.config import (
+        ConfigError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import (
+        InvalidTask,
+        LifecycleError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.store.open import (
+        QueueUrlError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.errors import (
+        DeviceError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if isinstance(exc, InvalidTask | ConfigError | QueueUrlError | InputError):
         return EXIT_USAGE
@@ -111,7 +124,9 @@ def common_options(fn: F) -> F:
 
 def load_config(config_file: str | None, **flags: Any) -> Config:
     """The config from ``config_file`` (or the default path), env and ``flags``."""
-    from phoned.daemon import config
+    from phoned.daemon import (
+        config,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     path = Path(config_file) if config_file else config.default_config_path()
     return config.load(path, flags=flags)
@@ -127,7 +142,9 @@ def opened_store(
     Only verbs that queue work pass ``create=True``: a read or a decision on a mistyped
     SQLite path says that no queue is there instead of creating folders and an empty one.
     """
-    from phoned.daemon.store.open import open_planner_store
+    from phoned.daemon.store.open import (
+        open_planner_store,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     cfg = load_config(config_file, queue=queue)
     store = open_planner_store(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait)
@@ -184,7 +201,9 @@ def resolve_task(store: PlannerStore, ref: str, conversation: str | None = None)
     A shorter prefix, or one several tasks start with, is an ``InputError`` (exit 2; the
     candidates are named); a prefix no task starts with is ``TaskNotFound`` (exit 1).
     """
-    from phoned.daemon.lifecycle.errors import TaskNotFound
+    from phoned.daemon.lifecycle.errors import (
+        TaskNotFound,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     of = f" of conversation {conversation}" if conversation else ""
     if ref == "last":

@@ -26,7 +26,9 @@ FOLLOW_INTERVAL_S = 0.5
 def event_line(event: Event) -> str:
     """One event on one line: cursor, time, subject, state, versions, reason, flags (escaped
     for the terminal: a control character in a stored field is shown, never obeyed)."""
-    from phoned.daemon.rendering.render import iso
+    from phoned.daemon.rendering.render import (
+        iso,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     subject = f"task {event.task_id}" if event.task_id else f"workflow {event.workflow_id}"
     parts = [
@@ -41,13 +43,17 @@ def event_line(event: Event) -> str:
         parts.append("stop_requested")
     if event.workflow_id and event.task_id:
         parts.append(f"workflow {event.workflow_id} step {event.step_id}")
-    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.terminal import (
+        terminal_text,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     return terminal_text("  ".join(parts))
 
 
 def _emit(events: list[Event], as_json: bool) -> None:
-    from phoned.daemon.rendering.render import event_json
+    from phoned.daemon.rendering.render import (
+        event_json,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     for event in events:
         if as_json:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from phoned.daemon.lifecycle.documents import InputError, looks_like_dial_string
+from phoned.device.actions.registry import METHOD_PARAMS
 
 
 def _is_text_type(annotation: Any) -> bool:
@@ -51,7 +52,6 @@ def _is_bool_type(annotation: Any) -> bool:
 
 def _param_fields(method: str | None) -> dict[str, Any]:
     """``method``'s parameter fields by name ({} for an unknown method)."""
-    from phoned.device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
     return dict(model.model_fields) if model is not None else {}
@@ -95,7 +95,6 @@ def parse_value(method: str | None, key: str, text: str) -> Any:
 def _takes(method: str | None) -> str:
     """`` (dnd.set takes mode)``: the keys ``method`` takes, for an error message ("" for
     an unknown method: ingress names that one)."""
-    from phoned.device.actions.registry import METHOD_PARAMS
 
     model = METHOD_PARAMS.get(method or "")
     if model is None:

@@ -87,12 +87,22 @@ def mcp(
     evidence. Approval-gated effects (sms_send) wait for a person: asked through MCP
     elicitation when the client supports it, else `phoned approve`.
     """
-    from pathlib import Path
+    from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.mcp.bridge import Bridge
-    from phoned.daemon.mcp.server import build_server
-    from phoned.daemon.mcp.transports import HttpOptions, serve_http, serve_stdio
-    from phoned.daemon.store.open import open_planner_store
+    from phoned.daemon.mcp.bridge import (
+        Bridge,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.mcp.server import (
+        build_server,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.mcp.transports import (
+        HttpOptions,
+        serve_http,
+        serve_stdio,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.store.open import (
+        open_planner_store,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
@@ -103,7 +113,10 @@ def mcp(
                               session_idle, header_timeout, body_timeout)  # fmt: skip
     book = None
     if options is not None and tokens is not None:
-        from phoned.daemon.server.auth import TokenBook, TokensFileError
+        from phoned.daemon.server.auth import (
+            TokenBook,
+            TokensFileError,
+        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
         try:
             book = TokenBook.load(Path(tokens))

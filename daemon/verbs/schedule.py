@@ -40,8 +40,12 @@ def schedule() -> None:
 def _task_raw(
     task_file: str | None, method: str | None, params: tuple[str, ...], device: str | None
 ) -> dict[str, Any]:
-    from phoned.daemon.lifecycle.documents import read_document
-    from phoned.daemon.verbs.inputs import parse_params
+    from phoned.daemon.lifecycle.documents import (
+        read_document,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.inputs import (
+        parse_params,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if task_file is not None and method is not None:
         raise InputError("give --task FILE or --method, not both")
@@ -88,10 +92,19 @@ def add(
     as_json: bool,
 ) -> None:
     """Add a schedule; prints its id and next due time (--json: the record)."""
-    from phoned.daemon.config import with_default_timeouts
-    from phoned.daemon.lifecycle.schedule_ops import AddSchedule
-    from phoned.daemon.lifecycle.schedules import host_zone, validate_schedule
-    from phoned.daemon.planning.queueing import unserved_warning
+    from phoned.daemon.config import (
+        with_default_timeouts,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.schedule_ops import (
+        AddSchedule,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.schedules import (
+        host_zone,
+        validate_schedule,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.planning.queueing import (
+        unserved_warning,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     raw: dict[str, Any] = {
         "cron": cron,
@@ -122,7 +135,9 @@ def add(
 
 
 def _json(record: ScheduleRecord) -> dict[str, Any]:
-    from phoned.daemon.lifecycle.wire import plain
+    from phoned.daemon.lifecycle.wire import (
+        plain,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     doc: dict[str, Any] = plain(record)
     return doc
@@ -130,8 +145,8 @@ def _json(record: ScheduleRecord) -> dict[str, Any]:
 
 def _local(ts: float | None, tz: str) -> str:
     """``ts`` in the schedule's zone, with its offset (``-`` for None)."""
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
+    from datetime import datetime  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from zoneinfo import ZoneInfo  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if ts is None:
         return "-"
@@ -189,7 +204,9 @@ def list_(
 
 def _resolve(store: Any, reference: str) -> ScheduleRecord:
     """The schedule a full id or a unique prefix names."""
-    from phoned.daemon.lifecycle.errors import TaskNotFound
+    from phoned.daemon.lifecycle.errors import (
+        TaskNotFound,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     found = [s for s in store.schedules(now()) if s.id == reference]
     if found:
@@ -209,7 +226,9 @@ def _resolve(store: Any, reference: str) -> ScheduleRecord:
 @user_errors
 def show(schedule_id: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show SCHEDULE and its newest runs (fired with the task's state, missed, refused)."""
-    from phoned.daemon.lifecycle.wire import plain
+    from phoned.daemon.lifecycle.wire import (
+        plain,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -247,7 +266,9 @@ def remove(
     schedule_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
 ) -> None:
     """Remove SCHEDULE (the tasks it created stay)."""
-    from phoned.daemon.lifecycle.schedule_ops import RemoveSchedule
+    from phoned.daemon.lifecycle.schedule_ops import (
+        RemoveSchedule,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -268,7 +289,9 @@ def _pause_verb(name: str, paused: bool, help: str) -> click.Command:
         config_file: str | None,
         as_json: bool,
     ) -> None:
-        from phoned.daemon.lifecycle.schedule_ops import PauseSchedule
+        from phoned.daemon.lifecycle.schedule_ops import (
+            PauseSchedule,
+        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
         with opened_store(queue, config_file) as store:
             found = _resolve(store, schedule_id)

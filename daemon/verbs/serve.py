@@ -33,9 +33,14 @@ def _make_token(
     """Make a token; print it with its tokens-file entry, or (``write``) add the entry to
     that file and print the token alone on stdout (``$(...)`` takes it), where it went on
     stderr."""
-    from pathlib import Path
+    from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.server.auth import Role, TokensFileError, add_to_tokens_file, make_token
+    from phoned.daemon.server.auth import (
+        Role,
+        TokensFileError,
+        add_to_tokens_file,
+        make_token,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if role == "daemon" and not devices:
         fail(
@@ -81,17 +86,29 @@ def _serve(
     state: str | None,
     options: dict[str, Any],
 ) -> None:
-    import dataclasses
-    from pathlib import Path
+    import dataclasses  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.server.app import create_app, run
-    from phoned.daemon.server.auth import TokenBook, TokensFileError
-    from phoned.daemon.server.settings import ServerSettings
+    from phoned.daemon.server.app import (
+        create_app,
+        run,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.server.auth import (
+        TokenBook,
+        TokensFileError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.server.settings import (
+        ServerSettings,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     cfg = load_config(config_file, queue=queue)
     if cfg.queue_url.startswith(("http://", "https://")):
         fail("phoned serve needs a database queue (sqlite:/// or postgresql://)", EXIT_USAGE)
-    from phoned.daemon.store.open import POSTGRES_PREFIXES, QueueUrlError, require_postgres_driver
+    from phoned.daemon.store.open import (
+        POSTGRES_PREFIXES,
+        QueueUrlError,
+        require_postgres_driver,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if cfg.queue_url.startswith(POSTGRES_PREFIXES):
         try:  # before uvicorn starts: its start-up would turn this into a traceback

@@ -34,6 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phoned.daemon.lifecycle.approval_policy import asks_by_default
+from phoned.daemon.planning import catalogue
+from phoned.daemon.planning.catalogue import model_example
+from phoned.daemon.server.openapi import openapi_text
+from phoned.device import probes
+from phoned.device.actions import registry
+from phoned.device.actions.registry import METHOD_MODULES
+
 if TYPE_CHECKING:
     from phoned.device.actions.method import Method
 
@@ -64,7 +72,6 @@ class Declared:
 
 def declared() -> list[Declared]:
     """Every method of the registry, in registry order, with its module."""
-    from phoned.device.actions.registry import METHOD_MODULES
 
     return [
         Declared(module.__name__.rsplit(".", 1)[-1], method)
@@ -82,7 +89,7 @@ def yaml_scalar(value: Any) -> str:
     """A YAML key or value that reads back as ``value``: plain when it is a word YAML keeps
     as text (``priority``, ``com.example.notes``; not ``on``, ``null``), else JSON (valid
     YAML flow)."""
-    import yaml
+    import yaml  # lazy: yaml is loaded only by the verbs that use it (start-up)
 
     if isinstance(value, str) and _PLAIN.fullmatch(value) and yaml.safe_load(value) == value:
         return value
@@ -91,8 +98,6 @@ def yaml_scalar(value: Any) -> str:
 
 def example_yaml(item: Declared) -> str:
     """``examples/<method>.yaml``: the task ``phoned submit`` takes, with the example params."""
-    from phoned.daemon.lifecycle.approval_policy import asks_by_default
-    from phoned.daemon.planning.catalogue import model_example
 
     method = item.method
     lines = [EXAMPLE_HEADER.format(module=item.module), f"# {method.name}: {method.summary}"]
@@ -120,7 +125,6 @@ def example_yaml(item: Declared) -> str:
 def readme_list(items: Sequence[Declared]) -> str:
     """README.md's method list: a line per family (``dnd.set`` / ``dnd.get``); a method that
     asks for approval under the default policy says it pauses."""
-    from phoned.daemon.lifecycle.approval_policy import asks_by_default
 
     families: dict[str, list[tuple[str, bool]]] = {}
     for item in items:
@@ -167,8 +171,6 @@ def ci_cases(items: Sequence[Declared], variables: dict[str, str]) -> str:
     """The ``CASES`` array of scripts/ci-emulator.sh. A string param equal to the value of
     one of the script's own ``NAME=value`` lines (``variables``: value -> name) is written
     as ``$NAME``."""
-    from phoned.daemon.lifecycle.approval_policy import asks_by_default
-    from phoned.daemon.planning.catalogue import model_example
 
     out = [
         "# method | params (JSON) | expected `phoned run --once` exit code: 0 completed, "
@@ -210,8 +212,6 @@ def _script_variables(text: str) -> dict[str, str]:
 
 def probes_table() -> str:
     """The probes every method of the registry declares, with their commands and sources."""
-    from phoned.device import probes
-    from phoned.device.actions import registry
 
     declared_by: dict[str, list[str]] = {}
     for method in registry.REGISTRY.values():
@@ -257,8 +257,6 @@ REGIONS = (
 def expected(root: Path, items: Sequence[Declared] | None = None) -> dict[str, str]:
     """Every generated file (path relative to ``root``) with the text it should hold;
     the hand-written parts of the files with regions are read from ``root``."""
-    from phoned.daemon.planning import catalogue
-    from phoned.daemon.server.openapi import openapi_text
 
     items = declared() if items is None else items
     out = {f"examples/{item.method.name}.yaml": example_yaml(item) for item in items}

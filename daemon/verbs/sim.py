@@ -51,9 +51,15 @@ def sim(port: int, sdk: str, scenario: str, log_path: str | None, connect: bool)
 
 def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect: bool) -> None:
     """Serve the phone on 127.0.0.1:port; with ``connect``, attach it to the adb server."""
-    from phoned.device.errors import DeviceError
-    from phoned.sim import scenarios
-    from phoned.sim.server import Simulator
+    from phoned.device.errors import (
+        DeviceError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.sim import (
+        scenarios,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.sim.server import (
+        Simulator,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     simulator = Simulator(sdk=sdk, port=port, log_path=Path(log_path) if log_path else None)
     try:
@@ -75,7 +81,9 @@ def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect
     )
     server = None
     if connect:
-        from phoned.device.adb import AdbServer
+        from phoned.device.adb import (
+            AdbServer,
+        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
         server = AdbServer()
         try:

@@ -41,7 +41,9 @@ def _task_from_options(
     conversation: str | None,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    from phoned.daemon.verbs.inputs import parse_params
+    from phoned.daemon.verbs.inputs import (
+        parse_params,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     raw: dict[str, Any] = {"method": method, "params": parse_params(method, params)}
     if conversation is not None:
@@ -51,7 +53,9 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.lifecycle.documents import (
+        read_document,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -70,7 +74,9 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
 
 
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
-    from phoned.daemon.rendering.render import task_json
+    from phoned.daemon.rendering.render import (
+        task_json,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if as_json:
         docs = [task_json(t) for t in tasks]
@@ -106,7 +112,9 @@ def submit(
 
     Prints the task id (every step's id for a workflow); --json prints the record.
     """
-    from phoned.daemon.lifecycle.errors import InvalidTask
+    from phoned.daemon.lifecycle.errors import (
+        InvalidTask,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     extra = {"device": device, "source": source, "idempotency_key": idempotency_key}
     options = {"params": params, "conversation": conversation, "extra": extra}
@@ -131,7 +139,10 @@ def submit(
 def _named_as_options(exc: InvalidTask) -> InvalidTask:
     """``exc`` for a task given as options: a missing ``conversation_id`` names
     ``--conversation``, which is how it is given there."""
-    from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+    from phoned.daemon.lifecycle.errors import (
+        FieldError,
+        InvalidTask,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     hint = ": give --conversation C, the conversation that owns the task"
     return InvalidTask(
@@ -155,7 +166,9 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.lifecycle.documents import (
+        read_document,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
@@ -171,7 +184,9 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 def _unserved(store: PlannerStore, cfg: Config, queued: list[TaskRecord]) -> str | None:
     """The warning to give at once when no daemon serves the queue (or the phone) the
     tasks wait in (``phoned.daemon.verbs.status``); None when one does."""
-    from phoned.daemon.verbs.status import unserved_warning
+    from phoned.daemon.verbs.status import (
+        unserved_warning,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     for device in dict.fromkeys(t.device for t in queued if not t.terminal):
         warning = unserved_warning(store, cfg.queue_url, device)
@@ -190,9 +205,15 @@ def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
     wanted = sorted({t.device for t in queued if t.device and not t.terminal})
     if not wanted or cfg.queue_url.startswith(("http://", "https://")):
         return
-    from phoned.daemon.verbs.context import adb_server
-    from phoned.device.connection import list_devices
-    from phoned.device.errors import DeviceError
+    from phoned.daemon.verbs.context import (
+        adb_server,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.connection import (
+        list_devices,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.errors import (
+        DeviceError,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     server = adb_server(cfg)
     where = f"{server.host}:{server.port}"
@@ -230,8 +251,12 @@ def task_note(task: TaskRecord) -> str:
 
 
 def _wait_note(task: TaskRecord) -> str:
-    from phoned.daemon.lifecycle.states import TaskState
-    from phoned.daemon.lifecycle.waiting import WaitKind
+    from phoned.daemon.lifecycle.states import (
+        TaskState,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.waiting import (
+        WaitKind,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if task.state is TaskState.APPROVAL:
         if task.approval_status != "pending" or not task.approval_digest:
@@ -262,8 +287,12 @@ def _wait_note(task: TaskRecord) -> str:
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
     """One row of ``phoned tasks``; every cell escaped for the terminal (``phoned.daemon.rendering.terminal``)."""
-    from phoned.daemon.rendering.render import iso
-    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.daemon.rendering.render import (
+        iso,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.terminal import (
+        terminal_text,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     note = task_note(task)
     cells = (
@@ -307,8 +336,12 @@ def tasks(
 
     When more tasks match than --limit, a last line says how many more there are.
     """
-    from phoned.daemon.lifecycle.states import TaskState
-    from phoned.daemon.rendering.render import task_json
+    from phoned.daemon.lifecycle.states import (
+        TaskState,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import (
+        task_json,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
@@ -322,7 +355,9 @@ def tasks(
         )
         more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
         if any(not t.terminal for t in found):
-            from phoned.daemon.verbs.status import warn_unserved
+            from phoned.daemon.verbs.status import (
+                warn_unserved,
+            )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
             warn_unserved(store, load_config(config_file, queue=queue).queue_url, device)
     found = found[:limit]
@@ -432,8 +467,13 @@ def show(
     --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
     says on stderr where.
     """
-    from phoned.daemon.rendering import render
-    from phoned.daemon.verbs.lifecycle import revision_json, revision_lines
+    from phoned.daemon.rendering import (
+        render,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.lifecycle import (
+        revision_json,
+        revision_lines,
+    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
@@ -442,7 +482,9 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        from phoned.daemon.rendering.terminal import terminal_text
+        from phoned.daemon.rendering.terminal import (
+            terminal_text,
+        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
         page = render.render_html(*inputs, artifact_roots=roots, queue=queue)
         written = write_report(html_file, page, force)

@@ -15,6 +15,7 @@ from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
 from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import NoParams
 from phoned.device.actions.reads import got
+from phoned.device.actions.snapshot import take
 
 # ---- params: ``NoParams``; commands and parsers: ``device.actions.snapshot`` reads the screen through
 # the shared readers (``device.commands``, ``device.parsers``), as a pausing task does.
@@ -26,7 +27,6 @@ def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
     """Read a full snapshot (``phoned.device.actions.snapshot.take``, the one reader pauses use too); met
     when every read succeeded, ``not_met`` when the hierarchy could not be read (the raw
     output is in the detail and the evidence)."""
-    from phoned.device.actions.snapshot import take
 
     snap = take(ctx, "screen.snapshot", {}, "full")
     unreadable = snap.texts.get("unreadable")

@@ -26,11 +26,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from phoned.device import phone_numbers, private
+from phoned.device import phone_numbers, private, ui_hierarchy
 from phoned.device.actions import recipient, registry, ui
 from phoned.device.actions.base import ActionContext
 from phoned.device.actions.params import is_phone_number
 from phoned.device.actions.sms import observed_draft
+from phoned.device.errors import UiDumpFailed
 
 # What each kind of task depends on, compared between the pause and the resume.
 FINGERPRINT_FIELDS = ("foreground", "screen_on", "locked")
@@ -123,9 +124,6 @@ def take(
         "locked": ui.keyguard_showing(ctx, "snapshot"),
     }
     if level == "full":
-        from phoned.device import ui_hierarchy
-        from phoned.device.errors import UiDumpFailed
-
         try:
             screen = ui.dump(ctx, "snapshot", artifact="snapshot_hierarchy")
         except UiDumpFailed as exc:  # no hierarchy: the texts say so and differ from any read

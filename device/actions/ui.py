@@ -29,6 +29,7 @@ from phoned.device.errors import (
     UiAutomatorError,
     UiDumpFailed,
 )
+from phoned.device.translate import translate
 from phoned.device.ui_hierarchy import HierarchyError, Node
 from phoned.device.ui_session import Lease, UiPath
 from phoned.foundation.private_files import private_writer, write_private
@@ -246,7 +247,6 @@ def _translated(ctx: ActionContext, fn: Callable[[], T]) -> Callable[[], T]:
     """``fn`` with uiautomator2/adbutils exceptions mapped to the device error tree."""
 
     def run() -> T:
-        from phoned.device.translate import translate
 
         try:
             return fn()

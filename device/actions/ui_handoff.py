@@ -171,7 +171,7 @@ def keep_blanked(ctx: ActionContext, screen: ui.Screen, when: str) -> None:
     ctx.recorder.artifacts.pop(raw_name, None)
     if raw is None:
         return
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw  # lazy: PIL is loaded only by the verbs that use it (start-up)
 
     try:
         with Image.open(raw) as image:

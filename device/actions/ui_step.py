@@ -328,7 +328,7 @@ def element_shot(ctx: ActionContext, node: Node | None) -> str | None:
     full = ui.screenshot(ctx, "ui_screenshot")
     if full is None or node is None:
         return full
-    from PIL import Image
+    from PIL import Image  # lazy: PIL is loaded only by the verbs that use it (start-up)
 
     with Image.open(full) as image:
         left, top, right, bottom = node.bounds

@@ -36,6 +36,7 @@ from phoned.sim.adb.wire import (
     encode_shell_packet,
     parse_shell_service,
 )
+from phoned.sim.shell.interpreter import Shell
 
 if TYPE_CHECKING:
     from phoned.sim.phone import Phone
@@ -64,7 +65,6 @@ Handler = Callable[[Stream], None]
 
 def default_shell_factory(phone: Phone) -> ShellRunner:
     """The real interpreter."""
-    from phoned.sim.shell.interpreter import Shell
 
     return Shell(phone)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from phoned.sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.tools.base_tools import _svc_help
 
 if TYPE_CHECKING:
     from phoned.sim.phone_state import PhoneState
@@ -85,7 +86,6 @@ def cmd_wifi(io: ToolIO, argv: list[str]) -> int:
 @service("svc", "wifi")
 def svc_wifi(io: ToolIO, argv: list[str]) -> int:
     """``svc wifi enable|disable`` (API <= 30; later releases print svc's help)."""
-    from phoned.sim.shell.tools.base_tools import _svc_help
 
     if io.phone.sdk > SVC_WIFI_UNTIL_SDK:
         return _svc_help(io)

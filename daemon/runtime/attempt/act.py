@@ -16,8 +16,10 @@ from phoned.daemon.lifecycle.errors import StoreUnavailable
 from phoned.daemon.lifecycle.states import FailureReason
 from phoned.daemon.runtime.attempt.records import Acted, Admitted, Attempt, End, Fail, Held, Stop
 from phoned.daemon.runtime.faults import fault_point
+from phoned.device.actions import execute
 from phoned.device.actions.base import Outcome as ActionOutcome
 from phoned.device.actions.base import Status, Superseded
+from phoned.device.actions.registry import method as declared
 from phoned.device.errors import DeviceError
 from phoned.foundation.private_files import UnsafePath
 
@@ -28,8 +30,6 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
     """Run the device action through the admission gate and journal; its outcome kept as
     evidence. Refused at the gate: a stop, a person's pause (``Held``) or a re-plan on the
     current revision (``Admitted``); a device, queue or parameter error ends the attempt."""
-    from phoned.device.actions import execute
-    from phoned.device.actions.registry import method as declared
 
     task, void = admitted.task, admitted.void
     refused = unpreviewable(declared(task.method), task, run.settings.approval_policy)

@@ -24,6 +24,7 @@ from phoned.daemon.runtime.attempt.records import (
     Fail,
     Reconciled,
 )
+from phoned.daemon.runtime.paused import grant_recheck
 from phoned.daemon.runtime.staleness import STALE, VOID_APPROVAL, resume_check
 from phoned.device.errors import DeviceOffline
 
@@ -66,7 +67,6 @@ def _void_of(diff: dict[str, Any], check_ref: str) -> dict[str, Any]:
 def _recheck_grants(run: Attempt, task: TaskRecord) -> Fail | None:
     """A task resuming from a permission dialog observes the grants it lacked; a dialog
     answered with Deny (the dialog is gone, the grant is not) fails ``permission_denied``."""
-    from phoned.daemon.runtime.paused import grant_recheck
 
     docs = [
         d

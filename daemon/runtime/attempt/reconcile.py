@@ -11,6 +11,7 @@ from __future__ import annotations
 from phoned.daemon.lifecycle.records import Failure, JournalEntry, JournalOutcome, TaskRecord
 from phoned.daemon.lifecycle.states import FailureReason
 from phoned.daemon.runtime.attempt.records import Attempt, Complete, End, Fail, Reconciled, Stop
+from phoned.device.actions import reconcile as read_effect
 from phoned.device.actions.registry import NON_IDEMPOTENT, REGISTRY
 from phoned.device.errors import DeviceNotFound, DeviceOffline
 
@@ -76,7 +77,6 @@ def _needs_reading(task: TaskRecord, entry: JournalEntry) -> bool:
 
 def _read_back(run: Attempt, task: TaskRecord, entry: JournalEntry) -> tuple[str, str]:
     """Reconcile one journal entry by reading the phone: (answer, evidence ref)."""
-    from phoned.device.actions import reconcile as read_effect
 
     method = entry.action if entry.action in REGISTRY else task.method
     params = {**task.params, "journal": {"action": entry.action, "target": entry.target}}

@@ -25,8 +25,10 @@ from phoned.daemon.runtime.journal import StoreJournal
 from phoned.daemon.store.protocol import WorkerStore
 from phoned.device.actions.base import ActionContext
 from phoned.device.actions.base import Outcome as ActionOutcome
+from phoned.device.actions.registry import method
 from phoned.device.connection import Device
 from phoned.device.errors import DeviceNotFound, DeviceOffline
+from phoned.foundation.private_files import private_dir
 
 PERMISSION_WAIT = "permission_wait"  # evidence: the grants an app lacked under its dialog
 PERMISSION_RECHECK = "permission_recheck"  # evidence: the fresh check after the dialog
@@ -60,7 +62,6 @@ class Attempt:
         folder = self.settings.artifacts_dir
         if folder is None:
             return None
-        from phoned.foundation.private_files import private_dir
 
         # 0700: screenshots and dumps show the message. Walked from the state (or queue)
         # folder without following a link; a planted one is UnsafePath, nothing written.
@@ -75,7 +76,6 @@ class Attempt:
 
     def approval_required(self, task: TaskRecord) -> bool:
         """Whether ``task``'s effect waits for a person's approval (``needs_approval``)."""
-        from phoned.device.actions.registry import method
 
         return needs_approval(method(task.method), task, self.settings.approval_policy)
 

@@ -43,8 +43,10 @@ from phoned.daemon.runtime.attempt.records import (
     WaitForUser,
 )
 from phoned.daemon.runtime.faults import fault_point
+from phoned.daemon.store.rules import USER_HOLD
 from phoned.device.actions.base import ActionContext, Status
 from phoned.device.actions.base import Outcome as ActionOutcome
+from phoned.device.actions.registry import method as declared
 
 log = logging.getLogger("phoned.executor")
 
@@ -90,8 +92,6 @@ def _ended(run: Attempt, ending: End) -> TaskRecord:
             task.ticket, run.now(), observed_target=observed, evidence_refs=ending.refs
         )
     if isinstance(ending, WaitForUser):  # a person's pause, its snapshot kept
-        from phoned.daemon.store.rules import USER_HOLD
-
         return store.pause(
             task.ticket,
             TaskState.WAITING,
@@ -135,7 +135,6 @@ def target_name(method: str, params: dict[str, Any], observed: Any) -> str:
     ``dnd.priority`` (zen_mode 1), ``bluetooth.on``, ``volume.music.7``, ``sms.drafted``, ``sms.sent``,
     ``permission.granted``, ``screen.snapshot``: each method's declaration names its target.
     """
-    from phoned.device.actions.registry import method as declared
 
     return declared(method).target(params, observed)
 

@@ -25,6 +25,7 @@ from phoned.daemon.runtime.attempt.records import (
     Verified,
     WaitForUser,
 )
+from phoned.daemon.runtime.paused import dialog_wait
 from phoned.daemon.runtime.staleness import keep_pause_snapshot
 from phoned.device.actions.base import Outcome as ActionOutcome
 from phoned.device.actions.base import Status
@@ -65,7 +66,6 @@ def _pause_details(
         return _handoff_until(run, task, wait, outcome), ()
     if wait.kind is not WaitKind.PERMISSION_DIALOG or not wait.package:
         return wait, ()
-    from phoned.daemon.runtime.paused import dialog_wait
 
     try:
         read, body = dialog_wait(run.device, wait.package)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 
 from phoned.sim.shell import registry, system_bin
+from phoned.sim.shell.builtin_commands import expand_echo_escapes
+from phoned.sim.shell.interpreter import Shell
 from phoned.sim.shell.registry import ToolIO, tool
 from phoned.sim.shell.tools import file_tools, text_tools
 
@@ -202,7 +204,6 @@ def printf(io: ToolIO, argv: list[str]) -> int:
 
 
 def _printf_once(fmt: str, args: list[str]) -> tuple[str, int]:
-    from phoned.sim.shell.builtin_commands import expand_echo_escapes
 
     out: list[str] = []
     literal: list[str] = []
@@ -228,7 +229,6 @@ def _printf_once(fmt: str, args: list[str]) -> tuple[str, int]:
 
 
 def _convert(conv: str, arg: str) -> str:
-    from phoned.sim.shell.builtin_commands import expand_echo_escapes
 
     if conv in "di":
         return str(int(arg or "0"))
@@ -291,7 +291,6 @@ def _toybox_listing(applets: list[str], width: int = 80) -> str:
 @tool("sh")
 def sh(io: ToolIO, argv: list[str]) -> int:
     """``sh -c LINE``: a nested shell on the same phone (its commands are logged too)."""
-    from phoned.sim.shell.interpreter import Shell
 
     if len(argv) >= 3 and argv[1] == "-c":
         return Shell(io.phone).run(
