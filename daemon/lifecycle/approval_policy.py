@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 
 if TYPE_CHECKING:
     from phoned.device.actions.method import Method
@@ -113,12 +113,14 @@ def unpreviewable(method: Method[Any], task: Any, policy: ApprovalPolicy) -> str
 def policy_method_error(name: str) -> str | None:
     """Why ``name`` cannot be in ``approval.methods`` (unknown, a read, no preview), or None."""
 
-    method = REGISTRY.get(name)
+    method = methods_registry.REGISTRY.get(name)
     if method is None:
-        return f"unknown method {name!r}; one of {', '.join(sorted(REGISTRY))}"
+        return f"unknown method {name!r}; one of {', '.join(sorted(methods_registry.REGISTRY))}"
     if not changes_phone(method):
         return f"{name} only reads the phone: a read-only method never asks for approval"
     if not (method.approval or method.previews):
-        askable = sorted(n for n, m in REGISTRY.items() if m.approval or m.previews)
+        askable = sorted(
+            n for n, m in methods_registry.REGISTRY.items() if m.approval or m.previews
+        )
         return f"{name} cannot show a preview of its change yet; one of {', '.join(askable)}"
     return None

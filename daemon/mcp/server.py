@@ -40,7 +40,7 @@ from phoned.daemon.mcp.images import ImageArgError, shows_screen, take_limits
 from phoned.daemon.mcp.tools import tools
 from phoned.daemon.planning import catalogue
 from phoned.daemon.rendering.approval_view import AFTER_DENIAL
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -312,7 +312,7 @@ def _task_id(args: dict[str, Any]) -> str:
 
 def _method_names() -> list[str]:
 
-    return list(REGISTRY)
+    return list(methods_registry.REGISTRY)
 
 
 def build_server(bridge: Bridge, *, elicit: bool = True) -> Server[Any]:

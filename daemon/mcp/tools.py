@@ -15,7 +15,7 @@ from phoned.daemon.mcp.images import IMAGE_ARGS, shows_screen
 from phoned.daemon.mcp.schedule_tools import schedule_tools
 from phoned.daemon.mcp.tool_shape import plain_tool
 from phoned.daemon.planning import catalogue
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 from phoned.device.actions.registry import method as declared
 
 _DEVICE = {"type": "string", "description": "device serial (default: the server's --device, "
@@ -103,7 +103,7 @@ def tools() -> list[types.Tool]:
     """Every tool, methods first (registry order), the schedule tools last."""
 
     return [
-        *(method_tool(m) for m in REGISTRY),
+        *(method_tool(m) for m in methods_registry.REGISTRY),
         plain_tool(
             "task_status",
             "A task of this conversation now: state, observed target, evidence summary, and a "

@@ -13,7 +13,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from phoned.daemon.lifecycle.approval_policy import asks_by_default
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -28,7 +28,7 @@ def tool_name(method: str) -> str:
 
 def _registry() -> dict[str, Any]:
 
-    return REGISTRY
+    return methods_registry.REGISTRY
 
 
 def params_schema(method: str) -> dict[str, Any]:

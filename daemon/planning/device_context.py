@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from phoned.daemon.planning.context import ON_REQUEST, DeviceContext, Observed
 from phoned.device import app_labels, commands, parsers
 from phoned.device.actions import apps
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
 from phoned.device.probes import Capabilities
@@ -125,7 +125,9 @@ def supported_methods(capabilities: Capabilities) -> frozenset[str]:
     """The methods this phone can carry out: each method's declared probes and ``needs``
     judged from its probed capabilities."""
 
-    return frozenset(name for name, m in REGISTRY.items() if m.supported_on(capabilities))
+    return frozenset(
+        name for name, m in methods_registry.REGISTRY.items() if m.supported_on(capabilities)
+    )
 
 
 class DeviceReader:

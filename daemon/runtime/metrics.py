@@ -50,7 +50,7 @@ from phoned.daemon.lifecycle.states import TERMINAL, TaskState
 from phoned.daemon.lifecycle.waiting import WaitKind
 from phoned.daemon.store.schedule_tick import Tick
 from phoned.daemon.store.sql_store import StateSummary
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.gc_collector import GCCollector
@@ -69,7 +69,7 @@ MAX_PHONES = 1000  # bound on the phones remembered (a fleet's; sim ports come a
 
 def _known_methods() -> frozenset[str]:
 
-    return frozenset(REGISTRY)
+    return frozenset(methods_registry.REGISTRY)
 
 
 def device_label(serial: str, hashed: bool) -> str:

@@ -20,7 +20,7 @@ from phoned.daemon.lifecycle.errors import TaskNotFound
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.server.auth import Principal, Right, Role
 from phoned.daemon.server.plane import Plane
-from phoned.device.actions.registry import REGISTRY
+from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 from phoned.device.private import redact
 
 # keys whose text values carry a number or a message body (evidence, previews, params; a
@@ -111,7 +111,7 @@ def sensitive_texts(task: TaskRecord) -> list[str]:
     A number is listed as given and in the ``+digits`` form the phone stores it in.
     """
 
-    declared = REGISTRY.get(task.method)
+    declared = methods_registry.REGISTRY.get(task.method)
     names = declared.sensitive if declared is not None else ()
     texts: list[str] = []
     for name in names:
