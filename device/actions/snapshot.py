@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from phoned.device import phone_numbers, private, ui_hierarchy
-from phoned.device.actions import recipient, registry, ui
+from phoned.device.actions import recipient, ui
 from phoned.device.actions.base import ActionContext
 from phoned.device.actions.params import is_phone_number
 from phoned.device.actions.sms import observed_draft
@@ -67,13 +67,21 @@ class Snapshot:
         return cls(**known)
 
 
+def _depends_on_screen(method: str) -> bool:
+    from phoned.device.actions import (
+        registry,
+    )  # lazy: the registry imports every action module, screen.py among them, which imports this one
+
+    return method in registry.SCREEN_METHODS
+
+
 def level_for(method: str) -> str:
     """The snapshot a task of ``method`` needs: ``full`` when it depends on the screen."""
-    return "full" if method in registry.SCREEN_METHODS else "fingerprint"
+    return "full" if _depends_on_screen(method) else "fingerprint"
 
 
 def fields_for(method: str) -> tuple[str, ...]:
-    return SCREEN_FIELDS if method in registry.SCREEN_METHODS else FINGERPRINT_FIELDS
+    return SCREEN_FIELDS if _depends_on_screen(method) else FINGERPRINT_FIELDS
 
 
 def _recipient(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
@@ -97,7 +105,7 @@ def _recipient(ctx: ActionContext, params: dict[str, Any]) -> tuple[str, tuple[s
 def _texts(
     ctx: ActionContext, method: str, params: dict[str, Any], screen: ui.Screen
 ) -> dict[str, Any]:
-    if method not in registry.SCREEN_METHODS:
+    if not _depends_on_screen(method):
         return {}
     app = screen.packages[0] if screen.packages else ""
     seen = observed_draft(screen, app, *_recipient(ctx, params), region=recipient.regions(ctx))

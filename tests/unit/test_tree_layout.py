@@ -117,3 +117,37 @@ def test_the_wheel_names_phoned_alone(tmp_path: Path) -> None:
     assert "phoned/daemon/store/sql/postgres/0001_initial.sql" in names
     assert "phoned/daemon/server/static/monitor.html" in names
     assert "phoned/android_data/messaging_words.json" in names
+
+
+_IMPORT_EACH_FIRST = """
+import importlib, sys, traceback
+failed = {}
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "phoned" or m.startswith("phoned.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception:
+        failed[name] = traceback.format_exc(limit=-3)
+for name, error in failed.items():
+    print(name, error, sep="\\n")
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_module_imports_when_it_is_the_first_one_loaded() -> None:
+    """Each module of phoned imports on its own, before anything else of phoned: an import
+    cycle that only the first importer's order hides (a benchmark importing
+    ``phoned.device.actions.snapshot`` first) fails here, not in the benchmark."""
+    modules = sorted(
+        "phoned." + ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for path in _python_files(*TOPS)
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH_FIRST, *modules],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
