@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Mapping
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import phoned.device.actions
 from phoned.device import probes
 from phoned.device.actions.method import Method
 from phoned.device.probes import Probe
@@ -23,9 +23,12 @@ from pydantic import BaseModel
 
 
 def _method_modules() -> tuple[ModuleType, ...]:
-    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name."""
+    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name
+    (found in this file's folder: the package is not imported by name, so the package and
+    its registry do not import each other)."""
     found = []
-    for info in sorted(pkgutil.iter_modules(phoned.device.actions.__path__), key=lambda i: i.name):
+    here = [str(Path(__file__).resolve().parent)]
+    for info in sorted(pkgutil.iter_modules(here), key=lambda i: i.name):
         if info.name == "registry" or info.ispkg:
             continue
         module = importlib.import_module(f"phoned.device.actions.{info.name}")

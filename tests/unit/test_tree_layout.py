@@ -11,6 +11,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import grimp
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pytest's own dependency below 3.11
@@ -151,3 +153,17 @@ def test_every_module_imports_when_it_is_the_first_one_loaded() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """No import cycle anywhere in phoned, function-local imports included (grimp reads every
+    import statement, as lint-imports does): the issue #32 pair ``phoned.device.actions`` and
+    its registry is gone, and no new pair comes back."""
+    graph = grimp.build_graph(*(f"phoned.{top}" for top in TOPS), cache_dir=None)
+    cycles = sorted(
+        (module, imported)
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.chain_exists(importer=imported, imported=module)
+    )
+    assert cycles == []
