@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Mapping
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -23,12 +23,14 @@ from pydantic import BaseModel
 
 
 def _method_modules() -> tuple[ModuleType, ...]:
-    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name
-    (found in this file's folder: the package is not imported by name, so the package and
-    its registry do not import each other)."""
+    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name.
+
+    The folders are the package's ``__path__`` (a folder appended there is searched too), read
+    from ``sys.modules``: Python imports a package before any of its modules, so it is there,
+    and the package and its registry do not import each other."""
     found = []
-    here = [str(Path(__file__).resolve().parent)]
-    for info in sorted(pkgutil.iter_modules(here), key=lambda i: i.name):
+    package = sys.modules[__name__.rpartition(".")[0]]
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name == "registry" or info.ispkg:
             continue
         module = importlib.import_module(f"phoned.device.actions.{info.name}")
