@@ -55,6 +55,7 @@ from phoned.daemon.runtime.attempt.verify import verify_or_pause, waiting_for
 from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
 from phoned.daemon.runtime.staleness import stale_message
 from phoned.daemon.store.protocol import WorkerStore
+from phoned.device.actions import registry
 from phoned.device.connection import Device
 
 __all__ = [  # what worker, run, dispatch and tests import from here
@@ -83,9 +84,12 @@ def execute_task(
     """Run a dispatched task to a reported end of this attempt; never raises for device trouble.
 
     Every ending keeps the commands the attempt ran as evidence; ``attempt`` (the caller's,
-    to keep them when this raises) collects the steps' recorders.
+    to keep them when this raises) collects the steps' recorders. The task's method is looked
+    up here, once (``ValueError`` for a method this daemon does not declare, before the
+    attempt starts); every phase reads it from the ``Attempt``.
     """
-    run = Attempt(store, device, settings, attempt or AttemptEvidence(device))
+    declaration = registry.method(task.method)
+    run = Attempt(store, device, settings, attempt or AttemptEvidence(device), declaration)
     reconciled = reconcile(run, task)
     admitted = admit(run, reconciled) if isinstance(reconciled, Reconciled) else reconciled
     ended = _act_until_reported(run, admitted) if isinstance(admitted, Admitted) else admitted

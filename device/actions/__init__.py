@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.method import Method
 from phoned.device.errors import TransportLost
 
 RECONCILE_ANSWERS = ("happened", "did_not_happen", "cannot_tell")
@@ -30,7 +31,12 @@ def supported_methods() -> list[str]:
     return sorted(REGISTRY)
 
 
-def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
+def execute(
+    method: str,
+    params: dict[str, Any],
+    ctx: ActionContext,
+    declaration: Method[Any] | None = None,
+) -> Outcome:
     """Run ``method`` with ``params`` on ``ctx.device`` and return its outcome.
 
     ``params`` are validated with the method's model first: an error is ``invalid_params``
@@ -46,7 +52,8 @@ def execute(method: str, params: dict[str, Any], ctx: ActionContext) -> Outcome:
         method as declared,
     )  # lazy: the registry imports this package first (its method modules load after it)
 
-    declaration = declared(method)  # ValueError for an unknown method
+    if declaration is None:  # the caller's own lookup (an attempt's) is used as it is
+        declaration = declared(method)  # ValueError for an unknown method
     checked = declaration.validate(params)
     if isinstance(checked, tuple):  # nothing reached the phone
         return invalid(ctx, *checked)

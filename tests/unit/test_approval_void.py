@@ -121,11 +121,13 @@ def test_an_approval_in_doubt_is_offered_to_the_step_only_while_it_has_not_expir
     from phoned.daemon.runtime.attempt.records import Attempt, ExecutorSettings
     from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
     from phoned.daemon.store.sqlite_store import SqliteStore
+    from phoned.device.actions.registry import method
 
     clock = [100.0]
     store = SqliteStore(str(tmp_path / "q.db"))
     settings = ExecutorSettings(clock=lambda: clock[0])
-    run = Attempt(store, None, settings, AttemptEvidence(None))  # type: ignore[arg-type]
+    evidence = AttemptEvidence(None)  # type: ignore[arg-type]
+    run = Attempt(store, None, settings, evidence, method("sms.send"))  # type: ignore[arg-type]
     approved = _task(approval_status="approved", approval_deadline=150.0)
     assert run.step_context(approved, void_approval=True).approval_digest == DIGEST
     assert run.step_context(approved).approval_digest == DIGEST

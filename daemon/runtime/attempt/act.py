@@ -19,7 +19,6 @@ from phoned.daemon.runtime.faults import fault_point
 from phoned.device.actions import execute
 from phoned.device.actions.base import Outcome as ActionOutcome
 from phoned.device.actions.base import Status, Superseded
-from phoned.device.actions.registry import method as declared
 from phoned.device.errors import DeviceError
 from phoned.foundation.private_files import UnsafePath
 
@@ -32,12 +31,13 @@ def act(run: Attempt, admitted: Admitted) -> Acted | Held | Admitted | End:
     current revision (``Admitted``); a device, queue or parameter error ends the attempt."""
 
     task, void = admitted.task, admitted.void
-    refused = unpreviewable(declared(task.method), task, run.settings.approval_policy)
+    refused = unpreviewable(run.declaration, task, run.settings.approval_policy)
     if refused is not None:  # an approval the person could not be shown: never run blind
         return Fail.of(task, FailureReason.UNSUPPORTED, refused)
     try:  # a refused artifacts folder (a planted symlink) fails the attempt, named
         ctx = run.step_context(task, void_approval=void is not None)
-        outcome = voided(execute(task.method, task.params, ctx), void, ctx.approved_preview)
+        acted = execute(task.method, task.params, ctx, declaration=run.declaration)
+        outcome = voided(acted, void, ctx.approved_preview)
     except Superseded:
         current = run.store.get(task.id)
         if current.stop_requested:

@@ -25,7 +25,7 @@ from phoned.daemon.runtime.journal import StoreJournal
 from phoned.daemon.store.protocol import WorkerStore
 from phoned.device.actions.base import ActionContext
 from phoned.device.actions.base import Outcome as ActionOutcome
-from phoned.device.actions.registry import method
+from phoned.device.actions.method import Method
 from phoned.device.connection import Device
 from phoned.device.errors import DeviceNotFound, DeviceOffline
 from phoned.foundation.private_files import private_dir
@@ -47,12 +47,14 @@ class ExecutorSettings:
 
 @dataclass(frozen=True)
 class Attempt:
-    """What every phase of one attempt works with."""
+    """What every phase of one attempt works with; ``declaration``: the task's method, looked
+    up once when the attempt starts (``executor.execute_task``)."""
 
     store: WorkerStore
     device: Device
     settings: ExecutorSettings
     evidence: AttemptEvidence
+    declaration: Method[Any]
 
     def now(self) -> float:
         return self.settings.clock()
@@ -77,7 +79,7 @@ class Attempt:
     def approval_required(self, task: TaskRecord) -> bool:
         """Whether ``task``'s effect waits for a person's approval (``needs_approval``)."""
 
-        return needs_approval(method(task.method), task, self.settings.approval_policy)
+        return needs_approval(self.declaration, task, self.settings.approval_policy)
 
     def step_context(self, task: TaskRecord, void_approval: bool = False) -> ActionContext:
         """A context for one step of the attempt, with the store's journal as its gate; its

@@ -87,7 +87,7 @@ def _ended(run: Attempt, ending: End) -> TaskRecord:
     if isinstance(ending, Stop):
         return _stop(run, task, ending.ctx)
     if isinstance(ending, Complete):  # a non-idempotent effect the read-back shows
-        observed = target_name(task.method, task.params, None)
+        observed = run.declaration.target(task.params, None)
         return store.complete(
             task.ticket, run.now(), observed_target=observed, evidence_refs=ending.refs
         )
@@ -109,7 +109,7 @@ def _transition(run: Attempt, settled: Verified | Paused) -> TaskRecord:
     store, ticket, now = run.store, task.ticket, run.now()
     status = outcome.status
     if status is Status.MET:
-        observed = target_name(task.method, task.params, outcome.evidence.target.get("observed"))
+        observed = run.declaration.target(task.params, outcome.evidence.target.get("observed"))
         try:
             return store.complete(ticket, now, observed_target=observed, evidence_refs=refs)
         except TargetNotObserved:
