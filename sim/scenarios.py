@@ -8,7 +8,9 @@ BLE_ON), ``bt-airplane`` (airplane mode turned on over Bluetooth on), ``dnd-noop
 ``ui-dump-killed``, ``u2-broken`` (the uiautomator2 server aborts at launch),
 ``u2-dies-after:N`` (it dies after N calls), ``u2-left-running`` (the server outlives
 its shell stream and keeps UiAutomation until it is killed), ``debuggable:PKG`` (``run-as PKG``
-works: the app is a debuggable build), ``ui-costs:none|measured`` (the UI cost model,
+works: the app is a debuggable build), ``app-disabled:PKG`` (what ``pm disable-user PKG``
+leaves), ``locale:TAG`` (the owner's language, ``persist.sys.locale``), ``sim-country:CC[/CC]``
+(the SIM's and network's country, one per slot), ``ui-costs:none|measured`` (the UI cost model,
 ``ui/automation.py``; measured by default), ``second-display`` (a
 cast screen without focus is listed before the default display in ``dumpsys window
 displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: nothing in
@@ -17,6 +19,7 @@ displays``), ``chat-send[:stuck|:fail]`` (Messages sends as a chat/RCS message: 
 keys and taps are refused with a SecurityException), ``work-profile:PACKAGE`` (that app runs
 as user 10: ``u10`` in window and activity records), ``samsung-power`` (``dumpsys power``
 prints ``getWakefulnessLocked()=`` instead of ``mWakefulness=``),
+``samsung-messages[:dual]`` (Samsung Messages, ``sim/variants/samsung.py``),
 ``google-messages[:views|compose|compose-rcs]`` (the generation of Google Messages'
 conversation screen, ``sim/variants/google_messages.py``), ``aosp-messaging``,
 ``contact:NAME=NUMBER[:TYPE][:new]`` (repeatable: the address book holds NAME with NUMBER,
