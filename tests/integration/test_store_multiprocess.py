@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,18 @@ from phoned.daemon.store.sqlite_store import SqliteStore
 TASKS = 300
 PROCS = 4
 
-# Each process claims, starts and completes until the queue is empty, then prints its ids.
+# Each process, once it is ready, waits for the others (a start line: a process that imports
+# late on a loaded machine would find the queue drained), then claims, starts and completes
+# until the queue is empty, and prints its ids.
 WORKER = """
-import json, sys, time
+import json, pathlib, sys, time
 from phoned.daemon.store.sqlite_store import SqliteStore
 store = SqliteStore(sys.argv[1])
 owner = sys.argv[2]
+ready, go = pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4])
+ready.touch()
+while not go.exists():
+    time.sleep(0.005)
 claimed = []
 while True:
     task = store.claim(owner, None, time.time(), lease_s=600)
@@ -42,14 +49,20 @@ def test_four_processes_never_double_claim(tmp_path: Path) -> None:
         for i in range(TASKS):
             raw = {"method": "dnd.get", "conversation_id": f"c{i % 7}"}
             store.submit(validate_task(raw), 1000.0 + i)
+        go = tmp_path / "go"
+        ready = [tmp_path / f"ready-{n}" for n in range(PROCS)]
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", WORKER, path, f"proc-{n}/w0"],
+                [sys.executable, "-c", WORKER, path, f"proc-{n}/w0", str(ready[n]), str(go)],
                 stdout=subprocess.PIPE,
                 text=True,
             )
             for n in range(PROCS)
         ]
+        deadline = time.monotonic() + 60
+        while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        go.touch()  # every process is at the start line (or one is stuck: its result says)
         results = []
         for proc in procs:
             out, _ = proc.communicate(timeout=90)
