@@ -1,6 +1,6 @@
 """The shell commands several parts of phoned run, as named argv constants and builders.
 
-A method's own commands live in its action module (``device/actions/wifi.py`` builds ``cmd
+A method's own commands live in its action module (``device/methods/wifi.py`` builds ``cmd
 wifi set-wifi-enabled``); this module keeps the ones that code outside a single method
 module runs too: the device layer's probes, settings reads, the screen readers of
 ``phoned.device.actions.ui`` and ``phoned.device.actions.snapshot``, the reads of the daemon's device context,

@@ -1,6 +1,6 @@
 """Pure parsers from raw device output to values. No I/O; tested on captured real output.
 
-A method's own parsers live in its action module (``device/actions/wifi.py`` reads ``Wi-Fi
+A method's own parsers live in its action module (``device/methods/wifi.py`` reads ``Wi-Fi
 is <state>``); this module keeps the ones that code outside a single method module uses too:
 the device layer's probes, settings values, the screen readers, the daemon's device context
 and permission recheck (``docs/methods-registry.md``, "Where a fact lives").

@@ -230,7 +230,7 @@ def is_input_field(cls: str, password: bool) -> bool:
 def blank_inputs(xml: str) -> tuple[str, list[tuple[int, int, int, int]]]:
     """``xml`` with the text of every input field removed (``text=""``), and the bounds of
     those fields: what a step handed to a person keeps of the screen, never what they typed
-    (``device/actions/ui_handoff.py``). Raises ``HierarchyError`` on bad XML."""
+    (``device/methods/ui_handoff.py``). Raises ``HierarchyError`` on bad XML."""
     root = _root(xml)
     blanked: list[tuple[int, int, int, int]] = []
     for el in root.iter("node"):

@@ -15,7 +15,7 @@ Parsers defined here, because ``phoned.device.parsers`` has none yet:
   ``name: value`` lines, among them ``level: N`` and ``scale: M``; percent = N * 100 / M.
 * ``parse_front_label``: ``dumpsys accessibility``, the app in front's window title (its
   label in the phone's language; sources in ``device/app_labels.py``). Read on every call;
-  the launchable apps (``cmd package query-activities --components``, ``device/actions/
+  the launchable apps (``cmd package query-activities --components``, ``device/methods/
   apps.py``) only when asked (``apps``), each with the label when it is the app in front.
 * ``zen_mode_name``: ``settings get global zen_mode`` values are Settings.Global.ZEN_MODE_OFF
   0, ZEN_MODE_IMPORTANT_INTERRUPTIONS 1, ZEN_MODE_NO_INTERRUPTIONS 2, ZEN_MODE_ALARMS 3
@@ -32,10 +32,10 @@ from typing import Any, TypeVar
 
 from phoned.daemon.planning.context import ON_REQUEST, DeviceContext, Observed
 from phoned.device import app_labels, commands, parsers
-from phoned.device.actions import apps
 from phoned.device.actions import registry as methods_registry  # REGISTRY read at call time
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
+from phoned.device.methods import apps
 from phoned.device.probes import Capabilities
 
 T = TypeVar("T")

@@ -1,7 +1,7 @@
 """A step handed to the person (``waiting_for`` = ``person:PACKAGE:UNTIL``, ``ui.handoff``)
 as a person, a planner or a monitor sees it: "waiting for you", the planner's instruction,
 the app, until when, and the screen the person was handed (``handoff_before_screenshot``,
-input fields blanked; ``device/actions/ui_handoff.py``).
+input fields blanked; ``device/methods/ui_handoff.py``).
 
 The instruction is the planner's words, stored as given: each rendering escapes it (the
 terminal report's lines are escaped, the monitor sets it as text, JSON carries a string).

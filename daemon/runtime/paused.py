@@ -26,10 +26,10 @@ from phoned.daemon.store.protocol import WorkerStore
 from phoned.device import commands, parsers, ui_hierarchy
 from phoned.device.actions import execute, ui
 from phoned.device.actions.base import ActionContext
-from phoned.device.actions.ui_handoff import UiHandoff, observed
 from phoned.device.connection import Device
 from phoned.device.errors import DeviceError
 from phoned.device.evidence import Recorder
+from phoned.device.methods.ui_handoff import UiHandoff, observed
 
 log = logging.getLogger("phoned.paused")
 

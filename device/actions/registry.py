@@ -1,9 +1,9 @@
-"""The method registry: every ``Method`` the action modules declare, and the tables built
+"""The method registry: every ``Method`` the method modules declare, and the tables built
 from it (``docs/methods-registry.md``).
 
-The action modules are found, not listed: every module of the ``phoned.device.actions`` package
+The method modules are found, not listed: every module of the ``phoned.device.methods`` package
 that ends with a ``DECLARED`` tuple is one (``METHOD_MODULES``, in module-name order).
-Importing this module imports every action module (and pydantic): callers on the
+Importing this module imports every method module (and pydantic): callers on the
 ``phoned --help`` path import it inside functions, never at module level.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -21,19 +20,19 @@ from phoned.device.actions.method import Method
 from phoned.device.probes import Probe
 from pydantic import BaseModel
 
+METHODS_PACKAGE = "phoned.device.methods"
+
 
 def _method_modules() -> tuple[ModuleType, ...]:
-    """Every module of ``phoned.device.actions`` with a ``DECLARED`` tuple, by module name.
-
-    The folders are the package's ``__path__`` (a folder appended there is searched too), read
-    from ``sys.modules``: Python imports a package before any of its modules, so it is there,
-    and the package and its registry do not import each other."""
+    """Every module of ``METHODS_PACKAGE`` with a ``DECLARED`` tuple, by module name (the
+    package's ``__path__``: a folder appended there is searched too). Found by name, as its
+    modules are: the framework depends on no method (``lint-imports``)."""
+    methods = importlib.import_module(METHODS_PACKAGE)
     found = []
-    package = sys.modules[__name__.rpartition(".")[0]]
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name == "registry" or info.ispkg:
+    for info in sorted(pkgutil.iter_modules(methods.__path__), key=lambda i: i.name):
+        if info.ispkg:
             continue
-        module = importlib.import_module(f"phoned.device.actions.{info.name}")
+        module = importlib.import_module(f"{methods.__name__}.{info.name}")
         if hasattr(module, "DECLARED"):
             found.append(module)
     return tuple(found)

@@ -29,8 +29,8 @@ from typing import Any
 from phoned.device import phone_numbers, private, ui_hierarchy
 from phoned.device.actions import recipient, ui
 from phoned.device.actions.base import ActionContext
+from phoned.device.actions.composer import observed_draft
 from phoned.device.actions.params import is_phone_number
-from phoned.device.actions.sms import observed_draft
 from phoned.device.errors import UiDumpFailed
 
 # What each kind of task depends on, compared between the pause and the resume.

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from phoned.device import conversation, parsers, phone_numbers, send_control, ui_hierarchy
-from phoned.device.actions import recipient, sms, ui
+from phoned.device.actions import composer, recipient, ui
 from phoned.device.actions.base import (
     ActionContext,
     Outcome,
@@ -47,9 +47,10 @@ from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import EMULATOR_NUMBER
 from phoned.device.actions.reads import read, target
 from phoned.device.actions.recipient import Recipient
-from phoned.device.actions.sms import Sms
 from phoned.device.commands import Argv
 from phoned.device.errors import InputRefused, TransportLost, UiAutomatorError, UiDumpFailed
+from phoned.device.methods import sms
+from phoned.device.methods.sms import Sms
 
 # ---- params: ``sms.Sms`` (the draft's) ---------------------------------------------------
 
@@ -307,7 +308,7 @@ def send(ctx: ActionContext, params: Sms) -> Outcome:
             approval_void=void, **who.detail(),
         )  # fmt: skip
     nodes, locale = ready.screen.nodes, ctx.device.identity.locale
-    field = sms.compose_field(nodes, ready.app)
+    field = composer.compose_field(nodes, ready.app)
     recognition = send_control.recognise(nodes, field, locale)
     ctx.recorder.observe("send_control", recognition.evidence(), "before", ready.screen.read_by)
     button, why = choose_send(nodes, locale, params.sim, field)
@@ -551,7 +552,7 @@ def reconcile(ctx: ActionContext, params: Sms, hint: dict[str, Any]) -> str:
         if state is conversation.SendState.FAILED:
             return "did_not_happen"
         return "cannot_tell"
-    seen = sms.observed_draft(screen, app, to, region=recipient.regions(ctx))
+    seen = composer.observed_draft(screen, app, to, region=recipient.regions(ctx))
     return "did_not_happen" if seen["compose_text"] == body else "cannot_tell"
 
 

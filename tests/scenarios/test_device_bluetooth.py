@@ -8,7 +8,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from phoned.device.actions import Status, bluetooth, reconcile
+from phoned.device.actions import Status, reconcile
+from phoned.device.methods import bluetooth
 from phoned.sim import scenarios
 
 pytestmark = pytest.mark.integration

@@ -31,7 +31,7 @@ AOSP_MESSAGING = "com.android.messaging"
 
 
 def _needs_app(dut, package: str) -> None:
-    from phoned.device.actions import sms
+    from phoned.device.methods import sms
 
     app = sms.default_sms_app(dut.ctx("sms.draft"))
     if app != package:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from phoned.device.actions import Status
-from phoned.device.actions.notifications import DUMPSYS_NOTIFICATION
+from phoned.device.methods.notifications import DUMPSYS_NOTIFICATION
 from phoned.sim.android.notification import NotificationService
 
 pytestmark = pytest.mark.integration

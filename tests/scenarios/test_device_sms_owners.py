@@ -106,8 +106,8 @@ def test_a_draft_on_a_russian_phone_completes(dut) -> None:
 
 
 def _needs_samsung_messages(dut) -> None:
-    from phoned.device.actions import sms
     from phoned.device.conversation import SAMSUNG_MESSAGES
+    from phoned.device.methods import sms
 
     app = sms.default_sms_app(dut.ctx("sms.draft"))
     if app != SAMSUNG_MESSAGES:

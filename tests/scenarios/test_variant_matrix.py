@@ -101,7 +101,7 @@ def _cells(with_outcome: bool) -> list[object]:
 
 def _fits_the_device(dut, lang: Language, recipient: str, outcome: str) -> str:
     """On a real phone: the number to use, or skip when the cell is not this phone's."""
-    from phoned.device.actions import sms
+    from phoned.device.methods import sms
 
     if dut.device.identity.region != lang.sim_country.upper():
         pytest.skip(f"the phone's region is {dut.device.identity.region}, the cell's is not")

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from phoned.device.actions import Status, execute, reconcile
 from phoned.device.actions.base import ActionContext
-from phoned.device.actions.volume import percent_to_level
 from phoned.device.adb import ShellResult
 from phoned.device.connection import Capabilities, DeviceIdentity
 from phoned.device.errors import DeviceOffline, TransportLost
 from phoned.device.evidence import Recorder
+from phoned.device.methods.volume import percent_to_level
 
 Handler = Callable[[tuple[str, ...]], tuple[str, int]]
 

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from phoned.device import commands  # noqa: E402
-from phoned.device.actions import bluetooth, dnd, volume  # noqa: E402
+from phoned.device.methods import bluetooth, dnd, volume  # noqa: E402
 
 from bench.baselines import SHELL_SCRIPT  # noqa: E402
 from bench.sections import methods  # noqa: E402

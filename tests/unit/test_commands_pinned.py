@@ -17,7 +17,8 @@ from types import ModuleType
 
 import pytest
 from phoned.device import commands as c
-from phoned.device.actions import (
+from phoned.device.actions.registry import METHOD_MODULES
+from phoned.device.methods import (
     apps,
     bluetooth,
     brightness,
@@ -28,7 +29,6 @@ from phoned.device.actions import (
     volume,
     wifi,
 )
-from phoned.device.actions.registry import METHOD_MODULES
 from phoned.sim.profiles import SUPPORTED_SDKS
 
 Argv = tuple[str, ...]

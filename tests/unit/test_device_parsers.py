@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from phoned.device import parsers
-from phoned.device.actions import apps, brightness, notifications, wifi
+from phoned.device.methods import apps, brightness, notifications, wifi
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -72,7 +72,7 @@ def test_brightness_mode_setting_as_automatic_or_manual() -> None:
     assert modes == {"0\n": False, "1\r\n": True, "null\n": None, "2\n": None, "": None}
 
 
-# ---- apps (device/actions/apps.py) -------------------------------------------------------
+# ---- apps (device/methods/apps.py) -------------------------------------------------------
 
 # appium/appium#11307 (2018, API 26-28 ``ActivityStackSupervisor`` frames; stderr, exit 255),
 # the first line of the captured stderr.

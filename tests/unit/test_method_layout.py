@@ -24,7 +24,7 @@ CODE = {
     for folder in ("daemon", "device", "sim", "android_data", "foundation", "bench", "scripts")
     for path in (REPO / folder).rglob("*.py")
 }
-METHOD_FILES = {f"device/actions/{m.__name__.rsplit('.', 1)[-1]}.py" for m in METHOD_MODULES}
+METHOD_FILES = {f"device/methods/{m.__name__.rsplit('.', 1)[-1]}.py" for m in METHOD_MODULES}
 
 # Shared although one method uses them today: the generic form of a tool's command or
 # output, which the next method using that tool needs as is.
@@ -100,7 +100,7 @@ def _own_commands_and_parsers(module: ModuleType) -> list[str]:
 @pytest.mark.parametrize("module", METHOD_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_a_method_fact_other_code_uses_moves_to_the_shared_modules(module: ModuleType) -> None:
     short = module.__name__.rsplit(".", 1)[-1]
-    own = f"device/actions/{short}.py"
+    own = f"device/methods/{short}.py"
     outside = {
         name: sorted(users)
         for name in _own_commands_and_parsers(module)
@@ -113,7 +113,7 @@ def test_a_method_fact_other_code_uses_moves_to_the_shared_modules(module: Modul
 
 
 def test_uses_are_found_as_attribute_and_as_import() -> None:
-    assert "device/actions/sms.py" in _users("commands", "sms_compose", "device/commands.py")
-    assert "device/actions/wifi.py" in _users("parsers", "parse_settings_int", "device/parsers.py")
-    assert "device/actions/sms_send.py" in _users("sms", "Sms", "device/actions/sms.py")
-    assert _users("bluetooth", "bluetooth_set", "device/actions/bluetooth.py") == set()
+    assert "device/methods/sms.py" in _users("commands", "sms_compose", "device/commands.py")
+    assert "device/methods/wifi.py" in _users("parsers", "parse_settings_int", "device/parsers.py")
+    assert "device/methods/sms_send.py" in _users("sms", "Sms", "device/methods/sms.py")
+    assert _users("bluetooth", "bluetooth_set", "device/methods/bluetooth.py") == set()

@@ -59,7 +59,7 @@ PINNED: dict[str, tuple[str, str, str | None, bool, bool, bool, tuple[str, ...]]
 def _where(fn: Any) -> str | None:
     if fn is None:
         return None
-    return f"{fn.__module__.removeprefix('phoned.device.actions.')}.{fn.__name__}"
+    return f"{fn.__module__.rpartition('.')[2]}.{fn.__name__}"
 
 
 def _facts(m: Method[Any]) -> tuple[Any, ...]:
@@ -173,7 +173,7 @@ def test_each_method_names_its_target(
 
 
 def test_a_method_module_is_found_without_being_listed(tmp_path: Path) -> None:
-    """A new module in device/actions with a DECLARED tuple is a method everywhere."""
+    """A new module in device/methods with a DECLARED tuple is a method everywhere."""
     (tmp_path / "lamp.py").write_text(
         "from phoned.device.actions.method import Method, fixed\n"
         "from phoned.device.actions.params import NoParams\n"
@@ -181,7 +181,7 @@ def test_a_method_module_is_found_without_being_listed(tmp_path: Path) -> None:
         "DECLARED = (Method('lamp.get', NoParams, get, fixed('lamp.on')),)\n"
     )
     code = (
-        "import sys, phoned.device.actions as a; a.__path__.append(sys.argv[1]); "
+        "import sys, phoned.device.methods as a; a.__path__.append(sys.argv[1]); "
         "from phoned.device.actions import supported_methods; "
         "from phoned.device.actions.registry import METHOD_MODULES, METHOD_PARAMS; "
         "print('lamp.get' in supported_methods(), METHOD_PARAMS['lamp.get'].__name__, "
@@ -190,7 +190,7 @@ def test_a_method_module_is_found_without_being_listed(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["True", "NoParams", "phoned.device.actions.lamp"]
+    assert out.stdout.split() == ["True", "NoParams", "phoned.device.methods.lamp"]
 
 
 def test_an_unknown_method_is_a_value_error_naming_the_known_ones() -> None:

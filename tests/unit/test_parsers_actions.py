@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from phoned.device import parsers, phone_numbers, ui_hierarchy
-from phoned.device.actions import bluetooth, dnd, volume
+from phoned.device.methods import bluetooth, dnd, volume
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "android"
 
@@ -268,8 +268,8 @@ def test_audio_stream_without_stream_volume_and_two_devices_is_left_out() -> Non
 
 
 def test_send_buttons_of_other_messaging_apps() -> None:
-    from phoned.device.actions.sms import compose_field
-    from phoned.device.actions.sms_send import choose_send
+    from phoned.device.actions.composer import compose_field
+    from phoned.device.methods.sms_send import choose_send
     from phoned.device.ui_hierarchy import parse_nodes
 
     compose_ui = parse_nodes(
@@ -295,7 +295,7 @@ def test_a_send_button_per_sim_is_chosen_by_the_task_never_guessed() -> None:
     """Samsung Messages builds with a button per SIM (``send_button1`` / ``send_button2``,
     public automation scripts, docs/android-variants.md V120): the task's ``sim`` picks one;
     with two and no ``sim`` nothing is tapped; a single-button app cannot honour a ``sim``."""
-    from phoned.device.actions.sms_send import choose_send
+    from phoned.device.methods.sms_send import choose_send
     from phoned.device.ui_hierarchy import parse_nodes
 
     pkg = "com.samsung.android.messaging"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from phoned.device import parsers, phone_numbers
-from phoned.device.actions.sms import Sms
+from phoned.device.methods.sms import Sms
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 from pydantic import ValidationError
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from phoned.device import parsers, ui_hierarchy
-from phoned.device.actions import bluetooth, dnd, notifications, volume
+from phoned.device.methods import bluetooth, dnd, notifications, volume
 from phoned.device.parsers import VolumeReading
 
 REAL = Path(__file__).parent.parent / "fixtures" / "android" / "real"

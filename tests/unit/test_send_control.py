@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from phoned.device import conversation
-from phoned.device.actions.sms import compose_field
+from phoned.device.actions.composer import compose_field
 from phoned.device.send_control import CANNOT_TELL, layout_direction, recognise
 from phoned.device.ui_hierarchy import Node, parse_nodes
 from phoned.sim import scenarios

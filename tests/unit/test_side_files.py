@@ -64,7 +64,7 @@ def test_a_new_method_module_reaches_every_generated_file(tmp_path: Path) -> Non
     """Its module is all a method writes: regenerating puts it in each side file."""
     (tmp_path / "lamp.py").write_text(LAMP, encoding="utf-8")
     code = (
-        "import json, sys, pathlib, phoned.device.actions as a; a.__path__.append(sys.argv[1]); "
+        "import json, sys, pathlib, phoned.device.methods as a; a.__path__.append(sys.argv[1]); "
         "from phoned.daemon.verbs.side_files import expected; "
         "print(json.dumps(expected(pathlib.Path(sys.argv[2]))))"
     )
@@ -140,7 +140,7 @@ def _declared(module: str, *methods: Method[Any]) -> list[side_files.Declared]:
 
 def test_a_module_without_its_actions_row_is_named_with_what_to_add() -> None:
     lamp = Method("lamp.get", NoParams, lambda ctx, p: None, fixed("lamp.on"))
-    with pytest.raises(side_files.SideFileError, match=r"device/actions/lamp\.py: give exactly"):
+    with pytest.raises(side_files.SideFileError, match=r"device/methods/lamp\.py: give exactly"):
         side_files.actions_table(_declared("lamp", lamp))
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from phoned.device.actions import bluetooth as bt_action
-from phoned.device.actions.bluetooth import BluetoothOn, ClassicBluetooth
+from phoned.device.methods import bluetooth as bt_action
+from phoned.device.methods.bluetooth import BluetoothOn, ClassicBluetooth
 from phoned.sim import scenarios
 from phoned.sim.android.bluetooth import (
     cmd_bluetooth_manager,

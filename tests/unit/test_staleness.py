@@ -172,7 +172,7 @@ def test_target_names(method: str, params: dict[str, Any], observed: Any, name: 
 
 
 def test_a_send_journal_target_carries_its_sent_box_baseline() -> None:
-    from phoned.device.actions.sms_send import BASELINE_KEY, journal_baseline
+    from phoned.device.methods.sms_send import BASELINE_KEY, journal_baseline
 
     target = f"send via com.google.android.apps.messaging {BASELINE_KEY}41"
     assert journal_baseline({"action": "sms.send", "target": target}) == 41
