@@ -20,8 +20,9 @@ and kept while a worker serves it:
   file is 0600, 0660 in a group's shared state folder (``phoned.foundation.private_files``).
 * the queue's phone hold (``phoned.daemon.store.holds``): daemons on other hosts, or with another
   state folder, sharing the queue, as with a network phone (``host:port``) two hosts
-  reach. Renewed every third of ``lease_seconds`` (20 s by default: three times a minute
-  for an idle phone, issue #24); it expires ``lease_seconds`` after the last renewal, so a holder that died without releasing blocks the phone that long at most (a
+  reach. Renewed every third of ``lease_seconds`` (20 s by default: three times a minute,
+  issue #24) by one thread for every hold of the process (``Renewals``: ten phones wake it
+  no more often than one, issue #35); it expires ``lease_seconds`` after the last renewal, so a holder that died without releasing blocks the phone that long at most (a
   restart of the same daemon takes its own row back at once).
 
 A hold that could not be renewed within ``lease_seconds`` (the queue unreachable that long;
@@ -197,8 +198,9 @@ class PhoneHold:
         self.on_lost: Callable[[], None] | None = None
         self.lost = threading.Event()
         self._held = False
-        self._done = threading.Event()
-        self._renewer: threading.Thread | None = None
+        self._lock = threading.Lock()  # a renewal and a release never overlap
+        self._store: WorkerStore | None = None  # the renewals' own connection
+        self._good_until = 0.0  # monotonic: the row may expire after this without renewal
 
     @property
     def serial(self) -> str:
@@ -229,8 +231,8 @@ class PhoneHold:
             return row
         self._held = True
         self.lost.clear()
-        self._done.clear()
-        self._renewer = spawn(f"hold-{self.serial}", self._renew)
+        self._good_until = time.monotonic() + self.hold_s - self.renew_s
+        RENEWALS.add(self)
         if self.on_taken is not None:
             self.on_taken()
         return None
@@ -274,35 +276,32 @@ class PhoneHold:
         waiting.said_at, waiting.about = at, about
 
     # -- keeping and giving up -------------------------------------------------------------
-    def _renew(self) -> None:
-        """Renew the queue's row every ``renew_s``; call ``on_lost`` when another took it,
-        or when the last renewal is so old that the row may expire before the next try."""
-        store: WorkerStore | None = None
-        good_until = time.monotonic() + self.hold_s - self.renew_s
-        try:
-            while not self._done.wait(self.renew_s):
-                try:
-                    store = store or self.store_factory()
-                    row = store.hold_phone(self.me.renewed(time.time(), self.hold_s))
-                except QueueWeather as exc:
-                    # Busy or full: no other holder can write the row either, and this
-                    # host's lock file is still ours. Kept; renewed once the queue takes it
-                    # (a holder that took the row meanwhile is found then).
-                    weather.met(f"hold renewal of {self.serial}", exc)
-                    continue
-                except LifecycleError as exc:
-                    if time.monotonic() < good_until:
-                        log.warning("phone %s: hold not renewed: %s", self.serial, exc)
-                        continue
-                    self._lose(f"not renewed for {self.hold_s:g} s ({exc})")
+    def renew(self) -> None:
+        """Renew the queue's row once (``Renewals`` calls it every ``renew_s``); call
+        ``on_lost`` when another took it, or when the last renewal is so old that the row may
+        expire before the next try. Nothing once released."""
+        with self._lock:
+            if not self._held or self.lost.is_set():
+                return
+            try:
+                self._store = self._store or self.store_factory()
+                row = self._store.hold_phone(self.me.renewed(time.time(), self.hold_s))
+            except QueueWeather as exc:
+                # Busy or full: no other holder can write the row either, and this host's
+                # lock file is still ours. Kept; renewed once the queue takes it (a holder
+                # that took the row meanwhile is found then).
+                weather.met(f"hold renewal of {self.serial}", exc)
+                return
+            except LifecycleError as exc:
+                if time.monotonic() < self._good_until:
+                    log.warning("phone %s: hold not renewed: %s", self.serial, exc)
                     return
-                if not row.same_holder(self.me):
-                    self._lose(f"taken by {row.describe()}")
-                    return
-                good_until = time.monotonic() + self.hold_s - self.renew_s
-        finally:
-            if store is not None:
-                store.close()
+                self._lose(f"not renewed for {self.hold_s:g} s ({exc})")
+                return
+            if not row.same_holder(self.me):
+                self._lose(f"taken by {row.describe()}")
+                return
+            self._good_until = time.monotonic() + self.hold_s - self.renew_s
 
     def _lose(self, why: str) -> None:
         log.error("phone %s: hold lost (%s): its worker stops after its current task",
@@ -313,12 +312,14 @@ class PhoneHold:
 
     def release(self) -> None:
         """Give the phone up: the queue's row (when still ours), then the lock file."""
-        if not self._held:
-            return
-        self._held = False
-        self._done.set()
-        if self._renewer is not None:
-            self._renewer.join(timeout=10)
+        with self._lock:  # a renewal under way ends first; none starts after
+            if not self._held:
+                return
+            self._held = False
+            renewals, self._store = self._store, None
+        RENEWALS.remove(self)
+        if renewals is not None:
+            renewals.close()
         try:
             store = self.store_factory()
             try:
@@ -328,6 +329,50 @@ class PhoneHold:
         except LifecycleError as exc:  # it expires by itself
             log.warning("phone %s: hold not released in the queue: %s", self.serial, exc)
         self.lock.release()
+
+
+class Renewals:
+    """The one thread that renews every hold of this process, every ``renew_s`` (the
+    shortest of its holds'), all in the same wake: an idle daemon with ten phones wakes for
+    its holds as often as with one (issue #35 measured a thread per phone, 2 to 6 wake-ups a
+    minute each). A hold taken between two wakes is renewed at the next one, sooner than its
+    own period would have; the thread ends when no hold is left."""
+
+    def __init__(self) -> None:
+        self._holds: list[PhoneHold] = []
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, hold: PhoneHold) -> None:
+        with self._changed:
+            self._holds.append(hold)
+            if self._thread is None:
+                self._thread = spawn("hold-renewals", self._run)
+
+    def remove(self, hold: PhoneHold) -> None:
+        with self._changed:
+            if hold in self._holds:
+                self._holds.remove(hold)
+            self._changed.notify()  # the last one gone: the thread ends now
+
+    def _run(self) -> None:
+        due: float | None = None  # the first wake: one period of the holds there are then
+        while True:
+            with self._changed:
+                if due is None and self._holds:
+                    due = time.monotonic() + min(h.renew_s for h in self._holds)
+                while self._holds and due is not None and (left := due - time.monotonic()) > 0:
+                    self._changed.wait(left)
+                if not self._holds:
+                    self._thread = None
+                    return
+                holds = list(self._holds)
+            for hold in holds:  # outside the lock: a renewal may wait on its queue
+                hold.renew()
+            due = time.monotonic() + min(h.renew_s for h in holds)
+
+
+RENEWALS = Renewals()
 
 
 def phone_hold(

@@ -148,3 +148,37 @@ def test_a_hold_another_took_is_lost_and_says_so(tmp_path: Path) -> None:
         assert [h.holder for h in store.phone_holds()] == ["daemon-b"]
     finally:
         store.close()
+
+
+def test_every_hold_of_the_process_is_renewed_by_one_thread(tmp_path: Path) -> None:
+    """Three phones held: one renewal thread keeps all three rows ahead of their expiry
+    (issue #35: a thread per phone woke the idle daemon per phone); it ends with the last."""
+    queue = str(tmp_path / "queue.db")
+    serials = [f"127.0.0.1:{5555 + 2 * i}" for i in range(3)]
+    holds = [
+        PhoneHold(
+            Holder(serial, "daemon-a", "host-a", 100, "phoned run", time.time(), 0.0),
+            LockFile(lock_path(tmp_path / "host-a", serial)),
+            lambda: SqliteStore(queue),
+            hold_s=5.0,
+            renew_s=0.05,
+        )
+        for serial in serials
+    ]
+    store = SqliteStore(queue)
+    try:
+        for hold in holds:
+            assert hold.take(store) is None
+        taken = {h.serial: h.expires_at for h in store.phone_holds()}
+        time.sleep(0.5)  # about ten renewal periods
+        renewers = [t for t in threading.enumerate() if t.name.startswith("hold-")]
+        assert [t.name for t in renewers] == ["hold-renewals"]
+        renewed = {h.serial: h.expires_at for h in store.phone_holds()}
+        assert sorted(renewed) == sorted(serials)
+        assert all(renewed[s] > taken[s] for s in serials), (taken, renewed)
+        for hold in holds:
+            hold.release()
+        renewers[0].join(timeout=5)
+        assert not renewers[0].is_alive() and store.phone_holds() == []
+    finally:
+        store.close()
