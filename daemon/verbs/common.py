@@ -103,23 +103,33 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def json_option(help: str = "Print JSON for machines.") -> Callable[[F], F]:
+    """``--json`` (``as_json``); a verb whose JSON is one particular document says which."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def config_option(
+    help: str = "Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, "
+    "./config/phoned.yaml).",
+) -> Callable[[F], F]:
+    """``--config FILE`` (``config_file``), read by ``load_config``; a verb that reads only
+    part of the config says which part."""
+    return click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False), default=None, help=help
+    )
+
+
+queue_option = click.option(
+    "--queue",
+    default=None,
+    metavar="URL",
+    help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
+)
+
+
 def common_options(fn: F) -> F:
     """Add ``--queue URL``, ``--config FILE`` and ``--json`` to a verb."""
-    fn = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(fn)
-    fn = click.option(
-        "--config",
-        "config_file",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
-    )(fn)
-    fn = click.option(
-        "--queue",
-        default=None,
-        metavar="URL",
-        help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
-    )(fn)
-    return fn
+    return queue_option(config_option()(json_option()(fn)))
 
 
 def load_config(config_file: str | None, **flags: Any) -> Config:

@@ -7,7 +7,14 @@ The MCP SDK is imported only when the verb runs, so ``phoned --help`` stays inst
 from __future__ import annotations
 
 import click
-from phoned.daemon.verbs.common import EXIT_USAGE, fail, load_config, user_errors
+from phoned.daemon.verbs.common import (
+    EXIT_USAGE,
+    config_option,
+    fail,
+    load_config,
+    queue_option,
+    user_errors,
+)
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -50,19 +57,8 @@ def _host_port(text: str) -> tuple[str, int]:
               help="Let the person at the MCP client approve or deny a preview through "
               "elicitation (default: yes over stdio on a database queue; no over --http or "
               "on an http(s) queue, where the caller holds only a planner token).")  # fmt: skip
-@click.option(
-    "--queue",
-    default=None,
-    metavar="URL",
-    help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
-)
+@queue_option
+@config_option()
 @user_errors
 def mcp(
     conversation: str,
