@@ -152,12 +152,22 @@ def opened_store(
     Only verbs that queue work pass ``create=True``: a read or a decision on a mistyped
     SQLite path says that no queue is there instead of creating folders and an empty one.
     """
+    cfg = load_config(config_file, queue=queue)
+    with opened_queue(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait) as store:
+        yield store
+
+
+@contextlib.contextmanager
+def opened_queue(
+    url: str, *, create: bool = True, busy_wait_s: float | None = None
+) -> Iterator[PlannerStore]:
+    """``open_planner_store(url, ...)``, closed on exit: for a verb that has read the config
+    already (``opened_store`` reads it for the others)."""
     from phoned.daemon.store.open import (
         open_planner_store,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait)
+    store = open_planner_store(url, create=create, busy_wait_s=busy_wait_s)
     try:
         yield store
     finally:

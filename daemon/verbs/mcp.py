@@ -12,6 +12,7 @@ from phoned.daemon.verbs.common import (
     config_option,
     fail,
     load_config,
+    opened_queue,
     queue_option,
     user_errors,
 )
@@ -96,9 +97,6 @@ def mcp(
         serve_http,
         serve_stdio,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.open import (
-        open_planner_store,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
@@ -119,8 +117,7 @@ def mcp(
         except TokensFileError as exc:
             fail(str(exc), EXIT_USAGE)
     cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url, busy_wait_s=cfg.queue_busy_wait)
-    try:
+    with opened_queue(cfg.queue_url, busy_wait_s=cfg.queue_busy_wait) as store:
         bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
         if elicit is None:  # a caller with only a planner token does not decide by default
             elicit = options is None and not cfg.queue_url.startswith(("http://", "https://"))
@@ -129,5 +126,3 @@ def mcp(
             serve_stdio(server)
         else:
             serve_http(server, book, conversation, options, cfg.log_level)
-    finally:
-        store.close()
