@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 from phoned.daemon.config import ConfigError
@@ -69,24 +69,21 @@ def error_text(exc: Exception) -> str:
     return f"{message}: {hint}" if hint and hint not in message else message
 
 
+@dataclass(eq=False)
 class Bridge:
     """The queue as the MCP tools see it: one conversation, an optional default device."""
 
-    def __init__(
-        self,
-        store: PlannerStore,
-        cfg: Config,
-        conversation: str,
-        *,
-        device: str | None = None,
-        wait: float = 30.0,
-    ) -> None:
-        self.store = store
-        self.cfg = cfg
-        self.conversation = conversation
-        self.device = device
-        self.wait = wait
-        self.queue_url = cfg.queue_url
+    store: PlannerStore
+    cfg: Config
+    conversation: str
+    _: KW_ONLY
+    device: str | None = None  # the device a call that names none goes to
+    wait: float = 30.0  # seconds a call waits for its task to end or pause
+
+    @property
+    def queue_url(self) -> str:
+        """The queue's URL, as the commands and warnings the tools print name it."""
+        return self.cfg.queue_url
 
     # --- tasks ----------------------------------------------------------------------
     def submit(self, method: str, arguments: dict[str, Any]) -> TaskRecord:

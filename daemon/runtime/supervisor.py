@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
@@ -36,7 +37,7 @@ from phoned.daemon.runtime.phone_hold import phone_hold
 from phoned.daemon.runtime.worker import PAUSE_CHECK_INTERVAL_S, Worker, worker_for
 from phoned.daemon.store.open import WorkerStores
 from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
-from phoned.daemon.store.protocol import WorkerStore
+from phoned.daemon.store.protocol import Store, WorkerStore
 from phoned.daemon.store.schedule_tick import seconds_until
 from phoned.daemon.store.sql_store import SqlStore, StateSummary
 from phoned.daemon.store.sweeper import sweep
@@ -49,11 +50,36 @@ log = logging.getLogger("phoned.supervisor")
 READY_WAIT_S = 3.0  # how long the ready line waits for the adb server's first device list
 PRESENCE_SLACK_S = 5.0  # a presence row due this soon is written on the wake-up at hand
 
+S = TypeVar("S", bound=WorkerStore)  # the store a chore opens: a worker's view or the full queue
+T = TypeVar("T")
+
 
 @dataclass
 class _Running:
     worker: Worker
     thread: threading.Thread
+
+
+def _on_store(
+    open_store: Callable[[], S], call: Callable[[S], T], *, weather_as: str, failed: str
+) -> T | None:
+    """``call`` on a store opened for it and closed after; None when the queue failed.
+
+    The daemon's periodic chores (presence, sweep, schedule tick) must outlive any one
+    failure: busy or full is said once as ``weather_as`` (``weather.met``) and a gone queue
+    is logged as ``failed``; either way the chore is tried again at its next turn.
+    """
+    try:
+        store = open_store()
+        try:
+            return call(store)
+        finally:
+            store.close()
+    except QueueWeather as exc:  # busy or full: said once, tried again at the next turn
+        weather.met(weather_as, exc)
+    except LifecycleError as exc:  # a gone queue: said, and tried again later
+        log.warning("%s: %s", failed, exc)
+    return None
 
 
 class Supervisor:
@@ -228,16 +254,7 @@ class Supervisor:
         self._with_store("remove presence", lambda store: store.forget_presence(self.daemon_id))
 
     def _with_store(self, what: str, call: Callable[[WorkerStore], None]) -> None:
-        try:
-            store = self.stores()
-            try:
-                call(store)
-            finally:
-                store.close()
-        except QueueWeather as exc:  # busy or full: said once, tried again at the next turn
-            weather.met(what, exc)
-        except LifecycleError as exc:  # a gone queue: said, and tried again later
-            log.warning("could not %s: %s", what, exc)
+        _on_store(self.stores, call, weather_as=what, failed=f"could not {what}")
 
     def _sweep(self) -> None:
         """One sweep of an embedded queue; whatever the queue's weather, the daemon goes
@@ -247,24 +264,13 @@ class Supervisor:
         with self._lock:  # the tasks our live workers run: their leases are not judged
             busy = [r.worker.busy_with for r in self.workers.values() if r.thread.is_alive()]
         running = {task_id for task_id in busy if task_id}
-        try:
-            store = self.stores.full()
-        except QueueWeather as exc:
-            weather.met("sweep", exc)
-            return
-        except LifecycleError as exc:
-            log.warning("sweep failed: %s", exc)
-            return
-        try:
+
+        def swept(store: Store) -> None:
             ended = sweep(store, time.time(), self.cfg.retention_rule, running=running)
             for task in ended:
                 log.info("sweep: task %s is now %s", task.id, task.state.value)
-        except QueueWeather as exc:
-            weather.met("sweep", exc)
-        except LifecycleError as exc:
-            log.warning("sweep failed: %s", exc)
-        finally:
-            store.close()
+
+        _on_store(self.stores.full, swept, weather_as="sweep", failed="sweep failed")
 
     def _fire_schedules(self) -> float:
         """One schedule tick of an embedded queue (``phoned.daemon.store.schedule_tick``); the
@@ -273,25 +279,15 @@ class Supervisor:
         if not self.stores.sweeps:
             return float("inf")
 
-        try:
-            store = self.stores.full()
-        except QueueWeather as exc:
-            weather.met("schedules", exc)
-            return self.cfg.sweep_interval
-        except LifecycleError as exc:
-            log.warning("schedule tick failed: %s", exc)
-            return self.cfg.sweep_interval
-        try:
+        def tick(store: Store) -> float:
             observe = self.metrics.schedule_tick if self.metrics is not None else None
             return seconds_until(store, time.time(), self.cfg.schedules.grace,
                                  self.cfg.sweep_interval, observe)  # fmt: skip
-        except QueueWeather as exc:
-            weather.met("schedules", exc)
-        except LifecycleError as exc:
-            log.warning("schedule tick failed: %s", exc)
-        finally:
-            store.close()
-        return self.cfg.sweep_interval
+
+        wait = _on_store(
+            self.stores.full, tick, weather_as="schedules", failed="schedule tick failed"
+        )
+        return self.cfg.sweep_interval if wait is None else wait
 
     def _alive(self) -> bool:
         """Every worker thread that should run does (the watchdog is only fed then)."""

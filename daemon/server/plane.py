@@ -19,7 +19,7 @@ from phoned.daemon.runtime.metrics import PhonedMetrics
 from phoned.daemon.server.auth import TokenBook
 from phoned.daemon.server.reports import ReportLedger
 from phoned.daemon.server.settings import ServerSettings
-from phoned.daemon.server.wakeup import Wakeup
+from phoned.daemon.server.wakeup import Wakeup, run_on_own_store
 from phoned.daemon.store.open import open_store
 from phoned.daemon.store.presence import PRESENCE_INTERVAL_S
 from phoned.daemon.store.protocol import Store
@@ -159,47 +159,36 @@ class Plane:
             self._ledger.close()
 
     def _sweep_loop(self) -> None:
-        try:
-            store = self._open()
-        except LifecycleError as exc:
-            log.error("sweeper cannot open the queue: %s", exc)
-            return
-        try:
-            while not self._stop.wait(self.settings.sweep_interval):
-                try:
-                    for task in sweep(store, time.time(), self.settings.retention):
-                        log.info("sweep: task %s is now %s", task.id, task.state.value)
-                except LifecycleError as exc:
-                    log.warning("sweep failed: %s", exc)
-                self.wakeup.poke()
-        finally:
-            store.close()
+        run_on_own_store(self._open, self._sweep_on, "sweeper cannot open the queue", log)
+
+    def _sweep_on(self, store: Store) -> None:
+        while not self._stop.wait(self.settings.sweep_interval):
+            try:
+                for task in sweep(store, time.time(), self.settings.retention):
+                    log.info("sweep: task %s is now %s", task.id, task.state.value)
+            except LifecycleError as exc:
+                log.warning("sweep failed: %s", exc)
+            self.wakeup.poke()
 
     def _schedule_loop(self) -> None:
         """Fire the queue's schedules when due (``phoned.daemon.store.schedule_tick``): asleep
         until the next due time, a sweep interval at most, or a route changed one. Every
         replica on one PostgreSQL ticks; each due time still creates one task."""
+        run_on_own_store(self._open, self._schedules_on, "schedules cannot open the queue", log)
 
-        try:
-            store = self._open()
-        except LifecycleError as exc:
-            log.error("schedules cannot open the queue: %s", exc)
-            return
-        try:
-            sleep = 0.0
-            while not self._stop.is_set():
-                self.schedules_changed.wait(sleep)
-                self.schedules_changed.clear()
-                if self._stop.is_set():
-                    break
-                try:
-                    sleep = seconds_until(
-                        store, time.time(), self.settings.schedule_grace,
-                        self.settings.sweep_interval, self.metrics.schedule_tick,
-                    )  # fmt: skip
-                except LifecycleError as exc:
-                    log.warning("schedule tick failed: %s", exc)
-                    sleep = self.settings.sweep_interval
-                self.wakeup.poke()
-        finally:
-            store.close()
+    def _schedules_on(self, store: Store) -> None:
+        sleep = 0.0
+        while not self._stop.is_set():
+            self.schedules_changed.wait(sleep)
+            self.schedules_changed.clear()
+            if self._stop.is_set():
+                break
+            try:
+                sleep = seconds_until(
+                    store, time.time(), self.settings.schedule_grace,
+                    self.settings.sweep_interval, self.metrics.schedule_tick,
+                )  # fmt: skip
+            except LifecycleError as exc:
+                log.warning("schedule tick failed: %s", exc)
+                sleep = self.settings.sweep_interval
+            self.wakeup.poke()

@@ -144,18 +144,13 @@ class Wakeup:
         self._futures.clear()
 
     def _follow(self) -> None:
-        try:
-            store = self._factory()
-        except LifecycleError as exc:
-            log.error("cannot open the queue to follow it: %s", exc)
-            return
-        try:
-            while not self._stop.is_set():
-                self._advance(store)
-                self._poked.wait(self._fallback)
-                self._poked.clear()
-        finally:
-            store.close()
+        run_on_own_store(self._factory, self._follow_on, "cannot open the queue to follow it")
+
+    def _follow_on(self, store: Store) -> None:
+        while not self._stop.is_set():
+            self._advance(store)
+            self._poked.wait(self._fallback)
+            self._poked.clear()
 
     def _advance(self, store: Store) -> None:
         try:
@@ -170,6 +165,29 @@ class Wakeup:
                 self._cursor = latest
                 self._cond.notify_all()
                 self._wake_futures()
+
+
+def run_on_own_store(
+    open_store: Callable[[], Store],
+    loop: Callable[[Store], None],
+    cannot_open: str,
+    logger: logging.Logger = log,
+) -> None:
+    """Run a server thread's ``loop`` on a store of its own, closed when the loop ends.
+
+    Each background thread (follower, sweeper, schedules) opens its own store, as a store
+    serves one thread; one that cannot be opened ends only that thread, logged as
+    ``cannot_open`` on ``logger``, and the server goes on answering requests.
+    """
+    try:
+        store = open_store()
+    except LifecycleError as exc:
+        logger.error("%s: %s", cannot_open, exc)
+        return
+    try:
+        loop(store)
+    finally:
+        store.close()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

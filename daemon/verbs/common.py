@@ -103,23 +103,33 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def json_option(help: str = "Print JSON for machines.") -> Callable[[F], F]:
+    """``--json`` (``as_json``); a verb whose JSON is one particular document says which."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def config_option(
+    help: str = "Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, "
+    "./config/phoned.yaml).",
+) -> Callable[[F], F]:
+    """``--config FILE`` (``config_file``), read by ``load_config``; a verb that reads only
+    part of the config says which part."""
+    return click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False), default=None, help=help
+    )
+
+
+queue_option = click.option(
+    "--queue",
+    default=None,
+    metavar="URL",
+    help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
+)
+
+
 def common_options(fn: F) -> F:
     """Add ``--queue URL``, ``--config FILE`` and ``--json`` to a verb."""
-    fn = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(fn)
-    fn = click.option(
-        "--config",
-        "config_file",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
-    )(fn)
-    fn = click.option(
-        "--queue",
-        default=None,
-        metavar="URL",
-        help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
-    )(fn)
-    return fn
+    return queue_option(config_option()(json_option()(fn)))
 
 
 def load_config(config_file: str | None, **flags: Any) -> Config:
@@ -142,12 +152,22 @@ def opened_store(
     Only verbs that queue work pass ``create=True``: a read or a decision on a mistyped
     SQLite path says that no queue is there instead of creating folders and an empty one.
     """
+    cfg = load_config(config_file, queue=queue)
+    with opened_queue(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait) as store:
+        yield store
+
+
+@contextlib.contextmanager
+def opened_queue(
+    url: str, *, create: bool = True, busy_wait_s: float | None = None
+) -> Iterator[PlannerStore]:
+    """``open_planner_store(url, ...)``, closed on exit: for a verb that has read the config
+    already (``opened_store`` reads it for the others)."""
     from phoned.daemon.store.open import (
         open_planner_store,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url, create=create, busy_wait_s=cfg.queue_busy_wait)
+    store = open_planner_store(url, create=create, busy_wait_s=busy_wait_s)
     try:
         yield store
     finally:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 from phoned.daemon.verbs.common import (
+    F,
     common_options,
     echo_json,
     now,
@@ -25,6 +26,16 @@ from phoned.daemon.verbs.common import (
 if TYPE_CHECKING:
     from phoned.daemon.lifecycle.records import TaskRecord
     from phoned.daemon.store.protocol import PlannerStore
+
+
+_OWNER = click.option("--conversation", required=True, help="Conversation that owns the task.")
+
+
+def by_owner(fn: F) -> F:
+    """The options every decision verb ends with: ``--conversation`` (the owner, which the
+    store checks), ``--queue/--config/--json``, user errors as exit codes, and TASK resolved
+    among the owner's tasks (``task_reference``)."""
+    return _OWNER(common_options(user_errors(task_reference(fn))))
 
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
@@ -52,10 +63,7 @@ def _decision(
     @click.argument("task_id", metavar="TASK")
     @click.option("--revision", required=True, type=int, help="Revision you were shown.")
     @click.option("--digest", required=True, help="Digest of the preview you were shown.")
-    @click.option("--conversation", required=True, help="Conversation that owns the task.")
-    @common_options
-    @user_errors
-    @task_reference
+    @by_owner
     def decide(
         task_id: str,
         revision: int,
@@ -83,10 +91,7 @@ def conversation_verb(
 
     @click.command(name=name, help=help)
     @click.argument("task_id", metavar="TASK")
-    @click.option("--conversation", required=True, help="Conversation that owns the task.")
-    @common_options
-    @user_errors
-    @task_reference
+    @by_owner
     def steer(
         task_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
     ) -> None:
@@ -114,10 +119,7 @@ deny = _decision(
 @click.option("--param", "params", multiple=True, required=True, metavar="K=V",
               help="Parameter to change (repeatable); the others keep their value.")  # fmt: skip
 @click.option("--replace", is_flag=True, help="Use only the given params, drop the others.")
-@click.option("--conversation", required=True, help="Conversation that owns the task.")
-@common_options
-@user_errors
-@task_reference
+@by_owner
 def amend(
     task_id: str,
     params: tuple[str, ...],

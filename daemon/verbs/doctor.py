@@ -6,18 +6,15 @@ import functools
 import sys
 
 import click
-from phoned.daemon.verbs.common import load_config, user_errors
+from phoned.daemon.verbs.common import config_option, json_option, load_config, user_errors
+from phoned.daemon.verbs.context import adb_server
 
 
 @click.command()
 @click.option("--serial", default=None, help="Only this device (default: every device).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Config file for adb_host, adb_port and adb_path (default: the one every verb reads).",
+@json_option("Print one JSON document.")
+@config_option(
+    "Config file for adb_host, adb_port and adb_path (default: the one every verb reads)."
 )
 @user_errors
 def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
@@ -30,11 +27,8 @@ def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
     from phoned.daemon.verbs.doctor_checks import (
         run_doctor,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.adb import (
-        AdbServer,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     cfg = load_config(config_file)
-    server = AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
+    server = adb_server(cfg)
     holder = functools.partial(describe_holder, cfg)  # who holds each phone
     sys.exit(run_doctor(serial=serial, as_json=as_json, server=server, holder=holder))

@@ -22,31 +22,19 @@ from phoned.daemon.lifecycle.documents import InputError, looks_like_dial_string
 from phoned.device.actions.registry import METHOD_PARAMS
 
 
-def _is_text_type(annotation: Any) -> bool:
-    """True when ``annotation`` accepts only text (str, a Literal of strings, or Optional)."""
-    if annotation is str:
+def _accepts_only(annotation: Any, kind: type) -> bool:
+    """True when ``annotation`` accepts only values of ``kind``: ``kind`` itself, a Literal
+    of such values, or an Optional or Union of those (``str`` keeps a ``--param`` value as
+    text, ``bool`` reads ``true``/``false``)."""
+    if annotation is kind:
         return True
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Literal:
-        return all(isinstance(a, str) for a in args)
+        return all(isinstance(a, kind) for a in args)
     if origin is typing.Union or origin is types.UnionType:
         rest = [a for a in args if a is not type(None)]
-        return bool(rest) and all(_is_text_type(a) for a in rest)
-    return False
-
-
-def _is_bool_type(annotation: Any) -> bool:
-    """True when ``annotation`` accepts only booleans (bool, a Literal of bools, Optional)."""
-    if annotation is bool:
-        return True
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Literal:
-        return all(isinstance(a, bool) for a in args)
-    if origin is typing.Union or origin is types.UnionType:
-        rest = [a for a in args if a is not type(None)]
-        return bool(rest) and all(_is_bool_type(a) for a in rest)
+        return bool(rest) and all(_accepts_only(a, kind) for a in rest)
     return False
 
 
@@ -60,13 +48,13 @@ def _param_fields(method: str | None) -> dict[str, Any]:
 def wants_text(method: str | None, key: str) -> bool:
     """True when ``method``'s parameter schema declares ``key`` as text."""
     field = _param_fields(method).get(key)
-    return field is not None and _is_text_type(field.annotation)
+    return field is not None and _accepts_only(field.annotation, str)
 
 
 def wants_bool(method: str | None, key: str) -> bool:
     """True when ``method``'s parameter schema declares ``key`` as a boolean."""
     field = _param_fields(method).get(key)
-    return field is not None and _is_bool_type(field.annotation)
+    return field is not None and _accepts_only(field.annotation, bool)
 
 
 # How a boolean is written on the command line: YAML 1.2's core schema.

@@ -7,7 +7,15 @@ The MCP SDK is imported only when the verb runs, so ``phoned --help`` stays inst
 from __future__ import annotations
 
 import click
-from phoned.daemon.verbs.common import EXIT_USAGE, fail, load_config, user_errors
+from phoned.daemon.verbs.common import (
+    EXIT_USAGE,
+    config_option,
+    fail,
+    load_config,
+    opened_queue,
+    queue_option,
+    user_errors,
+)
 
 
 def _host_port(text: str) -> tuple[str, int]:
@@ -50,19 +58,8 @@ def _host_port(text: str) -> tuple[str, int]:
               help="Let the person at the MCP client approve or deny a preview through "
               "elicitation (default: yes over stdio on a database queue; no over --http or "
               "on an http(s) queue, where the caller holds only a planner token).")  # fmt: skip
-@click.option(
-    "--queue",
-    default=None,
-    metavar="URL",
-    help="Task queue URL (default: config queue, else the SQLite file in the state dir).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Config file (default: $PHONED_CONFIG, /etc/phoned/phoned.yaml, ./config/phoned.yaml).",
-)
+@queue_option
+@config_option()
 @user_errors
 def mcp(
     conversation: str,
@@ -100,9 +97,6 @@ def mcp(
         serve_http,
         serve_stdio,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.open import (
-        open_planner_store,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
@@ -123,8 +117,7 @@ def mcp(
         except TokensFileError as exc:
             fail(str(exc), EXIT_USAGE)
     cfg = load_config(config_file, queue=queue)
-    store = open_planner_store(cfg.queue_url, busy_wait_s=cfg.queue_busy_wait)
-    try:
+    with opened_queue(cfg.queue_url, busy_wait_s=cfg.queue_busy_wait) as store:
         bridge = Bridge(store, cfg, conversation, device=device, wait=wait)
         if elicit is None:  # a caller with only a planner token does not decide by default
             elicit = options is None and not cfg.queue_url.startswith(("http://", "https://"))
@@ -133,5 +126,3 @@ def mcp(
             serve_stdio(server)
         else:
             serve_http(server, book, conversation, options, cfg.log_level)
-    finally:
-        store.close()

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from phoned.daemon.verbs.common import EXIT_FAILURE, EXIT_USAGE, echo_json, fail
+from phoned.daemon.verbs.common import EXIT_FAILURE, EXIT_USAGE, echo_json, fail, json_option
 
 
 @click.command("methods")
-@click.option("--json", "as_json", is_flag=True, help="Every method with its params' JSON Schema.")
+@json_option("Every method with its params' JSON Schema.")
 @click.option("--markdown", is_flag=True, help="The catalogue as docs/methods.md.")
 @click.option(
     "--write", is_flag=True,

@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 from phoned.daemon.planning.queueing import unserved_warning
-from phoned.daemon.verbs.common import common_options, echo_json, load_config, now, user_errors
+from phoned.daemon.verbs.common import (
+    common_options,
+    echo_json,
+    load_config,
+    now,
+    opened_queue,
+    user_errors,
+)
 
 
 def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
@@ -56,19 +63,13 @@ def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
         holds,
         presence,
     )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.open import (
-        open_planner_store,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
     cfg = load_config(config_file, queue=queue)
     path = config_file or config.default_config_path()
-    store = open_planner_store(cfg.queue_url)
-    try:
+    with opened_queue(cfg.queue_url) as store:
         rows = store.presence()
         counts = store.queue_status()
         held = holds.live(_phone_holds(store), now())
-    finally:
-        store.close()
     at = now()
     live = presence.serving(rows, at)
     if as_json:
