@@ -5,9 +5,10 @@ Shared by every SQL store: a row is a ``dict`` keyed by column name.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 from phoned.daemon.lifecycle.contract import TaskSpec
 from phoned.daemon.lifecycle.records import (
@@ -23,6 +24,8 @@ from phoned.daemon.lifecycle.records import (
 from phoned.daemon.lifecycle.rules import Row, summary_json
 from phoned.daemon.lifecycle.states import FailureReason, TaskState, requires_decision
 from phoned.foundation.digest import canonical_json
+
+R = TypeVar("R")
 
 
 def new_task_row(
@@ -177,72 +180,43 @@ def workflow_event_row(wf: Row, reason: str | None, decision: bool) -> Row:
     }
 
 
+def _record(cls: type[R], row: Row, **converted: Any) -> R:
+    """The ``cls`` record of ``row``: each field the column of its name, but those given
+    ``converted`` (a JSON text parsed, an int made a bool)."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    return cls(**{n: row[n] for n in names if n not in converted}, **converted)
+
+
+def _json_or_none(text: str | None) -> Any:
+    return json.loads(text) if text else None
+
+
 def event_record(row: Row) -> Event:
     """The record of an outbox row."""
-    return Event(
-        cursor=row["cursor"],
-        kind=row["kind"],
-        task_id=row["task_id"],
-        workflow_id=row["workflow_id"],
-        step_id=row["step_id"],
-        plan_id=row["plan_id"],
-        conversation_id=row["conversation_id"],
-        state=row["state"],
-        state_version=row["state_version"],
-        revision=row["revision"],
-        attempt=row["attempt"],
-        reason=row["reason"],
+    return _record(
+        Event,
+        row,
         requires_decision=bool(row["requires_decision"]),
         stop_requested=bool(row["stop_requested"]),
         evidence_refs=tuple(json.loads(row["evidence_refs"])),
-        ts=row["ts"],
     )
 
 
 def journal_record(row: Row) -> JournalEntry:
     """The record of a journal row."""
-    return JournalEntry(
-        op_id=row["op_id"],
-        task_id=row["task_id"],
-        attempt=row["attempt"],
-        revision=row["revision"],
-        action=row["action"],
-        target=row["target"],
-        input_digest=row["input_digest"],
-        started_at=row["started_at"],
-        outcome=JournalOutcome(row["outcome"]) if row["outcome"] else None,
-        detail=row["detail"],
-        finished_at=row["finished_at"],
-    )
+    outcome = JournalOutcome(row["outcome"]) if row["outcome"] else None
+    return _record(JournalEntry, row, outcome=outcome)
 
 
 def workflow_record(row: Row) -> WorkflowRecord:
     """The record of a workflow row."""
-    return WorkflowRecord(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        plan_id=row["plan_id"],
-        device=row["device"],
-        name=row["name"],
-        state=row["state"],
-        version=row["version"],
-        step_count=row["step_count"],
-        halted_reason=row["halted_reason"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return _record(WorkflowRecord, row)
 
 
 def revision_record(row: Row) -> Revision:
     """The record of a task_revisions row."""
-    return Revision(
-        task_id=row["task_id"],
-        revision=row["revision"],
-        params=json.loads(row["params"]),
-        conversation_id=row["conversation_id"],
-        created_at=row["created_at"],
-        checkpoint=json.loads(row["checkpoint"]) if row["checkpoint"] else None,
-    )
+    params, checkpoint = json.loads(row["params"]), _json_or_none(row["checkpoint"])
+    return _record(Revision, row, params=params, checkpoint=checkpoint)
 
 
 def record_row(record: TaskRecord) -> Row:

@@ -43,16 +43,7 @@ class _Queueing(Protocol):
 
 def record(row: Row, now: float) -> ScheduleRecord:
     """The record of a ``list_schedules`` row, its next due time computed at ``now``."""
-    run = None
-    if row.get("run_due_at") is not None:
-        run = ScheduleRun(
-            due_at=float(row["run_due_at"]),
-            result=row["run_result"],
-            recorded_at=float(row["run_recorded_at"]),
-            task_id=row["run_task_id"],
-            task_state=row["run_task_state"],
-            message=row["run_message"],
-        )
+    run = _run_of(row, "run_") if row.get("run_due_at") is not None else None
     base = ScheduleRecord(
         id=row["id"],
         cron=row["cron"],
@@ -89,17 +80,20 @@ def schedule(db: SqlDatabase, schedule_id: str, now: float) -> ScheduleRecord:
 
 def runs(db: SqlDatabase, schedule_id: str, limit: int = 20) -> list[ScheduleRun]:
     """The newest runs of a schedule, newest first."""
-    return [
-        ScheduleRun(
-            due_at=float(r["due_at"]),
-            result=r["result"],
-            recorded_at=float(r["recorded_at"]),
-            task_id=r["task_id"],
-            task_state=r["task_state"],
-            message=r["message"],
-        )
-        for r in db.all("runs_of_schedule", id=schedule_id, limit=limit)
-    ]
+    return [_run_of(r) for r in db.all("runs_of_schedule", id=schedule_id, limit=limit)]
+
+
+def _run_of(row: Row, prefix: str = "") -> ScheduleRun:
+    """The run in ``row``'s columns (named with ``prefix``: ``run_`` in a schedule's row,
+    which carries its last run)."""
+    return ScheduleRun(
+        due_at=float(row[f"{prefix}due_at"]),
+        result=row[f"{prefix}result"],
+        recorded_at=float(row[f"{prefix}recorded_at"]),
+        task_id=row[f"{prefix}task_id"],
+        task_state=row[f"{prefix}task_state"],
+        message=row[f"{prefix}message"],
+    )
 
 
 def _owned(db: SqlDatabase, schedule_id: str, conversation_id: str, now: float) -> ScheduleRecord:
