@@ -22,11 +22,11 @@ def panels(results: dict[str, Any]) -> list[tuple[str, dict[str, list[float]]]]:
 
 def draw(results: dict[str, Any], path: Path) -> str:
     """Write the PNG to ``path``; return its path, or ``not available: REASON``."""
-    try:
+    try:  # lazy: matplotlib is the optional bench extra
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # lazy: once the backend is chosen
     except ImportError:
         return "not available: matplotlib is not installed (pip install -e '.[bench]')"
     found = panels(results)

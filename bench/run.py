@@ -12,6 +12,7 @@ PostgreSQL) is on loopback and stopped before it returns. See bench/README.md.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -35,8 +36,6 @@ SECTIONS = ("shell", "methods", "overhead", "daemon", "claims", "snapshot", "ui_
 
 def _runner(name: str) -> Callable[[Config], Section]:
     """The ``run`` function of section ``name`` (imported only when it runs)."""
-    import importlib
-
     return importlib.import_module(f"bench.sections.{name}").run
 
 

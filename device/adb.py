@@ -180,7 +180,7 @@ class AdbServer:
             if os.sep in self._adb_path:
                 return self._adb_path
             return shutil.which(self._adb_path) or self._adb_path
-        try:
+        try:  # lazy: adbutils is loaded only by the verbs that use it (start-up)
             from adbutils import adb_path
         except ImportError as exc:  # pragma: no cover - adbutils is a hard dependency
             raise AdbServerError("adbutils is not installed") from exc

@@ -103,12 +103,8 @@ class Device:
         self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT, attempts: int = 3
     ) -> ShellResult:
         """Run a read-only ``argv``; transient transport errors are retried with backoff."""
-        from tenacity import (
-            Retrying,
-            retry_if_exception,
-            stop_after_attempt,
-            wait_exponential,
-        )  # lazy: tenacity is loaded only by the verbs that use it (start-up)
+        # lazy: tenacity is loaded only by the verbs that use it (start-up)
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),

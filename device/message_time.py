@@ -27,10 +27,8 @@ _SPACE = r"[\s\u00a0\u202f]*"  # CLDR puts U+202F / U+00A0 where a pattern has a
 
 def babel_locale(tag: str) -> object | None:
     """``ru-RU`` / ``ko_KR`` / ``zh-Hant-TW`` as a babel Locale; None when CLDR has none."""
-    from babel import (
-        Locale,
-        UnknownLocaleError,
-    )  # lazy: babel is loaded only by the verbs that use it (start-up)
+    # lazy: babel is loaded only by the verbs that use it (start-up)
+    from babel import Locale, UnknownLocaleError
 
     try:
         return Locale.parse(tag.replace("-", "_"))
@@ -64,9 +62,8 @@ def _field_regex(char: str, count: int, periods: list[str]) -> str:
 
 def pattern_regex(pattern: str, periods: list[str]) -> str:
     """A CLDR time pattern (``a h:mm``) as a regular expression over its output."""
-    from babel.dates import (
-        tokenize_pattern,
-    )  # lazy: babel is loaded only by the verbs that use it (start-up)
+    # lazy: babel is loaded only by the verbs that use it (start-up)
+    from babel.dates import tokenize_pattern
 
     parts = []
     for kind, value in tokenize_pattern(pattern):

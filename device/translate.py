@@ -32,10 +32,8 @@ def translate(exc: BaseException, serial: str | None) -> DeviceError:
 
 
 def _translate_adbutils(exc: BaseException, message: str, serial: str | None) -> DeviceError:
-    from adbutils.errors import (
-        AdbConnectionError,
-        AdbTimeout,
-    )  # lazy: adbutils is loaded only by the verbs that use it (start-up)
+    # lazy: adbutils is loaded only by the verbs that use it (start-up)
+    from adbutils.errors import AdbConnectionError, AdbTimeout
 
     if isinstance(exc, AdbTimeout):
         return DeviceOffline(f"{serial}: adb timed out: {message}", serial=serial)

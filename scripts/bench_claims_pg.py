@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import psycopg  # noqa: E402
 from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
 from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
@@ -52,8 +53,6 @@ def _fill(url: str, tasks: int) -> None:
     for i in range(tasks):
         store.submit(spec, 1000.0 + i)
     store.close()
-    import psycopg
-
     # what autovacuum does on a live queue within a minute: without statistics the planner
     # takes the freshly filled table for a few rows and sorts every queued task per claim
     with psycopg.connect(url, autocommit=True) as conn:
@@ -195,8 +194,6 @@ def _paired_claimer(
     and the parent share; report per kind (latencies, block spans, CPU s). One more barrier
     before the first block and one after the last bracket the parent's readings of the
     server's CPU: connecting is no block's cost, and every backend still lives when read."""
-    import psycopg
-
     store = PostgresStore(urls[0])
     conn = psycopg.connect(urls[1], autocommit=True)
 
@@ -298,8 +295,6 @@ def _schema_url(server: PostgresServer | None, url: str | None) -> str:
     if server is not None:
         server.create_database("bench")
         return server.create_schema("bench", schema)
-    import psycopg
-
     assert url is not None
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"'.encode())

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import yaml  # noqa: E402
 from outage_test import free_port, start_plane, stop_plane  # noqa: E402
 from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
 from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
@@ -40,7 +41,6 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--idle", type=float, default=60.0)
     args = parser.parse_args()
-    import yaml
 
     work = Path(tempfile.mkdtemp(prefix="phoned-bench-"))
     tokens, entries = {}, []

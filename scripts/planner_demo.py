@@ -32,6 +32,8 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from phoned.daemon.server.auth import Role, make_token
+
 from scripts.stack import free_port, stop_process, wait_device
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,8 +78,6 @@ class Stack:
 
 
 def make_tokens(path: Path, serials: list[str]) -> dict[str, str]:
-    from phoned.daemon.server.auth import Role, make_token
-
     tokens, entries = {}, []
     people = [
         ("planner", Role.PLANNER, ()),
@@ -206,6 +206,7 @@ def print_evidence(url: str, tokens: dict[str, str], workflow_id: str) -> None:
 
 def shoot_monitor(url: str, token: str, flows: int, png: Path, work: Path) -> None:
     """Sign in to /monitor as a viewer, wait until every workflow shows completed, save a PNG."""
+    # lazy: the screenshot alone needs a Chromium, started by this helper
     from cdp_client import Chromium
 
     chromium = Chromium.start(work)

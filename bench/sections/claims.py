@@ -11,14 +11,13 @@ from typing import Any
 
 from bench.config import Config
 from bench.sections import Section, row, section
+from scripts.bench_claims import run as claim_run
 
 TITLE = "claims per second"
 
 
 def sqlite_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows and raw figures for each process count (and mode) on SQLite."""
-    from scripts.bench_claims import run as claim_run
-
     rows, data = [], []
     modes = (False, True) if cfg.claim_cycle else (False,)
     for procs in cfg.claim_procs:
@@ -50,6 +49,7 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
     if reason is not None:
         text = f"not available: {reason}"
         return [row("PostgreSQL", value=text)], text
+    # lazy: psycopg (the optional postgres extra) only where a PostgreSQL server runs
     from scripts.bench_claims_pg import PostgresServer, _schema_url, compare, run
 
     rows, data = [], []

@@ -55,9 +55,8 @@ class ScheduleSpec(BaseModel):
 
 
 def _cron_iter(cron: str, zone: ZoneInfo, start: float) -> Any:
-    from croniter import (
-        croniter,
-    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
+    # lazy: croniter is loaded only by the verbs that use it (start-up)
+    from croniter import croniter
 
     return croniter(
         cron,
@@ -100,11 +99,8 @@ def zone_of(tz: str) -> ZoneInfo:
 
 def check_cron(cron: str, tz: str, now: float) -> list[FieldError]:
     """The errors of ``cron`` in ``tz`` (empty: it parses and fires within a few years)."""
-    from croniter import (
-        CroniterBadCronError,
-        CroniterBadDateError,
-        CroniterError,
-    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
+    # lazy: croniter is loaded only by the verbs that use it (start-up)
+    from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError
 
     errors: list[FieldError] = []
     try:
@@ -137,9 +133,8 @@ def repeated(cron: str, zone: ZoneInfo, due: float) -> bool:
 
 def next_due(cron: str, tz: str, after: float) -> float | None:
     """The first due time strictly after ``after`` (POSIX s), or None if none comes."""
-    from croniter import (
-        CroniterError,
-    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
+    # lazy: croniter is loaded only by the verbs that use it (start-up)
+    from croniter import CroniterError
 
     try:
         zone = ZoneInfo(tz)
@@ -300,9 +295,8 @@ class TickPlan:
 def plan_tick(record: ScheduleRecord, now: float, grace_s: float) -> TickPlan:
     """The due times of ``record`` in (since, now], since its arming or its last handled due
     time, and what to do with each (the module docstring's rule)."""
-    from croniter import (
-        CroniterError,
-    )  # lazy: croniter is loaded only by the verbs that use it (start-up)
+    # lazy: croniter is loaded only by the verbs that use it (start-up)
+    from croniter import CroniterError
 
     empty = TickPlan(None, (), 0)
     since = max(record.armed_at, record.last_due_at or 0.0)

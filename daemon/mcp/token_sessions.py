@@ -71,9 +71,8 @@ class TokenSessions:
         found = self.managers.get(caller)
         if found is not None:
             return found
-        from mcp.server.streamable_http_manager import (
-            StreamableHTTPSessionManager,
-        )  # lazy: mcp is loaded only by the verbs that use it (start-up)
+        # lazy: mcp is loaded only by the verbs that use it (start-up)
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
         async with self._lock:
             if caller not in self.managers:

@@ -52,9 +52,8 @@ class HttpOptions:
 
 def serve_stdio(server: Server[Any]) -> None:
     """Serve one client over stdin/stdout until it closes them."""
-    from mcp.server.stdio import (
-        stdio_server,
-    )  # lazy: mcp is loaded only by the verbs that use it (start-up)
+    # lazy: mcp is loaded only by the verbs that use it (start-up)
+    from mcp.server.stdio import stdio_server
 
     async def main() -> None:
         async with stdio_server() as (read, write):
@@ -140,9 +139,8 @@ def rebinding_guard(options: HttpOptions) -> TransportSecuritySettings:
     with one of those names, or any ``--allowed-origin``. A name a rebinding page chose is
     in neither list.
     """
-    from mcp.server.transport_security import (
-        TransportSecuritySettings,
-    )  # lazy: mcp is loaded only by the verbs that use it (start-up)
+    # lazy: mcp is loaded only by the verbs that use it (start-up)
+    from mcp.server.transport_security import TransportSecuritySettings
 
     names = served_names(options.host)
     hosts = [form for name in names for form in (name, f"{name}:*")]
@@ -158,12 +156,9 @@ def http_app(
     server: Server[Any], book: TokenBook, conversation: str, options: HttpOptions
 ) -> BearerGate:
     """The streamable HTTP app (``/mcp``, a session manager per token) behind the gate."""
-    from starlette.applications import (
-        Starlette,
-    )  # lazy: starlette is loaded only by the verbs that use it (start-up)
-    from starlette.routing import (
-        Route,
-    )  # lazy: starlette is loaded only by the verbs that use it (start-up)
+    # lazy: starlette is loaded only by the verbs that use it (start-up)
+    from starlette.applications import Starlette
+    from starlette.routing import Route
 
     sessions = TokenSessions(
         server,

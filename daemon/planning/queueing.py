@@ -24,19 +24,11 @@ def queue_spec(
 
     Timeouts the task does not give come from the config's ``timeouts.*``.
     """
-    from phoned.daemon.config import (
-        with_default_timeouts,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.contract import (
-        WorkflowSpec,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.errors import (
-        FieldError,
-        InvalidTask,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.ingress import (
-        parse_ingress,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.config import with_default_timeouts
+    from phoned.daemon.lifecycle.contract import WorkflowSpec
+    from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
+    from phoned.daemon.lifecycle.ingress import parse_ingress
 
     spec = with_default_timeouts(parse_ingress(raw), cfg)
     if isinstance(spec, WorkflowSpec):
@@ -49,12 +41,9 @@ def queue_spec(
 def unserved_warning(store: Any, queue: str, device: str | None = None) -> str | None:
     """The warning for a queue (or phone) no daemon served recently; None when one did or
     when the store cannot say (an answer is never held up by this check)."""
-    from phoned.daemon.lifecycle.errors import (
-        LifecycleError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store import (
-        presence,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import LifecycleError
+    from phoned.daemon.store import presence
 
     try:
         rows = store.presence()

@@ -48,7 +48,8 @@ class QueueMissing(QueueUrlError):
 def require_postgres_driver() -> None:
     """Raise ``QueueUrlError`` naming the ``postgres`` extra when psycopg cannot be imported."""
     try:
-        import psycopg  # noqa: F401  (only to learn whether it is there)
+        # lazy: psycopg is the optional postgres extra, imported only to learn whether it is there
+        import psycopg  # noqa: F401
     except ImportError as exc:  # not installed, or installed without a libpq it can load
         raise QueueUrlError(
             f"a postgresql:// queue needs psycopg, which this install lacks ({exc}): "

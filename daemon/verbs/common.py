@@ -44,18 +44,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print ``phoned: message`` on stderr (one line, escaped for the terminal) and exit
     with ``code``."""
-    from phoned.daemon.rendering.terminal import (
-        terminal_text,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.terminal import terminal_text
 
     click.echo(f"phoned: {terminal_text(' '.join(message.split()))}", err=True)
     sys.exit(code)
 
 
 def _device_message(exc: Exception) -> str:
-    from phoned.device.errors import (
-        DeviceError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.errors import DeviceError
 
     hint = getattr(exc, "HINT", "")
     message = str(exc) or type(exc).__name__
@@ -66,19 +64,11 @@ def _device_message(exc: Exception) -> str:
 
 def exit_code_of(exc: Exception) -> int | None:
     """The documented exit code of an error a verb may raise; None for a bug (re-raised)."""
-    from phoned.daemon.config import (
-        ConfigError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.errors import (
-        InvalidTask,
-        LifecycleError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.open import (
-        QueueUrlError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.errors import (
-        DeviceError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.config import ConfigError
+    from phoned.daemon.lifecycle.errors import InvalidTask, LifecycleError
+    from phoned.daemon.store.open import QueueUrlError
+    from phoned.device.errors import DeviceError
 
     if isinstance(exc, InvalidTask | ConfigError | QueueUrlError | InputError):
         return EXIT_USAGE
@@ -134,9 +124,8 @@ def common_options(fn: F) -> F:
 
 def load_config(config_file: str | None, **flags: Any) -> Config:
     """The config from ``config_file`` (or the default path), env and ``flags``."""
-    from phoned.daemon import (
-        config,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon import config
 
     path = Path(config_file) if config_file else config.default_config_path()
     return config.load(path, flags=flags)
@@ -163,9 +152,8 @@ def opened_queue(
 ) -> Iterator[PlannerStore]:
     """``open_planner_store(url, ...)``, closed on exit: for a verb that has read the config
     already (``opened_store`` reads it for the others)."""
-    from phoned.daemon.store.open import (
-        open_planner_store,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.store.open import open_planner_store
 
     store = open_planner_store(url, create=create, busy_wait_s=busy_wait_s)
     try:
@@ -221,9 +209,8 @@ def resolve_task(store: PlannerStore, ref: str, conversation: str | None = None)
     A shorter prefix, or one several tasks start with, is an ``InputError`` (exit 2; the
     candidates are named); a prefix no task starts with is ``TaskNotFound`` (exit 1).
     """
-    from phoned.daemon.lifecycle.errors import (
-        TaskNotFound,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import TaskNotFound
 
     of = f" of conversation {conversation}" if conversation else ""
     if ref == "last":

@@ -27,9 +27,8 @@ if TYPE_CHECKING:
 
 def adb_server(cfg: Config) -> AdbServer:
     """The adb server the config names (``adb_host``, ``adb_port``, ``adb_path``)."""
-    from phoned.device.adb import (
-        AdbServer,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.adb import AdbServer
 
     return AdbServer(cfg.adb_host, cfg.adb_port, adb_path=cfg.adb_path)
 
@@ -46,9 +45,8 @@ def _value_text(value: Any) -> str:
 
 def context_text(planning: PlanningContext) -> str:
     """The planning context as aligned lines: each value, its command and when it was read."""
-    from phoned.daemon.rendering.render import (
-        iso,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import iso
 
     ctx = planning.device
     lines = [f"device {ctx.serial}  (context at {iso(planning.at)})"]
@@ -80,16 +78,10 @@ def context(
     """The device planning context: model, SDK, battery, screen, foreground app and its
     label, DND, Bluetooth, volumes, default SMS app, supported methods, queue (with --apps
     the launchable apps); each value with when and by which command it was observed."""
-    from phoned.daemon.planning.context import (
-        planning_context,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.planning.device_context import (
-        AdbContextProvider,
-        context_json,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.connection import (
-        connect,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.planning.context import planning_context
+    from phoned.daemon.planning.device_context import AdbContextProvider, context_json
+    from phoned.device.connection import connect
 
     cfg = load_config(config_file, queue=queue)
     server = adb_server(cfg)
@@ -138,18 +130,11 @@ def classify(
 ) -> None:
     """Would the task in FILE ('-' = stdin) be accepted? Which method, needs approval,
     supported on --serial. Nothing is queued or executed. Exit 0 accepted, 1 refused."""
-    from phoned.daemon.lifecycle.documents import (
-        read_document,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.planning.classify import (
-        classify_ingress,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.planning.device_context import (
-        supported_methods,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.connection import (
-        connect,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.planning.classify import classify_ingress
+    from phoned.daemon.planning.device_context import supported_methods
+    from phoned.device.connection import connect
 
     raw = read_document(file)
     capabilities = None

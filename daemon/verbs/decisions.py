@@ -40,10 +40,8 @@ def by_owner(fn: F) -> F:
 
 def print_task_state(task: TaskRecord, as_json: bool) -> None:
     """``TASK STATE`` (plus ``stop requested`` when pending), or the record as JSON."""
-    from phoned.daemon.rendering.render import (
-        state_line,
-        task_json,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import state_line, task_json
 
     if as_json:
         echo_json(task_json(task))
@@ -130,9 +128,8 @@ def amend(
     as_json: bool,
 ) -> None:
     """New revision of a non-terminal TASK with changed params (a pending approval is void)."""
-    from phoned.daemon.verbs.inputs import (
-        parse_params,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.inputs import parse_params
 
     with opened_store(queue, config_file) as store:
         current = store.get(task_id)

@@ -21,12 +21,9 @@ def doctor(serial: str | None, as_json: bool, config_file: str | None) -> None:
     """Check adb (can this machine run it?), its server and every attached device; say
     what to do about problems and who holds each phone (the daemon driving it). An adb
     server doctor starts is stopped again."""
-    from phoned.daemon.runtime.phone_hold import (
-        describe_holder,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.verbs.doctor_checks import (
-        run_doctor,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.runtime.phone_hold import describe_holder
+    from phoned.daemon.verbs.doctor_checks import run_doctor
 
     cfg = load_config(config_file)
     server = adb_server(cfg)

@@ -26,9 +26,8 @@ FOLLOW_INTERVAL_S = 0.5
 def event_line(event: Event) -> str:
     """One event on one line: cursor, time, subject, state, versions, reason, flags (escaped
     for the terminal: a control character in a stored field is shown, never obeyed)."""
-    from phoned.daemon.rendering.render import (
-        iso,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import iso
 
     subject = f"task {event.task_id}" if event.task_id else f"workflow {event.workflow_id}"
     parts = [
@@ -43,17 +42,15 @@ def event_line(event: Event) -> str:
         parts.append("stop_requested")
     if event.workflow_id and event.task_id:
         parts.append(f"workflow {event.workflow_id} step {event.step_id}")
-    from phoned.daemon.rendering.terminal import (
-        terminal_text,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.terminal import terminal_text
 
     return terminal_text("  ".join(parts))
 
 
 def _emit(events: list[Event], as_json: bool) -> None:
-    from phoned.daemon.rendering.render import (
-        event_json,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import event_json
 
     for event in events:
         if as_json:

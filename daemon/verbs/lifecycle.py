@@ -50,15 +50,10 @@ def revision_lines(revisions: list[Revision]) -> list[str]:
     texts are shown in their redacted form (``phoned.device.private``): the header of ``show`` is
     the one place a task's params appear in clear; ``--json`` keeps every revision whole.
     """
-    from phoned.daemon.rendering.render import (
-        iso,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.rendering.terminal import (
-        terminal_text,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.private import (
-        scrub,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import iso
+    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.device.private import scrub
 
     lines = ["revisions:"]
     for r in revisions:

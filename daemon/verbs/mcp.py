@@ -86,17 +86,10 @@ def mcp(
     """
     from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.mcp.bridge import (
-        Bridge,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.mcp.server import (
-        build_server,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.mcp.transports import (
-        HttpOptions,
-        serve_http,
-        serve_stdio,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.mcp.bridge import Bridge
+    from phoned.daemon.mcp.server import build_server
+    from phoned.daemon.mcp.transports import HttpOptions, serve_http, serve_stdio
 
     if http is not None and tokens is None:
         fail("--http needs --tokens FILE (the tokens file of `phoned serve`)", EXIT_USAGE)
@@ -107,10 +100,8 @@ def mcp(
                               session_idle, header_timeout, body_timeout)  # fmt: skip
     book = None
     if options is not None and tokens is not None:
-        from phoned.daemon.server.auth import (
-            TokenBook,
-            TokensFileError,
-        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+        # lazy: phoned --help start-up path (docs/structure.md, measured)
+        from phoned.daemon.server.auth import TokenBook, TokensFileError
 
         try:
             book = TokenBook.load(Path(tokens))

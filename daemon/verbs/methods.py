@@ -39,9 +39,8 @@ def methods(as_json: bool, markdown: bool, write: bool, check: bool, root: Path 
             fail("--write/--check write files; --json/--markdown print", EXIT_USAGE)
         _side_files(root or Path(__file__).resolve().parents[2], check)
         return
-    from phoned.daemon.planning import (
-        catalogue,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.planning import catalogue
 
     if as_json:
         echo_json(catalogue.catalogue())
@@ -52,9 +51,8 @@ def methods(as_json: bool, markdown: bool, write: bool, check: bool, root: Path 
 
 
 def _side_files(root: Path, check: bool) -> None:
-    from phoned.daemon.verbs import (
-        side_files,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs import side_files
 
     if not (root / "docs" / "methods.md").is_file():
         fail(f"{root} is not a phoned checkout (no docs/methods.md)", EXIT_USAGE)

@@ -44,17 +44,10 @@ def prune(
 ) -> None:
     """Remove finished tasks past the queue's retention now (retention.days, retention.max_tasks),
     with their evidence, events, journal, revisions and artifacts folders."""
-    from phoned.daemon.store import (
-        retention,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.open import (
-        SQLITE_PREFIX,
-        open_store,
-        sqlite_path,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store.sql_store import (
-        SqlStore,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.store import retention
+    from phoned.daemon.store.open import SQLITE_PREFIX, open_store, sqlite_path
+    from phoned.daemon.store.sql_store import SqlStore
 
     cfg = load_config(config_file, queue=queue)
     url = cfg.queue_url

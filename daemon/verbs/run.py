@@ -96,9 +96,8 @@ def run(
     if sim_scenario and sim_sdk is None:
         raise click.UsageError("--sim-scenario needs --sim", ctx=click.get_current_context())
     if sim_scenario:
-        from phoned.daemon.runtime.sim_phone import (
-            check_scenario,
-        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+        # lazy: phoned --help start-up path (docs/structure.md, measured)
+        from phoned.daemon.runtime.sim_phone import check_scenario
 
         try:
             check_scenario(int(sim_sdk or "34"), sim_scenario)
@@ -112,12 +111,9 @@ def run(
         grace_period=grace_period,
         metrics=metrics,
     )
-    from phoned.daemon.runtime.approval_prompt import (
-        at_a_terminal,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.runtime.run import (
-        run_daemon,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.runtime.approval_prompt import at_a_terminal
+    from phoned.daemon.runtime.run import run_daemon
 
     sys.exit(
         run_daemon(

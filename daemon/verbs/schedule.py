@@ -40,12 +40,9 @@ def schedule() -> None:
 def _task_raw(
     task_file: str | None, method: str | None, params: tuple[str, ...], device: str | None
 ) -> dict[str, Any]:
-    from phoned.daemon.lifecycle.documents import (
-        read_document,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.verbs.inputs import (
-        parse_params,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.documents import read_document
+    from phoned.daemon.verbs.inputs import parse_params
 
     if task_file is not None and method is not None:
         raise InputError("give --task FILE or --method, not both")
@@ -92,19 +89,11 @@ def add(
     as_json: bool,
 ) -> None:
     """Add a schedule; prints its id and next due time (--json: the record)."""
-    from phoned.daemon.config import (
-        with_default_timeouts,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.schedule_ops import (
-        AddSchedule,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.schedules import (
-        host_zone,
-        validate_schedule,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.planning.queueing import (
-        unserved_warning,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.config import with_default_timeouts
+    from phoned.daemon.lifecycle.schedule_ops import AddSchedule
+    from phoned.daemon.lifecycle.schedules import host_zone, validate_schedule
+    from phoned.daemon.planning.queueing import unserved_warning
 
     raw: dict[str, Any] = {
         "cron": cron,
@@ -135,9 +124,8 @@ def add(
 
 
 def _json(record: ScheduleRecord) -> dict[str, Any]:
-    from phoned.daemon.lifecycle.wire import (
-        plain,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.wire import plain
 
     doc: dict[str, Any] = plain(record)
     return doc
@@ -204,9 +192,8 @@ def list_(
 
 def _resolve(store: Any, reference: str) -> ScheduleRecord:
     """The schedule a full id or a unique prefix names."""
-    from phoned.daemon.lifecycle.errors import (
-        TaskNotFound,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import TaskNotFound
 
     found = [s for s in store.schedules(now()) if s.id == reference]
     if found:
@@ -226,9 +213,8 @@ def _resolve(store: Any, reference: str) -> ScheduleRecord:
 @user_errors
 def show(schedule_id: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show SCHEDULE and its newest runs (fired with the task's state, missed, refused)."""
-    from phoned.daemon.lifecycle.wire import (
-        plain,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.wire import plain
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -266,9 +252,8 @@ def remove(
     schedule_id: str, conversation: str, queue: str | None, config_file: str | None, as_json: bool
 ) -> None:
     """Remove SCHEDULE (the tasks it created stay)."""
-    from phoned.daemon.lifecycle.schedule_ops import (
-        RemoveSchedule,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.schedule_ops import RemoveSchedule
 
     with opened_store(queue, config_file) as store:
         found = _resolve(store, schedule_id)
@@ -289,9 +274,8 @@ def _pause_verb(name: str, paused: bool, help: str) -> click.Command:
         config_file: str | None,
         as_json: bool,
     ) -> None:
-        from phoned.daemon.lifecycle.schedule_ops import (
-            PauseSchedule,
-        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+        # lazy: phoned --help start-up path (docs/structure.md, measured)
+        from phoned.daemon.lifecycle.schedule_ops import PauseSchedule
 
         with opened_store(queue, config_file) as store:
             found = _resolve(store, schedule_id)

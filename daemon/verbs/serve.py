@@ -35,12 +35,8 @@ def _make_token(
     stderr."""
     from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.server.auth import (
-        Role,
-        TokensFileError,
-        add_to_tokens_file,
-        make_token,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.server.auth import Role, TokensFileError, add_to_tokens_file, make_token
 
     if role == "daemon" and not devices:
         fail(
@@ -89,26 +85,16 @@ def _serve(
     import dataclasses  # lazy: phoned --help start-up path (docs/structure.md, measured)
     from pathlib import Path  # lazy: phoned --help start-up path (docs/structure.md, measured)
 
-    from phoned.daemon.server.app import (
-        create_app,
-        run,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.server.auth import (
-        TokenBook,
-        TokensFileError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.server.settings import (
-        ServerSettings,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.server.app import create_app, run
+    from phoned.daemon.server.auth import TokenBook, TokensFileError
+    from phoned.daemon.server.settings import ServerSettings
 
     cfg = load_config(config_file, queue=queue)
     if cfg.queue_url.startswith(("http://", "https://")):
         fail("phoned serve needs a database queue (sqlite:/// or postgresql://)", EXIT_USAGE)
-    from phoned.daemon.store.open import (
-        POSTGRES_PREFIXES,
-        QueueUrlError,
-        require_postgres_driver,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.store.open import POSTGRES_PREFIXES, QueueUrlError, require_postgres_driver
 
     if cfg.queue_url.startswith(POSTGRES_PREFIXES):
         try:  # before uvicorn starts: its start-up would turn this into a traceback

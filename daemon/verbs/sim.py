@@ -51,15 +51,10 @@ def sim(port: int, sdk: str, scenario: str, log_path: str | None, connect: bool)
 
 def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect: bool) -> None:
     """Serve the phone on 127.0.0.1:port; with ``connect``, attach it to the adb server."""
-    from phoned.device.errors import (
-        DeviceError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.sim import (
-        scenarios,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.sim.server import (
-        Simulator,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.device.errors import DeviceError
+    from phoned.sim import scenarios
+    from phoned.sim.server import Simulator
 
     simulator = Simulator(sdk=sdk, port=port, log_path=Path(log_path) if log_path else None)
     try:
@@ -81,9 +76,8 @@ def run_sim(*, port: int, sdk: int, scenario: str, log_path: str | None, connect
     )
     server = None
     if connect:
-        from phoned.device.adb import (
-            AdbServer,
-        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+        # lazy: phoned --help start-up path (docs/structure.md, measured)
+        from phoned.device.adb import AdbServer
 
         server = AdbServer()
         try:

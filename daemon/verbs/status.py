@@ -33,9 +33,8 @@ def warn_unserved(store: Any, queue: str, device: str | None = None) -> None:
 
 def _phone_holds(store: Any) -> list[Any]:
     """Who holds each phone; none when the queue cannot say (a plane of an older build)."""
-    from phoned.daemon.lifecycle.errors import (
-        LifecycleError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import LifecycleError
 
     try:
         return list(store.phone_holds())
@@ -53,16 +52,10 @@ def _ago(t: float | None, at: float) -> str:
 def status(queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Show the queue this host uses, the daemons serving it, who holds each phone and its
     tasks per state."""
-    from phoned.daemon import (
-        config,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.rendering.terminal import (
-        terminal_text,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.store import (
-        holds,
-        presence,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon import config
+    from phoned.daemon.rendering.terminal import terminal_text
+    from phoned.daemon.store import holds, presence
 
     cfg = load_config(config_file, queue=queue)
     path = config_file or config.default_config_path()

@@ -41,9 +41,8 @@ def _task_from_options(
     conversation: str | None,
     extra: dict[str, Any],
 ) -> dict[str, Any]:
-    from phoned.daemon.verbs.inputs import (
-        parse_params,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.inputs import parse_params
 
     raw: dict[str, Any] = {"method": method, "params": parse_params(method, params)}
     if conversation is not None:
@@ -53,9 +52,8 @@ def _task_from_options(
 
 
 def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]) -> Any:
-    from phoned.daemon.lifecycle.documents import (
-        read_document,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.documents import read_document
 
     if file is not None and method is not None:
         raise InputError("give a FILE or --method, not both")
@@ -74,9 +72,8 @@ def _raw_input(file: str | None, method: str | None, raw_options: dict[str, Any]
 
 
 def _print_queued(tasks: list[TaskRecord], as_json: bool, many: bool = False) -> None:
-    from phoned.daemon.rendering.render import (
-        task_json,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import task_json
 
     if as_json:
         docs = [task_json(t) for t in tasks]
@@ -112,9 +109,8 @@ def submit(
 
     Prints the task id (every step's id for a workflow); --json prints the record.
     """
-    from phoned.daemon.lifecycle.errors import (
-        InvalidTask,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import InvalidTask
 
     extra = {"device": device, "source": source, "idempotency_key": idempotency_key}
     options = {"params": params, "conversation": conversation, "extra": extra}
@@ -139,10 +135,8 @@ def submit(
 def _named_as_options(exc: InvalidTask) -> InvalidTask:
     """``exc`` for a task given as options: a missing ``conversation_id`` names
     ``--conversation``, which is how it is given there."""
-    from phoned.daemon.lifecycle.errors import (
-        FieldError,
-        InvalidTask,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
 
     hint = ": give --conversation C, the conversation that owns the task"
     return InvalidTask(
@@ -166,9 +160,8 @@ def workflow() -> None:
 @user_errors
 def workflow_submit(file: str, queue: str | None, config_file: str | None, as_json: bool) -> None:
     """Queue the workflow in FILE (canonical ``steps`` or seed-004 ``subTasks``)."""
-    from phoned.daemon.lifecycle.documents import (
-        read_document,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.documents import read_document
 
     raw = read_document(file)
     cfg = load_config(config_file, queue=queue)
@@ -184,9 +177,8 @@ def workflow_submit(file: str, queue: str | None, config_file: str | None, as_js
 def _unserved(store: PlannerStore, cfg: Config, queued: list[TaskRecord]) -> str | None:
     """The warning to give at once when no daemon serves the queue (or the phone) the
     tasks wait in (``phoned.daemon.verbs.status``); None when one does."""
-    from phoned.daemon.verbs.status import (
-        unserved_warning,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.status import unserved_warning
 
     for device in dict.fromkeys(t.device for t in queued if not t.terminal):
         warning = unserved_warning(store, cfg.queue_url, device)
@@ -205,15 +197,10 @@ def warn_unknown_devices(queued: list[TaskRecord], cfg: Config) -> None:
     wanted = sorted({t.device for t in queued if t.device and not t.terminal})
     if not wanted or cfg.queue_url.startswith(("http://", "https://")):
         return
-    from phoned.daemon.verbs.context import (
-        adb_server,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.connection import (
-        list_devices,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.device.errors import (
-        DeviceError,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.verbs.context import adb_server
+    from phoned.device.connection import list_devices
+    from phoned.device.errors import DeviceError
 
     server = adb_server(cfg)
     where = f"{server.host}:{server.port}"
@@ -251,12 +238,9 @@ def task_note(task: TaskRecord) -> str:
 
 
 def _wait_note(task: TaskRecord) -> str:
-    from phoned.daemon.lifecycle.states import (
-        TaskState,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.lifecycle.waiting import (
-        WaitKind,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.states import TaskState
+    from phoned.daemon.lifecycle.waiting import WaitKind
 
     if task.state is TaskState.APPROVAL:
         if task.approval_status != "pending" or not task.approval_digest:
@@ -287,12 +271,9 @@ def _wait_note(task: TaskRecord) -> str:
 
 def _table_row(task: TaskRecord) -> tuple[str, ...]:
     """One row of ``phoned tasks``; every cell escaped for the terminal (``phoned.daemon.rendering.terminal``)."""
-    from phoned.daemon.rendering.render import (
-        iso,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.rendering.terminal import (
-        terminal_text,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering.render import iso
+    from phoned.daemon.rendering.terminal import terminal_text
 
     note = task_note(task)
     cells = (
@@ -336,12 +317,9 @@ def tasks(
 
     When more tasks match than --limit, a last line says how many more there are.
     """
-    from phoned.daemon.lifecycle.states import (
-        TaskState,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.rendering.render import (
-        task_json,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.lifecycle.states import TaskState
+    from phoned.daemon.rendering.render import task_json
 
     wanted = tuple(TaskState(s) for s in states)
     with opened_store(queue, config_file) as store:
@@ -355,9 +333,8 @@ def tasks(
         )
         more = _more_than_shown(store, found, limit, wanted, device, conversation or workflow_id)
         if any(not t.terminal for t in found):
-            from phoned.daemon.verbs.status import (
-                warn_unserved,
-            )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+            # lazy: phoned --help start-up path (docs/structure.md, measured)
+            from phoned.daemon.verbs.status import warn_unserved
 
             warn_unserved(store, load_config(config_file, queue=queue).queue_url, device)
     found = found[:limit]
@@ -467,13 +444,9 @@ def show(
     --html writes a new file (0600; --force replaces one, a symbolic link is refused) and
     says on stderr where.
     """
-    from phoned.daemon.rendering import (
-        render,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
-    from phoned.daemon.verbs.lifecycle import (
-        revision_json,
-        revision_lines,
-    )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+    # lazy: phoned --help start-up path (docs/structure.md, measured)
+    from phoned.daemon.rendering import render
+    from phoned.daemon.verbs.lifecycle import revision_json, revision_lines
 
     with opened_store(queue, config_file) as store:
         record = store.get(task_id)
@@ -482,9 +455,8 @@ def show(
     if html_file is not None:
         state = load_config(config_file, queue=queue).state_path
         roots = (state / "artifacts", state / "serve" / "artifacts")  # daemon's, plane's
-        from phoned.daemon.rendering.terminal import (
-            terminal_text,
-        )  # lazy: phoned --help start-up path (docs/structure.md, measured)
+        # lazy: phoned --help start-up path (docs/structure.md, measured)
+        from phoned.daemon.rendering.terminal import terminal_text
 
         page = render.render_html(*inputs, artifact_roots=roots, queue=queue)
         written = write_report(html_file, page, force)

@@ -24,9 +24,8 @@ RECONCILE_ANSWERS = ("happened", "did_not_happen", "cannot_tell")
 
 def supported_methods() -> list[str]:
     """Every declared method (``device/actions/registry.py``)."""
-    from phoned.device.actions.registry import (
-        REGISTRY,
-    )  # lazy: the registry imports this package first (its method modules load after it)
+    # lazy: the registry imports this package first (its method modules load after it)
+    from phoned.device.actions.registry import REGISTRY
 
     return sorted(REGISTRY)
 
@@ -45,12 +44,9 @@ def execute(
     an effect has started (``ctx.started_effects``) becomes ``Status.UNKNOWN`` with a
     ``reconcile`` hint: the effect may or may not have happened.
     """
-    from phoned.device.actions.reads import (
-        invalid,
-    )  # lazy: the registry imports this package first (its method modules load after it)
-    from phoned.device.actions.registry import (
-        method as declared,
-    )  # lazy: the registry imports this package first (its method modules load after it)
+    # lazy: the registry imports this package first (its method modules load after it)
+    from phoned.device.actions.reads import invalid
+    from phoned.device.actions.registry import method as declared
 
     if declaration is None:  # the caller's own lookup (an attempt's) is used as it is
         declaration = declared(method)  # ValueError for an unknown method
@@ -81,9 +77,8 @@ def reconcile(method: str, params: dict[str, Any], ctx: ActionContext) -> str:
     ones: ``cannot_tell``) plus what the journal kept (``journal``, ``baseline_id``).
     Methods without an effect have nothing to reconcile: ``did_not_happen``.
     """
-    from phoned.device.actions.registry import (
-        method as declared,
-    )  # lazy: the registry imports this package first (its method modules load after it)
+    # lazy: the registry imports this package first (its method modules load after it)
+    from phoned.device.actions.registry import method as declared
 
     declaration = declared(method)  # ValueError for an unknown method
     if declaration.reconcile is None:

@@ -68,9 +68,8 @@ class Snapshot:
 
 
 def _depends_on_screen(method: str) -> bool:
-    from phoned.device.actions import (
-        registry,
-    )  # lazy: the registry imports every action module, screen.py among them, which imports this one
+    # lazy: the registry imports every action module, screen.py among them, which imports this one
+    from phoned.device.actions import registry
 
     return method in registry.SCREEN_METHODS
 

@@ -62,9 +62,8 @@ def stamp(locale: str, age_s: float, hour24: bool | None = None) -> str:
 def clock(locale: str, age_s: float, hour24: bool | None = None) -> str:
     """The time of day a message sent ``age_s`` seconds ago was sent, as
     ``DateUtils.formatDateTime(FORMAT_SHOW_TIME)`` draws it: CLDR's ``hm`` / ``Hm``."""
-    from babel.dates import (
-        format_time,
-    )  # lazy: babel is loaded only by the verbs that use it (start-up)
+    # lazy: babel is loaded only by the verbs that use it (start-up)
+    from babel.dates import format_time
 
     cldr = _babel(locale)
     if hour24 is None:  # time_12_24 unset: the locale's own clock

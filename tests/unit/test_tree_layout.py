@@ -167,3 +167,36 @@ def test_no_two_modules_import_each_other() -> None:
         if graph.chain_exists(importer=imported, imported=module)
     )
     assert cycles == []
+
+
+def _unexplained_local_imports(path: Path) -> list[int]:
+    """The lines of ``path``'s function-local imports that give no ``# lazy:`` reason: on
+    the import itself, or on the comment line heading the run of imports it stands in."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for fn in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            own = lines[node.lineno - 1 : node.end_lineno]
+            above = node.lineno - 2  # up through the imports before it, to their heading
+            while above >= 0 and lines[above].strip().startswith(("from ", "import ", ")")):
+                above -= 1
+            heading = lines[above].strip() if above >= 0 else ""
+            if not any("# lazy:" in line for line in own) and "# lazy:" not in heading:
+                found.append(node.lineno)
+    return found
+
+
+def test_every_function_local_import_says_why() -> None:
+    """Imports sit at the top of a module; one inside a function says why (a measured
+    start-up cost, an optional dependency, a heavy library used by one path) with a
+    ``# lazy:`` comment (issue #32)."""
+    unexplained = {
+        str(path.relative_to(REPO)): lines
+        for path in _python_files(*TOPS, "scripts", "bench")
+        if (lines := _unexplained_local_imports(path))
+    }
+    assert unexplained == {}
