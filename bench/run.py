@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/run.py [--short] [--out DIR] [--only SECTION ...]
 
-Sections (in order): shell, methods, overhead, daemon, claims, snapshot, ui_path, soak.
+Sections (in order): shell, methods, overhead, daemon, claims, snapshot, ui_path, ui_tier, soak.
 ``--short`` is CI's run (small samples, 5 s idle, a 500-task soak); without it the issue's
 figures (200 round trips, 50 latencies, 60 s idle, a 10,000-task soak...). Every server it starts (adb on a private port, simulators, the daemon,
 PostgreSQL) is on loopback and stopped before it returns. See bench/README.md.
@@ -31,7 +31,17 @@ from bench import plot, report  # noqa: E402
 from bench.config import FULL, SHORT, Config  # noqa: E402
 from bench.sections import Section, unavailable  # noqa: E402
 
-SECTIONS = ("shell", "methods", "overhead", "daemon", "claims", "snapshot", "ui_path", "soak")
+SECTIONS = (
+    "shell",
+    "methods",
+    "overhead",
+    "daemon",
+    "claims",
+    "snapshot",
+    "ui_path",
+    "ui_tier",
+    "soak",
+)
 
 
 def _runner(name: str) -> Callable[[Config], Section]:

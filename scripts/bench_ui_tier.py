@@ -1,19 +1,26 @@
-"""The UI tier's cost (issue #27): ``ui.find``, ``ui.tap`` with its expectation and ``ui.type``
-on the warm uiautomator2 session, next to a bare uiautomator2 script doing the same calls
-without any check, on a simulated phone with the UI cost model on (``ui-costs:measured``:
+"""The UI tier's cost (issues #27, #35): ``ui.find``, ``ui.tap`` with its expectation and
+``ui.type`` on the warm uiautomator2 session, next to a bare uiautomator2 script doing the
+same verified work, on a simulated phone with the UI cost model on (``ui-costs:measured``:
 ``sim/ui/automation.py``, a session dump 50 ms; sources in docs/ui-path.md).
 
 Both sides use the same warm uiautomator2 server and client on one ``Device`` (as the daemon
 keeps one per phone) and act in the simulated notes app (``sim/ui/notes_app.py``),
 interleaved call by call so a slow spell of the machine slows both. phoned's step reads the
-keyguard and the app in front, dumps the screen, acts, then polls its expectation; the bare
-script only calls ``d(resourceId=...).info`` / ``.click()`` / ``.set_text()``. No approval
-is asked (``ActionContext.approval_required`` false: the policy is not part of the cost).
-phoned runs twice per call: without a task folder, and as the daemon runs it, with one,
-where each step also keeps the screen it left (hierarchy and screenshot, ``keep_screen``:
-what a person reads in the report and an agent gets back over MCP).
+keyguard and the app in front, dumps the screen, acts, then polls its expectation. The bare
+script checks what phoned checks, with uiautomator2 alone: the app in front
+(``app_current``), the element found (``.info``), the action, then the same expectation
+observed (``.wait`` for the list a tap opens) or the typed value read back exactly
+(``.get_text``); a check that fails raises, so the bare figure is never of unchecked work.
+Its round trips are its uiautomator2 calls (JSON-RPC) and adb shell commands; phoned's are
+those its evidence counts. No approval is asked (``ActionContext.approval_required``
+false: the policy is not part of the cost). phoned runs twice per call: without a task
+folder, and as the daemon runs it, with one, where each step also keeps the screen it left
+(hierarchy and screenshot, ``keep_screen``: what a person reads in the report and an agent
+gets back over MCP).
 
     .venv/bin/python scripts/bench_ui_tier.py [--runs 20] [--sdk 34] [--json out.json]
+
+``bench/run.py`` runs the same comparison as its ``ui_tier`` section.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -55,7 +63,11 @@ CALLS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def _phoned(device: Device, method: str, artifacts: Path | None = None) -> float:
+SIDES = ("phoned", "phoned, screen kept", "bare uiautomator2, verified")
+
+
+def _phoned(device: Device, method: str, artifacts: Path | None = None) -> tuple[float, int]:
+    """(wall ms, round trips) of one phoned step; it must observe its target."""
     ctx = ActionContext(Recorder(device, method), poll_interval=0.02, settle_timeout=5.0,
                         artifacts_dir=artifacts)  # fmt: skip
     started = time.perf_counter()
@@ -63,18 +75,87 @@ def _phoned(device: Device, method: str, artifacts: Path | None = None) -> float
     ms = (time.perf_counter() - started) * 1000
     if out.status is not Status.MET:
         raise RuntimeError(f"{method}: {out.status.value}: {out.message}")
-    return ms
+    return ms, out.evidence.round_trips
 
 
-def _bare(client: Any, method: str) -> float:
-    calls: dict[str, Callable[[], Any]] = {
-        "ui.find": lambda: client(resourceId=SAVE).info,
-        "ui.tap": lambda: client(resourceId=OPEN_LIST).click(),
-        "ui.type": lambda: client(resourceId=FIELD).set_text(TEXT),
-    }
+class _Counted:
+    """Counts the bare script's round trips: uiautomator2's JSON-RPC calls and the adb shell
+    commands its client sends (``app_current`` is one), by wrapping the two on the instance."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.trips = client, 0
+        for owner, name in ((client, "jsonrpc_call"), (client.adb_device, "shell")):
+            setattr(owner, name, self._counting(getattr(owner, name)))
+
+    def _counting(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.trips += 1
+            return call(*args, **kwargs)
+
+        return counted
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise RuntimeError(f"bare uiautomator2: {what}")
+
+
+def _bare_step(client: Any, method: str) -> None:
+    """The verified work of ``method`` with uiautomator2 alone (see the module docstring)."""
+    _check(client.app_current()["package"] == PKG, f"{PKG} is not in front")
+    selector = {"ui.find": SAVE, "ui.tap": OPEN_LIST, "ui.type": FIELD}[method]
+    element = client(resourceId=selector)
+    element.info  # noqa: B018 - found, or UiObjectNotFoundError
+    if method == "ui.tap":
+        element.click()
+        _check(client(resourceId=LIST).wait(timeout=5.0), "the list did not appear")
+    elif method == "ui.type":
+        element.set_text(TEXT)
+        _check(client(resourceId=FIELD).get_text() == TEXT, "the text read back differs")
+
+
+def _bare(counted: _Counted, method: str) -> tuple[float, int]:
+    """(wall ms, round trips) of the bare script's verified step."""
+    before = counted.trips
     started = time.perf_counter()
-    calls[method]()
-    return (time.perf_counter() - started) * 1000
+    _bare_step(counted.client, method)
+    return (time.perf_counter() - started) * 1000, counted.trips - before
+
+
+def measure(runs: int, sdk: int) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """``runs`` rounds of every step on every side, interleaved: (wall ms, round trips) by
+    ``"<method>: <side>"``. Each call starts from the notes app's first screen."""
+    walls: dict[str, list[float]] = {}
+    trips: dict[str, list[int]] = {}
+    with adb_server() as adb, sim_phone(adb, sdk) as phone:
+        ui = phone.sim.phone.ui
+        ui.automation.costs = UiCosts()  # ui-costs:measured: the cost model's defaults
+        device = Device(phone.serial, AdbServer(port=adb.port), ui_mode=UiMode.AUTO)
+        device.identity, device.capabilities  # noqa: B018 - probed once per connection
+        client = device.ui_session.client()  # the server start is paid once, untimed
+        if client is None:
+            raise RuntimeError("the uiautomator2 session did not start")
+        counted = _Counted(client)
+        folder = Path(tempfile.mkdtemp(prefix="bench-ui-tier-"))
+        sides: dict[str, Callable[[str], tuple[float, int]]] = {
+            "phoned": lambda m: _phoned(device, m),
+            "phoned, screen kept": lambda m: _phoned(device, m, folder),
+            "bare uiautomator2, verified": lambda m: _bare(counted, m),
+        }
+        try:
+            for _ in range(runs):
+                for method in CALLS:
+                    for side, run in sides.items():
+                        with ui.phone.lock:
+                            ui.start(Intent(component=(PKG, notes_app.MAIN)))
+                            ui.top().state.clear()
+                        ms, n = run(method)
+                        walls.setdefault(f"{method}: {side}", []).append(ms)
+                        trips.setdefault(f"{method}: {side}", []).append(n)
+        finally:
+            device.close()
+            shutil.rmtree(folder, ignore_errors=True)
+    return walls, trips
 
 
 def main() -> int:
@@ -83,41 +164,15 @@ def main() -> int:
     parser.add_argument("--sdk", type=int, default=34)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    samples: dict[str, list[float]] = {}
-    with adb_server() as adb, sim_phone(adb, args.sdk) as phone:
-        ui = phone.sim.phone.ui
-        ui.automation.costs = UiCosts()  # ui-costs:measured: the cost model's defaults
-        device = Device(phone.serial, AdbServer(port=adb.port), ui_mode=UiMode.AUTO)
-        device.identity, device.capabilities  # noqa: B018 - probed once per connection
-        client = device.ui_session.client()  # the server start is paid once, untimed
-        if client is None:
-            raise RuntimeError("the uiautomator2 session did not start")
-
-        def reset() -> None:
-            with ui.phone.lock:
-                ui.start(Intent(component=(PKG, notes_app.MAIN)))
-                ui.top().state.clear()
-
-        folder = Path(tempfile.mkdtemp(prefix="bench-ui-tier-"))
-        try:
-            for _ in range(args.runs):
-                for method in CALLS:
-                    for side, run in (("phoned", lambda m=method: _phoned(device, m)),
-                                      ("phoned, screen kept",
-                                       lambda m=method: _phoned(device, m, folder)),
-                                      ("bare uiautomator2", lambda m=method: _bare(client, m))):  # fmt: skip
-                        reset()
-                        samples.setdefault(f"{method}: {side}", []).append(run())
-        finally:
-            device.close()
-            shutil.rmtree(folder, ignore_errors=True)
+    samples, trips = measure(args.runs, args.sdk)
     table = {name: summarize(values) for name, values in samples.items()}
-    print("| call | median ms | p90 ms | n |\n|---|---|---|---|")
+    print("| call | median ms | p90 ms | round trips | n |\n|---|---|---|---|---|")
     for name, stats in table.items():
-        print(f"| {name} | {stats['median']:.1f} | {stats['p90']:.1f} | {stats['n']} |")
+        n = statistics.median(trips[name])
+        print(f"| {name} | {stats['median']:.1f} | {stats['p90']:.1f} | {n:g} | {stats['n']} |")
     if args.json is not None:
         args.json.write_text(json.dumps({"runs": args.runs, "sdk": args.sdk, "ms": table,
-                                         "samples": samples}, indent=2))  # fmt: skip
+                                         "trips": trips, "samples": samples}, indent=2))  # fmt: skip
     return 0
 
 
