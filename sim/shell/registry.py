@@ -88,6 +88,12 @@ class ServiceModel(Protocol):
 M = TypeVar("M", bound=ServiceModel)
 
 
+class DumpingModel(ServiceModel, Protocol):
+    """A service's model that prints its own ``dumpsys`` text."""
+
+    def dump(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class SimService(Generic[M]):
     """One part of the simulated phone with state of its own, declared once, in its module.
@@ -174,6 +180,18 @@ def service(kind: str, *names: str) -> Callable[[Tool], Tool]:
         return fn
 
     return register
+
+
+def dumpsys_of(model: type[DumpingModel]) -> Tool:
+    """The ``dumpsys`` service printing the phone's ``model`` as its ``dump()`` says, read
+    under the phone lock so the text shows one state of the phone."""
+
+    def dumpsys(io: ToolIO, argv: list[str]) -> int:
+        with io.phone.lock:
+            io.out(io.phone.service(model).dump())
+        return 0
+
+    return dumpsys
 
 
 def load_all() -> None:
