@@ -256,6 +256,13 @@ class Ready:
     node: Node | None
     index: int = 0  # the node's index among the selector's matches
 
+    @property
+    def element(self) -> Node:
+        """The element a selector named: ``prepare`` given a selector returns a ``Ready``
+        only when it found one."""
+        assert self.node is not None
+        return self.node
+
 
 def prepare(ctx: ActionContext, package: str, selector: Selector | None) -> Ready | Outcome:
     """Read the screen and check it before a changing step: refused screens, the app in

@@ -58,8 +58,7 @@ class UiTap(StepParams):
 
 
 def _words(ready: Ready) -> str:
-    node = ready.node
-    assert node is not None
+    node = ready.element
     return node.resource_id or node.text or node.content_desc or node.cls
 
 
@@ -68,8 +67,7 @@ def tap(ctx: ActionContext, params: UiTap) -> Outcome:
     ready = prepare(ctx, params.package, params.selector)
     if isinstance(ready, Outcome):
         return ready
-    node = ready.node
-    assert node is not None
+    node = ready.element
     if not node.enabled:
         return outcome(ctx, Status.NOT_MET, {"expected": "enabled", "observed": "disabled",
                        "met": False}, f"{_words(ready)} is disabled: nothing was tapped")  # fmt: skip
