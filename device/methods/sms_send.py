@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -196,6 +197,17 @@ def chat_text(body: str) -> str:
     return body
 
 
+def _new_rows_to(
+    rows: list[dict[str, str]] | None, to: str, after_id: int, region: phone_numbers.Regions
+) -> Iterator[dict[str, str]]:
+    """The rows newer than ``after_id`` with this address (the same number in ``region``,
+    ``phone_numbers.same_number``), in the order read."""
+    for row in rows or []:
+        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
+        if newer and phone_numbers.same_number(row.get("address", ""), to, region):
+            yield row
+
+
 def find_chat(
     rows: list[dict[str, str]] | None,
     to: str,
@@ -206,13 +218,8 @@ def find_chat(
     """The newest chat-store row newer than ``after_id`` with this address (the same number
     in ``region``, ``phone_numbers.same_number``) and body."""
     found = None
-    for row in rows or []:
-        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
-        if (
-            newer
-            and phone_numbers.same_number(row.get("address", ""), to, region)
-            and chat_text(row.get("body", "")) == body
-        ):
+    for row in _new_rows_to(rows, to, after_id, region):
+        if chat_text(row.get("body", "")) == body:
             found = row
     return found
 
@@ -230,15 +237,8 @@ def find_sent(
 ) -> dict[str, str] | None:
     """The row newer than ``after_id`` with this address (the same number in ``region``,
     ``phone_numbers.same_number``) and exactly this body."""
-    for row in rows or []:
-        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
-        if (
-            newer
-            and phone_numbers.same_number(row.get("address", ""), to, region)
-            and row.get("body") == body
-        ):
-            return row
-    return None
+    rows_to = _new_rows_to(rows, to, after_id, region)
+    return next((row for row in rows_to if row.get("body") == body), None)
 
 
 def per_sim_buttons(nodes: list[ui_hierarchy.Node]) -> dict[int, ui_hierarchy.Node]:
