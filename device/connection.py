@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from phoned.device import commands, parsers, probes
@@ -57,16 +57,8 @@ class DeviceIdentity:
     region: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "serial": self.serial,
-            "model": self.model,
-            "manufacturer": self.manufacturer,
-            "sdk": self.sdk,
-            "release": self.release,
-            "fingerprint": self.fingerprint,
-            "locale": self.locale,
-            "region": self.region,
-        }
+        """Every field by its name: the record is its own JSON form."""
+        return asdict(self)
 
 
 def _is_transient(exc: BaseException) -> bool:

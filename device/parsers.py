@@ -9,7 +9,7 @@ and permission recheck (``docs/methods-registry.md``, "Where a fact lives").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 _GETPROP_LINE = re.compile(r"^\[(?P<key>[^\]]+)\]: \[(?P<value>.*)\]$", re.DOTALL)
@@ -313,13 +313,8 @@ class Foreground:
     display: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "package": self.package,
-            "activity": self.activity,
-            "user": self.user,
-            "window": self.window,
-            "display": self.display,
-        }
+        """Every field by its name: the record is its own JSON form."""
+        return asdict(self)
 
 
 def _expand(package: str, activity: str) -> str:

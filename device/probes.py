@@ -157,18 +157,30 @@ SET_DND = Probe(
     "`cmd notification set_dnd` exists (API 29+)",
     stderr=True,
 )
-CMD_BLUETOOTH_MANAGER = Probe(
-    "cmd_bluetooth_manager",
-    commands.CMD_LIST_SERVICES,
-    lambda text, sdk: "bluetooth_manager" in parsers.parse_service_list(text) and sdk >= 33,
+
+
+def _cmd_service(service: str, since: int, source: str, says: str) -> Probe:
+    """``cmd_SERVICE``: the service is in ``cmd -l`` and the phone's SDK is at least
+    ``since``, the release whose shell command for it we send (the service itself is older)."""
+    return Probe(
+        f"cmd_{service}",
+        commands.CMD_LIST_SERVICES,
+        lambda text, sdk: service in parsers.parse_service_list(text) and sdk >= since,
+        source,
+        says,
+    )
+
+
+CMD_BLUETOOTH_MANAGER = _cmd_service(
+    "bluetooth_manager",
+    33,
     "packages/modules/Bluetooth BluetoothShellCommand (API 33+); frameworks/native "
     "cmds/cmd/cmd.cpp",
     "`cmd bluetooth_manager enable` and `disable` exist (API 33+)",
 )
-CMD_MEDIA_SESSION = Probe(
-    "cmd_media_session",
-    commands.CMD_LIST_SERVICES,
-    lambda text, sdk: "media_session" in parsers.parse_service_list(text) and sdk >= 30,
+CMD_MEDIA_SESSION = _cmd_service(
+    "media_session",
+    30,
     "frameworks/base services/core/java/com/android/server/media/VolumeCtrl.java (API 30+); "
     "frameworks/native cmds/cmd/cmd.cpp",
     "`cmd media_session volume` exists (API 30+)",

@@ -89,6 +89,12 @@ def _refusal(dir_fd: int | None, name: str | Path, shown: Path, folder: bool) ->
         found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return None
+    return _wrong_kind(found, shown, folder)
+
+
+def _wrong_kind(found: os.stat_result, shown: Path, folder: bool) -> UnsafePath:
+    """The refusal of ``found`` where a folder (or a regular file) was wanted; a symlink is
+    named as one, since following it is what these checks exist to prevent."""
     if stat.S_ISLNK(found.st_mode):
         return UnsafePath(shown, "it is a symlink")
     return UnsafePath(shown, "it is not a folder" if folder else "it is not a regular file")
@@ -216,10 +222,8 @@ def _existing_file(dir_fd: int, name: str, shown: Path, foreign_ok: bool) -> os.
         found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
-    if stat.S_ISLNK(found.st_mode):
-        raise UnsafePath(shown, "it is a symlink")
     if not stat.S_ISREG(found.st_mode):
-        raise UnsafePath(shown, "it is not a regular file")
+        raise _wrong_kind(found, shown, folder=False)
     if not foreign_ok and found.st_uid != os.geteuid():
         raise UnsafePath(shown, f"it belongs to another user (uid {found.st_uid})")
     return found

@@ -117,3 +117,8 @@ class ActionsRow:
     reads: str  # the commands it reads the state with
     effect: str  # the commands of its effect; "none" for a module that only reads
     verified: str  # how the effect is verified by read-back; "-" for a read
+
+    @classmethod
+    def read_only(cls, reads: str) -> ActionsRow:
+        """The row of a module that only reads: no effect, so nothing to verify."""
+        return cls(reads, effect="none", verified="-")

@@ -53,6 +53,15 @@ def target(expected: Any, observed: Any) -> dict[str, Any]:
     return {"expected": expected, "observed": observed, "met": expected == observed}
 
 
+def listed(ctx: ActionContext, counts: Any, message: str, value: Any) -> Outcome:
+    """The outcome of a read that lists (contacts, notifications, apps): met, the target's
+    ``observed`` holding only the counts, so the evidence keeps no content; the items
+    listed are the value."""
+    return outcome(
+        ctx, Status.MET, {"expected": None, "observed": counts, "met": True}, message, value=value
+    )
+
+
 def got(ctx: ActionContext, value: Any, message: str = "") -> Outcome:
     """The outcome of a ``*.get``: met, with the value read."""
     return outcome(

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from phoned.device import parsers, ui_hierarchy
 from phoned.device.actions import ui
 from phoned.device.actions.base import ActionContext, Outcome, Status, approval_holds, outcome
+from phoned.device.actions.method import ActionsRow
 from phoned.device.actions.params import PACKAGE, Params
 from phoned.device.errors import DeviceError, DeviceOffline, TransportLost, UiAutomatorError
 from phoned.device.parsers import Foreground
@@ -67,6 +68,19 @@ _PACKAGE_FIELD = Field(
 # acts and nothing approves it there: the case checks the path up to the preview (exit 4).
 EMULATOR_APP = "com.android.settings"
 EMULATOR_ROW = {"resource_id": "android:id/title", "index": 0}
+
+# What ``prepare`` reads before every step on the app in front (a method's ``reads``).
+STEP_READS = "the app in front, the keyguard, the hierarchy (uiautomator2)"
+
+
+def step_row(effect: str, verified: str) -> ActionsRow:
+    """The ``docs/actions.md`` row of a step on the app in front: it reads what ``prepare``
+    reads, then its own effect and how that is verified."""
+    return ActionsRow(
+        reads="`dumpsys window` (the app in front, keyguard), the hierarchy through uiautomator2",
+        effect=effect,
+        verified=verified,
+    )
 
 
 def _no_nul(value: str | None) -> str | None:
@@ -241,6 +255,13 @@ class Ready:
     screen: ui.Screen
     node: Node | None
     index: int = 0  # the node's index among the selector's matches
+
+    @property
+    def element(self) -> Node:
+        """The element a selector named: ``prepare`` given a selector returns a ``Ready``
+        only when it found one."""
+        assert self.node is not None
+        return self.node
 
 
 def prepare(ctx: ActionContext, package: str, selector: Selector | None) -> Ready | Outcome:

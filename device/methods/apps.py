@@ -52,7 +52,7 @@ from phoned.device.actions import ui
 from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
 from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import PACKAGE, NoParams, Params
-from phoned.device.actions.reads import invalid, read, target
+from phoned.device.actions.reads import invalid, listed, read, target
 from phoned.device.actions.setting import Change, ask
 from phoned.device.commands import Argv
 from pydantic import Field, field_validator, model_validator
@@ -333,10 +333,7 @@ def list_apps(ctx: ActionContext, params: NoParams) -> Outcome:
     ]
     front = {"package": in_front, "activity": now.activity if now else None, "label": label}
     value = {"apps": apps, "front": front, "labels": LABELS_NOTE}
-    return outcome(
-        ctx, Status.MET, {"expected": None, "observed": len(apps), "met": True},
-        f"{len(apps)} launchable app(s)", value=value,
-    )  # fmt: skip
+    return listed(ctx, len(apps), f"{len(apps)} launchable app(s)", value)
 
 
 def reconcile_open(ctx: ActionContext, params: AppOpen, hint: dict[str, Any]) -> str:

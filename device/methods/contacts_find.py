@@ -27,9 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from phoned.device import contacts
-from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
+from phoned.device.actions.base import ActionContext, Outcome
 from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import Params
+from phoned.device.actions.reads import listed
 from phoned.device.actions.recipient import read_book
 from pydantic import Field, field_validator
 
@@ -96,21 +97,17 @@ def find(ctx: ActionContext, params: ContactsFind) -> Outcome:
             f"the phone book read stopped at {contacts.PHONES_LIMIT} rows: more contacts may exist"
         )
     value = {"matches": [_match(m) for m in matches], "complete": book.complete}
-    # the target block is evidence: counts only; the matches are the value
-    target = {"expected": None, "observed": counts, "met": True}
-    return outcome(ctx, Status.MET, target, f"{len(matches)} contact(s) match", value=value)
+    return listed(ctx, counts, f"{len(matches)} contact(s) match", value)
 
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+_ACTIONS_ROW = ActionsRow.read_only(  # docs/actions.md
     reads=(
         "`content query --uri content://com.android.contacts/data/phones?limit=2000 "
         "--projection contact_id:data1:data2:data3:display_name` (the name is matched on the "
         "daemon, never sent)"
-    ),
-    effect="none",
-    verified="-",
+    )
 )
 
 DECLARED = (

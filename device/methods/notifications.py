@@ -44,6 +44,7 @@ from typing import Any
 from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
 from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import PACKAGE, Params
+from phoned.device.actions.reads import listed
 from phoned.device.commands import Argv
 from pydantic import Field, field_validator
 
@@ -228,19 +229,16 @@ def list_notifications(ctx: ActionContext, params: NotificationsList) -> Outcome
     }
     ctx.recorder.observe("notifications", counts, "read", argv)  # counts only: no content
     value = {"notifications": [_entry(r) for r in shown], "total": len(chosen)}
-    target = {"expected": None, "observed": counts, "met": True}
-    return outcome(ctx, Status.MET, target, f"{len(shown)} notification(s)", value=value)
+    return listed(ctx, counts, f"{len(shown)} notification(s)", value)
 
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+_ACTIONS_ROW = ActionsRow.read_only(  # docs/actions.md
     reads=(
         "`dumpsys notification --noredact` (package, key, `android.title`/`android.text` "
         "extras, `mUpdateTimeMs`; filtered and limited on the daemon)"
-    ),
-    effect="none",
-    verified="-",
+    )
 )
 
 DECLARED = (

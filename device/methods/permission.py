@@ -132,14 +132,13 @@ def _request(params: Permission) -> Request:
     return Request(params.package, params.permission, params.special, params.component)
 
 
+def _secure_list(ctx: ActionContext, name: str, argv: Argv, phase: str) -> list[str]:
+    """The secure setting ``name``, a list joined by ``:``, read and observed under its name."""
+    return read(ctx, name, argv, parsers.parse_colon_list, phase)
+
+
 def _listener_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
-    items = read(
-        ctx,
-        "enabled_notification_listeners",
-        LISTENERS_GET,
-        parsers.parse_colon_list,
-        phase,
-    )
+    items = _secure_list(ctx, "enabled_notification_listeners", LISTENERS_GET, phase)
     if req.component:
         pkg, _, cls = req.component.partition("/")
         full = f"{pkg}/{pkg}{cls}" if cls.startswith(".") else req.component
@@ -148,13 +147,7 @@ def _listener_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
 
 
 def _dnd_granted(ctx: ActionContext, req: Request, phase: str) -> bool:
-    items = read(
-        ctx,
-        "enabled_notification_policy_access_packages",
-        DND_ACCESS_GET,
-        parsers.parse_colon_list,
-        phase,
-    )
+    items = _secure_list(ctx, "enabled_notification_policy_access_packages", DND_ACCESS_GET, phase)
     return req.package in items
 
 

@@ -45,13 +45,11 @@ def snapshot(ctx: ActionContext, params: NoParams) -> Outcome:
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+_ACTIONS_ROW = ActionsRow.read_only(  # docs/actions.md
     reads=(
         "`dumpsys power`, `dumpsys window policy`, `dumpsys window windows`, `uiautomator dump`, "
         "`screencap -p` (pulled with adb sync)"
-    ),
-    effect="none",
-    verified="-",
+    )
 )
 
 DECLARED = (

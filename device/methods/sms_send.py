@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -79,6 +80,11 @@ def sms_sent_query() -> Argv:
 # key (hsh7097/MoneyTalk SmsReaderV2.kt). Public scripts read it with ``content query``.
 IM_CHAT_PROJECTION = ("_id", "address", "date", "type", "sub_id", "body")
 IM_CHAT_SENT, IM_CHAT_FAILED, IM_CHAT_UNDELIVERED = "2", "5", "9"
+# A chat store row's type as the state of its message (IM_CHAT_UNDELIVERED: no state).
+_CHAT_STORE_STATES = {
+    IM_CHAT_SENT: conversation.SendState.SENT,
+    IM_CHAT_FAILED: conversation.SendState.FAILED,
+}
 CHAT_STORES = {conversation.SAMSUNG_MESSAGES: "content://im/chat"}
 
 
@@ -191,6 +197,17 @@ def chat_text(body: str) -> str:
     return body
 
 
+def _new_rows_to(
+    rows: list[dict[str, str]] | None, to: str, after_id: int, region: phone_numbers.Regions
+) -> Iterator[dict[str, str]]:
+    """The rows newer than ``after_id`` with this address (the same number in ``region``,
+    ``phone_numbers.same_number``), in the order read."""
+    for row in rows or []:
+        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
+        if newer and phone_numbers.same_number(row.get("address", ""), to, region):
+            yield row
+
+
 def find_chat(
     rows: list[dict[str, str]] | None,
     to: str,
@@ -201,13 +218,8 @@ def find_chat(
     """The newest chat-store row newer than ``after_id`` with this address (the same number
     in ``region``, ``phone_numbers.same_number``) and body."""
     found = None
-    for row in rows or []:
-        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
-        if (
-            newer
-            and phone_numbers.same_number(row.get("address", ""), to, region)
-            and chat_text(row.get("body", "")) == body
-        ):
+    for row in _new_rows_to(rows, to, after_id, region):
+        if chat_text(row.get("body", "")) == body:
             found = row
     return found
 
@@ -225,15 +237,8 @@ def find_sent(
 ) -> dict[str, str] | None:
     """The row newer than ``after_id`` with this address (the same number in ``region``,
     ``phone_numbers.same_number``) and exactly this body."""
-    for row in rows or []:
-        newer = row.get("_id", "").isdigit() and int(row["_id"]) > after_id
-        if (
-            newer
-            and phone_numbers.same_number(row.get("address", ""), to, region)
-            and row.get("body") == body
-        ):
-            return row
-    return None
+    rows_to = _new_rows_to(rows, to, after_id, region)
+    return next((row for row in rows_to if row.get("body") == body), None)
 
 
 def per_sim_buttons(nodes: list[ui_hierarchy.Node]) -> dict[int, ui_hierarchy.Node]:
@@ -426,26 +431,39 @@ def _judge_chat_store(
         "baseline_id": baseline.sent_id, "chat_id": chat.get("_id"), "chat_type": chat.get("type"),
         "sub_id": chat.get("sub_id"), "proved_by": "chat_store", "store": CHAT_STORES[app],
     }  # fmt: skip
-    if chat.get("type") == IM_CHAT_SENT:
-        expected = {
-            "chat_store": {"address": want["sent_box"]["address"], "body": want["sent_box"]["body"]}
-        }
-        return outcome(
-            ctx, Status.MET, {"expected": expected, "observed": observed, "met": True},
-            f"sent as a chat message: {CHAT_STORES[app]} holds it as sent (type 2)", **detail,
-        )  # fmt: skip
-    if chat.get("type") == IM_CHAT_FAILED:
-        return outcome(
-            ctx, Status.NOT_MET, target(want, observed),
-            f"the messaging app stored the chat message as failed (type 5 in {CHAT_STORES[app]})",
-            **detail,
-        )  # fmt: skip
-    return outcome(
-        ctx, Status.CANNOT_TELL, target(want, observed),
-        f"cannot tell whether the message reached the recipient: {CHAT_STORES[app]} stores it "
-        f"as undelivered (type 9); do not send it again before checking the phone",
-        **detail,
+    expected = {
+        "chat_store": {"address": want["sent_box"]["address"], "body": want["sent_box"]["body"]}
+    }
+    return _chat_verdict(
+        ctx, _CHAT_STORE_STATES.get(chat.get("type", "")), want, observed, expected, detail,
+        sent=f"sent as a chat message: {CHAT_STORES[app]} holds it as sent (type 2)",
+        failed=f"the messaging app stored the chat message as failed (type 5 in {CHAT_STORES[app]})",
+        unsure=f"cannot tell whether the message reached the recipient: {CHAT_STORES[app]} stores "
+        f"it as undelivered (type 9); do not send it again before checking the phone",
     )  # fmt: skip
+
+
+def _chat_verdict(
+    ctx: ActionContext,
+    state: conversation.SendState | None,
+    want: dict[str, Any],
+    observed: dict[str, Any],
+    expected: dict[str, Any],
+    detail: dict[str, Any],
+    *,
+    sent: str,
+    failed: str,
+    unsure: str,
+) -> Outcome:
+    """The verdict on a message the SMS provider does not hold (a chat message), from the
+    state what proves it shows: sent is met (``expected`` names that proof), failed is not
+    met, anything else cannot tell."""
+    if state is conversation.SendState.SENT:
+        met = {"expected": expected, "observed": observed, "met": True}
+        return outcome(ctx, Status.MET, met, sent, **detail)
+    if state is conversation.SendState.FAILED:
+        return outcome(ctx, Status.NOT_MET, target(want, observed), failed, **detail)
+    return outcome(ctx, Status.CANNOT_TELL, target(want, observed), unsure, **detail)
 
 
 def _reading(ctx: ActionContext, app: str, bubble: conversation.Bubble) -> conversation.Reading:
@@ -492,28 +510,18 @@ def _judge_conversation(
         )  # fmt: skip
     observed = {"conversation": {"body": bubble.text, "status": bubble.status}}
     reading = _reading(ctx, app, bubble)
-    state = reading.state
     detail["conversation_proof"] = reading.proof
     detail["locale"] = ctx.device.identity.locale
-    if state is conversation.SendState.SENT:
-        expected = {"conversation": {"body": bubble.text, "status": "sent"}}
-        return outcome(
-            ctx, Status.MET, {"expected": expected, "observed": observed, "met": True},
-            f"sent as a chat message: not in the SMS provider; the conversation shows it "
-            f"({bubble.status!r})", **detail, conversation_status=bubble.status,
-        )  # fmt: skip
-    if state is conversation.SendState.FAILED:
-        return outcome(
-            ctx, Status.NOT_MET, target(want, observed),
-            f"the messaging app shows the message as not sent ({bubble.status!r})",
-            **detail, conversation_status=bubble.status,
-        )  # fmt: skip
-    return outcome(
-        ctx, Status.CANNOT_TELL, target(want, observed),
-        f"cannot tell whether the message was sent: it is not in the sent box (a chat message "
-        f"never is) and the conversation shows {bubble.status!r} within "
+    detail["conversation_status"] = bubble.status
+    expected = {"conversation": {"body": bubble.text, "status": "sent"}}
+    return _chat_verdict(
+        ctx, reading.state, want, observed, expected, detail,
+        sent=f"sent as a chat message: not in the SMS provider; the conversation shows it "
+        f"({bubble.status!r})",
+        failed=f"the messaging app shows the message as not sent ({bubble.status!r})",
+        unsure=f"cannot tell whether the message was sent: it is not in the sent box (a chat "
+        f"message never is) and the conversation shows {bubble.status!r} within "
         f"{ctx.settle_timeout:g}s; do not send it again before checking the phone",
-        **detail, conversation_status=bubble.status,
     )  # fmt: skip
 
 

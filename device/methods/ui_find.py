@@ -74,11 +74,9 @@ def find(ctx: ActionContext, params: UiFind) -> Outcome:
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
+_ACTIONS_ROW = ActionsRow.read_only(  # docs/actions.md
     reads="the active window's hierarchy through the warm uiautomator2 session "
-    "(`dumpWindowHierarchy`), matched by resource id, text, content-desc, class",
-    effect="none",
-    verified="-",
+    "(`dumpWindowHierarchy`), matched by resource id, text, content-desc, class"
 )
 
 DECLARED = (

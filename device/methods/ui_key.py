@@ -14,16 +14,18 @@ from __future__ import annotations
 from typing import Literal
 
 from phoned.device.actions.base import ActionContext, Outcome
-from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.method import Method, fixed
 from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     EXPECT,
+    STEP_READS,
     U2,
     Expect,
     StepParams,
     ask,
     prepare,
     reconcile,
+    step_row,
     u2_effect,
     verify,
 )
@@ -90,8 +92,7 @@ def press(ctx: ActionContext, params: UiKey) -> Outcome:
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
-    reads="`dumpsys window` (the app in front, keyguard), the hierarchy through uiautomator2",
+_ACTIONS_ROW = step_row(  # docs/actions.md
     effect="uiautomator2 JSON-RPC `pressKeyCode(code)` (never `input keyevent`)",
     verified="the expectation, polled on the hierarchy",
 )
@@ -103,7 +104,7 @@ DECLARED = (
         emulator_params={"package": EMULATOR_APP, "key": "back", "expect": {"package": EMULATOR_APP}},
         summary="Press a key (back, home, enter, ...) in the app in front; completes only when "
         "its expectation is observed. Asks a person first by default.",
-        reads="the app in front, the keyguard, the hierarchy (uiautomator2)",
+        reads=STEP_READS,
         changes="whatever the key does (back: the previous screen, home: the launcher)",
         actions_row=_ACTIONS_ROW,
     ),

@@ -15,12 +15,13 @@ from typing import Any
 
 from phoned.device.actions import ui
 from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
-from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.method import Method, fixed
 from phoned.device.actions.params import Params
 from phoned.device.actions.ui_step import (
     _PACKAGE_FIELD,
     EMULATOR_APP,
     EXPECT,
+    STEP_READS,
     U2,
     Direction,
     Expect,
@@ -33,6 +34,7 @@ from phoned.device.actions.ui_step import (
     prepare,
     reconcile,
     resolve,
+    step_row,
     swipe_points,
     u2_effect,
     verify,
@@ -156,8 +158,7 @@ def reconcile_scroll(ctx: ActionContext, params: UiScroll, hint: dict[str, Any])
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
-    reads="`dumpsys window` (the app in front, keyguard), the hierarchy through uiautomator2",
+_ACTIONS_ROW = step_row(  # docs/actions.md
     effect="uiautomator2 JSON-RPC `swipe(fx, fy, tx, ty, steps)` (never `input swipe`)",
     verified="ui.swipe: its expectation; ui.scroll: the `until` element in the hierarchy",
 )
@@ -170,7 +171,7 @@ DECLARED = (
                          "expect": {"package": EMULATOR_APP}},
         summary="Swipe in a direction in the app in front; completes only when its expectation "
         "is observed. Asks a person first by default.",
-        reads="the app in front, the keyguard, the hierarchy (uiautomator2)",
+        reads=STEP_READS,
         changes="the app's scroll position or whatever the swipe does",
         actions_row=_ACTIONS_ROW,
     ),
@@ -180,7 +181,7 @@ DECLARED = (
         emulator_params={"package": EMULATOR_APP, "until": {"text": "phoned CI: not on this screen"}},
         summary="Swipe until an element shows (at most max_swipes); completes only when it is "
         "in view. Asks a person first by default.",
-        reads="the app in front, the keyguard, the hierarchy (uiautomator2)",
+        reads=STEP_READS,
         changes="the app's scroll position",
     ),
 )  # fmt: skip

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from phoned.device.actions import ui
 from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
-from phoned.device.actions.method import ActionsRow, Method, fixed
+from phoned.device.actions.method import Method, fixed
 from phoned.device.actions.ui_step import (
     EMULATOR_APP,
     EMULATOR_ROW,
     EXPECT,
+    STEP_READS,
     Expect,
     Ready,
     Selector,
@@ -24,6 +25,7 @@ from phoned.device.actions.ui_step import (
     ask,
     prepare,
     reconcile,
+    step_row,
     unknown,
     verify,
 )
@@ -56,8 +58,7 @@ class UiTap(StepParams):
 
 
 def _words(ready: Ready) -> str:
-    node = ready.node
-    assert node is not None
+    node = ready.element
     return node.resource_id or node.text or node.content_desc or node.cls
 
 
@@ -66,8 +67,7 @@ def tap(ctx: ActionContext, params: UiTap) -> Outcome:
     ready = prepare(ctx, params.package, params.selector)
     if isinstance(ready, Outcome):
         return ready
-    node = ready.node
-    assert node is not None
+    node = ready.element
     if not node.enabled:
         return outcome(ctx, Status.NOT_MET, {"expected": "enabled", "observed": "disabled",
                        "met": False}, f"{_words(ready)} is disabled: nothing was tapped")  # fmt: skip
@@ -87,8 +87,7 @@ def tap(ctx: ActionContext, params: UiTap) -> Outcome:
 
 # ---- declaration -------------------------------------------------------------------------
 
-_ACTIONS_ROW = ActionsRow(  # docs/actions.md
-    reads="`dumpsys window` (the app in front, keyguard), the hierarchy through uiautomator2",
+_ACTIONS_ROW = step_row(  # docs/actions.md
     effect="uiautomator2 `click(x, y)` at the element's centre (`input tap X Y` on the shell path)",
     verified="the expectation (an element appears/goes, a field's text, the app in front), "
     "polled on the hierarchy",
@@ -102,7 +101,7 @@ DECLARED = (
                          "expect": {"appears": EMULATOR_ROW}},
         summary="Tap an element of the app in front (by id, text, description, class); "
         "completes only when its expectation is observed. Asks a person first by default.",
-        reads="the app in front, the keyguard, the hierarchy (uiautomator2)",
+        reads=STEP_READS,
         changes="whatever the tapped element does in the app",
         actions_row=_ACTIONS_ROW,
     ),

@@ -83,8 +83,7 @@ def type_text(ctx: ActionContext, params: UiType) -> Outcome:
     ready = prepare(ctx, params.package, params.selector)
     if isinstance(ready, Outcome):
         return ready
-    node = ready.node
-    assert node is not None
+    node = ready.element
     asked = ask(ctx, params.package, ready, "type", {"text": params.text})
     if asked is not None:
         return asked

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from phoned.sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, dumpsys_of, service
 
 if TYPE_CHECKING:
     from phoned.sim.phone_state import PhoneState
@@ -75,12 +75,7 @@ def _b(value: bool) -> str:
     return "true" if value else "false"
 
 
-@service("dumpsys", "battery")
-def dumpsys_battery(io: ToolIO, argv: list[str]) -> int:
-    """``dumpsys battery``."""
-    with io.phone.lock:
-        io.out(io.phone.service(Battery).dump())
-    return 0
+dumpsys_battery = service("dumpsys", "battery")(dumpsys_of(Battery))  # ``dumpsys battery``
 
 
 SIM_SERVICE = SimService("battery", Battery)  # phone.service(Battery)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from phoned.sim.shell.registry import SimService, ToolIO, service
+from phoned.sim.shell.registry import SimService, ToolIO, dumpsys_of, service
 from phoned.sim.shell.tools.base_tools import _svc_help
 
 if TYPE_CHECKING:
@@ -97,12 +97,7 @@ def svc_wifi(io: ToolIO, argv: list[str]) -> int:
     return 0
 
 
-@service("dumpsys", "wifi")
-def dumpsys_wifi(io: ToolIO, argv: list[str]) -> int:
-    """``dumpsys wifi``: the state line first."""
-    with io.phone.lock:
-        io.out(io.phone.service(WifiRadio).dump())
-    return 0
+dumpsys_wifi = service("dumpsys", "wifi")(dumpsys_of(WifiRadio))  # the state line first
 
 
 SIM_SERVICE = SimService("wifi", WifiRadio)  # phone.service(WifiRadio)

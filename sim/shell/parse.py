@@ -241,7 +241,7 @@ class Lexer:
     def _dollar(self, *, quoted: bool) -> Segment | None:
         """Parse ``$NAME``, ``${NAME}``, ``${NAME:-x}``, ``$(...)`` or backticks at the cursor."""
         if self._peek() == "`":
-            end = _find_backtick_end(self.text, self.pos + 1)
+            end = _closing(self.text, self.pos + 1, "`")
             body = self.text[self.pos + 1 : end]
             self.pos = end + 1
             return Segment("cmd", body, quoted)
@@ -293,12 +293,14 @@ def _match_redirect(rest: str, *, allow_amp: bool) -> tuple[str, int]:
     return "", 0
 
 
-def _find_backtick_end(text: str, i: int) -> int:
+def _closing(text: str, i: int, quote: str) -> int:
+    """Index of the first ``quote`` from ``i`` on that no backslash escapes (the end of a
+    backquoted command or a double-quoted string); raises ``no closing quote`` when none."""
     while i < len(text):
         if text[i] == "\\":
             i += 2
             continue
-        if text[i] == "`":
+        if text[i] == quote:
             return i
         i += 1
     raise ShellSyntaxError("no closing quote")
@@ -319,7 +321,7 @@ def find_paren_end(text: str, i: int) -> int:
             i = end + 1
             continue
         if c == '"':
-            i = _skip_double(text, i + 1)
+            i = _closing(text, i + 1, '"') + 1
             continue
         if c == "(":
             depth += 1
@@ -327,17 +329,6 @@ def find_paren_end(text: str, i: int) -> int:
             if depth == 0:
                 return i
             depth -= 1
-        i += 1
-    raise ShellSyntaxError("no closing quote")
-
-
-def _skip_double(text: str, i: int) -> int:
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == '"':
-            return i + 1
         i += 1
     raise ShellSyntaxError("no closing quote")
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -88,6 +88,12 @@ class ServiceModel(Protocol):
 M = TypeVar("M", bound=ServiceModel)
 
 
+class DumpingModel(ServiceModel, Protocol):
+    """A service's model that prints its own ``dumpsys`` text."""
+
+    def dump(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class SimService(Generic[M]):
     """One part of the simulated phone with state of its own, declared once, in its module.
@@ -111,27 +117,43 @@ class SimService(Generic[M]):
 PACKAGES = ("phoned.sim.shell.tools", "phoned.sim.android", "phoned.sim.ui", "phoned.sim.variants")
 
 
+T = TypeVar("T")
+
+
+def package_modules(package_name: str) -> list[ModuleType]:
+    """Every module of the package ``package_name``, imported by name in name order, so a
+    table built from them is the same on every run."""
+    package = importlib.import_module(package_name)
+    return [
+        importlib.import_module(f"{package_name}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name)
+    ]
+
+
+def declared(modules: Iterable[ModuleType], attr: str, kind: type[T]) -> list[T]:
+    """The ``attr`` (``SIM_SERVICE``, ``VARIANT``) of each module that sets it, in module
+    order; one of another type raises ``TypeError`` naming its module, so a mistaken
+    declaration fails when the tables are built, not when a phone first uses it."""
+    found = []
+    for module in modules:
+        value = getattr(module, attr, None)
+        if value is None:
+            continue
+        if not isinstance(value, kind):
+            raise TypeError(f"{module.__name__}.{attr} is {value!r}, not a {kind.__name__}")
+        found.append(value)
+    return found
+
+
 def _modules() -> list[ModuleType]:
     """Every module of ``PACKAGES``, imported (by name, so the order is stable)."""
-    found = []
-    for package_name in PACKAGES:
-        package = importlib.import_module(package_name)
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            found.append(importlib.import_module(f"{package_name}.{info.name}"))
-    return found
+    return [module for name in PACKAGES for module in package_modules(name)]
 
 
 def sim_services() -> list[SimService[Any]]:
     """Every declared ``SIM_SERVICE``, in module order."""
     load_all()
-    declared = []
-    for module in _modules():
-        part = getattr(module, "SIM_SERVICE", None)
-        if part is not None:
-            if not isinstance(part, SimService):
-                raise TypeError(f"{module.__name__}.SIM_SERVICE is {part!r}, not a SimService")
-            declared.append(part)
-    return declared
+    return declared(_modules(), "SIM_SERVICE", SimService)
 
 
 _loaded = False
@@ -158,6 +180,18 @@ def service(kind: str, *names: str) -> Callable[[Tool], Tool]:
         return fn
 
     return register
+
+
+def dumpsys_of(model: type[DumpingModel]) -> Tool:
+    """The ``dumpsys`` service printing the phone's ``model`` as its ``dump()`` says, read
+    under the phone lock so the text shows one state of the phone."""
+
+    def dumpsys(io: ToolIO, argv: list[str]) -> int:
+        with io.phone.lock:
+            io.out(io.phone.service(model).dump())
+        return 0
+
+    return dumpsys
 
 
 def load_all() -> None:

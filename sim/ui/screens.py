@@ -75,7 +75,8 @@ def app_frame(package: str, children: list[View]) -> View:
     )
 
 
-def _toolbar(package: str, title: str) -> View:
+def toolbar(package: str, title: str) -> View:
+    """An app's ``toolbar`` with its title, under the status bar."""
     return View(
         "android.view.ViewGroup",
         (0, STATUS_BAR_BOTTOM, WIDTH, 265),
@@ -178,7 +179,7 @@ def conversation_list(rec: ActivityRecord, ctx: ScreenContext) -> View:
         scrollable=True,
         focusable=True,
     )
-    return app_frame(pkg, [_toolbar(pkg, "Messages"), listing, fab])
+    return app_frame(pkg, [toolbar(pkg, "Messages"), listing, fab])
 
 
 def _settings_page(rec: ActivityRecord, title: str, rows: list[View]) -> View:
@@ -191,7 +192,7 @@ def _settings_page(rec: ActivityRecord, title: str, rows: list[View]) -> View:
         focusable=True,
         children=rows,
     )
-    return app_frame(pkg, [_toolbar(pkg, title), listing])
+    return app_frame(pkg, [toolbar(pkg, title), listing])
 
 
 def _colon_list(value: str | None) -> list[str]:
@@ -259,19 +260,19 @@ def settings_home(rec: ActivityRecord, ctx: ScreenContext) -> View:
 
 def notes_main(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """The third-party notes app's editor (``notes_app.py``)."""
-    title = _toolbar(rec.package, notes_app.label(ctx.locale))
+    title = toolbar(rec.package, notes_app.label(ctx.locale))
     return app_frame(rec.package, [title, *notes_app.main_screen(rec.state, ctx.locale)])
 
 
 def notes_list(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """The notes app's scrollable list (``notes_app.py``)."""
-    title = _toolbar(rec.package, notes_app.words(ctx.locale)["list"])
+    title = toolbar(rec.package, notes_app.words(ctx.locale)["list"])
     return app_frame(rec.package, [title, *notes_app.list_screen(rec.state, ctx.locale)])
 
 
 def blank_app(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """Any other app: its label in a toolbar over an empty content area."""
-    return app_frame(rec.package, [_toolbar(rec.package, labels.app_label(rec.package))])
+    return app_frame(rec.package, [toolbar(rec.package, labels.app_label(rec.package))])
 
 
 Builder = Callable[[ActivityRecord, ScreenContext], View]

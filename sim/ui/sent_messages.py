@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +44,24 @@ class SentEntry:
                 return messaging_text.word(locale, "message_status_send_failed")
             return messaging_text.word(locale, "delivered_status_content_description")
         return messaging_text.stamp(locale, now - self.at, hour24)
+
+
+def conversation_message_view(package: str, entry: SentEntry, top: int, locale: str) -> View:
+    """A ConversationMessageView of ``package``: ``message_text`` then, in
+    ``message_metadata``, the ``message_status`` line (AOSP Messaging
+    res/layout/conversation_message_view.xml; Google Messages' View generation descends
+    from it, V113)."""
+    return View(
+        "android.view.ViewGroup", (300, top, 1040, top + 190),
+        resource_id=f"{package}:id/message_content",
+        children=[
+            View("android.widget.TextView", (330, top + 10, 1010, top + 120),
+                 resource_id=f"{package}:id/message_text", text=entry.body),
+            View("android.widget.TextView", (330, top + 125, 1010, top + 180),
+                 resource_id=f"{package}:id/message_status",
+                 text=entry.status(time.monotonic(), locale)),  # the clock of Phone.now()
+        ],
+    )  # fmt: skip
 
 
 def message_list(encoded: str, resource_id: str, bubble: Callable[[SentEntry, int], View]) -> View:

@@ -24,15 +24,14 @@ it is its own record: ``aosp-messaging`` makes it the default SMS app.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from phoned.sim.android import phone_numbers
 from phoned.sim.android.packages import PackageManager
 from phoned.sim.ui import messaging_text
 from phoned.sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
-from phoned.sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
-from phoned.sim.ui.sent_messages import SentEntry, message_list
+from phoned.sim.ui.screens import ActivityRecord, ScreenContext, app_frame, toolbar
+from phoned.sim.ui.sent_messages import conversation_message_view, message_list
 from phoned.sim.ui.views import View
 from phoned.sim.variants.base import SmsAppRow, Variant
 
@@ -43,35 +42,16 @@ PKG = "com.android.messaging"
 CONVERSATION = "com.android.messaging.ui.conversation.ConversationActivity"
 
 
-def _bubble(entry: SentEntry, top: int, locale: str) -> View:
-    return View(
-        "android.view.ViewGroup", (300, top, 1040, top + 190),
-        resource_id=f"{PKG}:id/message_content",
-        children=[
-            View("android.widget.TextView", (330, top + 10, 1010, top + 120),
-                 resource_id=f"{PKG}:id/message_text", text=entry.body),
-            View("android.widget.TextView", (330, top + 125, 1010, top + 180),
-                 resource_id=f"{PKG}:id/message_status",
-                 text=entry.status(time.monotonic(), locale)),  # the clock of Phone.now()
-        ],
-    )  # fmt: skip
-
-
 def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """ConversationActivity: title, messages, the compose field and, once it holds text,
     the send button."""
     recipient, body = rec.state.get("recipient", ""), rec.state.get("body", "")
     # a saved contact: its name; else the number as Messaging formats it (formatForDisplay)
     shown = rec.state.get("title") or phone_numbers.format_for_display(recipient, ctx.region)
-    toolbar = View(
-        "android.view.ViewGroup", (0, STATUS_BAR_BOTTOM, WIDTH, 265),
-        resource_id=f"{PKG}:id/toolbar",
-        children=[View("android.widget.TextView", (189, 160, 900, 224), text=shown)],
-    )  # fmt: skip
     messages = message_list(
         rec.state.get("sent", ""),
         f"{PKG}:id/conversation_messages",
-        lambda entry, y: _bubble(entry, y, ctx.locale),
+        lambda entry, y: conversation_message_view(PKG, entry, y, ctx.locale),
     )
     compose = View(
         "android.widget.EditText", (40, 2050, 900, 2190),
@@ -79,7 +59,7 @@ def composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         clickable=True, long_clickable=True, focusable=True, focused=True, action="focus",
         role=COMPOSE_ROLE,
     )  # fmt: skip
-    children = [toolbar, messages, compose]
+    children = [toolbar(PKG, shown), messages, compose]
     if body:  # visibility gone until the draft holds text (ComposeMessageView)
         send = View(
             "android.widget.ImageButton", (920, 2050, 1060, 2190),

@@ -53,8 +53,15 @@ from phoned.sim.android import phone_numbers
 from phoned.sim.ui import labels, messaging_text
 from phoned.sim.ui.apps import COMPOSE_ROLE, MessagingApp, register_messaging_app
 from phoned.sim.ui.model import Ui
-from phoned.sim.ui.screens import STATUS_BAR_BOTTOM, WIDTH, ActivityRecord, ScreenContext, app_frame
-from phoned.sim.ui.sent_messages import SentEntry, message_list
+from phoned.sim.ui.screens import (
+    STATUS_BAR_BOTTOM,
+    WIDTH,
+    ActivityRecord,
+    ScreenContext,
+    app_frame,
+    toolbar,
+)
+from phoned.sim.ui.sent_messages import SentEntry, conversation_message_view, message_list
 from phoned.sim.ui.views import View
 from phoned.sim.variants.base import SmsAppRow, Variant
 
@@ -88,23 +95,6 @@ def _mirrored(view: View, width: int) -> View:
 # ---- View generation (older builds) -----------------------------------------------------
 
 
-def _view_bubble(entry: SentEntry, top: int, locale: str) -> View:
-    """A ConversationMessageView: ``message_text`` then, in ``message_metadata``, the
-    ``message_status`` line (AOSP Messaging res/layout/conversation_message_view.xml)."""
-    return View(
-        "android.view.ViewGroup",
-        (300, top, 1040, top + 190),
-        resource_id=f"{PKG}:id/message_content",
-        children=[
-            View("android.widget.TextView", (330, top + 10, 1010, top + 120),
-                 resource_id=f"{PKG}:id/message_text", text=entry.body),
-            View("android.widget.TextView", (330, top + 125, 1010, top + 180),
-                 resource_id=f"{PKG}:id/message_status",
-                 text=entry.status(time.monotonic(), locale)),  # the clock of Phone.now()
-        ],
-    )  # fmt: skip
-
-
 def view_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     """The View generation's conversation screen: recipient chip, messages, compose field
     and send button (ids as public scripts address them)."""
@@ -119,7 +109,7 @@ def view_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
     messages = message_list(
         rec.state.get("sent", ""),
         f"{PKG}:id/messages_list",
-        lambda entry, y: _view_bubble(entry, y, ctx.locale),
+        lambda entry, y: conversation_message_view(PKG, entry, y, ctx.locale),
     )
     compose = View(
         "android.widget.EditText", (147, ROW_TOP, 900, ROW_BOTTOM),
@@ -133,13 +123,8 @@ def view_composer(rec: ActivityRecord, ctx: ScreenContext) -> View:
         clickable=bool(body), enabled=bool(body) and bool(recipient), focusable=True,
         action="send",
     )  # fmt: skip
-    toolbar = View(
-        "android.view.ViewGroup", (0, STATUS_BAR_BOTTOM, WIDTH, 265),
-        resource_id=f"{PKG}:id/toolbar",
-        children=[View("android.widget.TextView", (189, 160, 900, 224),
-                       text=shown or "New conversation")],
-    )  # fmt: skip
-    return app_frame(PKG, [toolbar, chip, messages, compose, send])
+    title = toolbar(PKG, shown or "New conversation")
+    return app_frame(PKG, [title, chip, messages, compose, send])
 
 
 # ---- Compose generation (current builds) ------------------------------------------------

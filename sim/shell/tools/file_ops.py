@@ -18,7 +18,7 @@ import time
 
 from phoned.sim.phone_state import FileSystem
 from phoned.sim.shell.registry import ToolIO, tool
-from phoned.sim.shell.tools.file_tools import ENOENT, split_flags
+from phoned.sim.shell.tools.file_tools import ENOENT, each_operand, split_flags
 
 NEED_TWO = "Need 2 arguments"
 
@@ -94,24 +94,20 @@ def cp(io: ToolIO, argv: list[str]) -> int:
     return _transfer(io, "cp", argv, move=False)
 
 
+def _remove_empty_dir(fs: FileSystem, arg: str, path: str) -> str | None:
+    if not fs.is_dir(path):
+        return f"'{arg}': {ENOENT if not fs.exists(path) else 'Not a directory'}"
+    if fs.listdir(path):
+        return f"'{arg}': Directory not empty"
+    fs.remove_tree(path)
+    return None
+
+
 @tool("rmdir")
 def rmdir(io: ToolIO, argv: list[str]) -> int:
     """``rmdir DIR...``: only empty directories (``rmdir: '/x': Directory not empty``)."""
     _flags, _values, operands = split_flags(argv)
-    status = 0
-    with io.phone.lock:
-        fs = io.phone.fs
-        for arg in operands:
-            path = fs.normalize(arg, io.cwd)
-            if not fs.is_dir(path):
-                io.err(f"rmdir: '{arg}': {ENOENT if not fs.exists(path) else 'Not a directory'}\n")
-                status = 1
-            elif fs.listdir(path):
-                io.err(f"rmdir: '{arg}': Directory not empty\n")
-                status = 1
-            else:
-                fs.remove_tree(path)
-    return status
+    return each_operand(io, "rmdir", operands, _remove_empty_dir)
 
 
 # ------------------------------------------------------------------ stat
@@ -164,18 +160,15 @@ def stat(io: ToolIO, argv: list[str]) -> int:
     _flags, values, operands = split_flags(argv, with_value="c")
     if not operands:
         return _usage(io, "stat", "Need 1 argument")
-    status = 0
-    for arg in operands:
-        with io.phone.lock:
-            path = io.phone.fs.normalize(arg, io.cwd)
-            if not io.phone.fs.exists(path):
-                io.err(f"stat: '{arg}': {ENOENT}\n")
-                status = 1
-                continue
-            fields = _stat_fields(io, arg, path)
-        fmt = values["c"] + "\n" if "c" in values else STAT_DEFAULT
-        io.out(_expand_stat(fmt, fields))
-    return status
+    fmt = values["c"] + "\n" if "c" in values else STAT_DEFAULT
+
+    def show(fs: FileSystem, arg: str, path: str) -> str | None:
+        if not fs.exists(path):
+            return f"'{arg}': {ENOENT}"
+        io.out(_expand_stat(fmt, _stat_fields(io, arg, path)))
+        return None
+
+    return each_operand(io, "stat", operands, show)
 
 
 # ------------------------------------------------------------------ find
@@ -221,28 +214,25 @@ def find(io: ToolIO, argv: list[str]) -> int:
     except ValueError as exc:
         io.err(f"find: Unknown option '{exc}'\n")
         return 1
-    status = 0
     limit = int(tests.get("-maxdepth", "1000"))
-    with io.phone.lock:
-        fs = io.phone.fs
-        for start in starts:
-            root = fs.normalize(start, io.cwd)
-            if not fs.exists(root):
-                io.err(f"find: '{start}': {ENOENT}\n")
-                status = 1
-                continue
-            stack = [(root, start, 0)]
-            while stack:
-                path, shown, depth = stack.pop()
-                if _find_matches(fs, path, depth, tests):
-                    io.out(shown + "\n")
-                if fs.is_dir(path) and depth < limit:
-                    children = fs.listdir(path)
-                    stack.extend(
-                        (fs.normalize(c, path), shown.rstrip("/") + "/" + c, depth + 1)
-                        for c in reversed(children)
-                    )
-    return status
+
+    def walk(fs: FileSystem, start: str, root: str) -> str | None:
+        if not fs.exists(root):
+            return f"'{start}': {ENOENT}"
+        stack = [(root, start, 0)]
+        while stack:
+            path, shown, depth = stack.pop()
+            if _find_matches(fs, path, depth, tests):
+                io.out(shown + "\n")
+            if fs.is_dir(path) and depth < limit:
+                children = fs.listdir(path)
+                stack.extend(
+                    (fs.normalize(c, path), shown.rstrip("/") + "/" + c, depth + 1)
+                    for c in reversed(children)
+                )
+        return None
+
+    return each_operand(io, "find", starts, walk)
 
 
 # ------------------------------------------------------------------ dd, df

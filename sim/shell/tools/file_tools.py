@@ -13,14 +13,35 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Callable
 
+from phoned.sim.phone_state import FileSystem
 from phoned.sim.shell.registry import ToolIO, tool
 
 ENOENT = "No such file or directory"
 
+# What a tool does with one operand: (fs, the operand as typed, its absolute path) -> the
+# error text after ``NAME: `` when it failed, else None.
+OperandStep = Callable[[FileSystem, str, str], "str | None"]
+
 
 def _path(io: ToolIO, arg: str) -> str:
     return io.phone.fs.normalize(arg, io.cwd)
+
+
+def each_operand(io: ToolIO, name: str, operands: list[str], step: OperandStep) -> int:
+    """Run ``step`` on every operand under the phone lock. As toybox tools do, an operand
+    that fails prints ``NAME: ERROR`` (``error_msg``), makes the exit status 1
+    (``toys.exitval``) and does not stop the operands after it."""
+    status = 0
+    with io.phone.lock:
+        fs = io.phone.fs
+        for arg in operands:
+            error = step(fs, arg, fs.normalize(arg, io.cwd))
+            if error is not None:
+                io.err(f"{name}: {error}\n")
+                status = 1
+    return status
 
 
 def _read_inputs(io: ToolIO, name: str, args: list[str]) -> tuple[list[tuple[str, bytes]], int]:
@@ -138,32 +159,29 @@ def _format_long(rows: list[list[str]]) -> str:
 def ls(io: ToolIO, argv: list[str]) -> int:
     """One name per line (stdout is not a tty under adb), ``-a`` and ``-l`` supported."""
     flags, _values, operands = split_flags(argv)
-    status = 0
     targets = operands or ["."]
-    with io.phone.lock:
-        for target in targets:
-            path = _path(io, target)
-            fs = io.phone.fs
-            if not fs.exists(path):
-                io.err(f"ls: {target}: {ENOENT}\n")
-                status = 1
-                continue
-            if not fs.is_dir(path) or "d" in flags:
-                names, base = [target], io.cwd
-            else:
-                names = ([".", ".."] if "a" in flags else []) + [
-                    n for n in fs.listdir(path) if "a" in flags or not n.startswith(".")
-                ]
-                base = path
-            if len(targets) > 1 and fs.is_dir(path):
-                io.out(f"{target}:\n")
-            if "l" in flags:
-                if fs.is_dir(path) and "d" not in flags:
-                    io.out(f"total {len(names) * 8}\n")
-                io.out(_format_long(_long_rows(io, base, names)))
-            else:
-                io.out("".join(n + "\n" for n in names))
-    return status
+
+    def list_one(fs: FileSystem, target: str, path: str) -> str | None:
+        if not fs.exists(path):
+            return f"{target}: {ENOENT}"
+        if not fs.is_dir(path) or "d" in flags:
+            names, base = [target], io.cwd
+        else:
+            names = ([".", ".."] if "a" in flags else []) + [
+                n for n in fs.listdir(path) if "a" in flags or not n.startswith(".")
+            ]
+            base = path
+        if len(targets) > 1 and fs.is_dir(path):
+            io.out(f"{target}:\n")
+        if "l" in flags:
+            if fs.is_dir(path) and "d" not in flags:
+                io.out(f"total {len(names) * 8}\n")
+            io.out(_format_long(_long_rows(io, base, names)))
+        else:
+            io.out("".join(n + "\n" for n in names))
+        return None
+
+    return each_operand(io, "ls", targets, list_one)
 
 
 # ------------------------------------------------------------------ mutating tools
@@ -172,64 +190,53 @@ def ls(io: ToolIO, argv: list[str]) -> int:
 @tool("rm")
 def rm(io: ToolIO, argv: list[str]) -> int:
     flags, _values, operands = split_flags(argv)
-    status = 0
-    with io.phone.lock:
-        fs = io.phone.fs
-        for arg in operands:
-            path = _path(io, arg)
-            if fs.is_dir(path):
-                if not flags & {"r", "R"}:
-                    io.err(f"rm: {arg}: Is a directory\n")
-                    status = 1
-                    continue
-                fs.remove_tree(path)
-            elif path in fs.files:
-                fs.remove(path)
-            elif "f" not in flags:
-                io.err(f"rm: {arg}: {ENOENT}\n")
-                status = 1
-    return status
+
+    def remove(fs: FileSystem, arg: str, path: str) -> str | None:
+        if fs.is_dir(path):
+            if not flags & {"r", "R"}:
+                return f"{arg}: Is a directory"
+            fs.remove_tree(path)
+        elif path in fs.files:
+            fs.remove(path)
+        elif "f" not in flags:
+            return f"{arg}: {ENOENT}"
+        return None
+
+    return each_operand(io, "rm", operands, remove)
 
 
 @tool("mkdir")
 def mkdir(io: ToolIO, argv: list[str]) -> int:
     """``mkdir [-p] DIR...``; toybox quotes the name: ``mkdir: '/x': File exists``."""
     flags, _values, operands = split_flags(argv, with_value="m")
-    status = 0
-    with io.phone.lock:
-        fs = io.phone.fs
-        for arg in operands:
-            path = _path(io, arg)
-            if fs.exists(path):
-                if "p" not in flags or not fs.is_dir(path):
-                    io.err(f"mkdir: '{arg}': File exists\n")
-                    status = 1
-                continue
-            try:
-                fs.mkdir(path, parents="p" in flags)
-            except FileNotFoundError:
-                io.err(f"mkdir: '{arg}': {ENOENT}\n")
-                status = 1
-    return status
+
+    def make(fs: FileSystem, arg: str, path: str) -> str | None:
+        if fs.exists(path):
+            return None if "p" in flags and fs.is_dir(path) else f"'{arg}': File exists"
+        try:
+            fs.mkdir(path, parents="p" in flags)
+        except FileNotFoundError:
+            return f"'{arg}': {ENOENT}"
+        return None
+
+    return each_operand(io, "mkdir", operands, make)
+
+
+def _touch_one(fs: FileSystem, arg: str, path: str) -> str | None:
+    if fs.is_dir(path):
+        return None
+    entry = fs.files.get(path)
+    try:
+        fs.write(path, entry.data if entry else b"")
+    except FileNotFoundError:
+        return f"'{arg}': {ENOENT}"
+    return None
 
 
 @tool("touch")
 def touch(io: ToolIO, argv: list[str]) -> int:
     _flags, _values, operands = split_flags(argv)
-    status = 0
-    with io.phone.lock:
-        fs = io.phone.fs
-        for arg in operands:
-            path = _path(io, arg)
-            if fs.is_dir(path):
-                continue
-            entry = fs.files.get(path)
-            try:
-                fs.write(path, entry.data if entry else b"")
-            except FileNotFoundError:
-                io.err(f"touch: '{arg}': {ENOENT}\n")
-                status = 1
-    return status
+    return each_operand(io, "touch", operands, _touch_one)
 
 
 @tool("chmod")

@@ -75,6 +75,15 @@ def ps(io: ToolIO, argv: list[str]) -> int:
     return 0
 
 
+def _signalled(process: Process) -> bool:
+    """Signal ``process`` when the shell may: only its own processes, and only those the
+    simulation can end; False means ``Operation not permitted`` (EPERM)."""
+    if process.kill is None or process.user != "shell":
+        return False
+    process.kill()
+    return True
+
+
 @tool("kill")
 def kill(io: ToolIO, argv: list[str]) -> int:
     """``kill [-9|-s SIG] PID...``: the shell may end its own processes only."""
@@ -88,11 +97,9 @@ def kill(io: ToolIO, argv: list[str]) -> int:
         if process is None:
             io.err(f"kill: bad pid '{arg}': No such process\n")
             status = 1
-        elif process.kill is None or process.user != "shell":
+        elif not _signalled(process):
             io.err(f"kill: bad pid '{arg}': Operation not permitted\n")
             status = 1
-        else:
-            process.kill()
     return status
 
 
@@ -140,11 +147,9 @@ def pkill(io: ToolIO, argv: list[str]) -> int:
         return 2
     status = 0 if found else 1
     for process in found:
-        if process.kill is None or process.user != "shell":
+        if not _signalled(process):
             io.err(f"pkill: {process.pid}: Operation not permitted\n")
             status = 1
-        else:
-            process.kill()
     return status
 
 
