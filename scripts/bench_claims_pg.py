@@ -41,17 +41,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
 from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
 
+from scripts.bench_claims import fill_queue  # noqa: E402
+
 
 def _fill(url: str, tasks: int) -> None:
-    store = PostgresStore(url)
-    spec = validate_task({"method": "dnd.get", "conversation_id": "bench"})
-    for i in range(tasks):
-        store.submit(spec, 1000.0 + i)
-    store.close()
+    fill_queue(PostgresStore(url), tasks)
     import psycopg
 
     # what autovacuum does on a live queue within a minute: without statistics the planner
