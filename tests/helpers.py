@@ -14,6 +14,8 @@
   exit code, stdout and stderr.
 * ``sms_intent(number, body)``: the ``am start`` arguments of Android's "send a text"
   intent (``-a android.intent.action.SENDTO -d smsto:NUMBER --es sms_body BODY``).
+* ``load_script(name)``: ``scripts/NAME.py`` imported as the module ``NAME`` (the scripts
+  are not a package a test can import by name).
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -22,6 +24,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import socket
 import stat
@@ -78,6 +81,17 @@ def stop_adb_server(port: int) -> None:
     deadline = time.monotonic() + 5
     while adb_server_answers(port) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def load_script(name: str) -> Any:
+    """``REPO/scripts/NAME.py`` imported as the module ``NAME``, registered in ``sys.modules``
+    first (a script's dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def mode(path: Path) -> int:

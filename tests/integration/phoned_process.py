@@ -1,6 +1,7 @@
 """One real ``phoned run`` process and the SQLite queue it serves (test helpers).
 
-* ``Daemon``: the process and its queue (submit, wait for a state, approve, read evidence).
+* ``Daemon``: the process and its queue (submit, wait for a state, approve, read evidence,
+  run a ``phoned`` verb on the queue, start ``phoned mcp`` over it).
 * ``daemon_env(adb_port, state_dir, **overrides)``: the environment it runs with (the private
   adb server's port, short poll, heartbeat and sweep intervals, JSON logs).
 * ``fresh_daemon(env, tmp)``: a ``Daemon`` over ``tmp/state/queue.db`` with its schema made,
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcp import StdioServerParameters
 from phoned.daemon.lifecycle.ingress import parse_ingress
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
@@ -106,6 +108,23 @@ class Daemon:
                 umask=umask,
             )
         return self
+
+    def phoned(self, *args: str) -> str:
+        """``phoned ARGS --queue`` this daemon's queue, in a child process with its
+        environment: the stdout; fails with the stderr unless it exits 0."""
+        result = subprocess.run(
+            [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{self.queue}"],
+            env=self.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def mcp_stdio(self, conversation: str, wait: int) -> StdioServerParameters:
+        """How an MCP client starts ``phoned mcp`` over this daemon's queue, speaking for
+        ``conversation`` and waiting up to ``wait`` s for a task's outcome."""
+        args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{self.queue}",
+                "--conversation", conversation, "--wait", str(wait)]  # fmt: skip
+        return StdioServerParameters(command=sys.executable, args=args, env=self.env, cwd=str(REPO))
 
     def signal(self, signum: int) -> None:
         assert self.proc is not None

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
 from phoned_process import REPO, Daemon
 
 pytestmark = pytest.mark.integration
@@ -90,12 +90,6 @@ def test_once_refuses_bad_params_at_the_door_with_exit_2(
     assert not [a for a in sim.phone.log.argvs() if a[:1] in (("am",), ("pm",))]
 
 
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
-
-
 def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
     sim = sim_factory(sdk=34)
     sim.phone.contacts.add("김민준", "+821012345678", 3)
@@ -103,7 +97,9 @@ def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
+            read, write = await stack.enter_async_context(
+                stdio_client(daemon.mcp_stdio("conv-mcp", 30))
+            )
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
 from phoned.daemon.rendering.render import approval_preview
 from phoned_process import REPO, Daemon
 
@@ -109,12 +109,6 @@ def test_cli_no_such_contact_fails_invalid_params_naming_to(
     assert "Пётр" in failure["message"]  # the task's own record: its params are there too
 
 
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
-
-
 def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory) -> None:
     sim = sim_factory(sdk=34)
     _book(sim)
@@ -127,7 +121,9 @@ def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory)
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
+            read, write = await stack.enter_async_context(
+                stdio_client(daemon.mcp_stdio("conv-mcp", 30))
+            )
             session = await stack.enter_async_context(
                 ClientSession(read, write, elicitation_callback=accept)
             )

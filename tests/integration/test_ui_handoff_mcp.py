@@ -11,30 +11,19 @@ evidence, no log of phoned and no command the phone ran; the committed transcrip
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_script
 from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned_process import REPO
 
 pytestmark = pytest.mark.integration
 
-SCRIPT = REPO / "scripts" / "mcp_handoff_transcript.py"
 PAGE = REPO / "docs" / "transcripts" / "mcp-handoff.md"
-
-
-def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("mcp_handoff_transcript", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _facts(page: str) -> list[tuple[str, Any]]:
@@ -62,7 +51,7 @@ def _facts(page: str) -> list[tuple[str, Any]]:
 def test_a_handoff_over_mcp_completes_times_out_and_goes_stale(
     adb_server: Any, tmp_path: Path
 ) -> None:
-    script = _script()
+    script = load_script("mcp_handoff_transcript")
     transcript = script.record(tmp_path, adb_server.port)
     page = script.markdown(transcript)
     facts = _facts(page)
