@@ -16,6 +16,8 @@
   intent (``-a android.intent.action.SENDTO -d smsto:NUMBER --es sms_body BODY``).
 * ``load_script(name)``: ``scripts/NAME.py`` imported as the module ``NAME`` (the scripts
   are not a package a test can import by name).
+* ``assert_claimed_once_each(workers, tasks, competed)``: processes that each printed the
+  JSON list of the task ids it claimed, checked to have claimed every task exactly once.
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import socket
 import stat
@@ -92,6 +95,22 @@ def load_script(name: str) -> Any:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def assert_claimed_once_each(
+    workers: list[subprocess.Popen[str]], tasks: int, competed: int
+) -> None:
+    """Every worker process exits 0 having printed the JSON list of the ids it claimed; the
+    ``tasks`` tasks were claimed once each, by at least ``competed`` of the workers (the
+    processes really competed: a race one process wins alone proves nothing)."""
+    results = []
+    for proc in workers:
+        out, _ = proc.communicate(timeout=90)
+        assert proc.returncode == 0
+        results.append(json.loads(out))
+    claimed = [task_id for ids in results for task_id in ids]
+    assert len(claimed) == len(set(claimed)) == tasks
+    assert sum(1 for ids in results if ids) >= competed
 
 
 def mode(path: Path) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import ClientSession, stdio_client
-from phoned_process import REPO, Daemon
+from phoned_process import REPO, RUN_ONCE, Daemon
 
 pytestmark = pytest.mark.integration
 
@@ -24,16 +23,7 @@ NOTES = "com.example.notes"
 def _once(env: dict[str, str], tmp_path: Path, serial: str, task: dict[str, Any]) -> Any:
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-apps", **task}))
-    argv = [
-        sys.executable,
-        "-m",
-        "phoned.daemon.cli",
-        "run",
-        "--once",
-        "--json",
-        "--serial",
-        serial,
-    ]
+    argv = [*RUN_ONCE, "--serial", serial]
     return subprocess.run(
         [*argv, "--task", str(path)],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import adbutils
 import httpx
 import pytest
 import yaml
 from planes import Grant, write_tokens
-from stacks import PHONED, REPO, spawn, stop_process, tail, wait_http
+from stacks import PHONED, REPO, private_adb_server, spawn, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -190,20 +189,6 @@ class Scraped:
 
     def tails(self) -> str:
         return "\n".join(tail(log) for log in self.logs)
-
-
-@contextlib.contextmanager
-def private_adb_server() -> Iterator[dict[str, str]]:
-    """An adb server of this test alone (so ``--sim`` starts its own phone)."""
-    port, adb = free_port(), adbutils.adb_path()
-    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
-    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True, timeout=30,
-                   capture_output=True)  # fmt: skip
-    try:
-        yield {"ANDROID_ADB_SERVER_PORT": str(port)}
-    finally:
-        subprocess.run([adb, "-P", str(port), "kill-server"], env=env, check=False, timeout=30,
-                       capture_output=True)  # fmt: skip
 
 
 def prometheus_config(tmp: Path, plane_port: int, daemon_port: int) -> Path:
