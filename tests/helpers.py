@@ -4,6 +4,8 @@
 * ``run_python(*args, env=...)``: ``python ARGS`` in a child process from ``REPO``, its
   output captured as text, never raising on the exit code (``-m phoned.daemon.cli ...`` runs
   ``phoned``).
+* ``phoned(queue, *args, stdin=None, env=None)``: ``phoned ARGS --queue QUEUE`` in this
+  process (click's test runner); its result, whatever the exit code.
 * ``phoned_env(port, config)``: this process's environment without ``PHONED_*`` and
   ``ADBUTILS_*``, talking to the adb server on ``port`` with the config file ``config``.
 * ``adb_server_answers(port)``, ``stop_adb_server(port)``: is an adb server listening on
@@ -18,6 +20,11 @@
   are not a package a test can import by name).
 * ``assert_claimed_once_each(workers, tasks, competed)``: processes that each printed the
   JSON list of the task ids it claimed, checked to have claimed every task exactly once.
+* ``task_record(**changes)``: a task record as a store returns it: ``sms.send`` task ``t1``
+  of conversation ``c1`` on phone ``S``, running its first of two attempts; ``changes``
+  replace fields.
+* ``heavy_modules_after(code, heavy)``: which of the packages ``heavy`` a fresh interpreter
+  has loaded once it ran ``code`` (what a light command must leave unloaded).
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -38,6 +45,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner, Result
+from phoned.daemon.cli import main
+from phoned.daemon.lifecycle.records import TaskRecord
+from phoned.daemon.lifecycle.states import TaskState
 from phoned.sim.shell.registry import BufferSink, ToolIO
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,6 +68,12 @@ def run_python(
         timeout=timeout,
         check=False,
     )
+
+
+def phoned(queue: str, *args: str, stdin: str | None = None, env: Any = None) -> Result:
+    """``phoned ARGS --queue QUEUE`` through click's runner (``stdin`` typed in, ``env`` set
+    meanwhile): quick, and a failure shows the verb's own traceback."""
+    return CliRunner().invoke(main, [*args, "--queue", queue], input=stdin, env=env)
 
 
 def phoned_env(port: int, config: Path) -> dict[str, str]:
@@ -111,6 +128,32 @@ def assert_claimed_once_each(
     claimed = [task_id for ids in results for task_id in ids]
     assert len(claimed) == len(set(claimed)) == tasks
     assert sum(1 for ids in results if ids) >= competed
+
+
+def task_record(**changes: Any) -> TaskRecord:
+    """A running ``sms.send`` record (``t1``, conversation ``c1``, phone ``S``, from the CLI,
+    attempt 1 of 2, revision 1) with ``changes`` applied: the fields a test means, named."""
+    fields: dict[str, Any] = {
+        "id": "t1", "conversation_id": "c1", "method": "sms.send",
+        "params": {"to": "+15551234567", "body": "see you at 8"}, "device": "S",
+        "source": "cli", "state": TaskState.RUNNING, "state_version": 3, "revision": 1,
+        "attempt": 1, "max_attempts": 2, "created_at": 0.0, "updated_at": 0.0,
+    }  # fmt: skip
+    return TaskRecord(**{**fields, **changes})
+
+
+def heavy_modules_after(code: str, heavy: set[str]) -> list[str]:
+    """The top-level packages of ``heavy`` loaded in a fresh ``python -c`` after ``code`` ran
+    (a child process: this one has imported everything already), sorted."""
+    probe = (
+        f"import json, sys; {code}; "
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r}))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    found: list[str] = json.loads(loaded.stdout)
+    return found
 
 
 def mode(path: Path) -> int:
