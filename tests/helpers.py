@@ -25,6 +25,8 @@
   replace fields.
 * ``heavy_modules_after(code, heavy)``: which of the packages ``heavy`` a fresh interpreter
   has loaded once it ran ``code`` (what a light command must leave unloaded).
+* ``transcript_steps(page, fences)``: a committed transcript page's numbered steps: each
+  one's title, and the kind and text of its last fenced block (what the step answered).
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -36,6 +38,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -59,15 +62,8 @@ def run_python(
     *args: str, env: dict[str, str], timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` from ``REPO`` with exactly ``env``; stdout and stderr as text."""
-    return subprocess.run(
-        [sys.executable, *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return subprocess.run([sys.executable, *args], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, check=False)  # fmt: skip
 
 
 def phoned(queue: str, *args: str, stdin: str | None = None, env: Any = None) -> Result:
@@ -154,6 +150,17 @@ def heavy_modules_after(code: str, heavy: set[str]) -> list[str]:
     )
     found: list[str] = json.loads(loaded.stdout)
     return found
+
+
+def transcript_steps(page: str, fences: str) -> list[tuple[str, str, str]]:
+    """Per ``## N. title`` section of a transcript page: the title, and the kind and text of
+    its last block fenced as one of ``fences`` (an alternation, e.g. ``json|console``)."""
+    steps = []
+    for section in re.split(r"^## \d+\. ", page, flags=re.M)[1:]:
+        blocks = re.findall(rf"```({fences})\n(.*?)\n```", section, flags=re.S)
+        kind, text = blocks[-1]
+        steps.append((section.splitlines()[0], kind, text))
+    return steps
 
 
 def mode(path: Path) -> int:

@@ -24,10 +24,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcp import StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.ingress import parse_ingress
 from phoned.daemon.lifecycle.records import TaskRecord
@@ -191,6 +192,19 @@ class Daemon(QueueFile):
         args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{self.queue}",
                 "--conversation", conversation, "--wait", str(wait)]  # fmt: skip
         return StdioServerParameters(command=sys.executable, args=args, env=self.env, cwd=str(REPO))
+
+    async def mcp_session(
+        self, stack: AsyncExitStack, conversation: str, wait: int, **options: Any
+    ) -> ClientSession:
+        """An MCP client session (``options``: ``ClientSession``'s, e.g. an elicitation
+        callback) with ``phoned mcp`` over this daemon's queue, initialized; ``stack`` closes
+        both."""
+        read, write = await stack.enter_async_context(
+            stdio_client(self.mcp_stdio(conversation, wait))
+        )
+        session = await stack.enter_async_context(ClientSession(read, write, **options))
+        await session.initialize()
+        return session
 
     def signal(self, signum: int) -> None:
         assert self.proc is not None

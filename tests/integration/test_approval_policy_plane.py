@@ -117,20 +117,30 @@ def _planner_mcp(stack: Stack, tmp_path: Path, adb_server: Any) -> StdioServerPa
     )  # fmt: skip
 
 
-def test_mcp_asks_with_require_approval_and_shows_the_card(
-    stack: Stack, tmp_path: Path, adb_server: Any
-) -> None:
-    params = _planner_mcp(stack, tmp_path, adb_server)
+def _planner_tools_and_call(
+    params: StdioServerParameters, tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], Any]:
+    """Over one MCP session with ``params``' server: its tools by name, and the result of
+    calling ``tool`` with ``arguments``."""
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             listed = {t.name: t for t in (await session.list_tools()).tools}
-            return listed, await session.call_tool(
-                "dnd_set", {"mode": "priority", "require_approval": True, "rationale": HOSTILE}
-            )
+            return listed, await session.call_tool(tool, arguments)
 
-    listed, called = anyio.run(main)
+    found: tuple[dict[str, Any], Any] = anyio.run(main)
+    return found
+
+
+def test_mcp_asks_with_require_approval_and_shows_the_card(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    listed, called = _planner_tools_and_call(
+        _planner_mcp(stack, tmp_path, adb_server),
+        "dnd_set",
+        {"mode": "priority", "require_approval": True, "rationale": HOSTILE},
+    )
     assert "require_approval" in listed["dnd_set"].input_schema["properties"]
     assert "rationale" in listed["dnd_set"].input_schema["properties"]
     assert "require_approval" not in listed["dnd_get"].input_schema["properties"]
@@ -161,17 +171,11 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     """The previews added for app.open and bluetooth.set (issue #26 item 3) over MCP: the
     tools take ``require_approval``, the card shows the change read from the phone, and an
     approval given through the plane completes the task."""
-    params = _planner_mcp(stack, tmp_path, adb_server)
-
-    async def main() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            listed = {t.name: t for t in (await session.list_tools()).tools}
-            return listed, await session.call_tool(
-                "app_open", {"package": "com.example.notes", "require_approval": True}
-            )
-
-    listed, called = anyio.run(main)
+    listed, called = _planner_tools_and_call(
+        _planner_mcp(stack, tmp_path, adb_server),
+        "app_open",
+        {"package": "com.example.notes", "require_approval": True},
+    )
     for name in ("app_open", "app_close", "bluetooth_set", "permission_request"):
         assert "require_approval" in listed[name].input_schema["properties"], name
     assert not called.is_error, called.content

@@ -12,7 +12,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, stdio_client
 from phoned_process import REPO, RUN_ONCE, Daemon
 
 pytestmark = pytest.mark.integration
@@ -87,11 +86,7 @@ def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(
-                stdio_client(daemon.mcp_stdio("conv-mcp", 30))
-            )
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-mcp", 30)
             tools = {t.name: t for t in (await session.list_tools()).tools}
             opened = await session.call_tool("app_open", {"package": NOTES})
             listed = await session.call_tool("app_list", {})

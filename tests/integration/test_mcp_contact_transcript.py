@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import load_script
+from helpers import load_script, transcript_steps
 from phoned_process import REPO
 
 pytestmark = pytest.mark.integration
@@ -24,10 +24,7 @@ def _facts(page: str) -> list[tuple[str, Any]]:
     """Per step: its title and what it answered (state, wait, revision, the candidates, the
     preview, the approval's output), read from the page's JSON and console blocks."""
     facts = []
-    for section in re.split(r"^## \d+\. ", page, flags=re.M)[1:]:
-        title = section.splitlines()[0]
-        blocks = re.findall(r"```(json|console)\n(.*?)\n```", section, flags=re.S)
-        kind, text = blocks[-1]
+    for title, kind, text in transcript_steps(page, "json|console"):
         if kind == "console":
             facts.append((title, re.sub(r"^\w{32} ", "TASK ", text.splitlines()[-1])))
             continue

@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, stdio_client
 from phoned.sim.android.notification import NotificationService
 from phoned_process import REPO, Daemon
 from PIL import Image
@@ -38,11 +37,7 @@ def _post(sim: Any) -> None:
 def _calls(daemon: Daemon, calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[Any]]:
     async def main() -> tuple[Any, list[Any]]:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(
-                stdio_client(daemon.mcp_stdio("conv-screen", 30))
-            )
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-screen", 30)
             tools = {t.name: t for t in (await session.list_tools()).tools}
             return tools, [await session.call_tool(name, args) for name, args in calls]
 

@@ -26,7 +26,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, stdio_client
 from phoned.daemon.rendering.render import approval_preview
 from phoned_process import REPO, Daemon
 
@@ -48,18 +47,24 @@ def _phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     )  # fmt: skip
 
 
+def _once_to_a_name(
+    env: dict[str, str], sim: Any, tmp_path: Path, method: str, to: str
+) -> subprocess.CompletedProcess[str]:
+    """``phoned run --once`` of a task file: ``method`` to the name ``to``, on ``sim`` with
+    the address book of ``_book``: the process's result."""
+    _book(sim)
+    task_file = tmp_path / "task.json"
+    task_file.write_text(json.dumps({
+        "conversation_id": "conv-ivan", "method": method, "params": {"to": to, "body": BODY},
+    }))  # fmt: skip
+    return _phoned(env, "run", "--once", "--json", "--serial", sim.serial, "--task", str(task_file))
+
+
 def test_cli_waits_for_the_choice_and_the_printed_amend_line_answers_it(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
     sim = sim_factory(sdk=34)
-    _book(sim)
-    task_file = tmp_path / "task.json"
-    task_file.write_text(json.dumps({
-        "conversation_id": "conv-ivan", "method": "sms.draft",
-        "params": {"to": "Ivan Petrov", "body": BODY},
-    }))  # fmt: skip
-    first = _phoned(daemon_env, "run", "--once", "--json", "--serial", sim.serial,
-                    "--task", str(task_file))  # fmt: skip
+    first = _once_to_a_name(daemon_env, sim, tmp_path, "sms.draft", "Ivan Petrov")
     assert first.returncode == 4, first.stdout[-2000:] + first.stderr[-2000:]
     record = json.loads(first.stdout)["task"]
     assert (record["state"], record["waiting_for"]) == ("waiting", "choice:to")
@@ -95,14 +100,7 @@ def test_cli_no_such_contact_fails_invalid_params_naming_to(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
     sim = sim_factory(sdk=34)
-    _book(sim)
-    task_file = tmp_path / "task.json"
-    task_file.write_text(json.dumps({
-        "conversation_id": "conv-ivan", "method": "sms.send",
-        "params": {"to": "Пётр", "body": BODY},
-    }))  # fmt: skip
-    result = _phoned(daemon_env, "run", "--once", "--json", "--serial", sim.serial,
-                     "--task", str(task_file))  # fmt: skip
+    result = _once_to_a_name(daemon_env, sim, tmp_path, "sms.send", "Пётр")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     failure = json.loads(result.stdout)["task"]["failure"]
     assert failure["reason"] == "invalid_params" and failure["message"].startswith("to:")
@@ -121,13 +119,7 @@ def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory)
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(
-                stdio_client(daemon.mcp_stdio("conv-mcp", 30))
-            )
-            session = await stack.enter_async_context(
-                ClientSession(read, write, elicitation_callback=accept)
-            )
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-mcp", 30, elicitation_callback=accept)
             sent = await session.call_tool("sms_send", {"to": "Ivan Petrov", "body": BODY})
             task_id = sent.structured_content["task_id"]
             status = await session.call_tool("task_status", {"task_id": task_id})

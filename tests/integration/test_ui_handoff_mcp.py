@@ -12,12 +12,11 @@ evidence, no log of phoned and no command the phone ran; the committed transcrip
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import load_script
+from helpers import load_script, transcript_steps
 from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned_process import REPO
 
@@ -30,10 +29,7 @@ def _facts(page: str) -> list[tuple[str, Any]]:
     """Per step: its title and what it answered (state, waiting_for kind, failure reason,
     the person's instruction, the content besides the structured one)."""
     facts = []
-    for section in re.split(r"^## \d+\. ", page, flags=re.M)[1:]:
-        title = section.splitlines()[0]
-        blocks = re.findall(r"```(json|text)\n(.*?)\n```", section, flags=re.S)
-        kind, text = blocks[-1]
+    for title, kind, text in transcript_steps(page, "json|text"):
         if kind == "text":
             facts.append((title, text.splitlines()[-1]))
             continue

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, stdio_client
+from mcp import ClientSession
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.sim.android.notification import NotificationService
 from phoned_process import REPO, Daemon
@@ -77,11 +77,7 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
 
     async def main() -> dict[str, Any]:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(
-                stdio_client(daemon.mcp_stdio("conv-ui", 20))
-            )
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-ui", 20)
             tools = {t.name for t in (await session.list_tools()).tools}
             opened = await session.call_tool("app_open", {"package": NOTES})
             found = await session.call_tool(

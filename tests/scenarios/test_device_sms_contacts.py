@@ -4,6 +4,8 @@ wait for a choice of ``to``, none is ``invalid_params`` naming ``to``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from phoned.device.actions import Status
 from phoned.device.contacts import PHONES_URI
@@ -51,12 +53,18 @@ def test_one_match_with_one_number_drafts_to_that_number(dut) -> None:
     assert "+821012345678" not in stored and "<number •••5678>" in stored
 
 
+def _waits_for_a_choice(dut: Any, method: str, to: str) -> Any:
+    """``method`` to the name ``to``: its outcome, asserted to wait for a choice."""
+    out = dut.run(method, {"to": to, "body": BODY})
+    assert out.status is Status.WAITING, out.message
+    return out
+
+
 @pytest.mark.phone(IVANS)
 @pytest.mark.sdks(30, 34)
 @pytest.mark.sim_only
 def test_an_ambiguous_name_waits_for_a_choice_and_drafts_nothing(dut) -> None:
-    out = dut.run("sms.send", {"to": "Ivan Petrov", "body": BODY})
-    assert out.status is Status.WAITING, out.message
+    out = _waits_for_a_choice(dut, "sms.send", "Ivan Petrov")
     assert out.detail["choice"] == "to"
     found = [(c["display_name"], c["number"], c["type_name"]) for c in out.detail["candidates"]]
     assert found == [
@@ -72,8 +80,7 @@ def test_an_ambiguous_name_waits_for_a_choice_and_drafts_nothing(dut) -> None:
 @pytest.mark.sdks(28, 34)
 @pytest.mark.sim_only
 def test_one_contact_with_several_numbers_waits_for_a_choice(dut) -> None:
-    out = dut.run("sms.draft", {"to": "анна иванова", "body": BODY})
-    assert out.status is Status.WAITING, out.message
+    out = _waits_for_a_choice(dut, "sms.draft", "анна иванова")
     assert [c["type_name"] for c in out.detail["candidates"]] == ["mobile", "work"]
     assert _am_starts(dut) == []
     _never_on_the_phone(dut, "анна")
