@@ -27,6 +27,11 @@
   has loaded once it ran ``code`` (what a light command must leave unloaded).
 * ``transcript_steps(page, fences)``: a committed transcript page's numbered steps: each
   one's title, and the kind and text of its last fenced block (what the step answered).
+* ``assert_met_sending_nothing(out, writes)``, ``assert_refused_running_nothing(dut,
+  methods, params, field)``: what a scenario test of a method asserts again and again (a
+  phone already as asked; params refused before anything runs on the phone).
+* ``sent_as(dut, status, to, body, **params)``: an approved ``sms.send``, its outcome
+  asserted to end as ``status``.
 * ``mode(path)``: the permission bits of ``path`` itself (a link's own, not its target's).
 * ``link_target(tmp)``: ``tmp/outside``, where the tests of planted links point them: 0755
   holding one 0644 file ``keep`` ("untouched"); each test checks it is so still.
@@ -52,6 +57,7 @@ from click.testing import CliRunner, Result
 from phoned.daemon.cli import main
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
+from phoned.device.actions import Status
 from phoned.sim.shell.registry import BufferSink, ToolIO
 
 REPO = Path(__file__).resolve().parents[1]
@@ -161,6 +167,35 @@ def transcript_steps(page: str, fences: str) -> list[tuple[str, str, str]]:
         kind, text = blocks[-1]
         steps.append((section.splitlines()[0], kind, text))
     return steps
+
+
+def assert_met_sending_nothing(out: Any, writes: list[Any]) -> None:
+    """``out`` is met, none of the write commands ``writes`` (the ones a test looks for
+    among those the phone ran) ran, and the evidence says no command was sent."""
+    assert out.status is Status.MET
+    assert writes == []
+    assert "no command sent" in " ".join(out.evidence.notes)
+
+
+def assert_refused_running_nothing(
+    dut: Any, methods: tuple[str, ...], params: dict[str, Any], field: str
+) -> None:
+    """Each of ``methods`` refuses ``params`` as invalid, naming ``field``, and nothing ran
+    on the phone ``dut`` (a scenario's device under test) for any of them."""
+    for method in methods:
+        out = dut.run(method, params)
+        assert out.status is Status.INVALID_PARAMS and out.detail["field"] == field, out.message
+    assert dut.execs() == []
+
+
+def sent_as(dut: Any, status: Status, to: str, body: str, **params: Any) -> Any:
+    """An approved ``sms.send`` of ``body`` to ``to`` (``params``: more of its params) on the
+    scenario's phone ``dut``, given 3 s to settle on a simulated phone and 30 s on a real
+    one: its outcome, asserted to end as ``status``."""
+    settle = 3.0 if dut.sim is not None else 30.0
+    out = dut.approved_send({"to": to, "body": body, **params}, settle_timeout=settle)
+    assert out.status is status, out.message
+    return out
 
 
 def mode(path: Path) -> int:

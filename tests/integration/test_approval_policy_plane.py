@@ -117,6 +117,15 @@ def _planner_mcp(stack: Stack, tmp_path: Path, adb_server: Any) -> StdioServerPa
     )  # fmt: skip
 
 
+def _decided_by_the_approver(stack: Stack, task_id: str, verb: str) -> Any:
+    """The approver's ``verb`` (``approve`` / ``deny``) of the task's pending preview through
+    the plane, quoting the revision and digest the task shows now: the plane's answer."""
+    record = stack.task(task_id)
+    decision = {"conversation_id": CONV, "revision": record["revision"],
+                "preview_digest": record["approval_digest"]}  # fmt: skip
+    return stack.call("approver", "POST", f"/v1/tasks/{task_id}/{verb}", json=decision)
+
+
 def _planner_tools_and_call(
     params: StdioServerParameters, tool: str, arguments: dict[str, Any]
 ) -> tuple[dict[str, Any], Any]:
@@ -153,12 +162,7 @@ def test_mcp_asks_with_require_approval_and_shows_the_card(
     assert out["approval"]["preview"]["data"]["change"] == CHANGE
 
     # the person decides elsewhere (an approver token); the denial ends the task
-    record = stack.task(out["task_id"])
-    denied = stack.call(
-        "approver", "POST", f"/v1/tasks/{out['task_id']}/deny",
-        json={"conversation_id": CONV, "revision": record["revision"],
-              "preview_digest": record["approval_digest"]},
-    )  # fmt: skip
+    denied = _decided_by_the_approver(stack, out["task_id"], "deny")
     assert denied.status_code == 200, denied.text
     stopped = stack.wait_state(out["task_id"], ("stopped",))
     assert stopped["failure"]["reason"] == "approval_denied"
@@ -184,12 +188,7 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     change = "app in front com.google.android.apps.nexuslauncher -> com.example.notes"
     assert out["approval"]["card"]["change"] == change
 
-    record = stack.task(out["task_id"])
-    approved = stack.call(
-        "approver", "POST", f"/v1/tasks/{out['task_id']}/approve",
-        json={"conversation_id": CONV, "revision": record["revision"],
-              "preview_digest": record["approval_digest"]},
-    )  # fmt: skip
+    approved = _decided_by_the_approver(stack, out["task_id"], "approve")
     assert approved.status_code == 200, approved.text
     done = stack.wait_state(out["task_id"], ("completed", "failed", "stopped"))
     assert done["state"] == "completed", done

@@ -48,24 +48,25 @@ def _phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
 
 
 def _once_to_a_name(
-    env: dict[str, str], sim: Any, tmp_path: Path, method: str, to: str
+    env: dict[str, str], sim: Any, tmp_path: Path, method: str, to: str, exits: int
 ) -> subprocess.CompletedProcess[str]:
     """``phoned run --once`` of a task file: ``method`` to the name ``to``, on ``sim`` with
-    the address book of ``_book``: the process's result."""
+    the address book of ``_book``: the process's result, which exited ``exits`` (asserted)."""
     _book(sim)
     task_file = tmp_path / "task.json"
     task_file.write_text(json.dumps({
         "conversation_id": "conv-ivan", "method": method, "params": {"to": to, "body": BODY},
     }))  # fmt: skip
-    return _phoned(env, "run", "--once", "--json", "--serial", sim.serial, "--task", str(task_file))
+    ran = _phoned(env, "run", "--once", "--json", "--serial", sim.serial, "--task", str(task_file))
+    assert ran.returncode == exits, ran.stdout[-2000:] + ran.stderr[-2000:]
+    return ran
 
 
 def test_cli_waits_for_the_choice_and_the_printed_amend_line_answers_it(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
     sim = sim_factory(sdk=34)
-    first = _once_to_a_name(daemon_env, sim, tmp_path, "sms.draft", "Ivan Petrov")
-    assert first.returncode == 4, first.stdout[-2000:] + first.stderr[-2000:]
+    first = _once_to_a_name(daemon_env, sim, tmp_path, "sms.draft", "Ivan Petrov", exits=4)
     record = json.loads(first.stdout)["task"]
     assert (record["state"], record["waiting_for"]) == ("waiting", "choice:to")
     assert not [a for a in sim.phone.log.argvs() if a[:2] == ("am", "start")]
@@ -99,9 +100,7 @@ def test_cli_waits_for_the_choice_and_the_printed_amend_line_answers_it(
 def test_cli_no_such_contact_fails_invalid_params_naming_to(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
-    sim = sim_factory(sdk=34)
-    result = _once_to_a_name(daemon_env, sim, tmp_path, "sms.send", "Пётр")
-    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    result = _once_to_a_name(daemon_env, sim_factory(sdk=34), tmp_path, "sms.send", "Пётр", exits=1)
     failure = json.loads(result.stdout)["task"]["failure"]
     assert failure["reason"] == "invalid_params" and failure["message"].startswith("to:")
     assert "Пётр" in failure["message"]  # the task's own record: its params are there too
