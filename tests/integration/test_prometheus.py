@@ -96,15 +96,11 @@ tests:
       - {eval_time: 5m, alertname: PhonedQueueUnserved, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedQueueUnserved
-        exp_alerts:
-          - exp_labels: {severity: critical}
-            exp_annotations: {summary: "3 task(s) queued and no phone is served"}
+        exp_alerts: [{exp_labels: {severity: critical}, exp_annotations: {summary: "3 task(s) queued and no phone is served"}}]
       - {eval_time: 5m, alertname: PhonedPhoneOffline, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedPhoneOffline
-        exp_alerts:
-          - exp_labels: {severity: warning, device: emu-1}
-            exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}
+        exp_alerts: [{exp_labels: {severity: warning, device: emu-1}, exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}}]
       - {eval_time: 9m, alertname: PhonedApprovalsOverdue, exp_alerts: []}
   # another phone still served: the queue is served, only the dropped phone alerts;
   # nothing queued at all: never unserved
@@ -120,9 +116,7 @@ tests:
       - {eval_time: 9m, alertname: PhonedQueueUnserved, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedPhoneOffline
-        exp_alerts:
-          - exp_labels: {severity: warning, device: emu-1}
-            exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}
+        exp_alerts: [{exp_labels: {severity: warning, device: emu-1}, exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}}]
   - interval: 1m
     input_series:
       - series: 'phoned_tasks{job="phoned-serve",state="queued"}'
@@ -138,9 +132,7 @@ tests:
       - {eval_time: 4m, alertname: PhonedApprovalsOverdue, exp_alerts: []}
       - eval_time: 8m
         alertname: PhonedApprovalsOverdue
-        exp_alerts:
-          - exp_labels: {severity: warning}
-            exp_annotations: {summary: "2 approval(s) older than their TTL"}
+        exp_alerts: [{exp_labels: {severity: warning}, exp_annotations: {summary: "2 approval(s) older than their TTL"}}]
 """
 
 
