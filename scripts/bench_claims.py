@@ -21,11 +21,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.store.protocol import Store
 from phoned.daemon.store.sqlite_store import SqliteStore
 
 
-def _fill(path: str, tasks: int) -> None:
-    store = SqliteStore(path)
+def fill_queue(store: Store, tasks: int) -> None:
+    """Queue ``tasks`` ``dnd.get`` tasks one second apart and close ``store``: the SQLite and
+    the PostgreSQL benchmarks claim from the same queue."""
     spec = validate_task({"method": "dnd.get", "conversation_id": "bench"})
     for i in range(tasks):
         store.submit(spec, 1000.0 + i)
@@ -51,7 +53,7 @@ def run(tasks: int, procs: int, cycle: bool) -> tuple[float, list[int]]:
     """Return (claims per second, claims per process) for one configuration."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "queue.db")
-        _fill(path, tasks)
+        fill_queue(SqliteStore(path), tasks)
         ctx = mp.get_context("spawn")
         counts: mp.Queue = ctx.Queue()
         start_at = time.time() + 1.0

@@ -42,17 +42,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import psycopg  # noqa: E402
-from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
 from phoned.daemon.store.postgres_store import PostgresStore  # noqa: E402
 from postgres_server import PostgresServer  # noqa: E402
 
+from scripts.bench_claims import fill_queue  # noqa: E402
+
 
 def _fill(url: str, tasks: int) -> None:
-    store = PostgresStore(url)
-    spec = validate_task({"method": "dnd.get", "conversation_id": "bench"})
-    for i in range(tasks):
-        store.submit(spec, 1000.0 + i)
-    store.close()
+    fill_queue(PostgresStore(url), tasks)
     # what autovacuum does on a live queue within a minute: without statistics the planner
     # takes the freshly filled table for a few rows and sorts every queued task per claim
     with psycopg.connect(url, autocommit=True) as conn:

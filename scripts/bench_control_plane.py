@@ -25,11 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import yaml  # noqa: E402
-from outage_test import free_port, start_plane, stop_plane  # noqa: E402
+from outage_test import free_port, start_plane, stop_plane, write_role_tokens  # noqa: E402
 from phoned.daemon.lifecycle.contract import validate_task  # noqa: E402
 from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
-from phoned.daemon.server.auth import Role, make_token  # noqa: E402
 from phoned.daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
 from phoned.daemon.store.plane_client import PlaneClient  # noqa: E402
 
@@ -41,14 +39,8 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--idle", type=float, default=60.0)
     args = parser.parse_args()
-
     work = Path(tempfile.mkdtemp(prefix="phoned-bench-"))
-    tokens, entries = {}, []
-    for role, devices in (("daemon", (SERIAL,)), ("planner", ())):
-        tokens[role], entry = make_token(Role(role), devices, name=role)
-        entries.extend(yaml.safe_load(entry))
-    (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
-    (work / "tokens.yaml").chmod(0o600)  # serve refuses a group/world-writable tokens file
+    tokens = write_role_tokens(work, SERIAL)
     port = free_port()
     proc = start_plane(work, port)
     url = f"http://127.0.0.1:{port}"

@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from phoned.daemon.server.auth import Role, make_token  # noqa: E402
 
-from scripts.stack import free_port  # noqa: E402
+from scripts.stack import free_port, start_server  # noqa: E402
 
 SERIAL = "emu-1"
 PER_TOKEN = 25
@@ -52,6 +52,11 @@ def rss_kib(pid: int) -> dict[str, int]:
     return fields
 
 
+def _openapi_ok(url: str) -> bool:
+    """The server answers its OpenAPI document: its routes are up."""
+    return httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200
+
+
 def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes], str]:
     tmp.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -59,17 +64,9 @@ def start(repo: Path, tmp: Path, tokens: Path) -> tuple[subprocess.Popen[bytes],
             f"sqlite:///{tmp / 'queue.db'}", "--port", str(port), "--tokens", str(tokens),
             "--state-dir", str(tmp / "serve")]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(repo), "PHONED_LOG_LEVEL": "WARNING"}
-    log = (tmp / "serve.log").open("wb")
-    proc = subprocess.Popen(args, cwd=repo, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise SystemExit(f"serve did not start: {(tmp / 'serve.log').read_text()[-2000:]}")
+    proc = start_server("serve", args, repo, env, tmp / "serve.log", lambda: _openapi_ok(url))
+    return proc, url
 
 
 def big_post(port: int, megabytes: int, request: str, headers: str) -> tuple[str, int]:

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from phoned.daemon.server.auth import Role, make_token  # noqa: E402
 
-from scripts.stack import free_port  # noqa: E402
+from scripts.stack import free_port, start_server  # noqa: E402
 
 WARM_UP = 20
 INITIALIZE = {
@@ -48,6 +48,12 @@ def rss_kib(pid: int) -> int:
     raise SystemExit(f"no VmRSS for {pid}")
 
 
+def _answers(url: str) -> bool:
+    """Any HTTP answer at all: the MCP endpoint refuses a bare GET, but it listens."""
+    httpx.get(url, timeout=1)
+    return True
+
+
 def start(repo: Path, tmp: Path, extra: list[str]) -> tuple[subprocess.Popen[bytes], str, str]:
     token, entry = make_token(Role.PLANNER, name="bench")
     tokens = tmp / "tokens.yaml"
@@ -58,17 +64,9 @@ def start(repo: Path, tmp: Path, extra: list[str]) -> tuple[subprocess.Popen[byt
             "--http", f"127.0.0.1:{port}", "--tokens", str(tokens), *extra]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(repo), "PHONED_CONFIG": "/dev/null",
            "PHONED_STATE_DIR": str(tmp), "PHONED_LOG_LEVEL": "WARNING"}  # fmt: skip
-    log = (tmp / "mcp.log").open("wb")
-    proc = subprocess.Popen(args, cwd=repo, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            return proc, url, token
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise SystemExit(f"phoned mcp did not start: {(tmp / 'mcp.log').read_text()[-2000:]}")
+    proc = start_server("phoned mcp", args, repo, env, tmp / "mcp.log", lambda: _answers(url), 60)
+    return proc, url, token
 
 
 def open_sessions(client: httpx.Client, url: str, count: int) -> tuple[int, int]:

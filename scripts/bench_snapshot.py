@@ -48,19 +48,8 @@ def main() -> None:
             device = Device(sim.serial, AdbServer(port=port))
             device.capabilities  # noqa: B018 - warm the per-connection caches
             params = {"to": "+15551234567", "body": "hello"}
-            device.run(
-                [
-                    "am",
-                    "start",
-                    "-a",
-                    "android.intent.action.SENDTO",
-                    "-d",
-                    "smsto:+15551234567",
-                    "--es",
-                    "sms_body",
-                    "hello",
-                ]
-            )
+            compose = "am start -a android.intent.action.SENDTO -d smsto:+15551234567"
+            device.run([*compose.split(), "--es", "sms_body", "hello"])
             print(f"{args.runs} snapshots each, SDK {args.sdk} simulator, composer in front")
             for label, level, shots in (
                 ("fingerprint", "fingerprint", None),

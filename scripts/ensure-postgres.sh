@@ -5,6 +5,8 @@
 # service: policy-rc.d refuses service starts during the install, and any cluster the
 # package created is stopped again.
 set -euo pipefail
+# shellcheck source=scripts/apt-install-quietly.sh
+. "$(dirname "$0")/apt-install-quietly.sh"
 
 have_initdb() {
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null
@@ -13,19 +15,9 @@ have_initdb() {
 if have_initdb; then
     exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-    echo "ensure-postgres: initdb not found; run as root to install Debian's postgresql" >&2
-    exit 1
-fi
-
-policy=/usr/sbin/policy-rc.d
-restore_policy=false
-if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy"
-    chmod +x "$policy"
-    restore_policy=true
-fi
-cleanup() { if $restore_policy; then rm -f "$policy"; fi; }
+need_root ensure-postgres "initdb not found; run as root to install Debian's postgresql"
+block_service_starts
+cleanup() { unblock_service_starts; }
 trap cleanup EXIT
 
 export DEBIAN_FRONTEND=noninteractive

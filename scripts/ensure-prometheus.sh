@@ -5,6 +5,8 @@
 # are already there. Never starts the packaged service: policy-rc.d refuses service starts
 # during the install, and a service the package started anyway is stopped again.
 set -euo pipefail
+# shellcheck source=scripts/apt-install-quietly.sh
+. "$(dirname "$0")/apt-install-quietly.sh"
 
 have_prometheus() {
     [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]
@@ -13,22 +15,12 @@ have_prometheus() {
 if have_prometheus; then
     exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-    echo "ensure-prometheus: /usr/bin/prometheus not found; run as root to install Debian's prometheus" >&2
-    exit 1
-fi
-
-policy=/usr/sbin/policy-rc.d
-restore_policy=false
-if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy"
-    chmod +x "$policy"
-    restore_policy=true
-fi
+need_root ensure-prometheus "/usr/bin/prometheus not found; run as root to install Debian's prometheus"
+block_service_starts
 log=$(mktemp)
 cleanup() {
     rm -f "$log"
-    if $restore_policy; then rm -f "$policy"; fi
+    unblock_service_starts
 }
 trap cleanup EXIT
 

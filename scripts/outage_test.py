@@ -53,6 +53,18 @@ def start_plane(work: Path, port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("phoned serve did not start")
 
 
+def write_role_tokens(work: Path, serial: str) -> dict[str, str]:
+    """Write ``work/tokens.yaml`` with a daemon token for ``serial`` and a planner token;
+    the secrets by role (what a test plane's callers present)."""
+    tokens, entries = {}, []
+    for role, devices in (("daemon", (serial,)), ("planner", ())):
+        tokens[role], entry = make_token(Role(role), devices, name=role)
+        entries.extend(yaml.safe_load(entry))
+    (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
+    (work / "tokens.yaml").chmod(0o600)  # serve refuses a group/world-writable tokens file
+    return tokens
+
+
 def stop_plane(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     proc.wait(timeout=15)
@@ -80,13 +92,7 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=6)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="phoned-outage-"))
-    tokens = {}
-    entries = []
-    for role, devices in (("daemon", (SERIAL,)), ("planner", ())):
-        tokens[role], entry = make_token(Role(role), devices, name=role)
-        entries.extend(yaml.safe_load(entry))
-    (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": entries}))
-    (work / "tokens.yaml").chmod(0o600)  # serve refuses a group/world-writable tokens file
+    tokens = write_role_tokens(work, SERIAL)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = start_plane(work, port)

@@ -10,11 +10,13 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import adbutils
+import httpx
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device
 from phoned.device.ui_session import UiMode
@@ -39,6 +41,31 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def start_server(
+    name: str,
+    args: list[str],
+    repo: Path,
+    env: dict[str, str],
+    log: Path,
+    answered: Callable[[], bool],
+    timeout: float = 30,
+) -> subprocess.Popen[bytes]:
+    """Start the server ``name`` from ``repo`` (stdout and stderr to ``log``) and return it once
+    ``answered()`` holds (raising ``httpx.HTTPError`` counts as no answer yet); exits with the
+    log's tail when ``timeout`` s pass first, so a benchmark never measures a dead server."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, cwd=repo, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if answered():
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"{name} did not start: {log.read_text()[-2000:]}")
 
 
 @dataclass(frozen=True)

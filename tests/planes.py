@@ -6,6 +6,7 @@
   ``tmp/queue.db`` (or ``queue_url``) with the tokens file ``tmp/tokens.yaml``.
 * ``app_plane(settings, tokens)``: ``phoned serve``'s app in this process (FastAPI
   TestClient over ``create_app``), as an ``AppPlane`` that calls it as any token.
+* ``loose_umask_plane(tmp, grants)``: the same with its tokens file written, under umask 0o002.
 * Requests the server tests make again and again, through an ``AppPlane`` whose tokens
   hold a ``planner`` and a ``daemon`` for ``SERIAL``: ``submit(plane, **fields)`` (``DND``
   in conversation ``c1``), ``claimed(plane, device)``, ``ticket(task)`` (what a report of
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -104,6 +106,19 @@ def app_plane(settings: Any, tokens: dict[str, str], kind: type = AppPlane) -> I
 
     with app_client(create_app(settings, TokenBook.load(settings.tokens_path))) as client:
         yield kind(client, tokens)
+
+
+@contextlib.contextmanager
+def loose_umask_plane(tmp: Path, grants: Mapping[str, Grant]) -> Iterator[AppPlane]:
+    """``app_plane`` over ``tmp`` with a tokens file of ``grants``, run under umask 0o002 (a
+    group-writable default), so what the plane writes is as private as it makes it itself."""
+    raw = write_tokens(tmp / "tokens.yaml", grants)
+    old = os.umask(0o002)
+    try:
+        with app_plane(plane_settings(tmp), raw) as plane:
+            yield plane
+    finally:
+        os.umask(old)
 
 
 def submit(plane: AppPlane, **fields: Any) -> dict[str, Any]:

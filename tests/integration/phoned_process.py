@@ -1,10 +1,15 @@
 """One real ``phoned run`` process and the SQLite queue it serves (test helpers).
 
-* ``Daemon``: the process and its queue (submit, wait for a state, approve, read evidence).
+* ``QueueFile``: a SQLite queue opened per call (submit, read, approve), as another process.
+* ``Daemon``: the process and its queue (submit, wait for a state, approve, read evidence,
+  run a ``phoned`` verb on the queue, start ``phoned mcp`` over it).
+* ``RUN_ONCE``: the argv of ``phoned run --once --json`` (one task, its record printed).
 * ``daemon_env(adb_port, state_dir, **overrides)``: the environment it runs with (the private
   adb server's port, short poll, heartbeat and sweep intervals, JSON logs).
 * ``fresh_daemon(env, tmp)``: a ``Daemon`` over ``tmp/state/queue.db`` with its schema made,
   killed on exit (integration and scenario tests alike).
+* ``supervised_here(cfg, adb_port, name)``: the same daemon (its ``Supervisor``) on threads
+  of this process, for a test that looks inside it; a store on its queue to submit with.
 * ``BeforeLine`` / ``Hooks``: a simulated phone's shell that calls hooks with each command
   line before it runs it, so a test acts at a named point of an attempt.
 """
@@ -16,20 +21,29 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.ingress import parse_ingress
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.runtime.supervisor import Supervisor
+from phoned.daemon.store.open import WorkerStores
 from phoned.daemon.store.sqlite_store import SqliteStore
+from phoned.device.adb import AdbServer
 from phoned.sim.adb.stream_services import default_shell_factory
 from phoned.sim.phone import Phone
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
+# ``phoned run --once --json`` from this checkout, as a child process's argv
+RUN_ONCE = (sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json")
 
 
 def daemon_env(adb_port: int, state_dir: Path, **overrides: str) -> dict[str, str]:
@@ -59,6 +73,25 @@ def fresh_daemon(env: dict[str, str], tmp: Path) -> Iterator[Daemon]:
         made.stop()
 
 
+@contextlib.contextmanager
+def supervised_here(cfg: Config, adb_port: int, name: str) -> Iterator[SqliteStore]:
+    """What ``phoned run`` runs (a ``Supervisor`` named ``name``), on a thread of this
+    process so a test can measure or hook inside it; yields a store on its queue, and stops
+    the daemon at once on exit."""
+    supervisor = Supervisor(
+        cfg, AdbServer(port=adb_port), WorkerStores(cfg.queue_url, cfg.state_path), name
+    )
+    thread = threading.Thread(target=supervisor.run, name="daemon", daemon=True)
+    thread.start()
+    store = SqliteStore(str(cfg.state_path / "queue.db"))
+    try:
+        yield store
+    finally:
+        supervisor.stop(now=True)
+        thread.join(timeout=30)
+        store.close()
+
+
 class BeforeLine:
     """The phone's shell, calling ``hook(line)`` before each command line it runs."""
 
@@ -85,12 +118,48 @@ class Hooks(list[Callable[[str], None]]):
             hook(line)
 
 
-class Daemon:
+class QueueFile:
+    """A SQLite queue file, opened for each call only (as another process would): submit
+    as ``conversation``, read a task, approve one."""
+
+    conversation = "conv-e2e"
+
+    def __init__(self, queue: Path) -> None:
+        self.queue = queue
+
+    def store(self) -> SqliteStore:
+        return SqliteStore(str(self.queue))
+
+    def using(self, use: Callable[[SqliteStore], T]) -> T:
+        """``use(store)`` with a store of the queue opened for this call only."""
+        store = self.store()
+        try:
+            return use(store)
+        finally:
+            store.close()
+
+    def submit(self, raw: dict[str, Any]) -> str:
+        spec = parse_ingress({"conversation_id": self.conversation, **raw})
+        return self.using(lambda store: store.submit(spec, time.time()).id)  # type: ignore[arg-type]
+
+    def task(self, task_id: str) -> TaskRecord:
+        return self.using(lambda store: store.get(task_id))
+
+    def approve(self, task: TaskRecord) -> None:
+        """Approve ``task``'s pending preview as its conversation, quoting its digest."""
+        digest = task.approval_digest
+        assert digest is not None
+        self.using(
+            lambda s: s.approve(task.id, task.conversation_id, task.revision, digest, time.time())
+        )
+
+
+class Daemon(QueueFile):
     """One ``phoned run`` process and the queue it serves."""
 
     def __init__(self, env: dict[str, str], queue: Path, log: Path) -> None:
+        super().__init__(queue)
         self.env = env
-        self.queue = queue
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -107,6 +176,36 @@ class Daemon:
             )
         return self
 
+    def phoned(self, *args: str) -> str:
+        """``phoned ARGS --queue`` this daemon's queue, in a child process with its
+        environment: the stdout; fails with the stderr unless it exits 0."""
+        result = subprocess.run(
+            [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{self.queue}"],
+            env=self.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def mcp_stdio(self, conversation: str, wait: int) -> StdioServerParameters:
+        """How an MCP client starts ``phoned mcp`` over this daemon's queue, speaking for
+        ``conversation`` and waiting up to ``wait`` s for a task's outcome."""
+        args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{self.queue}",
+                "--conversation", conversation, "--wait", str(wait)]  # fmt: skip
+        return StdioServerParameters(command=sys.executable, args=args, env=self.env, cwd=str(REPO))
+
+    async def mcp_session(
+        self, stack: AsyncExitStack, conversation: str, wait: int, **options: Any
+    ) -> ClientSession:
+        """An MCP client session (``options``: ``ClientSession``'s, e.g. an elicitation
+        callback) with ``phoned mcp`` over this daemon's queue, initialized; ``stack`` closes
+        both."""
+        read, write = await stack.enter_async_context(
+            stdio_client(self.mcp_stdio(conversation, wait))
+        )
+        session = await stack.enter_async_context(ClientSession(read, write, **options))
+        await session.initialize()
+        return session
+
     def signal(self, signum: int) -> None:
         assert self.proc is not None
         self.proc.send_signal(signum)
@@ -114,24 +213,6 @@ class Daemon:
     def wait(self, timeout: float = 30) -> int:
         assert self.proc is not None
         return self.proc.wait(timeout=timeout)
-
-    def store(self) -> SqliteStore:
-        return SqliteStore(str(self.queue))
-
-    def using(self, use: Callable[[SqliteStore], T]) -> T:
-        """``use(store)`` with a store of the queue opened for this call only."""
-        store = self.store()
-        try:
-            return use(store)
-        finally:
-            store.close()
-
-    def submit(self, raw: dict[str, Any]) -> str:
-        spec = parse_ingress({"conversation_id": "conv-e2e", **raw})
-        return self.using(lambda store: store.submit(spec, time.time()).id)  # type: ignore[arg-type]
-
-    def task(self, task_id: str) -> TaskRecord:
-        return self.using(lambda store: store.get(task_id))
 
     def wait_for(
         self, task_id: str, done: Callable[[TaskRecord], bool], timeout: float = 30
@@ -144,14 +225,6 @@ class Daemon:
             time.sleep(0.1)
             task = self.task(task_id)
         return task
-
-    def approve(self, task: TaskRecord) -> None:
-        """Approve ``task``'s pending preview as its conversation, quoting its digest."""
-        digest = task.approval_digest
-        assert digest is not None
-        self.using(
-            lambda s: s.approve(task.id, task.conversation_id, task.revision, digest, time.time())
-        )
 
     def evidence(self, task_id: str, kind: str | None = None) -> list[dict[str, Any]]:
         """The task's evidence documents (of ``kind`` when given), oldest first."""

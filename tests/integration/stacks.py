@@ -4,6 +4,8 @@
   ``wait_http(url, log)``: the process plumbing every test shares (a log file per process,
   its tail in every failure).
 * from ``tests/planes.py``: ``free_port()``, and ``Grant`` / ``write_tokens`` (a tokens file).
+* ``private_adb_server()``: an adb server of one test alone, no phone attached.
+* ``PlaneCalls``: calls to a plane as any of its tokens (``Stack`` and a test's own stacks).
 * ``Serve``: one ``phoned serve`` process over a queue; ``stop()`` and ``start()`` again for
   an outage.
 * ``Stack``: ``phoned serve`` over a fresh SQLite queue, a ``phoned run --queue URL`` with a
@@ -27,7 +29,7 @@ from typing import Any
 import httpx
 from planes import Grant, write_tokens
 
-from scripts.stack import free_port, stop_process
+from scripts.stack import adb_server, free_port, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 PHONED = (sys.executable, "-m", "phoned.daemon.cli")  # the ``phoned`` command, from this checkout
@@ -63,6 +65,29 @@ def wait_http(
                 return
         time.sleep(0.1)
     raise AssertionError(f"{url} did not answer\n{tail(log)}")
+
+
+@contextlib.contextmanager
+def private_adb_server() -> Iterator[dict[str, str]]:
+    """An adb server of this test alone, no phone attached (so ``phoned run --sim`` starts
+    its own phone and serves only that one): the environment naming its port."""
+    with adb_server() as adb:
+        yield {"ANDROID_ADB_SERVER_PORT": str(adb.port)}
+
+
+class PlaneCalls:
+    """Calls to a plane at ``url`` as any token of ``tokens`` (by who holds it)."""
+
+    url: str
+    tokens: dict[str, str]
+
+    def client(self, who: str) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def call(self, who: str, method: str, path: str, **kw: Any) -> httpx.Response:
+        with self.client(who) as client:
+            return client.request(method, path, **kw)
 
 
 class Serve:
@@ -102,7 +127,7 @@ class Serve:
 
 
 @dataclass
-class Stack:
+class Stack(PlaneCalls):
     """A running ``phoned serve`` and ``phoned run --queue URL``, and how to call the plane.
 
     ``reader`` names the token the stack reads tasks with (``task``, ``wait_state``)."""
@@ -121,14 +146,6 @@ class Stack:
     @property
     def phone(self) -> Any:
         return self.sim.phone
-
-    def client(self, who: str) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-    def call(self, who: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        with self.client(who) as client:
-            return client.request(method, path, **kw)
 
     def task(self, task_id: str) -> dict[str, Any]:
         return dict(self.call(self.reader, "GET", f"/v1/tasks/{task_id}").json()["task"])

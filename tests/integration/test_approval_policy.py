@@ -15,6 +15,7 @@ approval for any change when the owner wants one, and the card that shows all of
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,17 +61,35 @@ def decide(daemon: Daemon, verb: str, task: TaskRecord) -> Result:
     return result
 
 
-@pytest.fixture
-def policy_daemon(adb_server: Any, tmp_path: Path) -> Iterator[Daemon]:
-    """A ``phoned run`` whose config asks for approval of every change from ``voice`` and
-    of every ``wifi.set``."""
+@contextlib.contextmanager
+def voice_policy_daemon(adb_server: Any, tmp_path: Path, method: str) -> Iterator[Daemon]:
+    """A ``phoned run`` (not started) whose config asks for approval of every change from
+    ``voice`` and of every ``method``."""
     env = daemon_env(
         adb_server.port, tmp_path / "state",
         PHONED_CONFIG="/dev/null", PHONED_APPROVAL_SOURCES="voice",
-        PHONED_APPROVAL_METHODS="wifi.set",
+        PHONED_APPROVAL_METHODS=method,
     )  # fmt: skip
     with fresh_daemon(env, tmp_path) as made:
         yield made
+
+
+@pytest.fixture
+def policy_daemon(adb_server: Any, tmp_path: Path) -> Iterator[Daemon]:
+    """The voice policy, with every ``wifi.set`` asking too."""
+    with voice_policy_daemon(adb_server, tmp_path, "wifi.set") as made:
+        yield made
+
+
+def _dnd_change_paused(daemon: Daemon, sim_factory: Any, mode: str) -> tuple[Any, str, TaskRecord]:
+    """A ``dnd.set`` to ``mode`` with ``require_approval``, run by the daemon on a fresh
+    phone: the phone, the task's id and its record once paused for the approval."""
+    sim = sim_factory(sdk=34)
+    daemon.start()
+    task_id = daemon.submit(
+        {"method": "dnd.set", "params": {"mode": mode}, "require_approval": True}
+    )
+    return sim, task_id, daemon.state(task_id, TaskState.APPROVAL)
 
 
 def test_require_approval_pauses_with_a_from_to_preview_and_approve_completes(
@@ -115,12 +134,7 @@ def test_require_approval_pauses_with_a_from_to_preview_and_approve_completes(
 
 
 def test_deny_stops_the_task_and_nothing_changes(daemon: Daemon, sim_factory: Any) -> None:
-    sim = sim_factory(sdk=34)
-    daemon.start()
-    task_id = daemon.submit(
-        {"method": "dnd.set", "params": {"mode": "alarms"}, "require_approval": True}
-    )
-    paused = daemon.state(task_id, TaskState.APPROVAL)
+    sim, task_id, paused = _dnd_change_paused(daemon, sim_factory, "alarms")
     assert pending_of(daemon, task_id)["change"] == "zen_mode 0 (off) -> 3 (alarms)"
     decide(daemon, "deny", paused)
     stopped = daemon.state(task_id, TaskState.STOPPED)
@@ -132,12 +146,7 @@ def test_deny_stops_the_task_and_nothing_changes(daemon: Daemon, sim_factory: An
 def test_a_change_on_the_phone_before_the_approval_voids_it(
     daemon: Daemon, sim_factory: Any
 ) -> None:
-    sim = sim_factory(sdk=34)
-    daemon.start()
-    task_id = daemon.submit(
-        {"method": "dnd.set", "params": {"mode": "priority"}, "require_approval": True}
-    )
-    paused = daemon.state(task_id, TaskState.APPROVAL)
+    sim, task_id, paused = _dnd_change_paused(daemon, sim_factory, "priority")
     assert pending_of(daemon, task_id)["change"] == "zen_mode 0 (off) -> 1 (priority)"
 
     # the person set alarms from quick settings meanwhile (the service's own write)
@@ -229,12 +238,7 @@ def test_the_stale_check_at_resume_doubts_the_approval_and_an_identical_preview_
     and its preview (zen_mode 0 -> 1, read from the phone now) is the one approved, digest
     included: it is made without asking again, and the evidence says so. (A setting that
     reads otherwise now asks again: ``test_a_change_on_the_phone_before_the_approval_voids_it``.)"""
-    sim = sim_factory(sdk=34)
-    daemon.start()
-    task_id = daemon.submit(
-        {"method": "dnd.set", "params": {"mode": "priority"}, "require_approval": True}
-    )
-    paused = daemon.state(task_id, TaskState.APPROVAL)
+    sim, task_id, paused = _dnd_change_paused(daemon, sim_factory, "priority")
     sim.phone.ui.sleep()  # the person turned the screen off meanwhile
     decide(daemon, "approve", paused)
     done = daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED)

@@ -117,20 +117,39 @@ def _planner_mcp(stack: Stack, tmp_path: Path, adb_server: Any) -> StdioServerPa
     )  # fmt: skip
 
 
-def test_mcp_asks_with_require_approval_and_shows_the_card(
-    stack: Stack, tmp_path: Path, adb_server: Any
-) -> None:
-    params = _planner_mcp(stack, tmp_path, adb_server)
+def _decided_by_the_approver(stack: Stack, task_id: str, verb: str) -> Any:
+    """The approver's ``verb`` (``approve`` / ``deny``) of the task's pending preview through
+    the plane, quoting the revision and digest the task shows now: the plane's answer."""
+    record = stack.task(task_id)
+    decision = {"conversation_id": CONV, "revision": record["revision"],
+                "preview_digest": record["approval_digest"]}  # fmt: skip
+    return stack.call("approver", "POST", f"/v1/tasks/{task_id}/{verb}", json=decision)
+
+
+def _planner_tools_and_call(
+    params: StdioServerParameters, tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], Any]:
+    """Over one MCP session with ``params``' server: its tools by name, and the result of
+    calling ``tool`` with ``arguments``."""
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             listed = {t.name: t for t in (await session.list_tools()).tools}
-            return listed, await session.call_tool(
-                "dnd_set", {"mode": "priority", "require_approval": True, "rationale": HOSTILE}
-            )
+            return listed, await session.call_tool(tool, arguments)
 
-    listed, called = anyio.run(main)
+    found: tuple[dict[str, Any], Any] = anyio.run(main)
+    return found
+
+
+def test_mcp_asks_with_require_approval_and_shows_the_card(
+    stack: Stack, tmp_path: Path, adb_server: Any
+) -> None:
+    listed, called = _planner_tools_and_call(
+        _planner_mcp(stack, tmp_path, adb_server),
+        "dnd_set",
+        {"mode": "priority", "require_approval": True, "rationale": HOSTILE},
+    )
     assert "require_approval" in listed["dnd_set"].input_schema["properties"]
     assert "rationale" in listed["dnd_set"].input_schema["properties"]
     assert "require_approval" not in listed["dnd_get"].input_schema["properties"]
@@ -143,12 +162,7 @@ def test_mcp_asks_with_require_approval_and_shows_the_card(
     assert out["approval"]["preview"]["data"]["change"] == CHANGE
 
     # the person decides elsewhere (an approver token); the denial ends the task
-    record = stack.task(out["task_id"])
-    denied = stack.call(
-        "approver", "POST", f"/v1/tasks/{out['task_id']}/deny",
-        json={"conversation_id": CONV, "revision": record["revision"],
-              "preview_digest": record["approval_digest"]},
-    )  # fmt: skip
+    denied = _decided_by_the_approver(stack, out["task_id"], "deny")
     assert denied.status_code == 200, denied.text
     stopped = stack.wait_state(out["task_id"], ("stopped",))
     assert stopped["failure"]["reason"] == "approval_denied"
@@ -161,17 +175,11 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     """The previews added for app.open and bluetooth.set (issue #26 item 3) over MCP: the
     tools take ``require_approval``, the card shows the change read from the phone, and an
     approval given through the plane completes the task."""
-    params = _planner_mcp(stack, tmp_path, adb_server)
-
-    async def main() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            listed = {t.name: t for t in (await session.list_tools()).tools}
-            return listed, await session.call_tool(
-                "app_open", {"package": "com.example.notes", "require_approval": True}
-            )
-
-    listed, called = anyio.run(main)
+    listed, called = _planner_tools_and_call(
+        _planner_mcp(stack, tmp_path, adb_server),
+        "app_open",
+        {"package": "com.example.notes", "require_approval": True},
+    )
     for name in ("app_open", "app_close", "bluetooth_set", "permission_request"):
         assert "require_approval" in listed[name].input_schema["properties"], name
     assert not called.is_error, called.content
@@ -180,12 +188,7 @@ def test_mcp_app_open_and_bluetooth_take_require_approval_and_show_their_change(
     change = "app in front com.google.android.apps.nexuslauncher -> com.example.notes"
     assert out["approval"]["card"]["change"] == change
 
-    record = stack.task(out["task_id"])
-    approved = stack.call(
-        "approver", "POST", f"/v1/tasks/{out['task_id']}/approve",
-        json={"conversation_id": CONV, "revision": record["revision"],
-              "preview_digest": record["approval_digest"]},
-    )  # fmt: skip
+    approved = _decided_by_the_approver(stack, out["task_id"], "approve")
     assert approved.status_code == 200, approved.text
     done = stack.wait_state(out["task_id"], ("completed", "failed", "stopped"))
     assert done["state"] == "completed", done

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned.daemon.rendering.approval_view import AFTER_DENIAL
-from phoned_process import Daemon, daemon_env, fresh_daemon
-from test_approval_policy import CONV, RATIONALE, decide, pending_of, phoned
+from phoned_process import Daemon
+from test_approval_policy import CONV, RATIONALE, decide, pending_of, phoned, voice_policy_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -26,14 +26,8 @@ LAUNCHER = "com.google.android.apps.nexuslauncher"
 
 @pytest.fixture
 def voice_daemon(adb_server: Any, tmp_path: Path) -> Iterator[Daemon]:
-    """A ``phoned run`` whose config asks for approval of every change from ``voice`` and
-    of every ``app.close``."""
-    env = daemon_env(
-        adb_server.port, tmp_path / "state",
-        PHONED_CONFIG="/dev/null", PHONED_APPROVAL_SOURCES="voice",
-        PHONED_APPROVAL_METHODS="app.close",
-    )  # fmt: skip
-    with fresh_daemon(env, tmp_path) as made:
+    """The voice policy, with every ``app.close`` asking too."""
+    with voice_policy_daemon(adb_server, tmp_path, "app.close") as made:
         yield made
 
 
@@ -88,8 +82,7 @@ def test_bluetooth_from_voice_previews_the_adapter_and_deny_stops_it(
     voice_daemon: Daemon, sim_factory: Any
 ) -> None:
     sim = sim_factory(sdk=33)
-    daemon = voice_daemon
-    daemon.start()
+    daemon = voice_daemon.start()
     task_id = daemon.submit(
         {"method": "bluetooth.set", "params": {"enabled": True}, "source": "voice"}
     )
@@ -109,8 +102,7 @@ def test_app_close_by_the_method_policy_is_voided_by_a_changed_front(
     voice_daemon: Daemon, sim_factory: Any
 ) -> None:
     sim = sim_factory(sdk=34)
-    daemon = voice_daemon
-    daemon.start()
+    daemon = voice_daemon.start()
     opened = daemon.submit({"method": "app.open", "params": {"package": NOTES}})
     assert daemon.state(opened, TaskState.COMPLETED, TaskState.FAILED).state is (
         TaskState.COMPLETED
@@ -139,8 +131,7 @@ def test_permission_request_from_voice_asks_before_opening_the_screen(
     voice_daemon: Daemon, sim_factory: Any
 ) -> None:
     sim = sim_factory(sdk=34)
-    daemon = voice_daemon
-    daemon.start()
+    daemon = voice_daemon.start()
     screen = "android.settings.NOTIFICATION_POLICY_ACCESS_SETTINGS"
     task_id = daemon.submit(
         {"method": "permission.request", "source": "voice",

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from phoned_process import REPO, Daemon
+from phoned_process import REPO, RUN_ONCE, Daemon
 
 pytestmark = pytest.mark.integration
 
@@ -24,16 +22,7 @@ NOTES = "com.example.notes"
 def _once(env: dict[str, str], tmp_path: Path, serial: str, task: dict[str, Any]) -> Any:
     path = tmp_path / "task.json"
     path.write_text(json.dumps({"conversation_id": "conv-apps", **task}))
-    argv = [
-        sys.executable,
-        "-m",
-        "phoned.daemon.cli",
-        "run",
-        "--once",
-        "--json",
-        "--serial",
-        serial,
-    ]
+    argv = [*RUN_ONCE, "--serial", serial]
     return subprocess.run(
         [*argv, "--task", str(path)],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
@@ -90,12 +79,6 @@ def test_once_refuses_bad_params_at_the_door_with_exit_2(
     assert not [a for a in sim.phone.log.argvs() if a[:1] in (("am",), ("pm",))]
 
 
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
-
-
 def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
     sim = sim_factory(sdk=34)
     sim.phone.contacts.add("김민준", "+821012345678", 3)
@@ -103,9 +86,7 @@ def test_mcp_tools_exist_and_open_an_app(daemon: Daemon, sim_factory) -> None:
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-mcp", 30)
             tools = {t.name: t for t in (await session.list_tools()).tools}
             opened = await session.call_tool("app_open", {"package": NOTES})
             listed = await session.call_tool("app_list", {})

@@ -20,11 +20,9 @@ import pytest
 from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.contract import validate_task
 from phoned.daemon.lifecycle.states import TaskState
-from phoned.daemon.runtime.supervisor import Supervisor
-from phoned.daemon.store.open import WorkerStores
 from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned.device.actions import registry
-from phoned.device.adb import AdbServer
+from phoned_process import supervised_here
 
 pytestmark = pytest.mark.integration
 
@@ -65,19 +63,11 @@ def counted(adb_server, sim_factory, tmp_path: Path) -> Iterator[tuple[SqliteSto
                  adb_port=adb_server.port)  # fmt: skip
     counter = LookupCounter()
     counter.on()  # before the daemon's threads start: they inherit the hook
-    supervisor = Supervisor(
-        cfg, AdbServer(port=adb_server.port), WorkerStores(cfg.queue_url, cfg.state_path), "t"
-    )
-    thread = threading.Thread(target=supervisor.run, name="daemon", daemon=True)
-    thread.start()
-    store = SqliteStore(str(cfg.state_path / "queue.db"))
     try:
-        yield store, counter
+        with supervised_here(cfg, adb_server.port, "t") as store:
+            yield store, counter
     finally:
-        supervisor.stop(now=True)
-        thread.join(timeout=30)
         counter.off()
-        store.close()
 
 
 def test_each_attempt_looks_its_method_up_once(counted) -> None:

@@ -26,10 +26,8 @@ import pytest
 from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.contract import validate_task
 from phoned.daemon.lifecycle.states import TaskState
-from phoned.daemon.runtime.supervisor import Supervisor
-from phoned.daemon.store.open import WorkerStores
 from phoned.daemon.store.sqlite_store import SqliteStore
-from phoned.device.adb import AdbServer
+from phoned_process import supervised_here
 
 from scripts.stack import free_port
 
@@ -66,18 +64,8 @@ def served(adb_server, phone: str, tmp_path: Path) -> Iterator[SqliteStore]:
     """A daemon serving the phone in this process, and a store on its queue to submit with."""
     cfg = Config(state_dir=str(tmp_path / "state"), devices=(phone,), sweep_interval=1.0,
                  adb_port=adb_server.port, retention={"days": 0, "max_tasks": 50})  # fmt: skip
-    supervisor = Supervisor(
-        cfg, AdbServer(port=adb_server.port), WorkerStores(cfg.queue_url, cfg.state_path), "mem"
-    )
-    thread = threading.Thread(target=supervisor.run, name="daemon", daemon=True)
-    thread.start()
-    store = SqliteStore(str(cfg.state_path / "queue.db"))
-    try:
+    with supervised_here(cfg, adb_server.port, "mem") as store:
         yield store
-    finally:
-        supervisor.stop(now=True)
-        thread.join(timeout=30)
-        store.close()
 
 
 def _run(store: SqliteStore, count: int, start: int) -> None:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
-from phoned_process import REPO, Daemon
+from phoned_process import REPO, RUN_ONCE, Daemon
 
 pytestmark = pytest.mark.integration
 
@@ -133,7 +132,7 @@ def test_sigkill_mid_task_then_restart_recovers_without_repeating(
 def _once(
     env: dict[str, str], tmp_path: Path, *args: str, task: dict[str, Any] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "phoned.daemon.cli", "run", "--once", "--json", *args]
+    argv = [*RUN_ONCE, *args]
     if task is not None:
         path = tmp_path / "task.json"
         path.write_text(json.dumps({"conversation_id": "conv-once", **task}))
@@ -168,16 +167,7 @@ def test_once_reads_a_task_file_as_submit_does(daemon_env, sim_factory, tmp_path
     path.write_text(
         "conversation_id: conv-once\nmethod: sms.send\nparams:\n  to: +15551234567\n  body: hi\n"
     )
-    argv = [
-        sys.executable,
-        "-m",
-        "phoned.daemon.cli",
-        "run",
-        "--once",
-        "--json",
-        "--serial",
-        sim.serial,
-    ]
+    argv = [*RUN_ONCE, "--serial", sim.serial]
     ok = subprocess.run(
         [*argv, "--task", str(path)], env=daemon_env, cwd=REPO, capture_output=True,
         text=True, timeout=60, check=False,
@@ -216,16 +206,7 @@ def test_once_exit_5_when_cancelled_mid_task(
     task_id = daemon.submit(
         {"method": "dnd.set", "params": {"mode": "priority"}, "device": sim.serial}
     )
-    argv = [
-        sys.executable,
-        "-m",
-        "phoned.daemon.cli",
-        "run",
-        "--once",
-        "--json",
-        "--serial",
-        sim.serial,
-    ]
+    argv = [*RUN_ONCE, "--serial", sim.serial]
     proc = subprocess.Popen(
         argv, env=daemon_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

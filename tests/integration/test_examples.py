@@ -5,9 +5,6 @@ request granted on the phone by the person)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from phoned.daemon.lifecycle.documents import read_document
 from phoned.daemon.lifecycle.states import TaskState
@@ -18,15 +15,6 @@ pytestmark = pytest.mark.integration
 
 EXAMPLES = REPO / "examples"
 TASKS = sorted(p.name for p in EXAMPLES.glob("*.yaml") if p.name != "workflow.yaml")
-
-
-def _phoned(daemon: Daemon, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
-        env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def test_there_is_an_example_for_every_method() -> None:
@@ -41,13 +29,13 @@ def test_example_task_runs_to_completed(name: str, daemon: Daemon, sim_factory) 
     if name.startswith("ui."):  # the UI tier's examples act in the notes app (docs/ui-tier.md)
         _open_notes(sim, list_screen=name == "ui.scroll.yaml")
     daemon.start()
-    task_id = _phoned(daemon, "submit", str(EXAMPLES / name)).strip()
+    task_id = daemon.phoned("submit", str(EXAMPLES / name)).strip()
     task = daemon.state(task_id, TaskState.COMPLETED, TaskState.APPROVAL, TaskState.PERMISSION,
                         TaskState.WAITING, TaskState.FAILED, TaskState.STOPPED, timeout=60)  # fmt: skip
     if task.state is TaskState.APPROVAL:  # sms.send, ui.*: the person approves the preview
         assert task.approval_digest is not None
-        _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
-                "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
+        daemon.phoned("approve", task_id, "--revision", str(task.revision),
+                      "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
     elif task.state is TaskState.WAITING:  # ui.handoff: the person does the step
         from phoned.sim.ui import notes_app
 
@@ -74,7 +62,7 @@ def test_example_workflow_runs_every_step_in_order(daemon: Daemon, sim_factory) 
     sim = sim_factory(sdk=34)
     sim.phone.bluetooth.TURN_ON_S = 0.2
     daemon.start()
-    ids = _phoned(daemon, "workflow", "submit", str(EXAMPLES / "workflow.yaml")).split()
+    ids = daemon.phoned("workflow", "submit", str(EXAMPLES / "workflow.yaml")).split()
     steps = read_document(str(EXAMPLES / "workflow.yaml"))["steps"]
     assert len(ids) == len(steps)
     done = [daemon.state(i, TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED, timeout=60)

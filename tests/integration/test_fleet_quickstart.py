@@ -26,12 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import adbutils
-import httpx
 import pytest
 import yaml
 from phoned.daemon.server.auth import TokenBook, token_digest
-from stacks import REPO, stop_process, tail, wait_http
+from stacks import REPO, PlaneCalls, private_adb_server, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -131,21 +129,13 @@ def test_make_token_write_refuses_a_file_of_another_user(tmp_path: Path) -> None
 
 # --- 2 and 3. the quick start, and what the pattern token may not do ---------------------------
 @dataclass
-class Fleet:
+class Fleet(PlaneCalls):
     """The quick start's plane and daemon, running in ``folder``."""
 
     folder: Path
     url: str
     tokens: dict[str, str]
     logs: list[Path]
-
-    def client(self, who: str) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-    def call(self, who: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        with self.client(who) as client:
-            return client.request(method, path, **kw)
 
     def served_serials(self) -> list[str]:
         daemons = self.call("planner", "GET", "/v1/devices").json()["daemons"]
@@ -160,20 +150,6 @@ class Fleet:
             time.sleep(0.2)
         logs = "\n".join(tail(log) for log in self.logs)
         raise AssertionError(f"task {task_id} is {task['state']}, not {states}\n{logs}")
-
-
-@contextlib.contextmanager
-def private_adb_server() -> Iterator[dict[str, str]]:
-    """An adb server of this test alone (no phone attached): the env naming its port."""
-    port, adb = free_port(), adbutils.adb_path()
-    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
-    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True, timeout=30,
-                   capture_output=True)  # fmt: skip
-    try:
-        yield {"ANDROID_ADB_SERVER_PORT": str(port)}
-    finally:
-        subprocess.run([adb, "-P", str(port), "kill-server"], env=env, check=False, timeout=30,
-                       capture_output=True)  # fmt: skip
 
 
 @pytest.fixture

@@ -6,39 +6,25 @@ SDK's client) and what each step answered matches the committed page, ids and di
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_script, transcript_steps
 from phoned_process import REPO
 
 pytestmark = pytest.mark.integration
 
-SCRIPT = REPO / "scripts" / "mcp_contact_transcript.py"
 PAGE = REPO / "docs" / "transcripts" / "mcp-contact-by-name.md"
-
-
-def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("mcp_contact_transcript", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def _facts(page: str) -> list[tuple[str, Any]]:
     """Per step: its title and what it answered (state, wait, revision, the candidates, the
     preview, the approval's output), read from the page's JSON and console blocks."""
     facts = []
-    for section in re.split(r"^## \d+\. ", page, flags=re.M)[1:]:
-        title = section.splitlines()[0]
-        blocks = re.findall(r"```(json|console)\n(.*?)\n```", section, flags=re.S)
-        kind, text = blocks[-1]
+    for title, kind, text in transcript_steps(page, "json|console"):
         if kind == "console":
             facts.append((title, re.sub(r"^\w{32} ", "TASK ", text.splitlines()[-1])))
             continue
@@ -56,7 +42,7 @@ def _facts(page: str) -> list[tuple[str, Any]]:
 
 
 def test_the_committed_transcript_is_what_the_session_answers(adb_server, tmp_path: Path) -> None:
-    script = _script()
+    script = load_script("mcp_contact_transcript")
     page = script.markdown(script.record(tmp_path, adb_server.port))
     facts = _facts(page)
     assert [title for title, _ in facts] == [

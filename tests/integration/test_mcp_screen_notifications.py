@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned.sim.android.notification import NotificationService
 from phoned_process import REPO, Daemon
 from PIL import Image
@@ -35,18 +34,10 @@ def _post(sim: Any) -> None:
         model.post(package, title, text, post_time_ms=1_790_000_000_000 + i * 60_000)
 
 
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-screen", "--wait", "30"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
-
-
 def _calls(daemon: Daemon, calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[Any]]:
     async def main() -> tuple[Any, list[Any]]:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-screen", 30)
             tools = {t.name: t for t in (await session.list_tools()).tools}
             return tools, [await session.call_tool(name, args) for name, args in calls]
 

@@ -179,15 +179,22 @@ def test_sms_send_pauses_for_approval_with_nothing_sent(daemon: Daemon, sim_fact
     assert [m["body"] for m in sim.phone.sms.messages("sent")] == [BODY]
 
 
-def test_elicitation_accept_approves_that_preview(daemon: Daemon, sim_factory) -> None:
+def _sms_send_answered(daemon: Daemon, sim_factory: Any, answer: str) -> tuple[Any, Any, list[str]]:
+    """``sms_send`` over MCP whose approval the client is asked for (an elicitation) and
+    answers ``answer``: the phone, the tool's result and what the client was shown."""
     sim = sim_factory(sdk=34)
     daemon.start()
     asked: list[str] = []
     result = run_stdio(
         daemon,
         lambda s: s.call_tool("sms_send", {"to": TO, "body": BODY}),
-        _answer("accept", asked),
+        _answer(answer, asked),
     )
+    return sim, result, asked
+
+
+def test_elicitation_accept_approves_that_preview(daemon: Daemon, sim_factory) -> None:
+    sim, result, asked = _sms_send_answered(daemon, sim_factory, "accept")
     assert not result.is_error, result.content
     out = result.structured_content
     assert (out["state"], out["observed_target"]) == ("completed", "sms.sent")
@@ -201,14 +208,7 @@ def test_elicitation_accept_approves_that_preview(daemon: Daemon, sim_factory) -
 
 
 def test_elicitation_decline_denies_and_nothing_is_sent(daemon: Daemon, sim_factory) -> None:
-    sim = sim_factory(sdk=34)
-    daemon.start()
-    asked: list[str] = []
-    result = run_stdio(
-        daemon,
-        lambda s: s.call_tool("sms_send", {"to": TO, "body": BODY}),
-        _answer("decline", asked),
-    )
+    sim, result, asked = _sms_send_answered(daemon, sim_factory, "decline")
     assert result.is_error and len(asked) == 1
     out = result.structured_content
     assert (out["state"], out["failure"]["reason"]) == ("stopped", "approval_denied")

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from phoned.daemon.lifecycle.ingress import parse_ingress
-from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.store.sqlite_store import SqliteStore
-from phoned_process import REPO, Daemon, daemon_env
+from phoned_process import REPO, Daemon, QueueFile, daemon_env
 
 pytestmark = pytest.mark.integration
 
@@ -35,37 +33,18 @@ TERMINAL = (TaskState.COMPLETED, TaskState.FAILED, TaskState.STOPPED)
 FAST = {"PHONED_LEASE_SECONDS": "5"}
 
 
-class Queue:
+class Queue(QueueFile):
     """The shared SQLite queue, opened per call (as another process would)."""
 
+    conversation = "conv-one-driver"
+
     def __init__(self, path: Path) -> None:
-        self.path = path
+        super().__init__(path)
         SqliteStore(str(path)).close()  # the schema, before any process opens it
-
-    def use(self, call: Any) -> Any:
-        store = SqliteStore(str(self.path))
-        try:
-            return call(store)
-        finally:
-            store.close()
-
-    def submit(self, raw: dict[str, Any]) -> str:
-        spec = parse_ingress({"conversation_id": "conv-one-driver", **raw})
-        return str(self.use(lambda s: s.submit(spec, time.time()).id))
-
-    def task(self, task_id: str) -> TaskRecord:
-        found: TaskRecord = self.use(lambda s: s.get(task_id))
-        return found
-
-    def approve(self, task: TaskRecord) -> None:
-        digest = task.approval_digest
-        assert digest is not None
-        self.use(lambda s: s.approve(task.id, task.conversation_id, task.revision, digest,
-                                     time.time()))  # fmt: skip
 
     def running_intervals(self) -> list[tuple[float, float, str]]:
         """(start, end, task id) of every time a task was ``running``, from the outbox."""
-        events = self.use(lambda s: s.events(after=0, limit=100_000))
+        events = self.using(lambda s: s.events(after=0, limit=100_000))
         began: dict[str, float] = {}
         spans = []
         for e in events:
@@ -109,14 +88,14 @@ def test_two_daemons_and_a_once_drive_one_phone_one_task_at_a_time(
 ) -> None:
     sim = sim_factory(sdk=34)
     queue = Queue(tmp_path / "queue.db")
-    url = f"sqlite:///{queue.path}"
+    url = f"sqlite:///{queue.queue}"
 
     def env(name: str) -> dict[str, str]:
         state = tmp_path / ("state" if hosts == "one-host" else f"state-{name}")
         state.mkdir(exist_ok=True)
         return {**daemon_env(adb_server.port, state, PHONED_QUEUE=url), **FAST}
 
-    daemons = [Daemon(env(n), queue.path, tmp_path / f"{n}.log") for n in ("a", "b")]
+    daemons = [Daemon(env(n), queue.queue, tmp_path / f"{n}.log") for n in ("a", "b")]
     once: subprocess.Popen[str] | None = None
     try:
         for daemon in daemons:
@@ -190,16 +169,16 @@ def test_a_waiting_daemon_names_the_holder_and_sends_the_phone_nothing(
 
     def env(name: str) -> dict[str, str]:
         (tmp_path / name).mkdir(exist_ok=True)
-        url = f"sqlite:///{queue.path}"
+        url = f"sqlite:///{queue.queue}"
         return {**daemon_env(adb_server.port, tmp_path / name, PHONED_QUEUE=url), **FAST}
 
-    first = Daemon(env("a"), queue.path, tmp_path / "a.log").start("--serial", sim.serial)
-    second = Daemon(env("b"), queue.path, tmp_path / "b.log")
+    first = Daemon(env("a"), queue.queue, tmp_path / "a.log").start("--serial", sim.serial)
+    second = Daemon(env("b"), queue.queue, tmp_path / "b.log")
     try:
         warm = queue.submit({"method": "dnd.get", "params": {}, "device": sim.serial})
         _wait(lambda: queue.task(warm).state is TaskState.COMPLETED, "the first daemon")
         assert first.proc is not None
-        holds = queue.use(lambda s: s.phone_holds())
+        holds = queue.using(lambda s: s.phone_holds())
         assert [(h.serial, h.pid) for h in holds] == [(sim.serial, first.proc.pid)]
         time.sleep(0.5)  # the first daemon is idle: it sends the phone nothing now
         sent_before = sim.phone.commands_started
@@ -229,10 +208,10 @@ def test_a_waiting_daemon_names_the_holder_and_sends_the_phone_nothing(
         after = queue.submit({"method": "dnd.get", "params": {}, "device": sim.serial})
         _wait(lambda: queue.task(after).state is TaskState.COMPLETED, "the second daemon")
         assert second.proc is not None
-        assert [h.pid for h in queue.use(lambda s: s.phone_holds())] == [second.proc.pid]
+        assert [h.pid for h in queue.using(lambda s: s.phone_holds())] == [second.proc.pid]
         second.signal(signal.SIGTERM)
         assert second.wait(timeout=30) == 0
-        assert queue.use(lambda s: s.phone_holds()) == []  # released on the way out
+        assert queue.using(lambda s: s.phone_holds()) == []  # released on the way out
     finally:
         first.stop()
         second.stop()

@@ -6,7 +6,6 @@ Every test runs against the session's throwaway PostgreSQL server
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from helpers import assert_claimed_once_each
 from phoned.daemon.lifecycle.contract import validate_task
 from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
@@ -136,14 +136,7 @@ def test_eight_processes_claim_every_task_exactly_once(url: str) -> None:
             store.submit(validate_task(raw), T0 + i)
         start_at = str(time.time() + 1.5)
         workers = [_spawn(CLAIMER, url, f"proc-{n}/w0", start_at) for n in range(procs)]
-        results = []
-        for proc in workers:
-            out, _ = proc.communicate(timeout=90)
-            assert proc.returncode == 0
-            results.append(json.loads(out))
-        claimed = [task_id for ids in results for task_id in ids]
-        assert len(claimed) == len(set(claimed)) == tasks
-        assert sum(1 for ids in results if ids) >= 4  # the processes really competed
+        assert_claimed_once_each(workers, tasks, competed=4)
         assert store.queue_status()[TaskState.COMPLETED.value] == tasks
         assert {t.attempt for t in store.list_tasks(limit=tasks)} == {1}
         cursors = [e.cursor for e in store.events(limit=10 * tasks)]

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import adbutils
 import httpx
 import pytest
 import yaml
 from planes import Grant, write_tokens
-from stacks import PHONED, REPO, spawn, stop_process, tail, wait_http
+from stacks import PHONED, REPO, private_adb_server, spawn, stop_process, tail, wait_http
 
 from scripts.stack import free_port
 
@@ -97,15 +96,11 @@ tests:
       - {eval_time: 5m, alertname: PhonedQueueUnserved, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedQueueUnserved
-        exp_alerts:
-          - exp_labels: {severity: critical}
-            exp_annotations: {summary: "3 task(s) queued and no phone is served"}
+        exp_alerts: [{exp_labels: {severity: critical}, exp_annotations: {summary: "3 task(s) queued and no phone is served"}}]
       - {eval_time: 5m, alertname: PhonedPhoneOffline, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedPhoneOffline
-        exp_alerts:
-          - exp_labels: {severity: warning, device: emu-1}
-            exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}
+        exp_alerts: [{exp_labels: {severity: warning, device: emu-1}, exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}}]
       - {eval_time: 9m, alertname: PhonedApprovalsOverdue, exp_alerts: []}
   # another phone still served: the queue is served, only the dropped phone alerts;
   # nothing queued at all: never unserved
@@ -121,9 +116,7 @@ tests:
       - {eval_time: 9m, alertname: PhonedQueueUnserved, exp_alerts: []}
       - eval_time: 9m
         alertname: PhonedPhoneOffline
-        exp_alerts:
-          - exp_labels: {severity: warning, device: emu-1}
-            exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}
+        exp_alerts: [{exp_labels: {severity: warning, device: emu-1}, exp_annotations: {summary: "phone emu-1 not served for 5 minutes"}}]
   - interval: 1m
     input_series:
       - series: 'phoned_tasks{job="phoned-serve",state="queued"}'
@@ -139,9 +132,7 @@ tests:
       - {eval_time: 4m, alertname: PhonedApprovalsOverdue, exp_alerts: []}
       - eval_time: 8m
         alertname: PhonedApprovalsOverdue
-        exp_alerts:
-          - exp_labels: {severity: warning}
-            exp_annotations: {summary: "2 approval(s) older than their TTL"}
+        exp_alerts: [{exp_labels: {severity: warning}, exp_annotations: {summary: "2 approval(s) older than their TTL"}}]
 """
 
 
@@ -190,20 +181,6 @@ class Scraped:
 
     def tails(self) -> str:
         return "\n".join(tail(log) for log in self.logs)
-
-
-@contextlib.contextmanager
-def private_adb_server() -> Iterator[dict[str, str]]:
-    """An adb server of this test alone (so ``--sim`` starts its own phone)."""
-    port, adb = free_port(), adbutils.adb_path()
-    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
-    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True, timeout=30,
-                   capture_output=True)  # fmt: skip
-    try:
-        yield {"ANDROID_ADB_SERVER_PORT": str(port)}
-    finally:
-        subprocess.run([adb, "-P", str(port), "kill-server"], env=env, check=False, timeout=30,
-                       capture_output=True)  # fmt: skip
 
 
 def prometheus_config(tmp: Path, plane_port: int, daemon_port: int) -> Path:

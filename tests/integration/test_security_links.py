@@ -96,12 +96,17 @@ def test_a_linked_artifacts_folder_is_neither_chmod_ed_nor_written(
     assert (state / "artifacts").is_symlink()
 
 
+def _snapshot_queued(daemon: Daemon, sim_factory: Any) -> tuple[Path, str]:
+    """A phone, and a snapshot task queued before the daemon starts (so a test can plant a
+    link where its artifacts will go): the daemon's state folder and the task's id."""
+    sim_factory(sdk=34)
+    return daemon.queue.parent, daemon.submit(SNAPSHOT)
+
+
 def test_a_linked_task_folder_is_neither_chmod_ed_nor_written(
     daemon: Daemon, outside: Path, sim_factory
 ) -> None:
-    sim_factory(sdk=34)
-    state = daemon.queue.parent
-    task_id = daemon.submit(SNAPSHOT)
+    state, task_id = _snapshot_queued(daemon, sim_factory)
     (state / "artifacts").mkdir(mode=0o700)
     (state / "artifacts" / task_id).symlink_to(outside)
     daemon.start()
@@ -112,9 +117,7 @@ def test_a_linked_task_folder_is_neither_chmod_ed_nor_written(
 def test_a_linked_artifact_file_name_is_refused_and_left_as_it_is(
     daemon: Daemon, outside: Path, sim_factory
 ) -> None:
-    sim_factory(sdk=34)
-    state = daemon.queue.parent
-    task_id = daemon.submit(SNAPSHOT)
+    state, task_id = _snapshot_queued(daemon, sim_factory)
     folder = state / "artifacts" / task_id
     folder.mkdir(parents=True, mode=0o700)
     (folder / "snapshot_hierarchy.xml").symlink_to(outside / "keep")

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import adbutils
 import pytest
@@ -39,15 +39,10 @@ class ScriptedShell:
     def __init__(self, phone: Phone) -> None:
         self.phone = phone
 
-    def run(
-        self,
-        line: str,
-        stdout: OutputSink,
-        stderr: OutputSink,
-        *,
-        stdin: bytes = b"",
-        cancelled: threading.Event | None = None,
-    ) -> int:
+    def run(self, line: str, stdout: OutputSink, stderr: OutputSink, **io: Any) -> int:
+        """The interpreter's ``run``; of its keywords (``stdin``, ``cancelled``) only
+        ``block`` reads one, the event that cancels it."""
+        cancelled: threading.Event | None = io.get("cancelled")
         words = shlex.split(line)
         name, args = words[0], " ".join(words[1:])
         if name == "echo":

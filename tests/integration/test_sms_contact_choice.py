@@ -26,7 +26,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from phoned.daemon.rendering.render import approval_preview
 from phoned_process import REPO, Daemon
 
@@ -48,19 +47,26 @@ def _phoned(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     )  # fmt: skip
 
 
+def _once_to_a_name(
+    env: dict[str, str], sim: Any, tmp_path: Path, method: str, to: str, exits: int
+) -> subprocess.CompletedProcess[str]:
+    """``phoned run --once`` of a task file: ``method`` to the name ``to``, on ``sim`` with
+    the address book of ``_book``: the process's result, which exited ``exits`` (asserted)."""
+    _book(sim)
+    task_file = tmp_path / "task.json"
+    task_file.write_text(json.dumps({
+        "conversation_id": "conv-ivan", "method": method, "params": {"to": to, "body": BODY},
+    }))  # fmt: skip
+    ran = _phoned(env, "run", "--once", "--json", "--serial", sim.serial, "--task", str(task_file))
+    assert ran.returncode == exits, ran.stdout[-2000:] + ran.stderr[-2000:]
+    return ran
+
+
 def test_cli_waits_for_the_choice_and_the_printed_amend_line_answers_it(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
     sim = sim_factory(sdk=34)
-    _book(sim)
-    task_file = tmp_path / "task.json"
-    task_file.write_text(json.dumps({
-        "conversation_id": "conv-ivan", "method": "sms.draft",
-        "params": {"to": "Ivan Petrov", "body": BODY},
-    }))  # fmt: skip
-    first = _phoned(daemon_env, "run", "--once", "--json", "--serial", sim.serial,
-                    "--task", str(task_file))  # fmt: skip
-    assert first.returncode == 4, first.stdout[-2000:] + first.stderr[-2000:]
+    first = _once_to_a_name(daemon_env, sim, tmp_path, "sms.draft", "Ivan Petrov", exits=4)
     record = json.loads(first.stdout)["task"]
     assert (record["state"], record["waiting_for"]) == ("waiting", "choice:to")
     assert not [a for a in sim.phone.log.argvs() if a[:2] == ("am", "start")]
@@ -94,25 +100,10 @@ def test_cli_waits_for_the_choice_and_the_printed_amend_line_answers_it(
 def test_cli_no_such_contact_fails_invalid_params_naming_to(
     daemon_env, sim_factory, tmp_path: Path
 ) -> None:
-    sim = sim_factory(sdk=34)
-    _book(sim)
-    task_file = tmp_path / "task.json"
-    task_file.write_text(json.dumps({
-        "conversation_id": "conv-ivan", "method": "sms.send",
-        "params": {"to": "Пётр", "body": BODY},
-    }))  # fmt: skip
-    result = _phoned(daemon_env, "run", "--once", "--json", "--serial", sim.serial,
-                     "--task", str(task_file))  # fmt: skip
-    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    result = _once_to_a_name(daemon_env, sim_factory(sdk=34), tmp_path, "sms.send", "Пётр", exits=1)
     failure = json.loads(result.stdout)["task"]["failure"]
     assert failure["reason"] == "invalid_params" and failure["message"].startswith("to:")
     assert "Пётр" in failure["message"]  # the task's own record: its params are there too
-
-
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-mcp", "--wait", "30"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
 
 
 def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory) -> None:
@@ -127,11 +118,7 @@ def test_mcp_send_to_a_name_choose_approve_and_sent(daemon: Daemon, sim_factory)
 
     async def main() -> Any:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
-            session = await stack.enter_async_context(
-                ClientSession(read, write, elicitation_callback=accept)
-            )
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-mcp", 30, elicitation_callback=accept)
             sent = await session.call_tool("sms_send", {"to": "Ivan Petrov", "body": BODY})
             task_id = sent.structured_content["task_id"]
             status = await session.call_tool("task_status", {"task_id": task_id})

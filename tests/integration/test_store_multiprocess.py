@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import assert_claimed_once_each
 from phoned.daemon.lifecycle.contract import validate_task
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.store.sqlite_store import SqliteStore
@@ -63,14 +63,7 @@ def test_four_processes_never_double_claim(tmp_path: Path) -> None:
         while not all(r.exists() for r in ready) and time.monotonic() < deadline:
             time.sleep(0.005)
         go.touch()  # every process is at the start line (or one is stuck: its result says)
-        results = []
-        for proc in procs:
-            out, _ = proc.communicate(timeout=90)
-            assert proc.returncode == 0
-            results.append(json.loads(out))
-        claimed = [task_id for ids in results for task_id in ids]
-        assert len(claimed) == len(set(claimed)) == TASKS
-        assert sum(1 for ids in results if ids) >= 2  # the processes really competed
+        assert_claimed_once_each(procs, TASKS, competed=2)
         assert store.queue_status()[TaskState.COMPLETED.value] == TASKS
         owners = {t.id: t.attempt for t in store.list_tasks(limit=TASKS)}
         assert set(owners.values()) == {1}

@@ -11,40 +11,25 @@ evidence, no log of phoned and no command the phone ran; the committed transcrip
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import load_script, transcript_steps
 from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned_process import REPO
 
 pytestmark = pytest.mark.integration
 
-SCRIPT = REPO / "scripts" / "mcp_handoff_transcript.py"
 PAGE = REPO / "docs" / "transcripts" / "mcp-handoff.md"
-
-
-def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("mcp_handoff_transcript", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _facts(page: str) -> list[tuple[str, Any]]:
     """Per step: its title and what it answered (state, waiting_for kind, failure reason,
     the person's instruction, the content besides the structured one)."""
     facts = []
-    for section in re.split(r"^## \d+\. ", page, flags=re.M)[1:]:
-        title = section.splitlines()[0]
-        blocks = re.findall(r"```(json|text)\n(.*?)\n```", section, flags=re.S)
-        kind, text = blocks[-1]
+    for title, kind, text in transcript_steps(page, "json|text"):
         if kind == "text":
             facts.append((title, text.splitlines()[-1]))
             continue
@@ -62,7 +47,7 @@ def _facts(page: str) -> list[tuple[str, Any]]:
 def test_a_handoff_over_mcp_completes_times_out_and_goes_stale(
     adb_server: Any, tmp_path: Path
 ) -> None:
-    script = _script()
+    script = load_script("mcp_handoff_transcript")
     transcript = script.record(tmp_path, adb_server.port)
     page = script.markdown(transcript)
     facts = _facts(page)

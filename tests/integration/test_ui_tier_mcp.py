@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.sim.android.notification import NotificationService
 from phoned_process import REPO, Daemon
@@ -36,25 +36,16 @@ def rid(name: str) -> dict[str, str]:
     return {"resource_id": f"{NOTES}:id/{name}"}
 
 
-def _phoned(daemon: Daemon, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "phoned.daemon.cli", *args, "--queue", f"sqlite:///{daemon.queue}"],
-        env=daemon.env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 def _approve(daemon: Daemon, task_id: str) -> None:
     """A person reads the card (``phoned show --json``: the preview in clear, the element's
     cropped screenshot) and approves it with ``phoned approve`` (its own process)."""
     task = daemon.state(task_id, TaskState.APPROVAL)
     assert task.approval_digest is not None
-    card = json.loads(_phoned(daemon, "show", task_id, "--json"))["pending_approval"]
+    card = json.loads(daemon.phoned("show", task_id, "--json"))["pending_approval"]
     assert card["app"] == NOTES and card["effect"] == task.method
     assert str(card["screenshot"]).endswith("ui_element_screenshot.png")
     # the text card names the app, the action and the element by its words and id
-    shown = _phoned(daemon, "show", task_id)
+    shown = daemon.phoned("show", task_id)
     element = f"id '{task.params['selector']['resource_id']}'"
     assert f"app         {NOTES}" in shown and element in shown, shown
     if task.method == "ui.tap":
@@ -63,14 +54,8 @@ def _approve(daemon: Daemon, task_id: str) -> None:
         assert card["text"] == task.params["text"]
         assert f"text        {task.params['text']!r}" in shown, shown
         assert task.params["text"] not in json.dumps(daemon.evidence(task_id), ensure_ascii=False)
-    _phoned(daemon, "approve", task_id, "--revision", str(task.revision),
-            "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
-
-
-def _stdio(daemon: Daemon) -> StdioServerParameters:
-    args = ["-m", "phoned.daemon.cli", "mcp", "--queue", f"sqlite:///{daemon.queue}",
-            "--conversation", "conv-ui", "--wait", "20"]  # fmt: skip
-    return StdioServerParameters(command=sys.executable, args=args, env=daemon.env, cwd=str(REPO))
+    daemon.phoned("approve", task_id, "--revision", str(task.revision),
+                  "--digest", task.approval_digest, "--conversation", task.conversation_id)  # fmt: skip
 
 
 def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
@@ -92,9 +77,7 @@ def test_an_mcp_client_drives_an_unknown_app_with_approved_verified_steps(
 
     async def main() -> dict[str, Any]:
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(stdio_client(_stdio(daemon)))
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await session.initialize()
+            session = await daemon.mcp_session(stack, "conv-ui", 20)
             tools = {t.name for t in (await session.list_tools()).tools}
             opened = await session.call_tool("app_open", {"package": NOTES})
             found = await session.call_tool(
@@ -194,7 +177,7 @@ def test_ui_steps_join_a_workflow(daemon: Daemon, sim_factory, tmp_path: Path) -
     }  # fmt: skip
     path = tmp_path / "workflow.json"
     path.write_text(json.dumps(workflow))
-    ids = _phoned(daemon, "workflow", "submit", str(path)).split()
+    ids = daemon.phoned("workflow", "submit", str(path)).split()
     assert len(ids) == 3
     for task_id in ids[1:]:  # each UI step waits for its person
         _approve(daemon, task_id)
@@ -220,13 +203,13 @@ def test_several_matches_wait_for_a_choice_and_phoned_amend_picks_one(
                        "expect": {"appears": {"text": "#2", **rid("tag_text")}}}}  # fmt: skip
     path = tmp_path / "task.json"
     path.write_text(json.dumps(task))
-    task_id = _phoned(daemon, "submit", str(path)).strip()
+    task_id = daemon.phoned("submit", str(path)).strip()
     waiting = daemon.state(task_id, TaskState.WAITING)
     assert waiting.waiting_for == "choice:selector"
     assert not sim.phone.log.entries("click")  # nothing tapped by guess
     chosen = json.dumps({**rid("tag_button"), "index": 1})
-    _phoned(daemon, "amend", task_id, "--param", f"selector={chosen}",
-            "--conversation", "conv-ui")  # fmt: skip
+    daemon.phoned("amend", task_id, "--param", f"selector={chosen}",
+                  "--conversation", "conv-ui")  # fmt: skip
     done = daemon.state(task_id, TaskState.COMPLETED, TaskState.FAILED, timeout=30)
     assert done.state is TaskState.COMPLETED, done.failure
     assert sim.phone.ui.top().state["tag"] == "2"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from helpers import sent_as
 from phoned.device.actions import Status
 from phoned.sim.android.packages import PackageManager
 from phoned.sim.ui import apps, screens
@@ -38,9 +39,8 @@ def _needs_app(dut, package: str) -> None:
         pytest.skip(f"the phone's SMS app is {app}: make {package} the default to run this twin")
 
 
-def _approved_send(dut, to: str, body: str = BODY):
-    settle = 3.0 if dut.sim is not None else 30.0
-    return dut.approved_send({"to": to, "body": body}, settle_timeout=settle)
+def _sent_as(dut, status: Status, to: str, **params):
+    return sent_as(dut, status, to, BODY, **params)
 
 
 def _send_control(out) -> dict:
@@ -55,8 +55,7 @@ def test_a_chat_message_on_the_compose_screen_is_sent_once_and_proved(dut) -> No
     field's row is the send button ("Send end-to-end encrypted message" agrees); the
     conversation proves the chat message, which never reaches the sent box."""
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     control = _send_control(out)
     assert control["how"] in ("layout", "resource-id")
     if dut.sim is not None:
@@ -77,8 +76,7 @@ def test_a_chat_message_on_a_russian_compose_screen_is_sent_once_without_its_wor
     so the layout alone tells the send control; the status line is AOSP's own Russian
     («Доставлено», V113)."""
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     if dut.sim is not None:
         control = _send_control(out)
         assert control["how"] == "layout" and control["checks"] == []
@@ -91,8 +89,7 @@ def test_a_chat_message_on_a_russian_compose_screen_is_sent_once_without_its_wor
 @pytest.mark.phone("google-messages:compose,locale:ru-RU")
 def test_an_sms_on_the_compose_screen_is_proved_by_the_sent_box(dut) -> None:
     _needs_app(dut, GOOGLE_MESSAGES)
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     if dut.sim is not None:
         assert out.detail["proved_by"] == "sent_box" and len(dut.taps()) == 1
         (row,) = dut.phone.sms.messages("sent")
@@ -104,8 +101,7 @@ def test_an_sms_on_the_compose_screen_is_proved_by_the_sent_box(dut) -> None:
 @pytest.mark.phone("google-messages:compose,locale:ar-EG")
 def test_a_right_to_left_compose_row_is_read_mirrored(dut) -> None:
     """Arabic mirrors the row: the send control is the leftmost, past the field's end."""
-    out = _approved_send(dut, TO)
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, TO)
     assert _send_control(out)["direction"] == "rtl"
     ((_, x, _),) = dut.taps()
     assert int(x) < 200
@@ -126,8 +122,7 @@ def test_aosp_messaging_drafts_and_sends_once(dut) -> None:
     _needs_app(dut, AOSP_MESSAGING)
     draft = dut.run("sms.draft", {"to": dut.send_to(TO), "body": BODY})
     assert draft.status is Status.MET, draft.message
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     if dut.sim is not None:
         control = _send_control(out)
         assert control["how"] == "layout"
@@ -173,8 +168,7 @@ def test_two_equally_plausible_send_controls_end_in_cannot_tell_and_no_tap(
     dut, two_send_app
 ) -> None:
     dut.phone.service(PackageManager).install_sms_app(TWO_SEND_PKG, TWO_SEND_ACTIVITY)
-    out = _approved_send(dut, TO)
-    assert out.status is Status.UNSUPPORTED, out.message
+    out = _sent_as(dut, Status.UNSUPPORTED, TO)
     assert out.message.startswith("cannot tell the send button: 2 controls at the end")
     assert out.detail["tapped"] is False
     assert len(out.detail["send_control"]["candidates"]) == 2

@@ -47,15 +47,8 @@ def test_runtime_permission_and_ci_grant(dut) -> None:
     assert dut.run("permission.check", params).value["granted"] is False
     out = dut.run("permission.request", params)
     assert out.status is Status.NEEDS_PERMISSION
-    assert (
-        "am",
-        "start",
-        "-W",
-        "-a",
-        "android.settings.APPLICATION_DETAILS_SETTINGS",
-        "-d",
-        f"package:{NOTES}",
-    ) in dut.execs()
+    details = ["am", "start", "-W", "-a", "android.settings.APPLICATION_DETAILS_SETTINGS", "-d"]
+    assert (*details, f"package:{NOTES}") in dut.execs()
     out = dut.run("permission.request", params, ci_grant=True)
     assert out.status is Status.MET, out.message
     assert any("CI grant" in n for n in out.evidence.notes)

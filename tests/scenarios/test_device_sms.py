@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import pytest
+from helpers import assert_refused_running_nothing
 from phoned.device.actions import Status, reconcile
+from phoned.sim import scenarios
 from phoned.sim.ui.labels import MESSAGING_PKG
 
 pytestmark = pytest.mark.integration
 
 TO = "+15551234567"
 BODY = "Running late,\nsee you at 7 — ok? 👍"
+
+# params either SMS method refuses, and the field it names
+MALFORMED_PARAMS = [
+    ({"to": "+1555; reboot", "body": "x"}, "to"),
+    ({"to": "", "body": "x"}, "to"),
+    ({"to": TO, "body": ""}, "body"),
+    ({"to": TO, "body": "x" * 10_001}, "body"),
+    ({"to": TO, "body": "a\x00b"}, "body"),
+    ({"to": TO, "body": "x", "sim": 3}, "sim"),
+    ({"to": TO, "body": "x", "sim": True}, "sim"),
+    ({"to": TO, "body": "x", "sim": "1; reboot"}, "sim"),
+]
 
 
 def test_draft_shows_recipient_and_exact_body_and_never_sends(dut) -> None:
@@ -103,24 +117,9 @@ def test_drop_after_the_tap_is_unknown_then_reconciled_without_a_second_tap(
 
 @pytest.mark.sdks(34)
 @pytest.mark.sim_only
-@pytest.mark.parametrize(
-    ("params", "field"),
-    [
-        ({"to": "+1555; reboot", "body": "x"}, "to"),
-        ({"to": "", "body": "x"}, "to"),
-        ({"to": TO, "body": ""}, "body"),
-        ({"to": TO, "body": "x" * 10_001}, "body"),
-        ({"to": TO, "body": "a\x00b"}, "body"),
-        ({"to": TO, "body": "x", "sim": 3}, "sim"),
-        ({"to": TO, "body": "x", "sim": True}, "sim"),
-        ({"to": TO, "body": "x", "sim": "1; reboot"}, "sim"),
-    ],
-)
+@pytest.mark.parametrize(("params", "field"), MALFORMED_PARAMS)
 def test_invalid_sms_params_send_nothing(dut, params, field) -> None:
-    for method in ("sms.draft", "sms.send"):
-        out = dut.run(method, params)
-        assert out.status is Status.INVALID_PARAMS and out.detail["field"] == field
-    assert dut.execs() == []
+    assert_refused_running_nothing(dut, ("sms.draft", "sms.send"), params, field)
 
 
 # ---- chat (RCS) messages never reach content://sms (issue #11, belief 4) --------------------
@@ -130,6 +129,12 @@ def _approved_send(dut, body: str = BODY):
     return dut.approved_send({"to": TO, "body": body})
 
 
+def _approved_send_on(dut, scenario: str):
+    """An approved send on the phone set up as ``scenario`` (``phoned sim --scenario``)."""
+    scenarios.apply(dut.phone, scenario)
+    return _approved_send(dut)
+
+
 def _sent_rows(dut) -> list:
     return [r for r in dut.phone.sms.rows if r["type"] == 2]
 
@@ -137,10 +142,7 @@ def _sent_rows(dut) -> list:
 @pytest.mark.sdks(30, 34)
 @pytest.mark.sim_only
 def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> None:
-    from phoned.sim import scenarios
-
-    scenarios.apply(dut.phone, "chat-send")
-    out = _approved_send(dut)
+    out = _approved_send_on(dut, "chat-send")
     assert out.status is Status.MET, out.message
     assert out.detail["proved_by"] == "conversation"
     assert out.detail["conversation_status"] == "Delivered"
@@ -152,10 +154,7 @@ def test_a_chat_message_is_proved_by_the_conversation_not_the_sent_box(dut) -> N
 @pytest.mark.sdks(34)
 @pytest.mark.sim_only
 def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut) -> None:
-    from phoned.sim import scenarios
-
-    scenarios.apply(dut.phone, "chat-send:stuck")
-    out = _approved_send(dut)
+    out = _approved_send_on(dut, "chat-send:stuck")
     assert out.status is Status.CANNOT_TELL, out.message
     assert "Sending" in out.message and "do not send it again" in out.message
     hint_params = {"to": TO, "body": BODY, "baseline_id": out.detail["baseline_id"]}
@@ -166,10 +165,7 @@ def test_a_chat_message_still_sending_is_cannot_tell_and_never_tapped_again(dut)
 @pytest.mark.sdks(34)
 @pytest.mark.sim_only
 def test_a_chat_message_the_app_gave_up_on_is_not_met(dut) -> None:
-    from phoned.sim import scenarios
-
-    scenarios.apply(dut.phone, "chat-send:fail")
-    out = _approved_send(dut)
+    out = _approved_send_on(dut, "chat-send:fail")
     assert out.status is Status.NOT_MET, out.message
     assert out.detail["conversation_status"] == "Not sent. Tap to try again."
 
@@ -179,8 +175,6 @@ def test_a_chat_message_the_app_gave_up_on_is_not_met(dut) -> None:
 def test_a_chat_message_dropped_after_the_tap_reconciles_from_the_conversation(
     dut, adb_server
 ) -> None:
-    from phoned.sim import scenarios
-
     scenarios.apply(dut.phone, "chat-send")
     first = dut.run("sms.send", {"to": TO, "body": BODY})
     dut.phone.faults.drop_at = "sms.after_send_tap"
@@ -225,8 +219,6 @@ def test_a_chat_message_on_a_screen_that_stops_reading_is_cannot_tell(dut, monke
 def test_a_phone_that_refuses_input_names_the_setting_and_sends_nothing(dut) -> None:
     """MIUI without "USB debugging (Security settings)": the wake key is refused (the phone
     stays dark) and so is the send tap; each ends unsupported with the setting named."""
-    from phoned.sim import scenarios
-
     scenarios.apply(dut.phone, "inject-denied")
     dut.phone.ui.sleep()
     out = dut.run("sms.draft", {"to": TO, "body": "hi"})

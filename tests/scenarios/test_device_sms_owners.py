@@ -11,6 +11,7 @@ skips saying how to set it up otherwise. The twins that send a real message need
 from __future__ import annotations
 
 import pytest
+from helpers import sent_as
 from phoned.device.actions import Status
 
 pytestmark = pytest.mark.integration
@@ -28,9 +29,8 @@ def _needs_language(dut, language: str) -> None:
         )
 
 
-def _approved_send(dut, to: str, body: str = BODY, **params):
-    settle = 3.0 if dut.sim is not None else 30.0
-    return dut.approved_send({"to": to, "body": body, **params}, settle_timeout=settle)
+def _sent_as(dut, status: Status, to: str, **params):
+    return sent_as(dut, status, to, BODY, **params)
 
 
 @pytest.mark.sdks(34)
@@ -39,8 +39,7 @@ def test_a_chat_message_delivered_on_a_russian_phone_completes(dut) -> None:
     """The conversation shows «Доставлено» (AOSP Messaging values-ru
     delivered_status_content_description): sent, proved by the conversation in Russian."""
     _needs_language(dut, "ru")
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     ev = out.to_json()["evidence"]
     assert ev["device"]["locale"].startswith("ru")
     if dut.sim is not None:
@@ -56,8 +55,7 @@ def test_a_chat_message_delivered_on_a_russian_phone_completes(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.phone("locale:ru-RU,chat-send:fail")
 def test_a_chat_message_not_sent_on_a_russian_phone_fails_and_is_tapped_once(dut) -> None:
-    out = _approved_send(dut, TO)
-    assert out.status is Status.NOT_MET, out.message
+    out = _sent_as(dut, Status.NOT_MET, TO)
     assert out.detail["conversation_status"].startswith("Сообщение не отправлено")
     assert "message_status_send_failed (ru)" in out.detail["conversation_proof"]
     assert len(dut.taps()) == 1
@@ -67,8 +65,7 @@ def test_a_chat_message_not_sent_on_a_russian_phone_fails_and_is_tapped_once(dut
 @pytest.mark.phone("locale:ko-KR,chat-send")
 def test_a_chat_message_delivered_on_a_korean_phone_completes(dut) -> None:
     _needs_language(dut, "ko")
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     assert out.to_json()["evidence"]["device"]["locale"].startswith("ko")
     if dut.sim is not None:
         assert out.detail["conversation_status"] == "전송 완료"
@@ -80,8 +77,7 @@ def test_a_chat_message_delivered_on_a_korean_phone_completes(dut) -> None:
 @pytest.mark.sim_only
 @pytest.mark.phone("locale:ko-KR,chat-send:fail")
 def test_a_chat_message_not_sent_on_a_korean_phone_fails_and_is_tapped_once(dut) -> None:
-    out = _approved_send(dut, TO)
-    assert out.status is Status.NOT_MET, out.message
+    out = _sent_as(dut, Status.NOT_MET, TO)
     assert "message_status_send_failed (ko)" in out.detail["conversation_proof"]
     assert len(dut.taps()) == 1
 
@@ -90,8 +86,7 @@ def test_a_chat_message_not_sent_on_a_korean_phone_fails_and_is_tapped_once(dut)
 @pytest.mark.sim_only
 @pytest.mark.phone("locale:ko-KR,chat-send:stuck")
 def test_a_chat_message_still_sending_in_korean_is_cannot_tell(dut) -> None:
-    out = _approved_send(dut, TO)
-    assert out.status is Status.CANNOT_TELL, out.message
+    out = _sent_as(dut, Status.CANNOT_TELL, TO)
     assert out.detail["conversation_status"] == "보내는 중..."
     assert len(dut.taps()) == 1
 
@@ -127,8 +122,7 @@ def test_a_draft_in_samsung_messages_completes(dut) -> None:
 @pytest.mark.phone("samsung-messages,locale:ko-KR")
 def test_an_sms_through_samsung_messages_is_proved_by_the_sent_box(dut) -> None:
     _needs_samsung_messages(dut)
-    out = _approved_send(dut, dut.send_to(TO))
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, dut.send_to(TO))
     if dut.sim is not None:
         assert out.detail["proved_by"] == "sent_box" and out.detail["sub_id"] == "1"
         assert len(dut.taps()) == 1
@@ -142,8 +136,7 @@ def test_an_sms_through_samsung_messages_is_proved_by_the_sent_box(dut) -> None:
 def test_a_chat_message_through_samsung_messages_is_proved_by_its_chat_store(dut) -> None:
     """Samsung keeps chat messages in content://im/chat (type 2 once sent): the proof
     needs no word on the screen."""
-    out = _approved_send(dut, TO)
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, TO)
     assert out.detail["proved_by"] == "chat_store"
     assert out.detail["store"] == "content://im/chat" and out.detail["chat_type"] == "2"
     assert dut.phone.sms.messages("sent") == [] and len(dut.taps()) == 1
@@ -153,8 +146,7 @@ def test_a_chat_message_through_samsung_messages_is_proved_by_its_chat_store(dut
 @pytest.mark.sim_only
 @pytest.mark.phone("samsung-messages,locale:ru-RU,chat-send:fail")
 def test_a_failed_chat_message_in_samsung_messages_fails_and_is_tapped_once(dut) -> None:
-    out = _approved_send(dut, TO)
-    assert out.status is Status.NOT_MET, out.message
+    out = _sent_as(dut, Status.NOT_MET, TO)
     # whichever witness saw the failure first: the store (type 5) or the bubble («Сбой»)
     assert out.detail.get("chat_type") == "5" or "status_failed (ru)" in str(
         out.detail.get("conversation_proof")
@@ -168,11 +160,10 @@ def test_a_failed_chat_message_in_samsung_messages_fails_and_is_tapped_once(dut)
 def test_two_sims_send_from_the_sim_the_task_names_and_say_so(dut) -> None:
     """An older Samsung Messages draws send_button1 / send_button2: params.sim picks one and
     the sent box's sub_id shows which subscription sent; without sim nothing is tapped."""
-    refused = _approved_send(dut, TO)
-    assert refused.status is Status.UNSUPPORTED and "params.sim" in refused.message
+    refused = _sent_as(dut, Status.UNSUPPORTED, TO)
+    assert "params.sim" in refused.message
     assert dut.taps() == []
-    out = _approved_send(dut, TO, sim=2)
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, TO, sim=2)
     assert out.detail["sub_id"] == "2"
     (row,) = dut.phone.sms.messages("sent")
     assert row["sub_id"] == 2 and len(dut.taps()) == 1
@@ -199,8 +190,7 @@ def test_a_draft_to_a_saved_contact_completes_and_says_the_name_proved_it(dut) -
 @pytest.mark.sim_only
 @pytest.mark.phone("contact:김민준=+79161234567,locale:ko-KR")
 def test_a_send_to_a_saved_contact_is_proved_and_tapped_once(dut) -> None:
-    out = _approved_send(dut, TO)
-    assert out.status is Status.MET, out.message
+    out = _sent_as(dut, Status.MET, TO)
     assert out.detail["proved_by"] == "sent_box" and len(dut.taps()) == 1
 
 

@@ -15,18 +15,13 @@ from phoned.daemon.lifecycle.records import Failure
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned.daemon.planning.classify import classify_ingress
 from phoned.daemon.store.sqlite_store import SqliteStore
+from seed004_examples import SEED004_WORKFLOW_ENVELOPE
 
 T0 = 4_000.0
 SERIAL = "SIM34"
 
 WORKFLOW: dict[str, Any] = {
-    "method": "submitWorkflow",
-    "source": "CLOUD",
-    "queue": "workflow",
-    "taskQueue": "workflow",
-    "forceTaskManager": True,
-    "workflowName": "meeting_prep",
-    "executionMode": "queued_wait",
+    **SEED004_WORKFLOW_ENVELOPE,
     "cloud_workflow_id": "wf_voice_001",
     "cloud_plan_id": "plan_meeting",
     "conversation_id": "conv-voice",

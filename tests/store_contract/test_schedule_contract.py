@@ -17,14 +17,15 @@ import pytest
 from phoned.daemon.lifecycle.errors import ConversationMismatch, InvalidTask, TaskNotFound
 from phoned.daemon.lifecycle.records import Failure
 from phoned.daemon.lifecycle.schedule_ops import AddSchedule, PauseSchedule, RemoveSchedule
-from phoned.daemon.lifecycle.schedules import MISSED_RECORDED, validate_schedule
+from phoned.daemon.lifecycle.schedules import MISSED_RECORDED, next_due, validate_schedule
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned.daemon.store.protocol import Store
 from phoned.daemon.store.schedule_tick import tick
 from phoned.daemon.store.sql_store import SqlStore
 
+BERLIN = ZoneInfo("Europe/Berlin")
 # 2026-03-02 10:00:30 in Berlin: 30 s past a whole minute
-T0 = datetime(2026, 3, 2, 10, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+T0 = datetime(2026, 3, 2, 10, 0, 30, tzinfo=BERLIN).timestamp()
 GRACE = 60.0
 
 
@@ -220,32 +221,29 @@ def test_bad_schedules_are_refused_naming_the_field(raw: dict[str, object], fiel
     assert field in [e["field"] for e in refused.value.errors]
 
 
-def test_a_daily_schedule_keeps_its_local_time_across_daylight_saving() -> None:
-    from phoned.daemon.lifecycle.schedules import next_due
-
-    berlin = ZoneInfo("Europe/Berlin")
-    before = datetime(2026, 3, 27, 12, 0, tzinfo=berlin).timestamp()  # DST starts 29 March
-    first = next_due("30 8 * * *", "Europe/Berlin", before)
+def _next_two_in_berlin(expression: str, after: datetime) -> tuple[float, float]:
+    """The next two times ``expression`` is due in Berlin after ``after`` (both exist)."""
+    first = next_due(expression, "Europe/Berlin", after.timestamp())
     assert first is not None
-    second = next_due("30 8 * * *", "Europe/Berlin", first)
+    second = next_due(expression, "Europe/Berlin", first)
     assert second is not None
-    assert datetime.fromtimestamp(first, berlin).hour == 8
-    assert datetime.fromtimestamp(second, berlin).hour == 8
+    return first, second
+
+
+def test_a_daily_schedule_keeps_its_local_time_across_daylight_saving() -> None:
+    before = datetime(2026, 3, 27, 12, 0, tzinfo=BERLIN)  # DST starts 29 March
+    first, second = _next_two_in_berlin("30 8 * * *", before)
+    assert datetime.fromtimestamp(first, BERLIN).hour == 8
+    assert datetime.fromtimestamp(second, BERLIN).hour == 8
     assert second - first == 23 * 3600  # the night the clocks went forward
 
 
 def test_a_local_time_the_clocks_pass_twice_fires_once_when_the_hour_is_named() -> None:
-    from phoned.daemon.lifecycle.schedules import next_due
-
-    berlin = ZoneInfo("Europe/Berlin")
-    before = datetime(2026, 10, 24, 12, 0, tzinfo=berlin).timestamp()  # DST ends 25 October
-    first = next_due("30 2 * * *", "Europe/Berlin", before)
-    assert first is not None
-    second = next_due("30 2 * * *", "Europe/Berlin", first)
-    assert second is not None
+    before = datetime(2026, 10, 24, 12, 0, tzinfo=BERLIN)  # DST ends 25 October
+    first, second = _next_two_in_berlin("30 2 * * *", before)
     assert second - first == 25 * 3600  # 02:30 CEST, then 02:30 CET the next night
     # an expression that does not name its hours runs in both passes of the hour
-    night = datetime(2026, 10, 25, 1, 50, tzinfo=berlin).timestamp()
+    night = datetime(2026, 10, 25, 1, 50, tzinfo=BERLIN).timestamp()
     dues = []
     for _ in range(4):
         found = next_due("*/20 * * * *", "Europe/Berlin", dues[-1] if dues else night)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from helpers import task_record
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.rendering.approval_view import approval_lines, pending_approval
@@ -23,25 +24,11 @@ DIGEST = "sha256:" + "ab" * 32
 
 
 def _task(method: str = "sms.send", **changes: Any) -> TaskRecord:
-    task = TaskRecord(
-        id="t1",
-        conversation_id="c1",
-        method=method,
-        params={"to": "+15551234567", "body": BODY},
-        device="S",
-        source="cli",
-        state=TaskState.APPROVAL,
-        state_version=4,
-        revision=1,
-        attempt=1,
-        max_attempts=2,
-        created_at=0.0,
-        updated_at=0.0,
-        approval_digest=DIGEST,
-        approval_status="pending",
-        approval_revision=1,
-    )
-    return replace(task, **changes)
+    """The task paused for approval of revision 1's preview (digest ``DIGEST``)."""
+    awaiting = {"state": TaskState.APPROVAL, "state_version": 4, "approval_digest": DIGEST,
+                "approval_status": "pending", "approval_revision": 1}  # fmt: skip
+    params = {"to": "+15551234567", "body": BODY}
+    return task_record(method=method, params=params, **{**awaiting, **changes})
 
 
 def _snap(text: str | None = BODY, digest: str = "d1") -> Snapshot:

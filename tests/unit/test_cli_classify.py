@@ -6,24 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-from phoned.daemon.cli import main
+from helpers import phoned
 from phoned.daemon.planning.device_context import (
     parse_battery_percent,
     parse_default_sms,
     zen_mode_name,
 )
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue], input=stdin)
-
 
 SEND = {
     "method": "sms.send",

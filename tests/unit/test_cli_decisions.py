@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from phoned.daemon.cli import main
+from click.testing import Result
+from helpers import phoned
 from phoned.daemon.lifecycle.records import Preview, TaskRecord
 from phoned.daemon.store.sqlite_store import SqliteStore
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue])
 
 
 def assert_one_line_error(result: Result, code: int, *needles: str) -> None:

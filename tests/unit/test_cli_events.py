@@ -11,18 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-from phoned.daemon.cli import main
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue])
+from helpers import phoned
 
 
 def submit(queue: str, conversation: str = "c1") -> str:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
+from helpers import phoned
 from phoned.daemon.cli import main
 from phoned.daemon.lifecycle.records import Preview
 from phoned.daemon.store.sqlite_store import SqliteStore
@@ -20,15 +20,6 @@ from phoned.daemon.verbs import common
 
 TASK_VERBS = {"show", "rerun", "approve", "deny", "amend", "cancel", "pause", "resume",
               "revisions", "wait"}  # fmt: skip
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue])
 
 
 def submit(queue: str, conversation: str = "c1", method: str = "dnd.get", *pairs: str) -> str:

@@ -4,28 +4,18 @@ CliRunner against a real SQLite queue file; errors are one line and an exit code
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import heavy_modules_after, phoned
 from phoned.daemon.cli import main
 from phoned.daemon.lifecycle.records import Failure
 from phoned.daemon.lifecycle.states import FailureReason
 from phoned.daemon.store.sqlite_store import SqliteStore
 from seed004_examples import SEED004_TASK, SEED004_WORKFLOW
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str, stdin: str | None = None, env: Any = None) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue], input=stdin, env=env)
 
 
 def stored(queue: str) -> SqliteStore:
@@ -293,15 +283,8 @@ def test_rerun_of_a_live_task_is_refused(queue: str) -> None:
 
 
 def test_help_is_light_and_run_has_its_options() -> None:
-    code = (
-        "import sys; from phoned.daemon.cli import main; "
-        "heavy = {'pydantic', 'yaml', 'adbutils', 'sqlite3', 'device', 'uiautomator2'}; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert loaded.stdout.strip() == "[]"
+    heavy = {"pydantic", "yaml", "adbutils", "sqlite3", "device", "uiautomator2"}
+    assert heavy_modules_after("from phoned.daemon.cli import main", heavy) == []
     help_text = CliRunner().invoke(main, ["run", "--help"]).stdout
     for option in ("--once", "--serial", "--wait", "--task", "--json", "--queue", "--config",
                    "--poll-interval", "--grace-period"):  # fmt: skip

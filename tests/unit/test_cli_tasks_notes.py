@@ -9,20 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from phoned.daemon.cli import main
+from helpers import phoned
 from phoned.daemon.lifecycle.records import Preview, Ticket
 from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.store.sqlite_store import SqliteStore
-
-
-@pytest.fixture
-def queue(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'queue.db'}"
-
-
-def phoned(queue: str, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--queue", queue])
 
 
 def submit(queue: str, method: str, *pairs: str) -> str:

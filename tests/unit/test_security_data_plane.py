@@ -10,56 +10,25 @@ artifact, the ledger and the queue are 0600 in 0700 folders under umask 0o002.
 from __future__ import annotations
 
 import json
-import os
 import stat
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from phoned.daemon.server.app import create_app
-from phoned.daemon.server.auth import TokenBook
-from phoned.daemon.server.settings import ServerSettings
 from phoned.foundation.digest import digest
-from planes import Grant, write_tokens
-from starlette.exceptions import StarletteDeprecationWarning
-
-with warnings.catch_warnings():  # starlette 1.x prefers httpx2 for its TestClient; httpx works
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from fastapi.testclient import TestClient
+from planes import AppPlane, Grant, claimed, loose_umask_plane, submit
+from planes import ticket as ticket_of
 
 SERIAL, TO, BODY = "emu-1", "+15551234567", "the gate code is 4417"
 APP = "com.google.android.apps.messaging"
 
 
 @pytest.fixture
-def plane(tmp_path: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
+def plane(tmp_path: Path) -> Iterator[AppPlane]:
     grants = {"daemon": Grant("daemon", (SERIAL,)), "planner": Grant("planner"),
               "approver": Grant("approver")}  # fmt: skip
-    raw = write_tokens(tmp_path / "tokens.yaml", grants)
-    settings = ServerSettings(
-        queue_url=f"sqlite:///{tmp_path / 'queue.db'}",
-        state_dir=tmp_path / "serve",
-        tokens_path=tmp_path / "tokens.yaml",
-        fallback_poll=0.05,
-    )
-    old = os.umask(0o002)
-    try:
-        app = create_app(settings, TokenBook.load(settings.tokens_path))
-        with TestClient(app) as client:
-            yield client, raw
-    finally:
-        os.umask(old)
-
-
-def call(plane: tuple[TestClient, dict[str, str]], role: str, method: str, path: str,
-         **kw: Any) -> Any:  # fmt: skip
-    client, tokens = plane
-    response = client.request(method, path, headers={"Authorization": f"Bearer {tokens[role]}"},
-                              **kw)  # fmt: skip
-    assert response.status_code in (200, 201), response.text
-    return response.json()
+    with loose_umask_plane(tmp_path, grants) as made:
+        yield made
 
 
 def mode(path: Path) -> int:
@@ -67,28 +36,23 @@ def mode(path: Path) -> int:
 
 
 def test_plane_keeps_evidence_redacted_and_shows_the_approver_the_bound_preview(
-    plane: tuple[TestClient, dict[str, str]], tmp_path: Path
+    plane: AppPlane, tmp_path: Path
 ) -> None:
-    task = call(plane, "planner", "POST", "/v1/tasks", json={
-        "method": "sms.send", "params": {"to": TO, "body": BODY}, "conversation_id": "c1",
-        "device": SERIAL})["task"]  # fmt: skip
-    got = call(
-        plane, "daemon", "POST", "/v1/claims", json={"owner": f"d1/{SERIAL}", "device": SERIAL}
-    )
-    t = {"owner": got["task"]["lease_owner"], "attempt": 1, "revision": 1}
-    call(plane, "daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": t})
+    task = submit(plane, method="sms.send", params={"to": TO, "body": BODY}, device=SERIAL)
+    t = ticket_of(claimed(plane))  # attempt 1, revision 1
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/start", json={"ticket": t})
     preview = {"effect": "sms.send", "target": TO, "data": {"text": BODY, "app": APP},
                "snapshot_digest": "sha256:screen"}  # fmt: skip
     outcome = {"status": "needs_approval", "detail": {"preview": preview,
                "preview_digest": digest(preview)},
                "evidence": {"observations": [{"name": "sms_sent", "value": [
                    {"_id": "3", "address": "+4915112345678", "body": "older private text"}]}]}}  # fmt: skip
-    call(plane, "daemon", "POST", f"/v1/tasks/{task['id']}/evidence",
-         json={"ticket": t, "kind": "outcome", "body": outcome})  # fmt: skip
-    call(plane, "daemon", "POST", f"/v1/tasks/{task['id']}/request_approval",
-         json={"ticket": t, "preview": preview})  # fmt: skip
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/evidence",
+             json={"ticket": t, "kind": "outcome", "body": outcome})  # fmt: skip
+    plane.ok("daemon", "POST", f"/v1/tasks/{task['id']}/request_approval",
+             json={"ticket": t, "preview": preview})  # fmt: skip
 
-    status = call(plane, "approver", "GET", f"/v1/tasks/{task['id']}")
+    status = plane.ok("approver", "GET", f"/v1/tasks/{task['id']}")
     stored = json.dumps(status["evidence"], ensure_ascii=False)
     for clear in (TO, BODY, "+4915112345678", "older private text"):
         assert clear not in stored, clear
@@ -96,11 +60,11 @@ def test_plane_keeps_evidence_redacted_and_shows_the_approver_the_bound_preview(
     assert (shown["target"], shown["data"]["text"], shown["data"]["app"]) == (TO, BODY, APP)
     assert shown["digest"] == status["task"]["approval_digest"] == digest(preview)
     decision = {"conversation_id": "c1", "revision": 1, "preview_digest": shown["digest"]}
-    approved = call(plane, "approver", "POST", f"/v1/tasks/{task['id']}/approve", json=decision)
+    approved = plane.ok("approver", "POST", f"/v1/tasks/{task['id']}/approve", json=decision)
     assert approved["task"]["approval_status"] == "approved"
 
     # an uploaded screenshot, the ledger and the queue: 0600 in 0700 folders (umask 0o002)
-    call(plane, "daemon", "PUT", f"/v1/tasks/{task['id']}/artifacts/shot.png", content=b"\x89PNG")
+    plane.ok("daemon", "PUT", f"/v1/tasks/{task['id']}/artifacts/shot.png", content=b"\x89PNG")
     serve = tmp_path / "serve"
     files = [p for p in serve.rglob("*") if p.is_file()] + [tmp_path / "queue.db"]
     assert serve / "artifacts" / task["id"] / "shot.png" in files

@@ -189,15 +189,22 @@ def test_sms_and_unknown_authorities_answer_as_before() -> None:
     )
 
 
-def test_contact_scenario_fills_the_address_book() -> None:
+def _address_book(scenario: str) -> tuple[str, contacts.PhoneBook]:
+    """A phone set up by the ``contact:`` items of ``scenario``: the phones query's output
+    and what phoned's parser reads from it (something, asserted)."""
     phone = Phone(sdk=34)
-    scenarios.apply(
-        phone,
-        "contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:1,"
-        "contact:Анна Иванова=84957654321:3,contact:a=b=5550100",
-    )
-    parsed = contacts.parse_phones(run_argv(phone, contacts.phones_query()))
+    scenarios.apply(phone, scenario)
+    text = run_argv(phone, contacts.phones_query())
+    parsed = contacts.parse_phones(text)
     assert parsed is not None
+    return text, parsed
+
+
+def test_contact_scenario_fills_the_address_book() -> None:
+    _, parsed = _address_book(
+        "contact:Анна Иванова=+79161234567,contact:김민준=010-1234-5678:1,"
+        "contact:Анна Иванова=84957654321:3,contact:a=b=5550100"
+    )
     assert [(c.display_name, [(e.number, e.type) for e in c.numbers]) for c in parsed.contacts] == [
         ("Анна Иванова", [("+79161234567", 2), ("84957654321", 3)]),
         ("김민준", [("010-1234-5678", 1)]),
@@ -206,15 +213,10 @@ def test_contact_scenario_fills_the_address_book() -> None:
 
 
 def test_namesakes_kept_apart_are_two_contacts_with_their_own_numbers_and_types() -> None:
-    phone = Phone(sdk=34)
-    scenarios.apply(
-        phone,
+    text, parsed = _address_book(
         "contact:Ivan Petrov=+79160000001:mobile,contact:Ivan Petrov=+74950000001:HOME,"
-        "contact:Ivan Petrov=+79160000002:work:new,contact:Ivan Petrov=+79160000009:17",
+        "contact:Ivan Petrov=+79160000002:work:new,contact:Ivan Petrov=+79160000009:17"
     )
-    text = run_argv(phone, contacts.phones_query())
-    parsed = contacts.parse_phones(text)
-    assert parsed is not None
     assert [
         (c.contact_id, [(e.number, e.type_name) for e in c.numbers]) for c in parsed.contacts
     ] == [

@@ -257,14 +257,9 @@ def test_screencap_png_is_a_full_size_image(phone: Phone) -> None:
 
 
 def test_monkey_launches_and_reports_missing(phone: Phone) -> None:
+    launcher = ("-c", "android.intent.category.LAUNCHER")
     code, out, _err = run(
-        phone,
-        "monkey",
-        "-p",
-        "com.google.android.apps.messaging",
-        "-c",
-        "android.intent.category.LAUNCHER",
-        "1",
+        phone, "monkey", "-p", "com.google.android.apps.messaging", *launcher, "1"
     )
     assert code == 0 and b"Events injected: 1" in out
     assert phone.ui.top().cls.endswith(".ui.ConversationListActivity")
@@ -273,13 +268,8 @@ def test_monkey_launches_and_reports_missing(phone: Phone) -> None:
 
 
 def test_app_process_without_jar_aborts(phone: Phone) -> None:
-    code, _out, err = run(
-        phone,
-        "app_process",
-        "/",
-        "com.wetest.uia2.Main",
-        env={"CLASSPATH": "/data/local/tmp/u2.jar"},
-    )
+    classpath = {"CLASSPATH": "/data/local/tmp/u2.jar"}
+    code, _out, err = run(phone, "app_process", "/", "com.wetest.uia2.Main", env=classpath)
     assert code == 134 and err.startswith("Aborted")
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from helpers import task_record
 from phoned.daemon.lifecycle.records import TaskRecord
-from phoned.daemon.lifecycle.states import TaskState
 from phoned.daemon.lifecycle.waiting import WaitingFor
 from phoned.daemon.runtime.executor import target_name, waiting_for
 from phoned.daemon.runtime.staleness import decide
@@ -21,21 +21,7 @@ COMPOSER = {"package": "com.google.android.apps.messaging", "activity": ".ui.Con
 
 
 def _task(method: str = "sms.send", **params: Any) -> TaskRecord:
-    return TaskRecord(
-        id="t1",
-        conversation_id="c1",
-        method=method,
-        params=params or {"to": "+15551234567", "body": BODY},
-        device="S",
-        source="cli",
-        state=TaskState.RUNNING,
-        state_version=3,
-        revision=1,
-        attempt=1,
-        max_attempts=2,
-        created_at=0.0,
-        updated_at=0.0,
-    )
+    return task_record(method=method, params=params or {"to": "+15551234567", "body": BODY})
 
 
 def _snap(**kw: Any) -> Snapshot:

@@ -1,4 +1,5 @@
-"""The seed-004 examples (shared/seeds/004 §3) the ingress tests feed in, in one place."""
+"""The seed-004 examples (shared/seeds/004 §3) the ingress tests and the release-gate
+scenario feed in, in one place."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ SEED004_TASK = {
     "params": {"mode": "priority"},
 }
 
-# The workflow example of seed 004 §3: root subTasks, payload mirror, repeated methods.
-SEED004_WORKFLOW = {
+# How seed 004 §3's workflow example is addressed: its method, source, queue and mode.
+SEED004_WORKFLOW_ENVELOPE = {
     "method": "submitWorkflow",
     "source": "CLOUD",
     "queue": "workflow",
@@ -25,6 +26,11 @@ SEED004_WORKFLOW = {
     "forceTaskManager": True,
     "workflowName": "meeting_prep",
     "executionMode": "queued_wait",
+}
+
+# The workflow example of seed 004 §3: root subTasks, payload mirror, repeated methods.
+SEED004_WORKFLOW = {
+    **SEED004_WORKFLOW_ENVELOPE,
     "conversation_id": "c1",
     "subTasks": [
         {
