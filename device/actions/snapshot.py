@@ -68,7 +68,7 @@ class Snapshot:
 
 
 def _depends_on_screen(method: str) -> bool:
-    # lazy: the registry imports every action module, screen.py among them, which imports this one
+    # lazy: the registry imports every method module, screen.py among them, which imports this one
     from phoned.device.actions import registry
 
     return method in registry.SCREEN_METHODS
