@@ -1,10 +1,12 @@
 """Every change to a task as data: one frozen operation per store verb that changes it.
 
-An operation knows
+An operation is declared once (``operation``, docs/operations.md) and knows
 
 * its **wire form**: the route of the plane that takes it (``route``, a path template
-  filled from its fields), the JSON body (``to_wire``; ``from_wire`` reads it back) and
-  the key of the answer (``answer_key``: ``task``, ``entry`` or ``ref``);
+  filled from its fields), the JSON body its typed fields make (``body_model``, the
+  plane's validation and OpenAPI schema; ``to_wire``; ``from_wire`` reads it back), the
+  key of the answer (``answer_key``: ``task``, ``entry`` or ``ref``) and how a daemon
+  delivers it while its plane is down (``offline``);
 * its **transition**, when it changes a task row: ``transition(row, now, facts)`` runs the
   rule checks of ``phoned.daemon.lifecycle.rules`` and returns the ``Change`` to write, or
   raises the named error. The SQL stores run it inside their write transaction, and a
@@ -37,7 +39,7 @@ store's records, so they live in ``phoned.daemon.store.phone_ops``.
 
 from __future__ import annotations
 
-from phoned.daemon.lifecycle.operation import Change, Facts, Offline, Op, TaskOp
+from phoned.daemon.lifecycle.operation import DECLARED, Change, Facts, Offline, Op, TaskOp
 from phoned.daemon.lifecycle.planner_ops import (
     STEERING,
     Amend,
@@ -50,11 +52,9 @@ from phoned.daemon.lifecycle.planner_ops import (
     Steer,
     UserPause,
     UserResume,
-    steer_from_wire,
 )
 from phoned.daemon.lifecycle.queue_ops import Recover, Submit, SubmitClaimed, SubmitWorkflow
 from phoned.daemon.lifecycle.worker_ops import (
-    SPOOLED,
     Claim,
     ClaimBatch,
     Complete,
@@ -71,7 +71,7 @@ from phoned.daemon.lifecycle.worker_ops import (
 )
 
 __all__ = [
-    "SPOOLED",
+    "DECLARED",
     "STEERING",
     "Amend",
     "Approve",
@@ -105,5 +105,4 @@ __all__ = [
     "TaskReport",
     "UserPause",
     "UserResume",
-    "steer_from_wire",
 ]

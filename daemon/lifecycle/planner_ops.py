@@ -3,10 +3,8 @@ steering it by its conversation (``Steer``), a rerun, the sweeper's expiry."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from phoned.daemon.lifecycle import rules
 from phoned.daemon.lifecycle.contract import check_params
@@ -16,8 +14,9 @@ from phoned.daemon.lifecycle.errors import (
     GuardError,
     IllegalTransition,
     InvalidTask,
+    RerunOfActiveTask,
 )
-from phoned.daemon.lifecycle.operation import Change, Facts, Op, TaskOp
+from phoned.daemon.lifecycle.operation import Change, Delivery, Facts, Op, TaskOp
 from phoned.daemon.lifecycle.records import Failure, TaskRecord
 from phoned.daemon.lifecycle.rules import Row
 from phoned.daemon.lifecycle.states import LEASED, FailureReason, TaskState
@@ -28,8 +27,13 @@ from phoned.foundation.digest import canonical_json
 # --- planners and approvers --------------------------------------------------------------
 @dataclass(frozen=True)
 class Steer(TaskOp):
-    """A planner's or approver's request on a task, quoting the task's conversation."""
+    """A planner's or approver's request on a task, quoting the task's conversation. The
+    plane serves each at its route for the principals of ``right`` (a right of
+    ``phoned.daemon.server.auth.Right``), on tasks of their conversations; with
+    ``quotes_checked`` a bound token may also quote only its own conversations."""
 
+    right: ClassVar[Literal["plan", "decide"]] = "plan"
+    quotes_checked: ClassVar[bool] = False
     task_id: str
     conversation_id: str
     now: float
@@ -37,20 +41,14 @@ class Steer(TaskOp):
     def row_id(self) -> str:
         return self.task_id
 
-    def to_wire(self) -> dict[str, Any] | None:
-        return {"conversation_id": self.conversation_id}
-
 
 @dataclass(frozen=True)
 class _Decision(Steer):
     """Approve or deny, quoting the revision and preview digest shown."""
 
+    right: ClassVar[Literal["plan", "decide"]] = "decide"
     revision: int
     preview_digest: str
-
-    def to_wire(self) -> dict[str, Any]:
-        quoted = {"revision": self.revision, "preview_digest": self.preview_digest}
-        return {"conversation_id": self.conversation_id, **quoted}
 
     def pending(self, row: Row, now: float) -> Row:
         """The row, if its pending approval is the one quoted; else ``ApprovalMismatch``."""
@@ -76,6 +74,7 @@ class Approve(_Decision):
     """Approve the pending preview; the task is requeued to resume the same attempt."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/approve"
+    headline: ClassVar[str] = "Approve the pending preview"
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         row = self.pending(row, now)
@@ -88,6 +87,7 @@ class Deny(_Decision):
     """Deny the pending preview: -> stopped / approval_denied."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/deny"
+    headline: ClassVar[str] = "Deny the pending preview"
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         row = self.pending(row, now)
@@ -100,6 +100,9 @@ class Resume(Steer):
     """A waiting/permission task's condition is met: requeue to resume the attempt."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/resume"
+    headline: ClassVar[str] = "Resume a waiting task"
+    offline: ClassVar[Delivery] = "direct"  # a daemon's pause watch resumes it
+    own_route: ClassVar[bool] = True  # daemons may call it too (routes_planner.resume)
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         task_id = self.task_id
@@ -121,10 +124,8 @@ class Amend(Steer):
     records the revision (``checked_params``) with the change."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/amend"
+    headline: ClassVar[str] = "Amend a task (new revision)"
     params: dict[str, Any]
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"conversation_id": self.conversation_id, "params": self.params}
 
     def checked_params(self, row: Row) -> dict[str, Any]:
         """``params`` as the task's method takes them, or ``InvalidTask``."""
@@ -136,20 +137,21 @@ class Amend(Steer):
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_conversation(row, self.conversation_id)
         rules.check_not_terminal(row)
+        checked = self.checked_params(row)
         changes: dict[str, Any] = {
-            "params": canonical_json(self.checked_params(row)),
+            "params": canonical_json(checked),
             "revision": row["revision"] + 1,
         }
         # an explicit user change is a decision candidate (seed 004 §2)
         if row["state"] == TaskState.APPROVAL.value:
             # the pending preview showed the old params: void it and re-plan
             changes.update(approval_status="void", approval_digest=None, resume=1)
-            return Change(rules.move(row, TaskState.QUEUED, now, **changes), True)
+            return Change(rules.move(row, TaskState.QUEUED, now, **changes), True, checked)
         if row["state"] == TaskState.WAITING.value and _waits_for_choice(row):
             # the amendment is the choice the task waited for: re-plan with it
             changes.update(waiting_for=None, dispatched_at=None, resume=1)
-            return Change(rules.move(row, TaskState.QUEUED, now, **changes), True)
-        return Change(rules.bump(row, now, **changes), True)
+            return Change(rules.move(row, TaskState.QUEUED, now, **changes), True, checked)
+        return Change(rules.bump(row, now, **changes), True, checked)
 
 
 def _waits_for_choice(row: Row) -> bool:
@@ -162,6 +164,7 @@ class Cancel(Steer):
     """Stop at once if nothing runs, else set ``stop_requested`` for the worker."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/cancel"
+    headline: ClassVar[str] = "Cancel a task"
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_conversation(row, self.conversation_id)
@@ -184,6 +187,8 @@ class UserPause(Steer):
     refuses every new effect until ``UserResume``)."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/user-pause"
+    headline: ClassVar[str] = "A person pauses a task"
+    quotes_checked: ClassVar[bool] = True
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_conversation(row, self.conversation_id)
@@ -203,6 +208,8 @@ class UserResume(Steer):
     continues on its next claim); a pause not reached yet is withdrawn."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/user-resume"
+    headline: ClassVar[str] = "A person resumes a task they paused"
+    quotes_checked: ClassVar[bool] = True
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_conversation(row, self.conversation_id)
@@ -227,15 +234,17 @@ class Rerun(Op[TaskRecord]):
     def to_wire(self) -> None:
         return None
 
+    def check(self, old: TaskRecord) -> None:
+        """``RerunOfActiveTask`` unless ``old`` (the task rerun) is terminal."""
+        if not old.terminal:
+            raise RerunOfActiveTask(
+                f"task {self.task_id} is {old.state.value}: a rerun would run it twice at "
+                f"once; cancel it first (phoned cancel {self.task_id}), then rerun it once "
+                "it is stopped"
+            )
+
 
 STEERING: tuple[type[Steer], ...] = (Approve, Deny, Resume, Amend, Cancel, UserPause, UserResume)
-
-
-def steer_from_wire(cls: type[Steer], task_id: str, doc: Mapping[str, Any], now: float) -> Steer:
-    """The steering operation ``cls`` a ``to_wire`` body describes, for ``task_id``."""
-    known = {f.name for f in dataclasses.fields(cls)} - {"task_id", "now"}
-    fields = {k: v for k, v in doc.items() if k in known}
-    return cls(task_id=task_id, now=now, **fields)
 
 
 # --- the system ----------------------------------------------------------------------------

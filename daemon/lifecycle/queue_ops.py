@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
-from phoned.daemon.lifecycle.operation import Op
+from phoned.daemon.lifecycle.operation import Delivery, Op
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.wire import plain, task_from
 
@@ -92,6 +92,7 @@ class Recover(_Tasks):
     (the daemon id exactly, under claims granted to the caller's token)."""
 
     route: ClassVar[str] = "/v1/recover"
+    offline: ClassVar[Delivery] = "retry"  # the plane's answer says what was recovered
     owner_prefix: str
     now: float
     device: str | None = None

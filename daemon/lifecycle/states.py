@@ -8,6 +8,7 @@ failure with attempts left moves the task straight back to ``queued``.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
 
 class TaskState(str, Enum):
@@ -115,3 +116,7 @@ def after_failure(reason: FailureReason, attempt: int, max_attempts: int, source
     if reason.retryable and attempt < max_attempts and source != "schedule":
         return TaskState.QUEUED
     return TaskState.FAILED
+
+
+# the states a worker pauses a running task into (its report, ``Pause``)
+PauseState = Literal[TaskState.WAITING, TaskState.PERMISSION]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 from phoned.daemon.lifecycle import errors as lifecycle_errors
 from phoned.daemon.lifecycle.records import (
@@ -26,6 +26,36 @@ from phoned.daemon.lifecycle.records import (
     WorkflowRecord,
 )
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TIME = 253402300799.0  # 9999-12-31T23:59:59Z
+# When something happened on the daemon (POSIX s); the server never stores a later time.
+At = Annotated[float | None, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
+
+
+class WireBody(BaseModel):
+    """Every request body the plane takes: unknown fields refused, numbers finite
+    (``phoned.daemon.server.limits`` has refused NUL characters, over-deep nesting and
+    out-of-range numbers before a model sees the body)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class TicketBody(WireBody):
+    """The guard of every report: the claim it belongs to (its task is in the path)."""
+
+    owner: str
+    attempt: int
+    revision: int
+
+
+class ReportBody(WireBody):
+    """Fields every daemon report carries; ``report_id`` makes redelivery harmless."""
+
+    report_id: str | None = Field(default=None, max_length=100)
+    ticket: TicketBody
+    at: At = None  # when it happened on the daemon (POSIX s)
+
 
 # HTTP status of each error class (the most specific class wins); the rest are 500.
 ERROR_STATUS: dict[type[lifecycle_errors.LifecycleError], int] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from phoned.daemon.lifecycle import rules
 from phoned.daemon.lifecycle.errors import (
@@ -18,7 +18,7 @@ from phoned.daemon.lifecycle.errors import (
     TargetNotObserved,
     UnreconciledOutcome,
 )
-from phoned.daemon.lifecycle.operation import Change, Facts, Op, TaskOp
+from phoned.daemon.lifecycle.operation import Change, Delivery, Facts, Op, TaskOp, WireForm
 from phoned.daemon.lifecycle.records import (
     Failure,
     JournalEntry,
@@ -29,13 +29,9 @@ from phoned.daemon.lifecycle.records import (
     Ticket,
 )
 from phoned.daemon.lifecycle.rules import Row
-from phoned.daemon.lifecycle.states import FailureReason, TaskState
-from phoned.daemon.lifecycle.wire import (
-    failure_json,
-    preview_json,
-    task_from,
-    ticket_json,
-)
+from phoned.daemon.lifecycle.states import FailureReason, PauseState, TaskState
+from phoned.daemon.lifecycle.wire import WireBody, task_from
+from pydantic import Field
 
 
 # --- claiming ------------------------------------------------------------------------------
@@ -99,47 +95,28 @@ class ClaimBatch(Op[list[TaskRecord]]):
 # --- a worker's reports ----------------------------------------------------------------
 @dataclass(frozen=True)
 class TaskReport(TaskOp):
-    """A report of the worker holding ``ticket``: ``{"ticket", "at", ...}`` on the wire."""
+    """A report of the worker holding ``ticket``: ``{"ticket", "at", ...}`` on the wire,
+    spooled by a daemon while its plane is down (the answer predicted by the transition)."""
 
+    offline: ClassVar[Delivery] = "spool"
     ticket: Ticket
     now: float
 
     def row_id(self) -> str:
         return self.ticket.task_id
 
-    def path(self) -> str:
-        return self.route.format(task_id=self.ticket.task_id)
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        """The report a ``to_wire`` body describes, for the checked ``ticket`` of ``task``."""
-        return cls(ticket, now)
-
-    def fields_json(self) -> dict[str, Any]:
-        """The body beyond ticket and time."""
-        return {}
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"ticket": ticket_json(self.ticket), "at": self.now, **self.fields_json()}
-
 
 @dataclass(frozen=True)
 class Heartbeat(TaskReport):
-    """Renew the lease; refused for a stale attempt or a lost lease (never queued offline)."""
+    """Renew the lease; refused for a stale attempt or a lost lease (never queued offline).
+    Timed by the plane's clock, and wakes no waiting daemon (the queue did not change)."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/heartbeat"
-    lease_s: float = 60.0
-
-    def fields_json(self) -> dict[str, Any]:
-        return {"lease_s": self.lease_s}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        return cls(ticket, now, float(doc.get("lease_s", 60.0)))
+    headline: ClassVar[str] = "Renew the lease"
+    offline: ClassVar[Delivery] = "direct"
+    plane_clock: ClassVar[bool] = True
+    wakes: ClassVar[bool] = False
+    lease_s: Annotated[float, Field(ge=5, le=3600)] = 60.0
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now, revision=False)
@@ -151,6 +128,7 @@ class Start(TaskReport):
     """dispatched -> running."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/start"
+    headline: ClassVar[str] = "dispatched -> running"
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now, revision=False)
@@ -162,17 +140,9 @@ class Complete(TaskReport):
     """running -> completed; the completion target, if any, must have been observed."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/complete"
+    headline: ClassVar[str] = "running -> completed"
     observed_target: str | None = None
     evidence_refs: tuple[str, ...] = ()
-
-    def fields_json(self) -> dict[str, Any]:
-        return {"observed_target": self.observed_target, "evidence_refs": list(self.evidence_refs)}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        return cls(ticket, now, doc.get("observed_target"), tuple(doc.get("evidence_refs") or ()))
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now)
@@ -196,30 +166,32 @@ class Complete(TaskReport):
         )
 
 
+class FailureBody(WireBody):
+    """A failure as a report carries it (``retryable`` is the plane's to derive)."""
+
+    reason: str
+    message: str = ""
+
+
+def _failure(body: FailureBody, task: TaskRecord | None) -> Failure:
+    """The ``Failure`` of a report; ``InvalidTask`` naming ``failure.reason`` for a reason
+    that is no ``FailureReason`` (the error every store answers for it)."""
+    try:
+        return Failure(FailureReason(body.reason), body.message)
+    except ValueError:
+        known = ", ".join(r.value for r in FailureReason)
+        text = f"unknown failure reason {body.reason!r}; one of {known}"
+        raise InvalidTask([FieldError(field="failure.reason", message=text)]) from None
+
+
 @dataclass(frozen=True)
 class Fail(TaskReport):
     """Report a failure; requeued if retryable with attempts left, else ``failed``."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/fail"
-    failure: Failure
+    headline: ClassVar[str] = "Report a failure"
+    failure: Annotated[Failure, WireForm(FailureBody, _failure)]
     evidence_refs: tuple[str, ...] = ()
-
-    def fields_json(self) -> dict[str, Any]:
-        return {"failure": failure_json(self.failure), "evidence_refs": list(self.evidence_refs)}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        """``InvalidTask`` naming ``failure.reason`` when it is not a ``FailureReason``."""
-        reason, message = doc["failure"]["reason"], doc["failure"].get("message", "")
-        try:
-            failure = Failure(FailureReason(reason), message)
-        except ValueError:
-            known = ", ".join(r.value for r in FailureReason)
-            text = f"unknown failure reason {reason!r}; one of {known}"
-            raise InvalidTask([FieldError(field="failure.reason", message=text)]) from None
-        return cls(ticket, now, failure, tuple(doc.get("evidence_refs") or ()))
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now)
@@ -231,24 +203,14 @@ class Pause(TaskReport):
     """running -> waiting or permission; the lease is released."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/pause"
-    state: TaskState
+    headline: ClassVar[str] = "running -> waiting or permission"
+    state: PauseState
     waiting_for: str | None = None
     evidence_refs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.state not in (TaskState.WAITING, TaskState.PERMISSION):
             raise IllegalTransition(f"pause into {self.state.value} is not allowed")
-
-    def fields_json(self) -> dict[str, Any]:
-        refs = list(self.evidence_refs)
-        return {"state": self.state.value, "waiting_for": self.waiting_for, "evidence_refs": refs}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        refs = tuple(doc.get("evidence_refs") or ())
-        return cls(ticket, now, TaskState(doc["state"]), doc.get("waiting_for"), refs)
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now)
@@ -266,23 +228,29 @@ class Pause(TaskReport):
         return Change(after)
 
 
+class PreviewBody(WireBody):
+    """A preview as a report carries it: its task and conversation are the task's own."""
+
+    effect: str
+    target: str
+    data: dict[str, Any]
+    snapshot_digest: str
+
+
+def _bound_preview(body: PreviewBody, task: TaskRecord | None) -> Preview:
+    if task is None:
+        raise TypeError("a preview is bound to the task its route checked")
+    return Preview(task.id, task.conversation_id, **body.model_dump())
+
+
 @dataclass(frozen=True)
 class RequestApproval(TaskReport):
-    """running -> approval pending on ``preview``; any earlier approval is void."""
+    """running -> approval pending on ``preview`` (of this task, in its conversation); any
+    earlier approval is void."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/request_approval"
-    preview: Preview
-
-    def fields_json(self) -> dict[str, Any]:
-        return {"preview": preview_json(self.preview)}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        """The preview is of ``task``, in its conversation."""
-        preview = Preview(task_id=task.id, conversation_id=task.conversation_id, **doc["preview"])
-        return cls(ticket, now, preview)
+    headline: ClassVar[str] = "running -> approval"
+    preview: Annotated[Preview, WireForm(PreviewBody, _bound_preview)]
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now)
@@ -307,19 +275,8 @@ class ConfirmStopped(TaskReport):
     """A stop was requested and the worker reached a safe point: -> stopped."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/confirm_stopped"
+    headline: ClassVar[str] = "A requested stop reached a safe point"
     summary: StopSummary
-
-    def fields_json(self) -> dict[str, Any]:
-        summary = self.summary
-        return {"summary": {"done": list(summary.done), "not_done": list(summary.not_done)}}
-
-    @classmethod
-    def from_wire(
-        cls, ticket: Ticket, now: float, doc: Mapping[str, Any], task: TaskRecord
-    ) -> TaskReport:
-        summary = doc.get("summary") or {}
-        done, not_done = summary.get("done", ()), summary.get("not_done", ())
-        return cls(ticket, now, StopSummary(tuple(done), tuple(not_done)))
 
     def transition(self, row: Row, now: float, facts: Facts) -> Change:
         rules.check_lease(row, self.ticket, now, revision=False)
@@ -330,18 +287,17 @@ class ConfirmStopped(TaskReport):
         return Change(rules.stop(row, reason, "stopped on request", now, summary))
 
 
-# the reports a worker queues in its outbox while the plane is down (answers predicted)
-SPOOLED: tuple[type[TaskReport], ...] = (Start, Complete, Fail, Pause, RequestApproval, ConfirmStopped)  # fmt: skip
-
-
 # --- the journal and evidence ------------------------------------------------------------
 @dataclass(frozen=True)
 class JournalBefore(Op[JournalEntry]):
     """Admit and record an external action atomically, before it runs (deduped by the plane
-    on ``jb-<op id>`` when retried)."""
+    on ``jb-<op id>`` when retried; timed by the plane's clock: admission is now)."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/journal"
+    headline: ClassVar[str] = "Admit and journal an action before it runs"
     answer_key: ClassVar[str] = "entry"
+    offline: ClassVar[Delivery] = "retry"  # the admission gate needs the plane
+    plane_clock: ClassVar[bool] = True
     ticket: Ticket
     op_id: str
     action: str
@@ -350,28 +306,18 @@ class JournalBefore(Op[JournalEntry]):
     now: float
     approval_digest: str | None = None
 
-    def path(self) -> str:
-        return self.route.format(task_id=self.ticket.task_id)
-
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "report_id": f"jb-{self.op_id}",
-            "ticket": ticket_json(self.ticket),
-            "at": self.now,
-            "op_id": self.op_id,
-            "action": self.action,
-            "target": self.target,
-            "input_digest": self.input_digest,
-            "approval_digest": self.approval_digest,
-        }
+        return {"report_id": f"jb-{self.op_id}", **self.body_json()}
 
 
 @dataclass(frozen=True)
 class JournalAfter(Op[JournalEntry]):
     """Record what the action did; a confirmed outcome is never overwritten. The route
-    names the entry's task, which the operation does not carry (``path_of``)."""
+    names the entry's task, which the operation does not carry (``path_of``); its own
+    route checks the entry's claim (``phoned.daemon.server.routes_daemon``)."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/journal/{op_id}"
+    headline: ClassVar[str] = "Record what an action did"
     answer_key: ClassVar[str] = "entry"
     op_id: str
     outcome: JournalOutcome
@@ -400,15 +346,10 @@ class PutEvidence(Op[str]):
     """Keep one evidence document of the ticket's attempt; answers its reference."""
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/evidence"
+    headline: ClassVar[str] = "Keep an evidence document"
     answer_key: ClassVar[str] = "ref"
+    offline: ClassVar[Delivery] = "spool"  # answered ``pending:<report id>`` while offline
     ticket: Ticket
     kind: str
     body: dict[str, Any]
     now: float
-
-    def path(self) -> str:
-        return self.route.format(task_id=self.ticket.task_id)
-
-    def to_wire(self) -> dict[str, Any]:
-        doc = {"ticket": ticket_json(self.ticket), "at": self.now}
-        return {**doc, "kind": self.kind, "body": self.body}

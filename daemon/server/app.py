@@ -93,6 +93,9 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     modules = (routes_planner, routes_read, routes_daemon, routes_control, routes_schedules)
     for module in (*modules, monitor, metrics):
         app.include_router(module.router)
+    # the operations' own routes, from their declarations (phoned.daemon.lifecycle.operation)
+    app.include_router(routes_daemon.report_router())
+    app.include_router(routes_planner.steering_router())
     metrics.plane_metrics(plane)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
     app.add_middleware(

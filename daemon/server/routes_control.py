@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
-from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.contract import CONTRACT_VERSION
 from phoned.daemon.lifecycle.errors import FieldError, InvalidTask
 from phoned.daemon.lifecycle.states import TaskState
@@ -26,49 +25,17 @@ from phoned.daemon.server.auth import Principal
 from phoned.daemon.server.deps import (
     Caller,
     PlaneDep,
-    Planner,
     Reader,
     check_reads,
-    check_scope,
-    check_submits,
     redacted,
 )
-from phoned.daemon.server.models import ConversationBody
 from phoned.daemon.server.plane import Plane
 from phoned.daemon.server.routes_read import counts_for, scoped_tasks
-from phoned.daemon.server.steering import steered, wait_for_end
+from phoned.daemon.server.steering import wait_for_end
 
 router = APIRouter(prefix="/v1", tags=["lifecycle"])
 
 CONTEXT_MAX_AGE_S = 60.0  # a context value older than this is flagged stale
-
-
-# --- a person's pause and resume --------------------------------------------------------
-@router.post(ops.UserPause.route.removeprefix("/v1"), summary="A person pauses a task")
-def user_pause(
-    task_id: str, body: ConversationBody, plane: PlaneDep, principal: Planner
-) -> dict[str, Any]:
-    """Pause at once if queued, else at the next safe point: no new effect until resumed."""
-    _scoped(plane, principal, task_id, body.conversation_id)
-    return steered(plane, ops.UserPause(task_id, body.conversation_id, time.time()))
-
-
-@router.post(
-    ops.UserResume.route.removeprefix("/v1"), summary="A person resumes a task they paused"
-)
-def user_resume(
-    task_id: str, body: ConversationBody, plane: PlaneDep, principal: Planner
-) -> dict[str, Any]:
-    """Requeue a task waiting for the user (the paused attempt continues), or withdraw a
-    pause that has not reached its safe point yet."""
-    _scoped(plane, principal, task_id, body.conversation_id)
-    return steered(plane, ops.UserResume(task_id, body.conversation_id, time.time()))
-
-
-def _scoped(plane: Plane, principal: Principal, task_id: str, conversation_id: str) -> None:
-    """A bound token acts only in its conversations: another's task does not exist for it."""
-    check_scope(principal, plane.store().get(task_id))
-    check_submits(principal, conversation_id)
 
 
 # --- revisions and waiting ----------------------------------------------------------------

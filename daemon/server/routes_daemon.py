@@ -1,5 +1,9 @@
 """Daemon endpoints: register, claim (long-poll), heartbeat, reports, artifacts (``/v1``).
 
+The reports on a claimed task (heartbeat, start, complete, fail, pause, approval request,
+confirmed stop, journal entry, evidence) are served from their operations' declarations
+(``report_router``): one route per operation, its body model, one way of applying it.
+
 Every report carries the ticket of its claim and is refused (409, the named guard error)
 when stale. Reports are bound to their claim: the ticket's task, attempt and owner must
 be a lease the plane granted to this token (else 409 ``LeaseLost``), and so must the
@@ -27,34 +31,20 @@ from phoned.daemon.lifecycle.errors import (
     StaleAttempt,
     TaskTerminal,
 )
-from phoned.daemon.lifecycle.records import (
-    Failure,
-    JournalOutcome,
-    TaskRecord,
-    Ticket,
-)
+from phoned.daemon.lifecycle.records import Failure, JournalOutcome, TaskRecord, Ticket
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
-from phoned.daemon.lifecycle.wire import error_json, error_status, plain
+from phoned.daemon.lifecycle.wire import ReportBody, error_json, error_status, plain
 from phoned.daemon.server.artifacts import artifact_path, artifact_ref, receive_artifact
 from phoned.daemon.server.auth import Principal
 from phoned.daemon.server.deps import Daemon, PlaneDep, check_serves, owner_serial, report_time
 from phoned.daemon.server.models import (
     AdmitBody,
-    ApprovalRequestBody,
     ClaimBody,
-    CompleteBody,
-    EvidenceBody,
-    FailBody,
-    HeartbeatBody,
     HoldBody,
     JournalAfterBody,
-    JournalBeforeBody,
-    PauseBody,
     RecoverBody,
     RegisterBody,
     ReleaseBody,
-    Report,
-    StoppedBody,
 )
 from phoned.daemon.server.plane import DaemonInfo, Plane
 from phoned.daemon.store import phone_ops
@@ -241,14 +231,14 @@ def recover(body: RecoverBody, plane: PlaneDep, principal: Daemon) -> dict[str, 
     return ops.Recover(f"{body.daemon_id}/", now, body.device).answer_json(tasks)
 
 
-def _ticket(plane: Plane, principal: Principal, task_id: str, report: Report) -> Ticket:
+def _ticket(plane: Plane, principal: Principal, task_id: str, report: ReportBody) -> Ticket:
     """The report's ticket, after checking the task is on one of the token's devices and
     the ticket names a lease the plane granted to this token (else 409 ``LeaseLost``)."""
     return _claimed(plane, principal, task_id, report)[0]
 
 
 def _claimed(
-    plane: Plane, principal: Principal, task_id: str, report: Report
+    plane: Plane, principal: Principal, task_id: str, report: ReportBody
 ) -> tuple[Ticket, TaskRecord]:
     """``_ticket``, and the task as it was read for the check."""
     check_serves(principal, owner_serial(report.ticket.owner))
@@ -265,7 +255,12 @@ def _claimed(
 
 
 def _answer(
-    plane: Plane, principal: Principal, report_id: str | None, apply: Callable[[], Any]
+    plane: Plane,
+    principal: Principal,
+    report_id: str | None,
+    apply: Callable[[], Any],
+    *,
+    wakes: bool = True,
 ) -> JSONResponse:
     """Apply a report once: this token's known ``report_id`` gets its first answer again."""
     if report_id:
@@ -278,65 +273,68 @@ def _answer(
         status, body = error_status(exc), error_json(exc)
     if report_id and status < 500:
         plane.ledger.keep(principal.key, report_id, status, body)
-    plane.wakeup.poke()
+    if wakes:
+        plane.wakeup.poke()
     return JSONResponse(body, status)
 
 
-def _refs(plane: Plane, principal: Principal, refs: list[str]) -> tuple[str, ...]:
-    return plane.ledger.resolve_refs(principal.key, refs)
-
-
 def _reported(
-    cls: type[ops.TaskReport], task_id: str, body: Report, plane: Plane, p: Principal
+    cls: type[ops.Op[Any]], task_id: str, body: ReportBody, plane: Plane, p: Principal
 ) -> JSONResponse:
-    """A report that moves the task, applied once (``_answer``): the operation its body
+    """A report on a claimed task, applied once (``_answer``): the operation its body
     describes, with the evidence refs it cites resolved as it is applied (a ref the daemon
     spooled offline becomes the stored one)."""
     ticket, task = _claimed(plane, p, task_id, body)
-    op = cls.from_wire(ticket, report_time(body.at), body.model_dump(), task)
+    now = time.time() if cls.plane_clock else report_time(body.at)
+    op = cls.from_wire(body, task, ticket=ticket, now=now)
 
     def apply() -> dict[str, Any]:
         cited = getattr(op, "evidence_refs", None)
-        resolved: dict[str, Any] = (
-            {} if cited is None else {"evidence_refs": _refs(plane, p, list(cited))}
-        )
-        ready = replace(op, **resolved)
-        return op.answer_json(plane.store().apply(ready))
+        if cited is None:
+            return op.answer_json(plane.store().apply(op))
+        resolved = plane.ledger.resolve_refs(p.key, list(cited))
+        return op.answer_json(plane.store().apply(replace(op, evidence_refs=resolved)))  # type: ignore[type-var]
 
-    return _answer(plane, p, body.report_id, apply)
+    return _answer(plane, p, body.report_id, apply, wakes=cls.wakes)
 
 
-def _report_route(cls: type[ops.TaskReport], model: type[Report], summary: str) -> None:
-    """Serve ``cls`` at its route, taking ``model`` (``ops.SPOOLED``: the reports a daemon
-    queues while the plane is down)."""
+def reported_ops() -> list[type[ops.Op[Any]]]:
+    """The operations the plane serves as a daemon's reports: every declared operation on
+    a claimed task (a ``ticket`` field) with a route and no route of its own."""
+    return [
+        cls
+        for cls in ops.DECLARED
+        if cls.__dict__.get("route")
+        and not cls.own_route
+        and "ticket" in getattr(cls, "__dataclass_fields__", {})
+    ]
 
-    def endpoint(task_id: str, body: Report, plane: PlaneDep, p: Daemon) -> JSONResponse:
+
+def report_router() -> APIRouter:
+    """The routes of ``reported_ops()`` as they are declared now: each takes its operation's
+    body model and answers what applying it answers (built per app, so an operation
+    declared later is served by the next app)."""
+    reports = APIRouter(prefix="/v1", tags=["daemon"])
+    for cls in reported_ops():
+        reports.post(cls.route.removeprefix("/v1"), summary=cls.title())(_report_endpoint(cls))
+    return reports
+
+
+def _report_endpoint(cls: type[ops.Op[Any]]) -> Callable[..., JSONResponse]:
+    def endpoint(task_id: str, body: ReportBody, plane: PlaneDep, p: Daemon) -> JSONResponse:
         return _reported(cls, task_id, body, plane, p)
 
     endpoint.__name__ = endpoint.__qualname__ = _snake(cls.__name__)
+    endpoint.__doc__ = cls.__doc__
     endpoint.__annotations__ = {
-        "task_id": str, "body": model, "plane": PlaneDep, "p": Daemon, "return": JSONResponse
+        "task_id": str, "body": cls.body_model(), "plane": PlaneDep, "p": Daemon,
+        "return": JSONResponse,
     }  # fmt: skip
-    router.post(cls.route.removeprefix("/v1"), summary=summary)(endpoint)
+    return endpoint
 
 
 def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
-
-
-@router.post(ops.Heartbeat.route.removeprefix("/v1"), summary="Renew the lease")
-def heartbeat(
-    task_id: str,
-    body: HeartbeatBody,
-    plane: PlaneDep,
-    principal: Daemon,
-) -> dict[str, Any]:
-    """Extend the lease by ``lease_s``; 409 ``LeaseLost``/``StaleAttempt`` when stale."""
-    op = ops.Heartbeat(_ticket(plane, principal, task_id, body), time.time(), body.lease_s)
-    return op.answer_json(plane.store().apply(op))
-
-
-_report_route(ops.Start, Report, "dispatched -> running")
 
 
 @router.post("/tasks/{task_id}/admit", summary="The admission gate")
@@ -345,28 +343,7 @@ def admit(task_id: str, body: AdmitBody, plane: PlaneDep, p: Daemon) -> dict[str
     return {"task": plain(plane.store().admit(ticket, time.time(), body.approval_digest))}
 
 
-@router.post(
-    ops.JournalBefore.route.removeprefix("/v1"),
-    summary="Admit and journal an action before it runs",
-)
-def journal_before(
-    task_id: str,
-    body: JournalBeforeBody,
-    plane: PlaneDep,
-    p: Daemon,
-) -> JSONResponse:
-    """Atomic admission + journal entry; 409 ``StopRequested``/``RevisionSuperseded``/..."""
-    ticket = _ticket(plane, p, task_id, body)
-    fields = (body.op_id, body.action, body.target, body.input_digest)
-
-    def apply() -> dict[str, Any]:
-        op = ops.JournalBefore(ticket, *fields, time.time(), body.approval_digest)
-        return op.answer_json(plane.store().apply(op))
-
-    return _answer(plane, p, body.report_id, apply)
-
-
-@router.post(ops.JournalAfter.route.removeprefix("/v1"), summary="Record what an action did")
+@router.post(ops.JournalAfter.route.removeprefix("/v1"), summary=ops.JournalAfter.title())
 def journal_after(
     task_id: str,
     op_id: str,
@@ -374,6 +351,7 @@ def journal_after(
     plane: PlaneDep,
     p: Daemon,
 ) -> JSONResponse:
+    """Record an action's outcome, under the claim of the attempt that journaled it."""
     store = plane.store()
     check_serves(p, store.get(task_id).device)
     entry = next((e for e in store.journal(task_id) if e.op_id == op_id), None)
@@ -386,26 +364,6 @@ def journal_after(
         raise LeaseLost(f"task {task_id}: attempt {entry.attempt} was never leased to this token")
     op = ops.JournalAfter(op_id, JournalOutcome(body.outcome), body.detail, report_time(body.at))
     return _answer(plane, p, body.report_id, lambda: op.answer_json(store.apply(op)))
-
-
-@router.post(ops.PutEvidence.route.removeprefix("/v1"), summary="Keep an evidence document")
-def put_evidence(
-    task_id: str,
-    body: EvidenceBody,
-    plane: PlaneDep,
-    p: Daemon,
-) -> JSONResponse:
-    """Store one evidence document of the ticket's attempt; answers its ``ref``."""
-    ticket = _ticket(plane, p, task_id, body)
-    op = ops.PutEvidence(ticket, body.kind, body.body, report_time(body.at))
-    return _answer(plane, p, body.report_id, lambda: op.answer_json(plane.store().apply(op)))
-
-
-_report_route(ops.Complete, CompleteBody, "running -> completed")
-_report_route(ops.Fail, FailBody, "Report a failure")
-_report_route(ops.Pause, PauseBody, "running -> waiting or permission")
-_report_route(ops.RequestApproval, ApprovalRequestBody, "running -> approval")
-_report_route(ops.ConfirmStopped, StoppedBody, "A requested stop reached a safe point")
 
 
 @router.put("/tasks/{task_id}/artifacts/{name}", summary="Upload an artifact (raw body)")

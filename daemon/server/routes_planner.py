@@ -8,6 +8,7 @@ its conversations (another conversation's task is 404, a submit into one is 403 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
@@ -17,7 +18,7 @@ from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from phoned.daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
 from phoned.daemon.lifecycle.ingress import parse_ingress
 from phoned.daemon.lifecycle.records import TaskRecord
-from phoned.daemon.lifecycle.wire import plain
+from phoned.daemon.lifecycle.wire import WireBody, plain
 from phoned.daemon.server.auth import Principal, Right, Role
 from phoned.daemon.server.deps import (
     Approver,
@@ -28,7 +29,7 @@ from phoned.daemon.server.deps import (
     check_serves,
     check_submits,
 )
-from phoned.daemon.server.models import AmendBody, ConversationBody, Decision
+from phoned.daemon.server.models import ConversationBody
 from phoned.daemon.server.plane import Plane
 from phoned.daemon.server.steering import steered, wait_for_end
 
@@ -107,34 +108,10 @@ def submit_workflow(
     return op.answer_json(steps)
 
 
-@router.post(ops.Amend.route.removeprefix("/v1"), summary="Amend a task (new revision)")
-def amend(
-    task_id: str,
-    body: AmendBody,
-    plane: PlaneDep,
-    principal: Planner,
-) -> dict[str, Any]:
-    """A new revision with new params; a terminal task answers 409 ``TaskTerminal``."""
-    _task(plane, principal, task_id)
-    return steered(plane, ops.steer_from_wire(ops.Amend, task_id, body.model_dump(), time.time()))
-
-
-@router.post(ops.Cancel.route.removeprefix("/v1"), summary="Cancel a task")
-def cancel(
-    task_id: str,
-    body: ConversationBody,
-    plane: PlaneDep,
-    principal: Planner,
-) -> dict[str, Any]:
-    """Stop at once if nothing runs, else request a stop the daemon confirms."""
-    _task(plane, principal, task_id)
-    return steered(plane, ops.Cancel(task_id, body.conversation_id, time.time()))
-
-
-@router.post(ops.Resume.route.removeprefix("/v1"), summary="Resume a waiting task")
+@router.post(ops.Resume.route.removeprefix("/v1"), summary=ops.Resume.title())
 def resume(
     task_id: str,
-    body: ConversationBody,
+    body: ops.Resume.body_model(),  # type: ignore[valid-type]
     plane: PlaneDep,
     principal: Caller,
 ) -> dict[str, Any]:
@@ -148,7 +125,7 @@ def resume(
         raise HTTPException(403, f"role {principal.role.value} may not plan")
     else:
         _task(plane, principal, task_id)
-    return steered(plane, ops.Resume(task_id, body.conversation_id, time.time()))
+    return steered(plane, ops.Resume.from_wire(body, task_id=task_id, now=time.time()))
 
 
 @router.post(ops.Rerun.route.removeprefix("/v1"), status_code=201, summary="Rerun a terminal task")
@@ -169,31 +146,32 @@ def rerun(
     return steered(plane, ops.Rerun(task_id, time.time()))
 
 
-@router.post(ops.Approve.route.removeprefix("/v1"), summary="Approve the pending preview")
-def approve(
-    task_id: str,
-    body: Decision,
-    plane: PlaneDep,
-    principal: Approver,
-) -> dict[str, Any]:
-    """Approve; refused (409 ``ApprovalMismatch``) unless revision and digest match."""
-    return _decided(plane, principal, task_id, body, ops.Approve)
+def steering_router() -> APIRouter:
+    """A route for each steering operation (``ops.Steer``) declared now, without a route of
+    its own: for the principals of its ``right``, on tasks of their conversations (404
+    else); with ``quotes_checked``, a bound token quotes only its own conversations."""
+    steering = APIRouter(prefix="/v1", tags=["planner"])
+    for cls in ops.DECLARED:
+        if issubclass(cls, ops.Steer) and cls.__dict__.get("route") and not cls.own_route:
+            steering.post(cls.route.removeprefix("/v1"), summary=cls.title())(_steer_endpoint(cls))
+    return steering
 
 
-@router.post(ops.Deny.route.removeprefix("/v1"), summary="Deny the pending preview")
-def deny(
-    task_id: str,
-    body: Decision,
-    plane: PlaneDep,
-    principal: Approver,
-) -> dict[str, Any]:
-    """Deny: the task ends ``stopped`` / ``approval_denied``."""
-    return _decided(plane, principal, task_id, body, ops.Deny)
+_RIGHTS = {"plan": Planner, "decide": Approver}
 
 
-def _decided(
-    plane: Plane, principal: Principal, task_id: str, body: Decision, cls: type[ops.Steer]
-) -> dict[str, Any]:
-    """Approve or deny (``cls`` says which) quoting the revision and digest shown."""
-    _task(plane, principal, task_id)
-    return steered(plane, ops.steer_from_wire(cls, task_id, body.model_dump(), time.time()))
+def _steer_endpoint(cls: type[ops.Steer]) -> Callable[..., dict[str, Any]]:
+    def endpoint(task_id: str, body: WireBody, plane: PlaneDep, p: Principal) -> dict[str, Any]:
+        _task(plane, p, task_id)
+        op = cls.from_wire(body, task_id=task_id, now=time.time())
+        if cls.quotes_checked:
+            check_submits(p, op.conversation_id)
+        return steered(plane, op)
+
+    endpoint.__name__ = endpoint.__qualname__ = cls.route.rsplit("/", 1)[-1].replace("-", "_")
+    endpoint.__doc__ = cls.__doc__
+    endpoint.__annotations__ = {
+        "task_id": str, "body": cls.body_model(), "plane": PlaneDep, "p": _RIGHTS[cls.right],
+        "return": dict[str, Any],
+    }  # fmt: skip
+    return endpoint

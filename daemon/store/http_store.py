@@ -179,7 +179,7 @@ class HttpStore(WorkerStore):
             raise StoreUnavailable(f"report {pending.report_id} answer was not kept")
         return checked(answer)
 
-    def _predict(self, op: ops.TaskReport) -> TaskRecord:
+    def _predict(self, op: ops.TaskOp) -> TaskRecord:
         """The plane's answer to ``op``, by the operation's own transition on the last
         known record (the plane runs the same rules on delivery)."""
         with self._s.lock:
@@ -322,16 +322,15 @@ class HttpStore(WorkerStore):
         handler = _HANDLERS.get(type(op))
         if handler is not None:
             return cast(R, handler(self, op))
-        if isinstance(op, ops.SPOOLED):
-            body = self._report(
-                op.path(), op.to_wire(), lambda _: {"task": wire.plain(self._predict(op))}
-            )
-        elif isinstance(op, ops.JournalBefore | ops.Recover):  # need the plane: retried
+        if op.offline == "spool" and isinstance(op, ops.TaskOp):
+            predicted = lambda _: {"task": wire.plain(self._predict(op))}  # noqa: E731
+            body = self._report(op.path(), op.body_json(), predicted)
+        elif op.offline == "retry":  # needs the plane's answer: retried while it is down
             body = self._patient(op.method, op.path(), op.to_wire())
-        elif isinstance(op, _DIRECT):
+        elif op.offline == "direct":
             body = self._call(op.method, op.path(), json=op.to_wire())
-        elif isinstance(op, phone_ops.MarkPresence | phone_ops.ForgetPresence):
-            return cast(R, None)  # the plane records presence from the claims
+        elif op.offline == "local":
+            return cast(R, None)
         else:
             raise TypeError(f"{type(op).__name__} is a planner's operation (PlaneClient)")
         return cast(R, op.answer_from(body))
@@ -354,7 +353,7 @@ class HttpStore(WorkerStore):
         """Queue the artifacts it names and the document; offline: ``pending:<report id>``."""
         op = dataclasses.replace(op, body=self._upload_artifacts(op.ticket.task_id, op.body))
         answer = self._report(
-            op.path(), op.to_wire(), lambda pending: {"ref": f"pending:{pending.report_id}"}
+            op.path(), op.body_json(), lambda pending: {"ref": f"pending:{pending.report_id}"}
         )
         return str(answer["ref"])
 
@@ -430,8 +429,7 @@ class HttpStore(WorkerStore):
         return self._s.courier.outbox.count()
 
 
-# the operations with calls of their own; the lease, the pause watch and the phone holds
-# are sent directly (a hold is never spooled: no phone is driven on a hold not granted)
+# the operations with calls of their own; the others go as their ``offline`` says
 _HANDLERS: dict[type, Callable[[HttpStore, Any], Any]] = {
     ops.Claim: HttpStore._claim,
     ops.ClaimBatch: HttpStore._claim_batch,
@@ -439,4 +437,3 @@ _HANDLERS: dict[type, Callable[[HttpStore, Any], Any]] = {
     ops.PutEvidence: HttpStore._put_evidence,
     phone_ops.RegisterDevice: HttpStore._register,
 }
-_DIRECT = (ops.Heartbeat, ops.Resume, phone_ops.HoldPhone, phone_ops.ReleasePhone)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from phoned.daemon.lifecycle.operation import Op
+from phoned.daemon.lifecycle.operation import Delivery, Op
 from phoned.daemon.store.holds import Holder
 
 
@@ -29,6 +29,8 @@ class HoldPhone(Op[Holder]):
     is now); the phone's holder afterwards, another's when it holds the phone (refused:
     nothing changed). On the wire the plane times it by its own clock (``hold_s``)."""
 
+    # never spooled: no phone is driven on a hold the plane did not grant
+    offline: ClassVar[Delivery] = "direct"
     route: ClassVar[str] = "/v1/devices/{serial}/hold"
     method: ClassVar[str] = "PUT"
     answer_key: ClassVar[str] = "hold"
@@ -53,6 +55,7 @@ class HoldPhone(Op[Holder]):
 class ReleasePhone(Op[None]):
     """Give up the hold ``mine`` took; another holder's row is left alone."""
 
+    offline: ClassVar[Delivery] = "direct"
     route: ClassVar[str] = "/v1/devices/{serial}/release"
     answer_key: ClassVar[str] = "serial"
     mine: Holder
@@ -111,6 +114,7 @@ class MarkPresence(_Unrouted):
     """This daemon serves ``serials`` and looked for work at ``now``; ``claimed`` holds its
     last claim per phone (``phoned.daemon.store.presence.mark``)."""
 
+    offline: ClassVar[Delivery] = "local"  # the plane records presence from the claims
     daemon_id: str
     serials: tuple[str, ...]
     claimed: Mapping[str, float]
@@ -121,6 +125,7 @@ class MarkPresence(_Unrouted):
 class ForgetPresence(_Unrouted):
     """This daemon stopped: it serves nothing any more."""
 
+    offline: ClassVar[Delivery] = "local"
     daemon_id: str
 
 

@@ -51,7 +51,7 @@ from phoned.daemon.lifecycle.records import (
     Ticket,
     WorkflowRecord,
 )
-from phoned.daemon.lifecycle.states import TaskState
+from phoned.daemon.lifecycle.states import PauseState, TaskState
 from phoned.daemon.store import phone_ops
 from phoned.daemon.store.holds import Holder
 from phoned.daemon.store.presence import Presence
@@ -264,7 +264,7 @@ class WorkerStore(_Reads, Protocol):
     def pause(
         self,
         ticket: Ticket,
-        state: TaskState,
+        state: PauseState,
         now: float,
         waiting_for: str | None = None,
         evidence_refs: tuple[str, ...] = (),

@@ -25,7 +25,6 @@ from phoned.daemon.lifecycle.contract import TaskSpec
 from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     IllegalTransition,
-    RerunOfActiveTask,
     TaskNotFound,
     UnreconciledOutcome,
 )
@@ -177,9 +176,8 @@ class SqlStore(Store):
             change = op.transition(row, op.now, _Facts(self))
             if change.after is row:
                 return task_record(row)
-            if isinstance(op, ops.Amend):
-                params = json.loads(change.after["params"])
-                new_revision(self.db, row, params, op.conversation_id, op.now)
+            if change.revision is not None:
+                new_revision(self.db, row, change.revision, row["conversation_id"], op.now)
             return self._write(row, change.after, op.now, decision=change.decision)
 
     def _journal_before(self, op: ops.JournalBefore) -> JournalEntry:
@@ -299,11 +297,7 @@ class SqlStore(Store):
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
         task_id, now = op.task_id, op.now
         old = self.get(task_id)
-        if not old.terminal:
-            raise RerunOfActiveTask(
-                f"task {task_id} is {old.state.value}: a rerun would run it twice at once; "
-                f"cancel it first (phoned cancel {task_id}), then rerun it once it is stopped"
-            )
+        op.check(old)
         spec = TaskSpec.model_validate(old.spec).model_copy(
             update={"params": old.params, "idempotency_key": None, "workflow_id": None}
         )

@@ -29,7 +29,7 @@ from typing import Any
 
 from phoned.daemon.lifecycle.errors import RevisionSuperseded, StopRequested, TargetNotObserved
 from phoned.daemon.lifecycle.records import Failure, Preview, StopSummary, TaskRecord
-from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.lifecycle.states import FailureReason, PauseState, TaskState
 from phoned.daemon.runtime.attempt.records import (
     Admitted,
     Attempt,
@@ -57,7 +57,10 @@ _FAILURES = {
     Status.UNKNOWN: FailureReason.DEVICE_OFFLINE,
     Status.CANNOT_TELL: FailureReason.OUTCOME_UNKNOWN,  # final: never repeated
 }
-_PAUSED_STATE = {Status.NEEDS_PERMISSION: TaskState.PERMISSION, Status.WAITING: TaskState.WAITING}
+_PAUSED_STATE: dict[Status, PauseState] = {
+    Status.NEEDS_PERMISSION: TaskState.PERMISSION,
+    Status.WAITING: TaskState.WAITING,
+}
 
 
 def report(run: Attempt, settled: Verified | Paused) -> Result | Admitted:
