@@ -15,8 +15,16 @@ fi
 stamp=.venv/.phoned-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     say "installing phoned and its dependencies into .venv (about a minute on a first run)..."
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[test,bench]'
+    # pip's own output goes to a log, shown when it fails: setuptools cautions on every
+    # editable install with a package-dir mapping ("folders in your working directory with
+    # the same name as your package"); phoned's namespace has no such folder (docs/structure.md)
+    log=.venv/pip-install.log
+    if ! { .venv/bin/python -m pip install --quiet --upgrade pip &&
+           .venv/bin/python -m pip install --quiet -e '.[test,bench]'; } >"$log" 2>&1; then
+        cat "$log" >&2
+        say "installing failed (the log above is in $log)"
+        exit 1
+    fi
     touch "$stamp"
     say "done in $((SECONDS - start)) s"
 fi

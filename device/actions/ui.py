@@ -13,6 +13,7 @@ file is never read and a failed read is never a screen. Every observation names 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from phoned.device.translate import translate
 from phoned.device.ui_hierarchy import HierarchyError, Node
 from phoned.device.ui_session import Lease, UiPath
 from phoned.foundation.private_files import private_writer, write_private
+from phoned.foundation.threads import spawn
 
 T = TypeVar("T")
 # Evidence argv of the uiautomator2 calls (JSON-RPC over tcp:9008, not shell commands).
@@ -140,6 +142,39 @@ def screenshot(ctx: ActionContext, name: str) -> str | None:
             out.write(chunk)
     ctx.recorder.artifacts[name] = str(path)
     return str(path)
+
+
+class ScreenshotMeanwhile:
+    """``screenshot(ctx, name)`` on a thread of its own while the caller dumps the same
+    screen (``with ScreenshotMeanwhile(ctx, name) as shot: screen = dump(...)``): the two
+    reads of the screen a step leaves overlap on the phone (SurfaceFlinger's ``screencap``
+    and the accessibility dump) instead of adding up. Nothing when the task keeps no files.
+    Leaving the block waits for it; ``result()`` then raises what it raised."""
+
+    def __init__(self, ctx: ActionContext, name: str) -> None:
+        self.ctx, self.name = ctx, name
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> ScreenshotMeanwhile:
+        if self.ctx.artifacts_dir is not None:
+            self.thread = spawn("screenshot", self._take)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+    def _take(self) -> None:
+        try:
+            screenshot(self.ctx, self.name)
+        except BaseException as exc:  # raised again by result(), on the caller's thread
+            self.error = exc
+
+    def result(self) -> None:
+        """Raise what taking the screenshot raised, if anything."""
+        if self.error is not None:
+            raise self.error
 
 
 def wait_for_package(ctx: ActionContext, package: str, timeout: float, phase: str) -> bool | None:

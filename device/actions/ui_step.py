@@ -371,20 +371,39 @@ def read_text(ctx: ActionContext, package: str, selector: Selector, index: int, 
     writes every UTF-16 surrogate as ``.``): then ``getText`` on the same element."""
     if "." not in node.text:
         return node.text
+    text = field_text(ctx, package, selector, index, phase)
+    return node.text if text is None else text
+
+
+def get_text_argv(package: str, selector: Selector, index: int) -> tuple[str, ...]:
+    """How evidence names the ``getText`` of a field."""
     kwargs = selector.u2(package, index)
-    argv = (U2, "get_text", *(f"{k}={v}" for k, v in kwargs.items() if k != "text"))
+    return (U2, "get_text", *(f"{k}={v}" for k, v in kwargs.items() if k != "text"))
+
+
+def field_text(
+    ctx: ActionContext, package: str, selector: Selector, index: int, phase: str
+) -> str | None:
+    """The exact text of the ``index``-th field ``selector`` names, by one JSON-RPC
+    ``getText`` (the server finds the element itself: uiautomator2's ``UiObject.get_text``
+    would first ask ``waitForExists``, a round trip for an element just seen); None when
+    the session is not running or the call failed (then it is started afresh next time)."""
+    kwargs = selector.u2(package, index)
+    argv = get_text_argv(package, selector, index)
     with ctx.device.ui_session.use() as lease:
         client = lease.client
         if client is None:
-            return node.text
+            return None
+        found = client(**kwargs).selector
         try:
-            text = str(ctx.recorder.call(argv, translated(ctx, lambda: client(**kwargs).get_text(
-                timeout=1.0))))  # fmt: skip
+            text = str(
+                ctx.recorder.call(argv, translated(ctx, lambda: client.jsonrpc.getText(found)))
+            )
         except DeviceOffline:
             raise
         except DeviceError as exc:
             ctx.device.ui_session.invalidate(str(exc))
-            return node.text
+            return None
     ctx.recorder.observe("field_text", text, phase, argv)
     return text
 
@@ -437,29 +456,42 @@ def wanted(expect: Expect) -> dict[str, Any]:
     return expect.model_dump(exclude_none=True)
 
 
-def keep_screen(ctx: ActionContext, screen: ui.Screen, when: str) -> None:
-    """Keep ``screen`` (its hierarchy) and a screenshot taken now as the task's artifacts
+def keep_screen(
+    ctx: ActionContext, screen: ui.Screen, when: str, shot: ui.ScreenshotMeanwhile | None = None
+) -> None:
+    """Keep ``screen`` (its hierarchy) and a screenshot of it as the task's artifacts
     ``ui_<when>_hierarchy`` / ``ui_<when>_screenshot``: the screen a step left, which a
     person reads in the report and an agent gets back as an image over MCP
-    (``daemon/mcp/images.py`` takes a task's last ``*_screenshot`` / ``*_hierarchy``)."""
+    (``daemon/mcp/images.py`` takes a task's last ``*_screenshot`` / ``*_hierarchy``).
+    ``shot``: the screenshot was taken while ``screen`` was dumped; else it is taken now."""
     if ctx.artifacts_dir is None:
         return
     path = write_private(Path(ctx.artifacts_dir) / f"ui_{when}_hierarchy.xml", screen.xml)
     ctx.recorder.artifacts[f"ui_{when}_hierarchy"] = str(path)
-    ui.screenshot(ctx, f"ui_{when}_screenshot")
+    if shot is None:
+        ui.screenshot(ctx, f"ui_{when}_screenshot")
+    else:
+        shot.result()
 
 
 def verify(ctx: ActionContext, expect: Expect, done: str, value: Any = None) -> Outcome:
     """Poll the expectation after a step (within the settle bound): met, or not met with the
-    visible elements in evidence; either way the screen it left is kept (``keep_screen``)."""
-    seen, ok = ctx.poll(
-        "expectation", lambda: check(ctx, expect, "after"), lambda s: s.met,
-        timeout=min(ctx.settle_timeout, 5.0),
-    )  # fmt: skip
+    visible elements in evidence; either way the screen it left is kept (``keep_screen``;
+    its screenshot taken while the first check dumps it, and again when a later check
+    decided)."""
+    checks: list[Seen] = []
+
+    def read() -> Seen:
+        checks.append(check(ctx, expect, "after"))
+        return checks[-1]
+
+    with ui.ScreenshotMeanwhile(ctx, "ui_after_screenshot") as shot:
+        seen, ok = ctx.poll("expectation", read, lambda s: s.met,
+                            timeout=min(ctx.settle_timeout, 5.0))  # fmt: skip
     target = {"expected": wanted(expect), "observed": seen.observed, "met": ok}
     ctx.recorder.observe("expectation", {"observed": seen.observed, "met": ok}, "after",
                          seen.screen.read_by)  # fmt: skip
-    keep_screen(ctx, seen.screen, "after")
+    keep_screen(ctx, seen.screen, "after", shot if len(checks) == 1 else None)
     if ok:
         return outcome(ctx, Status.MET, target, f"{done}; expectation observed", value=value)
     return outcome(

@@ -52,8 +52,9 @@ class UiFind(Params):
 def find(ctx: ActionContext, params: UiFind) -> Outcome:
     """The matching elements (value: {"package", "count", "elements"}); met when at least one
     matches (and ``package`` is in front when given), else not met with the screen."""
-    screen = ui.dump(ctx, "read")
-    keep_screen(ctx, screen, "found")
+    with ui.ScreenshotMeanwhile(ctx, "ui_found_screenshot") as shot:
+        screen = ui.dump(ctx, "read")
+    keep_screen(ctx, screen, "found", shot)
     found = matching(screen, params.selector)
     front = screen.packages[0] if screen.packages else None
     elements = [{"index": i, **element(n)} for i, n in enumerate(found[:MAX_ELEMENTS])]

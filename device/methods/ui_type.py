@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from phoned.device.actions import ui
-from phoned.device.actions.base import ActionContext, Outcome
+from phoned.device.actions.base import ActionContext, Outcome, Status, outcome
 from phoned.device.actions.method import ActionsRow, Method, fixed
 from phoned.device.actions.params import Params
 from phoned.device.actions.ui_step import (
@@ -25,11 +25,14 @@ from phoned.device.actions.ui_step import (
     Expect,
     Selector,
     ask,
+    field_text,
+    get_text_argv,
     matching,
     prepare,
     read_text,
     u2_effect,
     verify,
+    wanted,
 )
 from pydantic import Field, field_validator
 
@@ -93,9 +96,12 @@ def type_text(ctx: ActionContext, params: UiType) -> Outcome:
     back = again.model_copy(update={"index": same.index(node) if node in same else 0})
     kwargs = params.selector.u2(params.package, ready.index)
     argv = (U2, "set_text", *(f"{k}={v}" for k, v in kwargs.items() if k != "text"))
+    # JSON-RPC setText on the selector: the server finds the element itself (uiautomator2's
+    # ``UiObject.set_text`` first asks ``waitForExists``, a round trip for an element the
+    # dump just showed); a missing element is UiObjectNotFoundException either way
     failed = u2_effect(
         ctx, params, f"{params.package} {node.resource_id or node.cls}", argv,
-        lambda client: client(**kwargs).set_text(params.text, timeout=1.0),
+        lambda client: client.jsonrpc.setText(client(**kwargs).selector, params.text),
         {"selector": params.selector.model_dump(exclude_none=True), "length": len(params.text)},
     )  # fmt: skip
     if failed is not None:
@@ -103,7 +109,35 @@ def type_text(ctx: ActionContext, params: UiType) -> Outcome:
     extra = params.expect.model_dump(exclude_none=True) if params.expect else {}
     expect = Expect.model_validate({**extra, "field": back.model_dump(exclude_none=True),
                                     "text": params.text})  # fmt: skip
-    return verify(ctx, expect, f"set the text of {node.resource_id or node.cls}")
+    done = f"set the text of {node.resource_id or node.cls}"
+    if params.expect is None and ctx.artifacts_dir is None:
+        read = _read_back(ctx, params, expect, done)
+        if read is not None:
+            return read
+    return verify(ctx, expect, done)
+
+
+def _read_back(ctx: ActionContext, params: UiType, expect: Expect, done: str) -> Outcome | None:
+    """Met when the field reads back exactly the text, read by ``getText`` alone: with
+    nothing more to observe and no screen to keep, a hierarchy dump would only find the
+    field again. None when it does not read back within the settle bound: ``verify`` then
+    reads the whole screen, so a miss is reported with what the screen showed."""
+    field = expect.field
+    assert field is not None  # the typed field is always read back
+    index = field.index or 0
+    text, ok = ctx.poll(
+        "expectation",
+        lambda: field_text(ctx, params.package, field, index, "after"),
+        lambda text: text == params.text,
+        timeout=min(ctx.settle_timeout, 5.0),
+    )
+    if not ok:
+        return None
+    observed = {"text": text}
+    argv = get_text_argv(params.package, field, index)
+    ctx.recorder.observe("expectation", {"observed": observed, "met": True}, "after", argv)
+    target = {"expected": wanted(expect), "observed": observed, "met": True}
+    return outcome(ctx, Status.MET, target, f"{done}; expectation observed")
 
 
 def reconcile(ctx: ActionContext, params: UiType, hint: dict[str, Any]) -> str:

@@ -65,6 +65,25 @@ def test_type_cyrillic_hangul_and_emoji_reads_back_exactly(notes) -> None:
     assert not any(a[:2] == ("input", "text") for a in notes.execs())
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["screen-kept", "nothing-kept"])
+def test_a_field_that_does_not_take_the_text_fails_with_the_screen(notes, kept: bool) -> None:
+    """A label is no field: setText leaves it as it was (``UiObject.setText`` is false) and
+    the text never reads back. Read by ``getText`` alone (nothing kept) or on the dumps
+    (the screen kept), the miss is reported with what the screen showed."""
+    params = {"package": NOTES, "selector": rid("tag_text"), "text": "not a field"}
+    folder = {} if kept else {"artifacts_dir": None}
+    out = notes.run("ui.type", params, settle_timeout=0.3, **folder)
+    assert out.status is Status.NOT_MET, out.message
+    assert out.evidence.target["observed"] == {"text": ""}
+    assert any(e["resource_id"] == f"{NOTES}:id/tag_text" and e["text"] == ""
+               for e in out.detail["screen"])  # fmt: skip
+    assert ("ui_after_screenshot" in out.evidence.artifacts) is kept
+    u2 = [
+        c["argv"][1] for c in out.evidence.to_json()["commands"] if c["argv"][0] == "uiautomator2"
+    ]
+    assert ("get_text" in u2) is not kept  # nothing kept: read by getText, then one dump
+
+
 def test_input_text_cannot_type_non_ascii_on_the_sim(notes) -> None:
     notes.device.adb.shell(["input", "text", "Привет"])
     assert notes.phone.ui.top().state.get("draft", "") == ""
