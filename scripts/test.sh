@@ -17,7 +17,9 @@ set +e
 # simulators, PostgreSQL), so the wall time halves (13 min -> 7 min). Each worker starts
 # its own adb server and throwaway PostgreSQL on free ports. PHONED_TEST_WORKERS=0 runs
 # in one process; `pytest -m device` against one emulator is run directly, not in parallel.
-.venv/bin/python -m pytest -n "${PHONED_TEST_WORKERS:-3}" "$@"
+# worksteal: a worker that ran out of tests takes pending ones from the others, so the run
+# does not end on one worker's queue behind a long test.
+.venv/bin/python -m pytest -n "${PHONED_TEST_WORKERS:-3}" --dist worksteal "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
