@@ -42,6 +42,7 @@ class Claim(Op[TaskRecord | None]):
     ``lease`` is the transition of the one it picked."""
 
     route: ClassVar[str] = "/v1/claims"
+    offline: ClassVar[Delivery] = "direct"  # refused while reports wait (HttpStore._claim)
     owner: str
     device: str | None
     now: float
@@ -318,6 +319,7 @@ class JournalAfter(Op[JournalEntry]):
 
     route: ClassVar[str] = "/v1/tasks/{task_id}/journal/{op_id}"
     headline: ClassVar[str] = "Record what an action did"
+    offline: ClassVar[Delivery] = "spool"  # answer predicted from the entry (HttpStore)
     answer_key: ClassVar[str] = "entry"
     op_id: str
     outcome: JournalOutcome

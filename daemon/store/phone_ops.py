@@ -80,6 +80,7 @@ class RegisterDevice(Op[None]):
     plane's ``/v1/classify`` and ``/v1/devices``; an embedded queue keeps nothing)."""
 
     route: ClassVar[str] = "/v1/daemons/register"
+    offline: ClassVar[Delivery] = "direct"  # kept and sent again before the next claim
     answer_key: ClassVar[str] = "daemon_id"
     daemon_id: str
     serial: str
