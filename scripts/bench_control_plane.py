@@ -3,9 +3,11 @@
 
 Starts ``phoned serve`` over a fresh SQLite queue and one worker-shaped loop over
 ``HttpStore`` (claim; pause watch ``list_tasks``; ``wait_for_work``), exactly the rounds
-``phoned.daemon.runtime.worker.Worker`` makes. Pickup = planner's submit call started -> the
-worker's claim returned the task (median of ``--n``). Idle = requests the worker sent in
-``--idle`` seconds without tasks, scaled to a minute.
+``phoned.daemon.runtime.worker.Worker`` makes: the idle wait is the worker's claim,
+long-polled, so a submitted task is leased within that request and the next ``claim``
+returns it (issue #35). Pickup = planner's submit call started -> the worker's claim
+returned the task (median of ``--n``). Idle = requests the worker sent in ``--idle``
+seconds without tasks, scaled to a minute.
 
     .venv/bin/python scripts/bench_control_plane.py --n 50 --idle 60
 """

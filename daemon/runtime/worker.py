@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 from phoned.daemon.lifecycle.errors import GuardError, LifecycleError, QueueWeather
 from phoned.daemon.lifecycle.records import Failure, TaskRecord
-from phoned.daemon.lifecycle.states import FailureReason
+from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned.daemon.runtime.approval_watch import recheck_pending
 from phoned.daemon.runtime.attempt_evidence import AttemptEvidence
 from phoned.daemon.runtime.executor import ExecutorSettings, Result, execute_task
@@ -180,12 +180,12 @@ class Worker:
                         break
                     next_watch = self._watch_paused(store, next_watch)
                     store.wait_for_work(self._idle_wait(deadline, next_watch), self._stop)
+                    if self._stop.is_set():
+                        self._run_leased(store)
                     continue
-                result = self._run_one(store, task)
-                if self.limit is not None:  # a daemon's worker keeps nothing per task
-                    self.results.append(result)
-                    if len(self.results) >= self.limit:
-                        break
+                self._keep(self._run_one(store, task))
+                if self.limit is not None and len(self.results) >= self.limit:
+                    break
         finally:
             store.close()
             # The phone's UI session (a uiautomator2 server) lives as long as this worker:
@@ -195,6 +195,31 @@ class Worker:
             if took and self.hold is not None:
                 self.hold.release()
         return self.results
+
+    def _keep(self, result: Result) -> None:
+        """Keep the result of a worker with a ``limit`` (a daemon's worker keeps nothing)."""
+        if self.limit is not None:
+            self.results.append(result)
+
+    def _run_leased(self, store: WorkerStore) -> None:
+        """Run what the queue leased to this worker as its wait was stopped: a store whose
+        idle wait is a claim (a control plane's long-poll) may have leased a task just
+        before the worker withdrew it. The task is this worker's, so it reaches a reported
+        end as a current task does; without the phone's hold (lost to another daemon) it
+        is reported ``runtime_recovery`` instead, so the holder gets it again."""
+        try:
+            listed = store.list_tasks(states=(TaskState.DISPATCHED,), device=self.device.serial)
+        except LifecycleError as exc:  # its lease runs out, or a restart recovers it
+            log.warning("tasks leased to %s as it stopped not listed: %s", self.owner, exc)
+            return
+        for task in (t for t in listed if t.lease_owner == self.owner):
+            if self.holding:
+                log.info("task %s was leased as the worker stopped: running it", task.id)
+                self._keep(self._run_one(store, task))
+                continue
+            failure = Failure(FailureReason.RUNTIME_RECOVERY, "leased as the worker stopped")
+            with contextlib.suppress(LifecycleError):  # reported, or its lease runs out
+                store.fail(task.ticket, failure, self.executor.clock())
 
     def _take_phone(self, store: WorkerStore) -> bool:
         """Wait for the phone's hold (unless it is held already, or none is needed), then

@@ -15,8 +15,10 @@ only for its own devices, and registers only daemon ids no other token registere
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -47,8 +49,10 @@ from phoned.daemon.server.models import (
     ReleaseBody,
 )
 from phoned.daemon.server.plane import DaemonInfo, Plane
+from phoned.daemon.server.wakeup import ClaimPoll, Wakeup
 from phoned.daemon.store import phone_ops
 from phoned.daemon.store.holds import Holder
+from starlette.background import BackgroundTask
 
 router = APIRouter(prefix="/v1", tags=["daemon"])
 
@@ -148,11 +152,18 @@ def release_phone(
 
 
 @router.post(ops.Claim.route.removeprefix("/v1"), summary="Claim a task (long-poll)")
-async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
-    """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s.
+async def claim(
+    body: ClaimBody, request: Request, plane: PlaneDep, principal: Daemon
+) -> JSONResponse:
+    """The claimed task as soon as one is claimable, or ``task: null`` after ``wait`` s;
+    ``cursor``: the queue's event cursor before the last look (nothing was claimable then).
 
     While it waits the request holds no worker thread; a token holds at most
-    ``max_polls_per_token`` waiting long-polls (429 beyond).
+    ``max_polls_per_token`` waiting long-polls (429 beyond). A write through this replica
+    wakes it at once (``Wakeup.claiming``). It answers ``task: null`` early, leasing
+    nothing more, when its owner withdraws it (``DELETE /v1/claims``), when a newer claim
+    of the same owner starts, or when its client goes away: a daemon that stopped or died
+    is leased nothing.
     """
     check_serves(principal, body.device)
     check_serves(principal, owner_serial(body.owner))
@@ -166,23 +177,64 @@ async def claim(body: ClaimBody, plane: PlaneDep, principal: Daemon) -> dict[str
         if task is None:
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
-        plane.wakeup.poke()
         return op.answer_json(task)
 
-    seen = plane.wakeup.cursor
+    changes, cursor = plane.wakeup.changes, plane.wakeup.cursor
     found = await anyio.to_thread.run_sync(attempt)
     wait = min(body.wait, plane.settings.max_wait)
     if found is not None or wait <= 0:
-        return found or {"task": None}
+        return _answer_claim(found, cursor, plane)
     deadline = time.monotonic() + wait
-    with plane.wakeup.polling(principal):
-        while (left := deadline - time.monotonic()) > 0 and not plane.wakeup.released:
-            await plane.wakeup.wait_past_async(seen, left)
-            seen = plane.wakeup.cursor
+    with (
+        plane.wakeup.claiming(principal, body.owner) as poll,
+        _ends_with_client(request, plane.wakeup, poll),
+    ):
+        while (left := deadline - time.monotonic()) > 0 and not poll.ended:
+            await plane.wakeup.wait_change_async(changes, left, poll)
+            if poll.ended or plane.wakeup.released:
+                break
+            changes, cursor = plane.wakeup.changes, plane.wakeup.cursor
             found = await anyio.to_thread.run_sync(attempt)
             if found is not None:
-                return found
-    return {"task": None}
+                return _answer_claim(found, cursor, plane)
+    return _answer_claim(None, cursor, plane)
+
+
+def _answer_claim(found: dict[str, Any] | None, cursor: int, plane: Plane) -> JSONResponse:
+    """The claim's answer; a lease wakes the others (waiting claims, the cursor's follower)
+    once it is sent, so their looks do not delay it."""
+    poke = BackgroundTask(plane.wakeup.poke) if found is not None else None
+    return JSONResponse({**(found or {"task": None}), "cursor": cursor}, background=poke)
+
+
+@contextmanager
+def _ends_with_client(request: Request, wakeup: Wakeup, poll: ClaimPoll) -> Iterator[None]:
+    """End ``poll`` when its client goes away (the request body is read: what the client
+    sends next is its disconnect)."""
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            continue
+        wakeup.end(poll)
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
+
+
+@router.delete(ops.Claim.route.removeprefix("/v1"), summary="Withdraw a waiting claim")
+def withdraw_claim(owner: str, plane: PlaneDep, principal: Daemon) -> dict[str, Any]:
+    """End ``owner``'s waiting claim on this replica: it answers now, ``task: null`` or
+    the task it leased just before. A daemon withdraws its idle worker's long-poll when the
+    worker stops, so nothing is leased to a worker that claims nothing more.
+    ``withdrawn``: 1 when a waiting claim ended, else 0: none was waiting here yet, and
+    the owner's claim that starts waiting within ``WITHDRAWN_S`` ends at once."""
+    check_serves(principal, owner_serial(owner))
+    with plane.registry.lock:
+        _check_daemon_id(plane, principal, owner.rsplit("/", 1)[0])
+    return {"owner": owner, "withdrawn": plane.wakeup.withdraw(owner)}
 
 
 @router.get("/work", summary="Wait until the queue changes (idle daemons)")

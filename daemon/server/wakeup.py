@@ -10,6 +10,13 @@ Long-polls wait with ``wait_past_async``: an asyncio future per waiter, resolved
 follower thread through the waiter's event loop, so a waiting request holds no worker
 thread. ``polling(key)`` counts the long-polls one token holds open; past
 ``polls_per_token`` it refuses with 429, so one token cannot pile up waiters without end.
+
+A waiting claim (``claiming``) does not wait for the cursor: ``poke()`` wakes it at once,
+from the writer's thread, so it tries to claim as soon as a submit through this replica
+committed (the follower's read of the events costs about a millisecond, issue #35); the
+follower's cursor moves wake it too (other replicas' writes). It ends early, leasing
+nothing more, when its owner withdraws it (``withdraw``), when a newer claim of the same
+owner starts, or when the route ends it (``end``: its client went away).
 """
 
 from __future__ import annotations
@@ -27,6 +34,20 @@ from phoned.daemon.store.protocol import Store
 
 log = logging.getLogger("phoned.server.wakeup")
 
+# a withdraw that found no waiting claim ends the owner's claim that starts waiting this
+# soon after (the withdraw overtook a claim still in its first look)
+WITHDRAWN_S = 2.0
+
+
+class ClaimPoll:
+    """One waiting claim of ``owner`` (``Wakeup.claiming``); ``ended`` once it must lease
+    nothing more (withdrawn, superseded by a newer claim of the owner, client gone)."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.ended = False
+        self.waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+
 
 class Wakeup:
     """The queue's latest event cursor, and a condition to wait for it to move."""
@@ -43,6 +64,9 @@ class Wakeup:
         self._cond = threading.Condition()
         self._cursor = 0
         self._futures: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
+        self._changes = 0  # pokes and cursor moves: what a waiting claim waits past
+        self._claims: dict[str, ClaimPoll] = {}  # owner -> its waiting claim
+        self._withdrawn: dict[str, float] = {}  # owner -> when a withdraw found no claim
         self._polls: dict[Hashable, int] = {}
         self._poked = threading.Event()
         self._stop = threading.Event()
@@ -78,8 +102,18 @@ class Wakeup:
         """True once ``release`` (or ``stop``) was called: long-polls answer at once."""
         return self._stop.is_set()
 
+    @property
+    def changes(self) -> int:
+        """How many writes through this process and cursor moves were seen so far."""
+        with self._cond:
+            return self._changes
+
     def poke(self) -> None:
-        """Something was written in this process: re-read the cursor now."""
+        """Something was written in this process: waiting claims look again now, and the
+        cursor is re-read."""
+        with self._cond:
+            self._changes += 1
+            self._wake_claims()
         self._poked.set()
 
     def wait_past(self, cursor: int, timeout: float) -> int:
@@ -115,6 +149,69 @@ class Wakeup:
                 with self._cond:
                     self._futures.discard(waiter)
 
+    async def wait_change_async(self, seen: int, timeout: float, poll: ClaimPoll) -> None:
+        """Until ``changes`` exceeds ``seen``, ``poll`` ended, ``release`` or ``timeout``;
+        waits on the event loop, holding no thread."""
+        loop = asyncio.get_running_loop()
+        with self._cond:
+            if self._changes > seen or poll.ended or self._stop.is_set():
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            poll.waiter = (loop, future)
+        try:
+            await asyncio.wait_for(future, max(0.0, timeout))
+        except asyncio.TimeoutError:
+            return
+        finally:
+            with self._cond:
+                poll.waiter = None
+
+    @contextmanager
+    def claiming(self, key: Hashable, owner: str) -> Iterator[ClaimPoll]:
+        """One waiting claim of ``owner``, counted as a long-poll of ``key`` (429 past
+        ``polls_per_token``); an older waiting claim of the same owner ends now."""
+        with self.polling(key):
+            poll = ClaimPoll(owner)
+            with self._cond:
+                older = self._claims.get(owner)
+                self._claims[owner] = poll
+                if older is not None:
+                    self._end(older)
+                if time.monotonic() - self._withdrawn.pop(owner, -WITHDRAWN_S) < WITHDRAWN_S:
+                    poll.ended = True  # withdrawn while its first look ran
+            try:
+                yield poll
+            finally:
+                with self._cond:
+                    if self._claims.get(owner) is poll:
+                        del self._claims[owner]
+
+    def withdraw(self, owner: str) -> int:
+        """End ``owner``'s waiting claim; how many ended (0 or 1). With none waiting here,
+        a claim of ``owner`` that starts waiting within ``WITHDRAWN_S`` ends at once: the
+        withdraw overtook it (it was still in its first look)."""
+        now = time.monotonic()
+        with self._cond:
+            poll = self._claims.pop(owner, None)
+            if poll is not None:
+                self._end(poll)
+                return 1
+            for gone in [o for o, at in self._withdrawn.items() if now - at >= WITHDRAWN_S]:
+                del self._withdrawn[gone]
+            self._withdrawn[owner] = now
+            return 0
+
+    def end(self, poll: ClaimPoll) -> None:
+        """``poll`` leases nothing more (its client went away); its wait returns now."""
+        with self._cond:
+            self._end(poll)
+
+    def _end(self, poll: ClaimPoll) -> None:
+        """Mark ``poll`` ended and wake its wait (the lock is held)."""
+        poll.ended = True
+        if poll.waiter is not None:
+            _resolve_on(*poll.waiter)
+
     @contextmanager
     def polling(self, key: Hashable) -> Iterator[None]:
         """Count one open long-poll of ``key`` (a token); 429 past ``polls_per_token``."""
@@ -139,9 +236,15 @@ class Wakeup:
     def _wake_futures(self) -> None:
         """Resolve every async waiter's future on its own loop (the lock is held)."""
         for loop, future in self._futures:
-            with suppress(RuntimeError):  # that loop is closed: its waiter is gone
-                loop.call_soon_threadsafe(_resolve, future)
+            _resolve_on(loop, future)
         self._futures.clear()
+        self._wake_claims()
+
+    def _wake_claims(self) -> None:
+        """Resolve the future of every waiting claim (the lock is held)."""
+        for poll in self._claims.values():
+            if poll.waiter is not None:
+                _resolve_on(*poll.waiter)
 
     def _follow(self) -> None:
         run_on_own_store(self._factory, self._follow_on, "cannot open the queue to follow it")
@@ -163,6 +266,7 @@ class Wakeup:
         with self._cond:
             if latest > self._cursor:
                 self._cursor = latest
+                self._changes += 1
                 self._cond.notify_all()
                 self._wake_futures()
 
@@ -188,6 +292,12 @@ def run_on_own_store(
         loop(store)
     finally:
         store.close()
+
+
+def _resolve_on(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
+    """Resolve ``future`` on its own ``loop`` (from any thread)."""
+    with suppress(RuntimeError):  # that loop is closed: its waiter is gone
+        loop.call_soon_threadsafe(_resolve, future)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -30,8 +30,13 @@ heartbeat, evidence,        ``StoreUnavailable`` (the lease may run out)
 list_tasks, resume
 ==========================  ====================================================
 
-Idle workers long-poll ``GET /v1/work`` for ``idle_wait`` seconds (default 30): one
-request per 30 s per worker while idle, and a pickup within one round trip of a submit.
+An idle worker's wait is its claim, long-polled (``POST /v1/claims`` with ``wait``) for
+``idle_wait`` seconds (default 30): one request per 30 s per worker while idle, and the
+plane leases a submitted task within that same request, so the worker's next ``claim``
+returns it without another round trip (issue #35). A worker that stops withdraws its
+waiting claim (``DELETE /v1/claims``), and the plane answers it at once: a task leased
+just before is the worker's to run (``phoned.daemon.runtime.worker``). Before its first
+claim a worker waits on ``GET /v1/work`` (the queue's event cursor).
 """
 
 from __future__ import annotations
@@ -136,6 +141,8 @@ class HttpStore(WorkerStore):
         self.sync_wait = sync_wait
         self._cursor: int | None = None  # the plane's event cursor, as last seen
         self._empty_at: int | None = None  # the cursor at which a claim last found nothing
+        self._idle_claim: ops.Claim | None = None  # that claim: what the idle wait long-polls
+        self._leased: TaskRecord | None = None  # what that long-poll leased: the next claim's
         self._lists: dict[str, tuple[int, list[TaskRecord]]] = {}  # list_tasks by cursor
 
     def close(self) -> None:
@@ -231,17 +238,51 @@ class HttpStore(WorkerStore):
 
     # --- claiming and waiting ------------------------------------------------------------
     def _claim(self, op: ops.Claim) -> TaskRecord | None:
-        """Claim at once (no wait); refused while reports wait in the outbox."""
-        if op.task_id is None and self._empty_at is not None and self._empty_at == self._cursor:
-            return None  # nothing happened since the last empty claim: save the round trip
+        """Claim at once (no wait); refused while reports wait in the outbox. A task the idle
+        wait's long-poll leased to ``op.owner`` is the answer, without a request."""
+        leased = self._leased
+        if (
+            leased is not None
+            and leased.lease_owner == op.owner
+            and op.task_id in (None, leased.id)
+        ):
+            self._leased = None
+            return leased
+        if self._empty_at is not None and self._empty_at == self._cursor and self._same(op):
+            return None  # nothing happened since this claim found nothing: save the round trip
+        return self._claimed(op, self._sent_claim(op, wait=0.0))
+
+    def _same(self, op: ops.Claim) -> bool:
+        """Whether ``op`` asks what the last claim that found nothing asked."""
+        last = self._idle_claim
+        return (
+            last is not None
+            and op.task_id is None
+            and last.task_id is None
+            and (last.owner, last.device) == (op.owner, op.device)
+        )
+
+    def _sent_claim(self, op: ops.Claim, wait: float) -> Any:
+        """The plane's answer to ``op`` waiting up to ``wait`` s; registrations and queued
+        reports go first (a claim is refused while reports wait)."""
         if self._s.unregistered:
             try:
                 self._send_registrations()
             except LifecycleError as exc:
                 log.warning("registering the device failed: %s", exc)
         self._s.courier.flush()
-        claimed = op.answer_from(self._call("POST", op.path(), json=op.to_wire()))
+        return self._call("POST", op.path(), json={**op.to_wire(), "wait": wait}, wait=wait)
+
+    def _claimed(self, op: ops.Claim, body: Any) -> TaskRecord | None:
+        """The task a claim's answer leased; keeps the cursor it names and, when it found
+        nothing, the claim as the one the idle wait long-polls."""
+        claimed = op.answer_from(body)
+        if isinstance(body.get("cursor"), int):  # a plane before issue #35 names none
+            self._cursor = body["cursor"]
         self._empty_at = self._cursor if claimed is None else None
+        self._idle_claim = op if claimed is None else None
+        if claimed is not None:
+            self._lists.clear()  # the listings cached at this cursor do not show the lease
         return claimed
 
     def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
@@ -259,40 +300,74 @@ class HttpStore(WorkerStore):
         return True  # the plane's long-poll answers when the queue changes
 
     def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
-        """Long-poll the plane until the queue changes, ``max(timeout, idle_wait)`` or ``stop``.
+        """Long-poll the plane until work comes, ``max(timeout, idle_wait)`` or ``stop``.
 
         The wait is at least ``idle_wait`` so an idle worker asks once per ``idle_wait``
-        seconds, not once per poll interval; ``stop`` still ends it at once (the request
-        runs on a thread of its own, abandoned on ``stop``).
+        seconds, not once per poll interval. After a claim that found nothing it is that
+        claim, long-polled on this thread: a task it leases is the answer of the next
+        ``claim``; on ``stop`` a watcher withdraws it and the plane answers at once, so a
+        task leased just before is known as this worker's (it runs it). Before any claim
+        it waits for the queue's cursor to move (``GET /v1/work``, on a thread of its own
+        that ``stop`` abandons).
         """
+        if stop.is_set():
+            return
         wait = max(timeout, self.idle_wait if self._cursor is not None else 0.0)
+        claim = self._idle_claim if self._cursor is not None else None
+        try:
+            if claim is None:
+                cursor = self._wait_for_cursor(wait, stop)
+                self._cursor = self._cursor if cursor is None else cursor
+            else:
+                self._leased = self._claimed(claim, self._wait_for_claim(claim, wait, stop))
+        except LifecycleError as exc:
+            log.warning("waiting for work failed: %s", exc)
+            stop.wait(max(timeout, 2.0))  # the plane is down: do not spin
+
+    def _wait_for_cursor(self, wait: float, stop: threading.Event) -> int | None:
+        """The plane's event cursor once it moves past ours or ``wait`` s passed; None on
+        ``stop`` (the request, on a thread of its own, is abandoned)."""
+        after = -1 if self._cursor is None else self._cursor
         box: dict[str, Any] = {}
         done = Alarm()
 
         def poll() -> None:
             try:
-                after = -1 if self._cursor is None else self._cursor
-                box["cursor"] = self._call(
-                    "GET", "/v1/work", params={"after": after, "wait": wait}, wait=wait
-                )["cursor"]
-            except StoreUnavailable as exc:
+                params = {"after": after, "wait": wait}
+                box["cursor"] = self._call("GET", "/v1/work", params=params, wait=wait)["cursor"]
+            except LifecycleError as exc:
                 box["error"] = exc
             finally:
                 done.set()
 
         spawn("long-poll", poll)
-        if isinstance(stop, Alarm):  # asleep until the answer or stop (issue #24: no ticks)
-            select.select([done.fileno(), stop.fileno()], [], [])
-            if not done.is_set():
-                return
-        while not done.wait(0.05):
-            if stop.is_set():
-                return
-        if "cursor" in box:
-            self._cursor = int(box["cursor"])
-            return
-        log.warning("waiting for work failed: %s", box.get("error"))
-        stop.wait(max(timeout, 2.0))  # the plane is down: do not spin
+        if not _sleep_until(done, stop):
+            return None
+        if "error" in box:
+            raise box["error"]
+        return int(box["cursor"])
+
+    def _wait_for_claim(self, claim: ops.Claim, wait: float, stop: threading.Event) -> Any:
+        """The answer of ``claim`` long-polled up to ``wait`` s; withdrawn on ``stop`` by a
+        watcher thread (the plane then answers at once: nothing, or what it leased)."""
+        answered = Alarm()
+
+        def watch() -> None:
+            if not _sleep_until(answered, stop):
+                self._withdraw(claim.owner)
+
+        spawn("claim-watch", watch)
+        try:
+            return self._sent_claim(claim, wait)
+        finally:
+            answered.set()
+
+    def _withdraw(self, owner: str) -> None:
+        """Ask the plane to end ``owner``'s waiting claim now."""
+        try:
+            self._call("DELETE", ops.Claim.route, params={"owner": owner})
+        except LifecycleError as exc:  # the plane is unreachable: so is the claim's answer
+            log.warning("withdrawing the waiting claim of %s failed: %s", owner, exc)
 
     # --- the attempt ---------------------------------------------------------------------
     def apply(self, op: ops.Op[R]) -> R:
@@ -427,6 +502,17 @@ class HttpStore(WorkerStore):
     def pending_reports(self) -> int:
         """Reports written to the outbox and not yet acknowledged."""
         return self._s.courier.outbox.count()
+
+
+def _sleep_until(done: Alarm, stop: threading.Event) -> bool:
+    """Sleep until ``done`` (True) or ``stop`` (False), whichever is set first."""
+    if isinstance(stop, Alarm):  # asleep until the answer or stop (issue #24: no ticks)
+        select.select([done.fileno(), stop.fileno()], [], [])
+        return done.is_set()
+    while not done.wait(0.05):
+        if stop.is_set():
+            return False
+    return True
 
 
 # the operations with calls of their own; the others go as their ``offline`` says

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,9 +21,13 @@ from phoned.daemon.lifecycle.contract import validate_task
 from phoned.daemon.lifecycle.errors import GuardError, StoreUnavailable
 from phoned.daemon.lifecycle.records import Failure, JournalOutcome
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
+from phoned.daemon.runtime.executor import ExecutorSettings
+from phoned.daemon.runtime.worker import Worker, WorkerSettings
 from phoned.daemon.store.http_store import HttpStore, PlaneLink
 from phoned.daemon.store.plane_client import PlaneClient
 from phoned.daemon.store.wake import Alarm
+from phoned.device.adb import AdbServer as DeviceAdbServer
+from phoned.device.connection import Device
 from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from stacks import Serve
@@ -137,6 +142,90 @@ def test_long_poll_pickup_is_well_under_a_second(plane: Plane) -> None:
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+def test_an_idle_wait_leases_the_task_and_the_next_claim_takes_it_unasked(plane: Plane) -> None:
+    """Issue #35: the idle wait is the claim itself, so a pickup costs one round trip."""
+    server = plane.serve()
+    planner, daemon = plane.client(server), plane.store(server, idle_wait=20)
+    owner = f"d1/{SERIAL}"
+    assert daemon.claim(owner, SERIAL, time.time()) is None  # the claim the wait long-polls
+    sent: list[str] = []
+    original = daemon._t.send
+
+    def counting(method: str, path: str, **kw: object) -> object:
+        sent.append(f"{method} {path}")
+        return original(method, path, **kw)  # type: ignore[arg-type]
+
+    daemon._t.send = counting  # type: ignore[method-assign]
+    waiter = threading.Thread(target=daemon.wait_for_work, args=(1.0, threading.Event()))
+    waiter.start()
+    time.sleep(0.5)
+    task = planner.submit(dnd_task(), time.time())  # type: ignore[arg-type]
+    waiter.join(timeout=10)
+    assert not waiter.is_alive()
+    claimed = daemon.claim(owner, SERIAL, time.time())
+    assert claimed is not None and claimed.id == task.id
+    assert claimed.state is TaskState.DISPATCHED and claimed.lease_owner == owner
+    assert sent == ["POST /v1/claims"]  # the long-poll alone: no second round trip
+
+
+def test_a_stopped_wait_withdraws_its_claim_and_leases_nothing(plane: Plane) -> None:
+    server = plane.serve()
+    planner, daemon = plane.client(server), plane.store(server, idle_wait=20)
+    assert daemon.claim(f"d1/{SERIAL}", SERIAL, time.time()) is None
+    alarm = Alarm()
+    threading.Timer(0.5, alarm.set).start()
+    began = time.monotonic()
+    daemon.wait_for_work(1.0, alarm)  # the worker stops while its claim waits on the plane
+    assert time.monotonic() - began < 5, "the stop did not end the waiting claim"
+    task = planner.submit(dnd_task(), time.time())  # type: ignore[arg-type]
+    time.sleep(0.5)
+    assert planner.get(task.id).state is TaskState.QUEUED  # no stopped worker took it
+
+
+def test_a_worker_stopped_as_its_wait_leased_a_task_runs_it(
+    tmp_path: Path, adb_server: Any, sim_factory: Any
+) -> None:
+    """The plane answers a worker's waiting claim with a task just as the worker stops: the
+    task is the worker's, and it still runs it to its end (not left leased, to be failed
+    ``runtime_recovery`` by the next start)."""
+    sim = sim_factory(sdk=34)
+    tokens = write_tokens(tmp_path / "tokens.yaml", {
+        "daemon": Grant("daemon", (sim.serial,)), "planner": Grant("planner")})  # fmt: skip
+    server = Serve(tmp_path, tmp_path / "tokens.yaml").start()
+    link = PlaneLink(server.url, tokens["daemon"], tmp_path / "outbox.db")
+    planner = PlaneClient(server.url, tokens["planner"])
+    waiting = threading.Event()
+    workers: list[Worker] = []
+
+    class StopsAsItLeases(HttpStore):
+        def wait_for_work(self, timeout: float, stop: threading.Event) -> None:
+            waiting.set()
+            super().wait_for_work(timeout, stop)  # the plane leases the task submitted now
+            workers[0].stop()  # ... as the worker decides to stop
+
+    device = Device(sim.serial, DeviceAdbServer(port=adb_server.port))
+    settings = WorkerSettings(pause_check_interval=None)
+    executor = ExecutorSettings(artifacts_dir=tmp_path / "artifacts")
+    workers.append(Worker(lambda: StopsAsItLeases(link, idle_wait=20), device,
+                          f"d1/{sim.serial}", settings, executor))  # fmt: skip
+    thread = threading.Thread(target=workers[0].run)
+    try:
+        thread.start()
+        assert waiting.wait(30), "the worker never became idle"
+        time.sleep(0.3)  # its claim waits on the plane
+        spec = {"method": "dnd.get", "conversation_id": "c1", "device": sim.serial}
+        task = planner.submit(validate_task(spec), time.time())
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "the stopped worker did not return"
+        assert planner.get(task.id).state is TaskState.COMPLETED
+    finally:
+        workers[0].stop()
+        thread.join(timeout=10)
+        link.close()
+        planner.close()
+        server.stop()
 
 
 def test_reports_survive_an_outage_and_a_daemon_restart_in_order(plane: Plane) -> None:
@@ -271,12 +360,12 @@ def test_an_idle_worker_asks_once_per_idle_wait(plane: Plane) -> None:
     time.sleep(1.5)  # warm-up: first cursor, first claim, first list
     before = len(sent)
     time.sleep(4.0)
-    idle = len(sent) - before
-    stop.set()
+    idle = sent[before:]
+    stop.set()  # the waiting claim is withdrawn (DELETE /v1/claims)
     thread.join(timeout=5)
     transport.send = original  # type: ignore[method-assign]
-    assert 3 <= idle <= 5, sent[before:]  # one long-poll per idle_wait, nothing else
-    assert all(s.startswith("GET /v1/work") for s in sent[before:])
+    assert 3 <= len(idle) <= 5, idle  # one long-poll per idle_wait, nothing else
+    assert set(idle) == {"POST /v1/claims"}  # the wait is the claim itself
 
 
 def test_a_registration_the_plane_missed_is_sent_before_the_next_claim(plane: Plane) -> None:
