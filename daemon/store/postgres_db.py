@@ -31,7 +31,7 @@ from phoned.daemon.store.postgres_migrations import migrate
 from phoned.daemon.store.rows import Row
 from phoned.daemon.store.sqlfile import parse_blocks
 from phoned.daemon.store.wake import Alarm
-from psycopg.rows import dict_row
+from psycopg.rows import TupleRow, dict_row, tuple_row
 
 DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
@@ -81,6 +81,9 @@ class PostgresDatabase:
         self._listening = False  # LISTEN only once someone waits (not every connection)
         self._sql = postgres_queries()
         self._conn = self._connect()
+        # all_in_one_statement's cursor and each statement's column names, per connection
+        self._statement_cursor: psycopg.Cursor[TupleRow] | None = None
+        self._columns: dict[str, tuple[str, ...]] = {}
         try:
             migrate(self._conn)
         except psycopg.Error as exc:
@@ -132,6 +135,7 @@ class PostgresDatabase:
         if self._conn.broken or self._conn.closed:
             self._conn.close()
             self._conn = self._connect()
+            self._statement_cursor, self._columns = None, {}
             if self._listening:
                 self._execute(f"LISTEN {WORK_CHANNEL}")
                 self._end(self._conn.commit, "commit")
@@ -151,6 +155,8 @@ class PostgresDatabase:
                     self._depth -= 1
                 return
             self._ensure_connected()
+            if self._conn.autocommit:  # left on by all_in_one_statement
+                self._conn.autocommit = False
             self._depth = 1
             try:
                 yield
@@ -179,18 +185,29 @@ class PostgresDatabase:
 
         Outside ``transaction()`` only: the statement runs in autocommit, so the server
         commits it without the BEGIN and COMMIT round trips a ``transaction()`` costs. For
-        statements that are whole verbs by themselves (``claim``).
+        statements that are whole verbs by themselves (``claim``), run often: autocommit
+        stays on until the next ``transaction()`` (a claimer that finds nothing does not
+        switch twice per look), one cursor serves them all, and a statement's rows come as
+        tuples keyed by its column names, read once per connection (dict rows decode every
+        name of every result again).
         """
         with self._lock:
             if self._depth:
                 raise RuntimeError(f"{name}: one statement inside a transaction")
             self._ensure_connected()
-            self._conn.autocommit = True
+            if self._statement_cursor is None:
+                self._statement_cursor = self._conn.cursor(row_factory=tuple_row)
+            cursor = self._statement_cursor
+            if not self._conn.autocommit:
+                self._conn.autocommit = True
             try:
-                return self._run(name, params).fetchall()
-            finally:
-                if not self._conn.broken:
-                    self._conn.autocommit = False
+                values = cursor.execute(self._sql[name], params).fetchall()
+            except psycopg.Error as exc:
+                translate(exc, name)
+            names = self._columns.get(name)
+            if names is None:
+                names = self._columns[name] = tuple(c.name for c in cursor.description or ())
+            return [dict(zip(names, row, strict=True)) for row in values]
 
     def all(self, name: str, /, **params: Any) -> list[Row]:
         """Every row of named query ``name``, as dicts."""

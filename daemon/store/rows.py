@@ -121,6 +121,11 @@ _COPIED = (
 )
 
 
+def _refs(text: str) -> tuple[str, ...]:
+    """Evidence references from their JSON list; most tasks have none yet (a claim's)."""
+    return () if text == "[]" else tuple(json.loads(text))
+
+
 def task_record(row: Row) -> TaskRecord:
     """The record of a task row."""
     fields: dict[str, Any] = {name: row[name] for name in _COPIED}
@@ -132,7 +137,7 @@ def task_record(row: Row) -> TaskRecord:
         stop_requested=bool(row["stop_requested"]),
         pause_requested=bool(row.get("pause_requested", 0)),
         stop_summary=_summary(row["stop_summary"]),
-        evidence_refs=tuple(json.loads(row["evidence_refs"])),
+        evidence_refs=_refs(row["evidence_refs"]),
         spec=json.loads(row["spec"]),
     )
 
