@@ -173,17 +173,21 @@ async def claim(
     def attempt() -> dict[str, Any] | None:
         op = ops.Claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
         task = plane.store().apply(op)
-        plane.saw_claim(body.owner, principal.name, claimed=task is not None)
         if task is None:
+            plane.saw_claim(body.owner, principal.name, claimed=False)
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
         return op.answer_json(task)
+
+    def leased() -> None:  # after the answer is sent: its presence row, then the others
+        plane.saw_claim(body.owner, principal.name, claimed=True)
+        plane.wakeup.poke()
 
     changes, cursor = plane.wakeup.changes, plane.wakeup.cursor
     found = await anyio.to_thread.run_sync(attempt)
     wait = min(body.wait, plane.settings.max_wait)
     if found is not None or wait <= 0:
-        return _answer_claim(found, cursor, plane)
+        return _answer_claim(found, cursor, leased)
     deadline = time.monotonic() + wait
     with (
         plane.wakeup.claiming(principal, body.owner) as poll,
@@ -196,15 +200,18 @@ async def claim(
             changes, cursor = plane.wakeup.changes, plane.wakeup.cursor
             found = await anyio.to_thread.run_sync(attempt)
             if found is not None:
-                return _answer_claim(found, cursor, plane)
-    return _answer_claim(None, cursor, plane)
+                return _answer_claim(found, cursor, leased)
+    return _answer_claim(None, cursor, leased)
 
 
-def _answer_claim(found: dict[str, Any] | None, cursor: int, plane: Plane) -> JSONResponse:
-    """The claim's answer; a lease wakes the others (waiting claims, the cursor's follower)
-    once it is sent, so their looks do not delay it."""
-    poke = BackgroundTask(plane.wakeup.poke) if found is not None else None
-    return JSONResponse({**(found or {"task": None}), "cursor": cursor}, background=poke)
+def _answer_claim(
+    found: dict[str, Any] | None, cursor: int, leased: Callable[[], None]
+) -> JSONResponse:
+    """The claim's answer; after a lease, ``leased`` runs once it is sent (the daemon's
+    presence row, waking the other waiting claims and the cursor's follower), so neither
+    delays it (issue #35)."""
+    after = BackgroundTask(leased) if found is not None else None
+    return JSONResponse({**(found or {"task": None}), "cursor": cursor}, background=after)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, HTTPException, Query
+from fastapi.responses import JSONResponse
 from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from phoned.daemon.lifecycle.errors import ConversationMismatch, FieldError, InvalidTask
@@ -58,14 +59,19 @@ def _task(plane: Plane, principal: Principal, task_id: str) -> TaskRecord:
     return check_scope(principal, plane.store().get(task_id))
 
 
-@router.post(ops.Submit.route.removeprefix("/v1"), status_code=201, summary="Submit a task")
+@router.post(
+    ops.Submit.route.removeprefix("/v1"),
+    status_code=201,
+    response_model=dict[str, Any],
+    summary="Submit a task",
+)
 async def submit_task(
     raw: Annotated[dict[str, Any], Body(description=_INGRESS_DOC)],
     plane: PlaneDep,
     principal: Planner,
     successor_of: str | None = None,
     wait: Annotated[float, Query(ge=0, le=3600)] = 0.0,
-) -> dict[str, Any]:
+) -> JSONResponse:
     """Validate and queue one task (422 naming every refused field; nothing is queued).
 
     ``successor_of`` names the terminal task this one follows up. With ``wait`` > 0 and
@@ -78,16 +84,24 @@ async def submit_task(
     check_submits(principal, spec.conversation_id)
     if successor_of is not None:
         await anyio.to_thread.run_sync(_task, plane, principal, successor_of)
-    record = await anyio.to_thread.run_sync(
-        lambda: plane.store().apply(ops.Submit(spec, time.time(), successor_of))
-    )
-    plane.wakeup.poke()
+    op = ops.Submit(spec, time.time(), successor_of)
+    record = await anyio.to_thread.run_sync(_queued, plane, op)
     if spec.wait_policy == "completed" and wait > 0:
         # the wait holds no worker thread (one of the token's long-polls)
         record, ended = await wait_for_end(plane, principal, record.id, wait)
     else:
         ended = record.terminal
-    return {"task": plain(record), "terminal": ended}
+    # the answer as it is: plain() is JSON already, and FastAPI's encoder would walk it
+    # again while a waiting claim leases the task (issue #35)
+    return JSONResponse({"task": plain(record), "terminal": ended}, status_code=201)
+
+
+def _queued(plane: Plane, op: ops.Submit) -> TaskRecord:
+    """Queue ``op``'s task and wake the waiting claims from this thread, as soon as it
+    committed (not after the hop back to the event loop)."""
+    record: TaskRecord = plane.store().apply(op)
+    plane.wakeup.poke()
+    return record
 
 
 @router.post(
