@@ -190,18 +190,22 @@ async def claim(
         return _answer_claim(found, cursor, leased)
     deadline = time.monotonic() + wait
     with (
-        plane.wakeup.claiming(principal, body.owner) as poll,
+        plane.wakeup.claiming(principal, body.owner, body.device, attempt) as poll,
         _ends_with_client(request, plane.wakeup, poll),
     ):
         while (left := deadline - time.monotonic()) > 0 and not poll.ended:
             await plane.wakeup.wait_change_async(changes, left, poll)
+            if poll.found is not None:  # a submit's hand-over leased it
+                return _answer_claim(poll.found, cursor, leased)
             if poll.ended or plane.wakeup.released:
                 break
             changes, cursor = plane.wakeup.changes, plane.wakeup.cursor
-            found = await anyio.to_thread.run_sync(attempt)
+            found = await anyio.to_thread.run_sync(poll.looked)
             if found is not None:
                 return _answer_claim(found, cursor, leased)
-    return _answer_claim(None, cursor, leased)
+        # no look runs after this; one that ran meanwhile leased a task to this claim
+        found = await anyio.to_thread.run_sync(poll.close)
+    return _answer_claim(found, cursor, leased)
 
 
 def _answer_claim(

@@ -97,10 +97,10 @@ async def submit_task(
 
 
 def _queued(plane: Plane, op: ops.Submit) -> TaskRecord:
-    """Queue ``op``'s task and wake the waiting claims from this thread, as soon as it
-    committed (not after the hop back to the event loop)."""
+    """Queue ``op``'s task and hand it over to the claims waiting for its phone from this
+    thread, as soon as it committed (``Wakeup.hand_over``)."""
     record: TaskRecord = plane.store().apply(op)
-    plane.wakeup.poke()
+    plane.wakeup.hand_over(record.device)
     return record
 
 

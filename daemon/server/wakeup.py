@@ -11,12 +11,15 @@ follower thread through the waiter's event loop, so a waiting request holds no w
 thread. ``polling(key)`` counts the long-polls one token holds open; past
 ``polls_per_token`` it refuses with 429, so one token cannot pile up waiters without end.
 
-A waiting claim (``claiming``) does not wait for the cursor: ``poke()`` wakes it at once,
-from the writer's thread, so it tries to claim as soon as a submit through this replica
-committed (the follower's read of the events costs about a millisecond, issue #35); the
-follower's cursor moves wake it too (other replicas' writes). It ends early, leasing
-nothing more, when its owner withdraws it (``withdraw``), when a newer claim of the same
-owner starts, or when the route ends it (``end``: its client went away).
+A waiting claim (``claiming``) does not wait for the cursor: a submit through this
+replica hands its task over (``hand_over``: the thread that committed it runs the claims
+waiting for that task's phone, so the lease needs no hop to the event loop and back, issue
+#35), and ``poke()`` wakes the others at once; the follower's cursor moves wake them too
+(other replicas' writes). A claim ends early, leasing nothing more, when its owner
+withdraws it (``withdraw``), when a newer claim of the same owner starts, or when the
+route ends it (``end``: its client went away). Its looks, the route's and a hand-over's,
+take turns under the claim's own lock, and ``close`` ends them: whatever a look leased
+is answered.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, suppress
+from typing import Any
 
 from fastapi import HTTPException
 from phoned.daemon.lifecycle.errors import LifecycleError
@@ -39,14 +43,47 @@ log = logging.getLogger("phoned.server.wakeup")
 WITHDRAWN_S = 2.0
 
 
-class ClaimPoll:
-    """One waiting claim of ``owner`` (``Wakeup.claiming``); ``ended`` once it must lease
-    nothing more (withdrawn, superseded by a newer claim of the owner, client gone)."""
+Look = Callable[[], "dict[str, Any] | None"]
 
-    def __init__(self, owner: str) -> None:
+
+class ClaimPoll:
+    """One waiting claim of ``owner`` for ``device`` (None: any) (``Wakeup.claiming``);
+    ``ended`` once it must lease nothing more (withdrawn, superseded by a newer claim of
+    the owner, client gone). ``look`` tries the claim once: the claim's answer when it
+    leased a task, else None."""
+
+    def __init__(self, owner: str, device: str | None, look: Look) -> None:
         self.owner = owner
+        self.device = device
         self.ended = False
         self.waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._look = look
+        self._lock = threading.Lock()  # one look at a time; held by worker threads only
+        self._found: dict[str, Any] | None = None
+        self._closed = False
+
+    def looked(self) -> dict[str, Any] | None:
+        """What a look leased, now or before (a hand-over's); None when nothing (or ended)."""
+        with self._lock:
+            if self._found is None and not self.ended and not self._closed:
+                self._found = self._look()
+            return self._found
+
+    @property
+    def found(self) -> dict[str, Any] | None:
+        """What a look leased so far (set before the look wakes the claim; no look runs
+        after one leased)."""
+        return self._found
+
+    def close(self) -> dict[str, Any] | None:
+        """No look runs any more; what one leased, which the route must answer."""
+        with self._lock:
+            self._closed = True
+            return self._found
+
+    def takes(self, device: str | None) -> bool:
+        """Whether this claim may lease a task for ``device`` (None: any phone's)."""
+        return self.device is None or device is None or device == self.device
 
 
 class Wakeup:
@@ -108,6 +145,25 @@ class Wakeup:
         with self._cond:
             return self._changes
 
+    def hand_over(self, device: str | None) -> None:
+        """A task for ``device`` (None: any phone) was committed through this replica: the
+        waiting claims that may take it look now, on this thread, until one leased it; a
+        look that leased wakes its claim, which answers it. Then ``poke``."""
+        with self._cond:
+            polls = [p for p in self._claims.values() if not p.ended and p.takes(device)]
+        for poll in polls:
+            try:
+                found = poll.looked()
+            except LifecycleError as exc:  # the claim's own look reports it again
+                log.warning("a waiting claim could not look: %s", exc)
+                break
+            if found is not None:
+                with self._cond:
+                    if poll.waiter is not None:
+                        _resolve_on(*poll.waiter)
+                break
+        self.poke()
+
     def poke(self) -> None:
         """Something was written in this process: waiting claims look again now, and the
         cursor is re-read."""
@@ -167,11 +223,14 @@ class Wakeup:
                 poll.waiter = None
 
     @contextmanager
-    def claiming(self, key: Hashable, owner: str) -> Iterator[ClaimPoll]:
-        """One waiting claim of ``owner``, counted as a long-poll of ``key`` (429 past
-        ``polls_per_token``); an older waiting claim of the same owner ends now."""
+    def claiming(
+        self, key: Hashable, owner: str, device: str | None, look: Look
+    ) -> Iterator[ClaimPoll]:
+        """One waiting claim of ``owner`` for ``device``, counted as a long-poll of ``key``
+        (429 past ``polls_per_token``); an older waiting claim of the same owner ends now.
+        ``look`` tries it once (``ClaimPoll``)."""
         with self.polling(key):
-            poll = ClaimPoll(owner)
+            poll = ClaimPoll(owner, device, look)
             with self._cond:
                 older = self._claims.get(owner)
                 self._claims[owner] = poll
@@ -183,6 +242,7 @@ class Wakeup:
                 yield poll
             finally:
                 with self._cond:
+                    poll.ended = True  # a hand-over that has not started its look leaves it
                     if self._claims.get(owner) is poll:
                         del self._claims[owner]
 

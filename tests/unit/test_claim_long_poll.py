@@ -2,7 +2,9 @@
 so a waiting claim must lease nothing once its worker stopped. It answers ``task: null``
 at once when withdrawn (``DELETE /v1/claims``, also when the withdraw overtook it), when a
 newer claim of the same owner starts, and it leases nothing after its client went away.
-A real uvicorn server (a client's disconnect is real) over a SQLite queue.
+A real uvicorn server (a client's disconnect is real) over a SQLite queue. A submit hands
+its task over to the claim waiting for its phone from the thread that committed it; the
+hand-over's rules are checked on ``Wakeup`` itself with looks that record their calls.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+from phoned.daemon.server.wakeup import Wakeup
 from planes import DND, SERIAL, plane_settings
 from test_server_limits import LiveServer, write_role_tokens
 
@@ -119,3 +122,53 @@ def test_a_claim_answer_names_the_cursor_and_a_withdraw_needs_the_phone(tmp_path
         empty = live.claim(wait=0).json()
         assert empty["task"] is None and isinstance(empty["cursor"], int)
         assert live.withdraw("d1/emu-other").status_code == 403
+
+
+def test_a_submit_hands_its_task_to_the_claim_waiting_for_its_phone(tmp_path: Path) -> None:
+    """The waiting claim answers the submitted task, leased once: by the submit's own
+    thread (``Wakeup.hand_over``), the route answering what it leased."""
+    with live_plane(tmp_path) as live:
+        waiter, got = _waiting(live)
+        task = live.submit()
+        assert live.state(task["id"]) == "dispatched"
+        waiter.join(timeout=5)
+        assert got[0].json()["task"]["id"] == task["id"]
+
+
+def _looks(wakeup: Wakeup, stack: ExitStack, *devices: str | None) -> list[list[str]]:
+    """A waiting claim per device; each records its looks and leases on the first."""
+    seen: list[list[str]] = []
+    for n, device in enumerate(devices):
+        looked: list[str] = []
+        seen.append(looked)
+
+        def look(looked: list[str] = looked, n: int = n) -> dict[str, Any]:
+            looked.append("look")
+            return {"task": {"id": f"t{n}"}}
+
+        stack.enter_context(wakeup.claiming(f"key{n}", f"d{n}/{device}", device, look))
+    return seen
+
+
+def test_a_hand_over_looks_only_for_the_tasks_phone_and_stops_at_the_first_lease() -> None:
+    wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
+    with ExitStack() as stack:
+        seen = _looks(wakeup, stack, "emu-a", "emu-b", None, "emu-b")
+        wakeup.hand_over("emu-b")
+        assert seen == [[], ["look"], [], []]  # emu-b's first claim leased it
+        wakeup.hand_over(None)  # a task for any phone: the first claim that has not leased
+        assert seen == [["look"], ["look"], [], []]
+
+
+def test_a_closed_claim_answers_what_a_look_leased_and_looks_no_more() -> None:
+    wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
+    with ExitStack() as stack:
+        seen = _looks(wakeup, stack, "emu-a", "emu-b")
+        claims = list(wakeup._claims.values())
+        wakeup.hand_over("emu-a")
+        assert claims[0].close() == {"task": {"id": "t0"}}  # the route answers it
+        assert claims[1].close() is None
+        wakeup.hand_over("emu-b")
+        assert claims[1].looked() is None and seen == [["look"], []]
+    wakeup.hand_over(None)  # the claims' routes ended: none looks
+    assert seen == [["look"], []]
