@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from contract_specs import spec
-from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.contract import validate_task, validate_workflow
 from phoned.daemon.lifecycle.errors import (
     ApprovalExpired,
     ApprovalMismatch,
@@ -94,6 +94,29 @@ def test_claim_any_device_takes_bound_and_unbound_tasks(store: Store) -> None:
     store.submit(spec(), T0 + 1)
     assert store.claim("d/w0", None, T0 + 2) is not None
     assert store.claim("d/w0", None, T0 + 3) is not None
+
+
+def test_a_workflow_step_waits_for_the_one_before_and_follows_its_phone(store: Store) -> None:
+    """A device claim leases the first step, binds it and pins the rest of its workflow to
+    that phone; the next step is claimable once the first completed, only on that phone.
+    A claim for any phone never takes a step whose earlier step has not completed."""
+    raw = {
+        "conversation_id": "conv-a",
+        "steps": [
+            {"method": "dnd.set", "params": {"mode": "priority"}},
+            {"method": "dnd.set", "params": {"mode": "off"}},
+        ],
+    }
+    first, second = store.submit_workflow(validate_workflow(raw), T0)
+    claimed = store.claim("d/w0", "S1", T0 + 1)
+    assert claimed is not None and (claimed.id, claimed.device) == (first.id, "S1")
+    assert store.get(second.id).device == "S1"
+    assert store.claim("d/w1", None, T0 + 2) is None  # step 2 waits for step 1
+    running = store.start(claimed.ticket, T0 + 3)
+    store.complete(running.ticket, T0 + 4, "dnd.priority", evidence_refs=("ev:1",))
+    assert store.claim("d/w2", "S2", T0 + 5) is None  # pinned to S1
+    following = store.claim("d/w0", "S1", T0 + 6)
+    assert following is not None and following.id == second.id
 
 
 def test_heartbeat_renews_and_stale_reports_are_refused(store: Store) -> None:
