@@ -49,6 +49,12 @@ log = logging.getLogger("phoned.supervisor")
 
 READY_WAIT_S = 3.0  # how long the ready line waits for the adb server's first device list
 PRESENCE_SLACK_S = 5.0  # a presence row due this soon is written on the wake-up at hand
+# a sweep or schedule tick due this soon runs on the wake-up at hand: each is timed from
+# the end of the one before it, so the schedule tick, which follows the sweep, fell due a
+# few milliseconds after the next sweep and woke the idle loop a second time whenever that
+# sweep ran faster than the one before (issue #35: 4 wake-ups a minute instead of 2); at
+# most a tenth of the sweep interval
+TIMER_SLACK_S = 1.0
 
 S = TypeVar("S", bound=WorkerStore)  # the store a chore opens: a worker's view or the full queue
 T = TypeVar("T")
@@ -160,6 +166,7 @@ class Supervisor:
         next_sweep, next_presence = now, now + PRESENCE_INTERVAL_S
         next_ping = now + watchdog if watchdog else float("inf")
         next_schedule = now  # the schedules of an embedded queue: at start, then when due
+        slack = min(TIMER_SLACK_S, self.cfg.sweep_interval / 10)
         # Asleep until the next timer is due (a sweep, presence, the watchdog, a schedule's
         # due time) or something happened (a worker ended, a claim, the phones changed,
         # stop): an idle daemon's main thread wakes about four times a minute (issue #24),
@@ -170,10 +177,10 @@ class Supervisor:
             self._tick.clear()
             if self._stop.is_set():
                 break
-            if time.monotonic() >= next_sweep:
+            if time.monotonic() + slack >= next_sweep:
                 self._sweep()
                 next_sweep = time.monotonic() + self.cfg.sweep_interval
-            if time.monotonic() >= next_schedule:
+            if time.monotonic() + slack >= next_schedule:
                 next_schedule = time.monotonic() + self._fire_schedules()
             self._reap()
             claimed = self.dispatcher is not None and self.dispatcher.claimed.is_set()
