@@ -115,7 +115,11 @@ def test_sms_draft_number_is_one_argv_element_or_nothing_runs(phone, to: str) ->
         assert phone_ran == []
         return
     assert out.status is Status.MET, out.message
-    assert sum(1 for a in phone_ran for e in a if e.endswith(f"smsto:{to}")) == 1
+    # an earlier example may have left this very draft on screen (a number written another
+    # way, or the same one replayed while shrinking): then nothing is sent again
+    reused = any("already shows this draft" in n for n in out.evidence.notes)
+    sent = sum(1 for a in phone_ran for e in a if e.endswith(f"smsto:{to}"))
+    assert sent == (0 if reused else 1)
 
 
 packages = st.from_regex(PACKAGE, fullmatch=True).filter(lambda p: len(p) < 80) | st.text(
