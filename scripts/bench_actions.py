@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,13 +28,10 @@ from phoned.device.connection import Device
 from phoned.device.evidence import Recorder
 from phoned.sim.server import Simulator
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts.* when run as a file
+from scripts.stack import free_port
+
 TO, BODY = "+15551234567", "Bench message, line one\nline two"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _cases(sim: Simulator) -> list[tuple[str, dict[str, Any], Callable[[], None]]]:
@@ -116,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sdk", type=int, action="append", help="SDK level(s); default 28 and 34")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    port = _free_port()
+    port = free_port()
     adb = adbutils.adb_path()
     env = dict(os.environ, ANDROID_ADB_SERVER_PORT=str(port))
     subprocess.run([adb, "-P", str(port), "start-server"], env=env, capture_output=True, check=True)

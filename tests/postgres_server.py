@@ -18,7 +18,6 @@ import hashlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -29,6 +28,8 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+
+from scripts.stack import free_port
 
 SUPERUSER = "phoned"
 RUN_AS = "postgres"
@@ -63,12 +64,6 @@ def _user_exists(name: str) -> bool:
     except KeyError:
         return False
     return True
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _as_server_user(argv: list[str]) -> list[str]:
@@ -122,7 +117,7 @@ class PostgresServer:
         if bin_dir is None:
             raise RuntimeError("PostgreSQL binaries not found")
         root = Path(tempfile.mkdtemp(prefix="phoned-pg-"))
-        server = cls(bin_dir, root, _free_port(), durable)
+        server = cls(bin_dir, root, free_port(), durable)
         try:
             server._initdb()
             server._pg_ctl_start(max_connections)
