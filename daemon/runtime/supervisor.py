@@ -169,7 +169,7 @@ class Supervisor:
         slack = min(TIMER_SLACK_S, self.cfg.sweep_interval / 10)
         # Asleep until the next timer is due (a sweep, presence, the watchdog, a schedule's
         # due time) or something happened (a worker ended, a claim, the phones changed,
-        # stop): an idle daemon's main thread wakes about four times a minute (issue #24),
+        # stop): an idle daemon's main thread wakes about twice a minute (issues #24, #35),
         # not every second.
         while True:
             due = min(next_sweep, next_presence, next_ping, next_schedule)
