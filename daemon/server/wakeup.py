@@ -147,20 +147,17 @@ class Wakeup:
 
     def hand_over(self, device: str | None) -> None:
         """A task for ``device`` (None: any phone) was committed through this replica: the
-        waiting claims that may take it look now, on this thread, until one leased it; a
-        look that leased wakes its claim, which answers it. Then ``poke``."""
+        waiting claims that may take it look now, on this thread, until one leased it. Then
+        ``poke``, which wakes every waiting claim: the one that leased answers it, the
+        others look again."""
         with self._cond:
             polls = [p for p in self._claims.values() if not p.ended and p.takes(device)]
         for poll in polls:
             try:
-                found = poll.looked()
+                if poll.looked() is not None:
+                    break
             except LifecycleError as exc:  # the claim's own look reports it again
                 log.warning("a waiting claim could not look: %s", exc)
-                break
-            if found is not None:
-                with self._cond:
-                    if poll.waiter is not None:
-                        _resolve_on(*poll.waiter)
                 break
         self.poke()
 
