@@ -249,9 +249,15 @@ class Daemon(QueueFile):
         before = self.log.read_text()
         if self.proc is None or self.proc.poll() is not None:
             return before[-3000:]
+        return before[-3000:] + self.dump()
+
+    def dump(self) -> str:
+        """What the running daemon writes on SIGUSR1 (every thread's stack), alone."""
+        assert self.proc is not None and self.proc.poll() is None
+        start = len(self.log.read_text())
         self.proc.send_signal(signal.SIGUSR1)
         time.sleep(1)
-        return before[-3000:] + self.log.read_text()[len(before) :]
+        return self.log.read_text()[start:]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
