@@ -195,9 +195,9 @@ class Wakeup:
             try:
                 if left <= 0:
                     return self.cursor
-                await asyncio.wait_for(future, left)
-            except asyncio.TimeoutError:
-                return self.cursor
+                await _resolved(loop, future, left)
+                if loop.time() >= deadline:
+                    return self.cursor
             finally:
                 with self._cond:
                     self._futures.discard(waiter)
@@ -212,9 +212,7 @@ class Wakeup:
             future: asyncio.Future[None] = loop.create_future()
             poll.waiter = (loop, future)
         try:
-            await asyncio.wait_for(future, max(0.0, timeout))
-        except asyncio.TimeoutError:
-            return
+            await _resolved(loop, future, max(0.0, timeout))
         finally:
             with self._cond:
                 poll.waiter = None
@@ -360,3 +358,20 @@ def _resolve_on(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+async def _resolved(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[None], timeout: float
+) -> None:
+    """Until ``future`` is resolved, or resolved by its timer after ``timeout`` s.
+
+    Awaited directly, not through ``asyncio.wait_for``: that waits on a second future
+    which the first one's callback resolves, one more turn of the loop before the waiter
+    runs. With one turn, a claim a submit's hand-over woke (``_resolve_on``, before the
+    submit's thread returns) runs in the same turn as the submit's route, and first: its
+    answer leaves before the submit's (issue #35)."""
+    timer = loop.call_later(timeout, _resolve, future)
+    try:
+        await future
+    finally:
+        timer.cancel()

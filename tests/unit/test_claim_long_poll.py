@@ -17,6 +17,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 from phoned.daemon.server.wakeup import Wakeup
 from planes import DND, SERIAL, plane_settings
@@ -172,3 +173,42 @@ def test_a_closed_claim_answers_what_a_look_leased_and_looks_no_more() -> None:
         assert claims[1].looked() is None and seen == [["look"], []]
     wakeup.hand_over(None)  # the claims' routes ended: none looks
     assert seen == [["look"], []]
+
+
+def test_a_claim_a_hand_over_woke_runs_before_the_submit_that_woke_it() -> None:
+    """The submit's thread wakes the claim before it returns; the claim's coroutine then
+    runs first on the loop, so its answer leaves before the submit's."""
+    wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
+    order: list[str] = []
+
+    async def claim_then_submit() -> None:
+        with wakeup.claiming("key", f"d1/{SERIAL}", SERIAL, lambda: {"task": {"id": "t"}}) as poll:
+
+            async def claim() -> None:
+                await wakeup.wait_change_async(wakeup.changes, 5.0, poll)
+                order.append(f"claim {poll.found}")
+
+            async def submit() -> None:
+                await anyio.to_thread.run_sync(wakeup.hand_over, SERIAL)
+                order.append("submit")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(claim)
+                await anyio.sleep(0.05)  # the claim waits
+                group.start_soon(submit)
+
+    anyio.run(claim_then_submit)
+    assert order == ["claim {'task': {'id': 't'}}", "submit"]
+
+
+def test_a_claims_wait_ends_at_its_timeout_when_nothing_changes() -> None:
+    wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
+
+    async def wait() -> float:
+        with wakeup.claiming("key", f"d1/{SERIAL}", SERIAL, lambda: None) as poll:
+            started = time.monotonic()
+            await wakeup.wait_change_async(wakeup.changes, 0.2, poll)
+            assert poll.found is None and not poll.ended
+            return time.monotonic() - started
+
+    assert 0.2 <= anyio.run(wait) < 3.0
