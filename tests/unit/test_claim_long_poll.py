@@ -9,6 +9,7 @@ hand-over's rules are checked on ``Wakeup`` itself with looks that record their 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -176,28 +177,37 @@ def test_a_closed_claim_answers_what_a_look_leased_and_looks_no_more() -> None:
 
 
 def test_a_claim_a_hand_over_woke_runs_before_the_submit_that_woke_it() -> None:
-    """The submit's thread wakes the claim before it returns; the claim's coroutine then
-    runs first on the loop, so its answer leaves before the submit's."""
+    """The submit's thread wakes the claim (``hand_over``), then hands its own result back
+    to the loop: two callbacks queued in that order. The claim's coroutine then runs first,
+    so its answer leaves before the submit's (through ``asyncio.wait_for`` it ran a turn
+    later, after the submit's)."""
     wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
     order: list[str] = []
 
     async def claim_then_submit() -> None:
+        loop = asyncio.get_running_loop()
+        submitted: asyncio.Future[None] = loop.create_future()
+
+        def submit_thread_ends() -> None:  # as the submit's worker thread does, in one go
+            wakeup.hand_over(SERIAL)
+            loop.call_soon_threadsafe(submitted.set_result, None)  # the thread's result
+
+        async def submit() -> None:
+            await submitted
+            order.append("submit")
+
         with wakeup.claiming("key", f"d1/{SERIAL}", SERIAL, lambda: {"task": {"id": "t"}}) as poll:
 
             async def claim() -> None:
                 await wakeup.wait_change_async(wakeup.changes, 5.0, poll)
                 order.append(f"claim {poll.found}")
 
-            async def submit() -> None:
-                await anyio.to_thread.run_sync(wakeup.hand_over, SERIAL)
-                order.append("submit")
+            waiting = [asyncio.ensure_future(claim()), asyncio.ensure_future(submit())]
+            await asyncio.sleep(0.05)  # both wait
+            submit_thread_ends()
+            await asyncio.gather(*waiting)
 
-            async with anyio.create_task_group() as group:
-                group.start_soon(claim)
-                await anyio.sleep(0.05)  # the claim waits
-                group.start_soon(submit)
-
-    anyio.run(claim_then_submit)
+    asyncio.run(claim_then_submit())
     assert order == ["claim {'task': {'id': 't'}}", "submit"]
 
 
