@@ -11,7 +11,9 @@ composer's recipient, a conversation title, the sent box's ``address``, a contac
 ``data1``/``normalized_number``) compare as the phone compares them:
 
 * ``could_be_number``: the door (params validation, no phone known yet): digits with the
-  separators people write, a leading ``+``; nothing else is a number.
+  separators people write, a leading ``+``; nothing else is a number. Digits of any script
+  count (``٠١٠٠ ١٢٣ ٤٥٦٧``, fullwidth ``０１０``), as they do for Android and libphonenumber
+  (``plain``).
 * ``canonical``: the number in E.164 (a short code as its digits) in the phone's region, or
   ``NumberRefused`` with the reason (libphonenumber's ``ValidationResult``); the only form
   that reaches a phone's argv.
@@ -27,14 +29,19 @@ composer's recipient, a conversation title, the sent box's ``address``, a contac
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 import phonenumbers
 from phonenumbers import MatchType, NumberParseException, PhoneNumberFormat, shortnumberinfo
 
-# What people put between digits: spaces (a no-break space too), dashes (the Unicode ones
-# too), dots, slashes, brackets. libphonenumber's VALID_PUNCTUATION holds these and more.
-_SEPARATORS = re.compile(r"[\s\-\u2010-\u2015\u2212./()\[\]]")
+# What people put between digits: spaces (a no-break space, the ideographic one too), dashes
+# (the Unicode ones, the katakana long mark and the fullwidth one too), dots, slashes,
+# brackets, in their ASCII and fullwidth forms: libphonenumber's VALID_PUNCTUATION
+# (PhoneNumberUtil.java) less its ``x`` and tildes.
+_SEPARATORS = re.compile(
+    r"[\s\-\u2010-\u2015\u2212\u30fc\uff0d./\uff0e\uff0f()\[\]\uff08\uff09\uff3b\uff3d]"
+)
 _DIALABLE = re.compile(r"\+?[0-9]{2,17}")  # after the separators: an optional +, digits
 MIN_MATCH = 7  # PhoneNumberUtils.MIN_MATCH: the trailing digits the loose rule needs
 
@@ -47,17 +54,39 @@ class NumberRefused(ValueError):
     """``to`` is no number the phone could dial in its region; the message says why."""
 
 
+def plain(text: str) -> str:
+    """``text`` with its characters as Android reads a number's: every decimal digit as its
+    ASCII digit, whatever its script (``PhoneNumberUtils.normalizeNumber`` keeps
+    ``Character.digit(c, 10)``; libphonenumber's ``normalizeDigits`` maps the same: Arabic-Indic
+    ``٠١٠``, Persian ``۰۹۱``, Devanagari ``०९``, fullwidth ``０１``...), the fullwidth plus as
+    ``+`` (libphonenumber's PLUS_CHARS), and the invisible format characters dropped: the
+    bidi marks a right-to-left screen wraps a number in (LRE/PDF, ``BidiFormatter.unicodeWrap``
+    with ``TextDirectionHeuristics.LTR`` in AOSP Telecomm ``BlockedNumbersUtil.formatNumber``
+    and Dialer's ``DialerBidiFormatter``; LRM, isolates), soft hyphens, zero-width spaces."""
+    if text.isascii():
+        return text
+    out = []
+    for char in text:
+        if char.isdecimal():  # exactly the characters of Unicode category Nd
+            out.append(str(unicodedata.decimal(char)))
+        elif char == "\uff0b":
+            out.append("+")
+        elif unicodedata.category(char) != "Cf":
+            out.append(char)
+    return "".join(out)
+
+
 def could_be_number(text: str) -> bool:
-    """Whether ``text`` is written as a phone number: digits with spaces, dashes, dots,
-    slashes or brackets between them, at most one leading ``+`` (``+1 (555) 123-4567``,
-    ``8 916 123-45-67``, ``(916) 123-45-67``)."""
-    return bool(_DIALABLE.fullmatch(_SEPARATORS.sub("", text)))
+    """Whether ``text`` is written as a phone number: digits (of any script, ``plain``) with
+    spaces, dashes, dots, slashes or brackets between them, at most one leading ``+``
+    (``+1 (555) 123-4567``, ``8 916 123-45-67``, ``(916) 123-45-67``, ``٠١٠٠ ١٢٣ ٤٥٦٧``)."""
+    return bool(_DIALABLE.fullmatch(dialable(text)))
 
 
 def dialable(text: str) -> str:
-    """``text`` with the separators dropped (``+15551234567``): what the phone dials when no
-    region can read it (PhoneNumberUtils.normalizeNumber)."""
-    return _SEPARATORS.sub("", text)
+    """``text`` in ASCII digits with the separators dropped (``+15551234567``): what the
+    phone dials when no region can read it (PhoneNumberUtils.normalizeNumber)."""
+    return _SEPARATORS.sub("", plain(text))
 
 
 _REASONS = {
@@ -77,6 +106,7 @@ def canonical(text: str, region: str) -> str:
     lengths of the region's plan)."""
     if not could_be_number(text):
         raise NumberRefused("not a phone number (digits, spaces, dashes, brackets, a leading +)")
+    text = plain(text)
     digits = dialable(text)
     if not region and not digits.startswith("+"):
         return digits
@@ -106,7 +136,7 @@ def _short_code(digits: str, region: str) -> bool:
 
 def _parsed(text: str, region: str) -> phonenumbers.PhoneNumber | None:
     try:
-        return phonenumbers.parse(text, region.upper() or None)
+        return phonenumbers.parse(plain(text), region.upper() or None)
     except NumberParseException:
         return None
 
@@ -149,12 +179,16 @@ def reading_regions(region: str, locale: str) -> tuple[str, ...]:
 def loosely_same(a: str, b: str) -> bool:
     """The fallback for text libphonenumber cannot read: equal digits, or, with at least
     ``MIN_MATCH`` digits each, one's digits (trunk ``0`` dropped) ending the other's."""
-    da, db = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
+    da, db = _digits(a), _digits(b)
     if da == db:
         return bool(da)
     da, db = da.lstrip("0"), db.lstrip("0")
     short, long_ = sorted((da, db), key=len)
     return len(short) >= MIN_MATCH and long_.endswith(short)
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[^0-9]", "", plain(text))
 
 
 _FORMATS = (
@@ -173,11 +207,11 @@ def shown_format(shown: str, number: str, region: Regions) -> str:
     """How a screen's ``shown`` text writes ``number`` (E.164) on a phone reading numbers in
     ``region``: one of libphonenumber's formats (``e164``, ``national``, ``international``,
     ``rfc3966``), ``digits`` (the same digits without its punctuation), else ``other``."""
-    text = shown.strip()
+    text = plain(shown).strip()
     for where in (region,) if isinstance(region, str) else region:
         parsed = _parsed(number, where)
         renderings = {} if parsed is None else _renderings(parsed)
         if text in renderings:
             return renderings[text]
-    digits = re.sub(r"\D", "", text)
-    return "digits" if digits and digits == re.sub(r"\D", "", number) else "other"
+    digits = _digits(text)
+    return "digits" if digits and digits == _digits(number) else "other"

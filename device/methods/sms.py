@@ -63,11 +63,11 @@ class Sms(Params):
 
     to: NumberOrName = Field(
         description="recipient: a phone number as people write it (+1 (555) 123-4567, "
-        "8 916 123-45-67, 010-1234-5678: digits with spaces, dashes, dots or brackets, a "
-        "leading + or trunk prefix), read in the phone's region (its SIM's country) and sent "
-        "as E.164; or a contact's name (1..100 characters, not a number) looked up in the "
-        "phone book on the daemon, never sent to the phone; several fitting numbers pause the "
-        "task for a choice (waiting_for choice:to)",
+        "8 916 123-45-67, 010-1234-5678: digits of any script with spaces, dashes, dots or "
+        "brackets, a leading + or trunk prefix), read in the phone's region (its SIM's "
+        "country) and sent as E.164; or a contact's name (1..100 characters, not a number) "
+        "looked up in the phone book on the daemon, never sent to the phone; several fitting "
+        "numbers pause the task for a choice (waiting_for choice:to)",
         examples=["+15551234567"],
     )
     contact: str | None = Field(

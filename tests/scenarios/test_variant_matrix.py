@@ -55,6 +55,8 @@ LANGUAGES = (
     Language("en-US", "us", "+16502530000", "(650) 253-0000", "Anna Miller"),
     Language("ru-RU", "ru", "+79161234567", "8 916 123-45-67", "Анна Иванова"),
     Language("ko-KR", "kr", "+821012345678", "010-1234-5678", "김민준"),
+    # written in the digits an Arabic keyboard types (Arabic-Indic), as Egyptians write it
+    Language("ar-EG", "eg", "+201001234567", "٠١٠٠ ١٢٣ ٤٥٦٧", "أحمد علي"),
 )
 RECIPIENTS = ("e164", "written", "foreign", "contact")
 

@@ -172,3 +172,72 @@ def test_a_us_sim_in_a_russian_phone_reads_the_national_russian_rendering() -> N
     assert not phone_numbers.same_number("8 (916) 123-45-67", "+79161234568", regions)
     assert phone_numbers.shown_format("8 (916) 123-45-67", "+79161234567", regions) == "national"
     assert phone_numbers.reading_regions("", "") == ("",)
+
+
+# Digits of other scripts: Android keeps any ``Character.digit(c, 10)`` (PhoneNumberUtils.
+# normalizeNumber), libphonenumber maps them (normalizeDigits); a phone set to Arabic, Persian
+# or Hindi offers these on its keyboard, and fullwidth ones come from Japanese and Chinese IMEs
+ZEROS = {"ascii": "0", "arabic-indic": "\u0660", "persian": "\u06f0", "devanagari": "\u0966",
+         "bengali": "\u09e6", "thai": "\u0e50", "fullwidth": "\uff10"}  # fmt: skip
+# the fullwidth keyboard types its plus and punctuation fullwidth too
+FULLWIDTH = str.maketrans({"+": "\uff0b", "-": "\uff0d", "(": "\uff08", ")": "\uff09",
+                           " ": "\u3000", ".": "\uff0e", "/": "\uff0f"})  # fmt: skip
+DIGIT_REGIONS = ["EG", "IR", "IN", "BD", "TH", "JP", "CN", "RU", "US", "KR"]
+
+
+def _in_script(text: str, script: str) -> str:
+    zero = ord(ZEROS[script])
+    written = "".join(chr(zero + int(c)) if c.isdigit() else c for c in text)
+    return written.translate(FULLWIDTH) if script == "fullwidth" else written
+
+
+@pytest.mark.parametrize(
+    ("script", "region", "fmt"),
+    list(itertools.product(ZEROS, DIGIT_REGIONS, FORMATS[:3])),
+)
+def test_a_number_in_any_scripts_digits_is_the_same_number(
+    script: str, region: str, fmt: int
+) -> None:
+    example = phonenumbers.example_number_for_type(region, PhoneNumberType.MOBILE)
+    assert example is not None
+    e164 = phonenumbers.format_number(example, PhoneNumberFormat.E164)
+    written = _in_script(phonenumbers.format_number(example, fmt), script)
+    assert phone_numbers.could_be_number(written), written
+    assert Sms(to=written, body="hi").to == written
+    # libphonenumber reads it on its own as the same number: the oracle of this matrix
+    oracle = phonenumbers.parse(written, region)
+    assert phonenumbers.format_number(oracle, PhoneNumberFormat.E164) == e164
+    assert phone_numbers.canonical(written, region) == e164  # ASCII E.164 on the argv
+    assert phone_numbers.same_number(written, e164, region)
+    other = e164[:-1] + ("0" if e164[-1] != "0" else "1")
+    assert not phone_numbers.same_number(written, other, region)
+    assert phone_numbers.dialable(written).lstrip("+").isascii()
+
+
+@pytest.mark.parametrize(
+    "text", ["+\u0661 \u0665\u0665\u0665 abc", "\u2460\u2461\u2462\u2463\u2464\u2465\u2466",
+             "+\u00b9 555 123 4567", "\u0661\u0662; reboot"],
+)  # fmt: skip
+def test_other_scripts_letters_and_digit_lookalikes_are_still_refused(text: str) -> None:
+    # circled and superscript digits are no decimal digits (Character.digit answers -1)
+    assert not phone_numbers.could_be_number(text)
+    with pytest.raises(ValidationError, match="to"):
+        Sms(to=text, body="hi")
+
+
+@pytest.mark.parametrize(
+    ("shown", "how"),
+    [("\u202a+7 916 123-45-67\u202c", "international"),  # BidiFormatter.unicodeWrap, LTR
+     ("\u200e8 (916) 123-45-67", "national"), ("\u2066+79161234567\u2069", "e164"),
+     ("\u0668 (\u0669\u0661\u0666) \u0661\u0662\u0663-\u0664\u0665-\u0666\u0667", "national")],
+)  # fmt: skip
+def test_a_number_a_right_to_left_screen_wraps_reads_as_written(shown: str, how: str) -> None:
+    assert phone_numbers.same_number(shown, "+79161234567", "RU")
+    assert phone_numbers.shown_format(shown, "+79161234567", "RU") == how
+
+
+def test_without_a_region_native_digits_become_ascii_digits() -> None:
+    assert phone_numbers.canonical("\u0665\u0665\u0665 \u0661\u0662\u0663\u0664", "") == "5551234"
+    persian = "".join(chr(0x06F0 + int(c)) for c in "09121234567")
+    assert phone_numbers.loosely_same(persian, "+989121234567")
+    assert not phone_numbers.loosely_same(persian, "+989121234568")
