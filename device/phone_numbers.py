@@ -42,6 +42,9 @@ from phonenumbers import MatchType, NumberParseException, PhoneNumberFormat, sho
 _SEPARATORS = re.compile(
     r"[\s\-\u2010-\u2015\u2212\u30fc\uff0d./\uff0e\uff0f()\[\]\uff08\uff09\uff3b\uff3d]"
 )
+# a number copied from a link: ``tel:`` (RFC 3966), ``sms:`` (RFC 5724) or Android's SENDTO
+# ``smsto:``, the number alone after it (no ``;`` parameters, no ``?body=``)
+_SCHEME = re.compile(r"^\s*(?:tel|sms|smsto):", re.IGNORECASE)
 _DIALABLE = re.compile(r"\+?[0-9]{2,17}")  # after the separators: an optional +, digits
 MIN_MATCH = 7  # PhoneNumberUtils.MIN_MATCH: the trailing digits the loose rule needs
 
@@ -79,14 +82,20 @@ def plain(text: str) -> str:
 def could_be_number(text: str) -> bool:
     """Whether ``text`` is written as a phone number: digits (of any script, ``plain``) with
     spaces, dashes, dots, slashes or brackets between them, at most one leading ``+``
-    (``+1 (555) 123-4567``, ``8 916 123-45-67``, ``(916) 123-45-67``, ``٠١٠٠ ١٢٣ ٤٥٦٧``)."""
+    (``+1 (555) 123-4567``, ``8 916 123-45-67``, ``(916) 123-45-67``, ``٠١٠٠ ١٢٣ ٤٥٦٧``),
+    bare or as a link's number (``tel:+1-555-123-4567``)."""
     return bool(_DIALABLE.fullmatch(dialable(text)))
 
 
 def dialable(text: str) -> str:
     """``text`` in ASCII digits with the separators dropped (``+15551234567``): what the
     phone dials when no region can read it (PhoneNumberUtils.normalizeNumber)."""
-    return _SEPARATORS.sub("", plain(text))
+    return _SEPARATORS.sub("", unlinked(plain(text)))
+
+
+def unlinked(text: str) -> str:
+    """``text`` without a leading ``tel:``, ``sms:`` or ``smsto:``."""
+    return _SCHEME.sub("", text, count=1)
 
 
 _REASONS = {
@@ -106,7 +115,7 @@ def canonical(text: str, region: str) -> str:
     lengths of the region's plan)."""
     if not could_be_number(text):
         raise NumberRefused("not a phone number (digits, spaces, dashes, brackets, a leading +)")
-    text = plain(text)
+    text = unlinked(plain(text))
     digits = dialable(text)
     if not region and not digits.startswith("+"):
         return digits

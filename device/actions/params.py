@@ -72,12 +72,14 @@ def contact_name(value: str) -> str:
 
 def _recipient(value: str) -> str:
     # a name is a name only when it is not a number: ``(916) 123-45-67`` is a number. Text
-    # that starts like a number (``+``, a digit, a bracket then a digit) is meant as one and
-    # must be one, so a mistyped number (``+1555; reboot``) is refused, never looked up
+    # that starts like a number (``+``, a digit, a bracket then a digit, a ``tel:`` link) is
+    # meant as one and must be one, so a mistyped number (``+1555; reboot``) is refused,
+    # never looked up
     if phone_numbers.could_be_number(value):
         return value
-    head = value.lstrip().lstrip("([")[:1]
-    if not head or head == "+" or head.isdigit():
+    link = phone_numbers.unlinked(value)  # a tel:/sms: link is meant as a number too
+    head = link.lstrip().lstrip("([")[:1]
+    if link != value or not head or head == "+" or head.isdigit():
         return _phone_number(value)
     return contact_name(value)
 

@@ -241,3 +241,26 @@ def test_without_a_region_native_digits_become_ascii_digits() -> None:
     persian = "".join(chr(0x06F0 + int(c)) for c in "09121234567")
     assert phone_numbers.loosely_same(persian, "+989121234567")
     assert not phone_numbers.loosely_same(persian, "+989121234568")
+
+
+@pytest.mark.parametrize(
+    ("text", "region", "e164"),
+    [("tel:+1-555-123-4567", "US", "+15551234567"), ("TEL:8-916-123-45-67", "RU", "+79161234567"),
+     ("sms:+79161234567", "KR", "+79161234567"), ("smsto:010-1234-5678", "KR", "+821012345678"),
+     (" tel:\u0660\u0661\u0660\u0660 \u0661\u0662\u0663 \u0664\u0665\u0666\u0667", "EG",
+      "+201001234567")],
+)  # fmt: skip
+def test_a_number_copied_from_a_link_is_its_number(text: str, region: str, e164: str) -> None:
+    # tel: (RFC 3966), sms: (RFC 5724), Android's SENDTO smsto:, as a planner copies them
+    assert phone_numbers.could_be_number(text)
+    assert Sms(to=text, body="hi").to == text
+    assert phone_numbers.canonical(text, region) == e164
+
+
+@pytest.mark.parametrize(
+    "text", ["tel:+1555;reboot", "tel:", "sms:+79161234567?body=hi", "tel:Ivan", "+1 tel:5551234"]
+)
+def test_a_link_that_holds_no_number_is_refused_never_looked_up(text: str) -> None:
+    assert not phone_numbers.could_be_number(text)
+    with pytest.raises(ValidationError, match="not a phone number"):
+        Sms(to=text, body="hi")
