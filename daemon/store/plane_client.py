@@ -7,22 +7,33 @@ lifecycle rules, nothing is predicted or cached here, and while the plane is dow
 verb is ``StoreUnavailable``. The ``phoned`` verbs (``submit``, ``approve``, ``show``, ...)
 use it for ``--queue https://plane:8400``. A daemon's side is ``HttpStore``.
 
-``Transport.send`` is the one method to the plane (``httpx``, sync, explicit timeouts):
-transport failures become ``StoreUnavailable``; ``checked`` turns an answer into its body,
-the named lifecycle error (``phoned.daemon.lifecycle.wire.error_from``) or, for 5xx and refused
-tokens, ``StoreUnavailable``.
+``Transport.send`` is the one method to the plane (``urllib3``, sync, kept-alive
+connections, explicit timeouts, no retries and no redirects): transport failures become
+``StoreUnavailable``; ``checked`` turns an answer into its body, the named lifecycle error
+(``phoned.daemon.lifecycle.wire.error_from``) or, for 5xx and refused tokens,
+``StoreUnavailable``. It was ``httpx`` until issue #35: ``httpx`` spends more Python per
+request (building it, its cookie jar, its pure-Python HTTP/1.1 parser), on both halves of
+a long-poll pickup: interleaved, ``scripts/bench_control_plane.py`` picked up in 5.6-5.8 ms
+median through ``httpx`` and 4.5-5.2 ms through this transport (``bench/README.md``). What ``httpx``
+did for us it still does: a proxy from ``HTTP(S)_PROXY``/``ALL_PROXY`` unless ``NO_PROXY``
+names the host, certificates checked against ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set,
+else certifi's bundle, and ``params`` encoded as ``httpx`` encoded them.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json as jsonlib
 import logging
 import os
+import ssl
+import urllib.request
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
-import httpx
+import certifi
+import urllib3
 from phoned.daemon.lifecycle import ops, wire
 from phoned.daemon.lifecycle.errors import StoreUnavailable
 from phoned.daemon.lifecycle.records import (
@@ -94,14 +105,17 @@ class Transport:
     def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
         warn_plain_http(url, log)  # the token crosses the network in clear
         self._timeout = timeout
-        self._client = httpx.Client(
-            base_url=url.rstrip("/"),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=httpx.Timeout(timeout, connect=min(3.0, timeout)),
-        )
+        self._base = url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._pool, proxied = _pool_for(self._base)
+        # a proxy is asked for the whole URL; the plane's own pool, for its path
+        self._prefix = self._base if proxied else urlsplit(self._base).path
 
     def close(self) -> None:
-        self._client.close()
+        if isinstance(self._pool, urllib3.PoolManager):
+            self._pool.clear()
+        else:
+            self._pool.close()
 
     def send(
         self,
@@ -114,22 +128,63 @@ class Transport:
         wait: float = 0.0,
     ) -> Answer:
         """The plane's answer (any status); ``StoreUnavailable`` when none came."""
+        url = self._prefix + path + (f"?{query_string(params)}" if params else "")
+        headers, body = self._headers, content
+        if content is None and json is not None:
+            headers = {**headers, "Content-Type": "application/json"}
+            body = jsonlib.dumps(
+                json, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode()
+        timeout = urllib3.Timeout(connect=min(3.0, self._timeout), read=self._timeout + wait)
         try:
-            response = self._client.request(
-                method,
-                path,
-                json=json,
-                content=content,
-                params=params,
-                timeout=httpx.Timeout(self._timeout + wait, connect=min(3.0, self._timeout)),
-            )
-        except httpx.HTTPError as exc:
+            response = self._pool.urlopen(
+                method, url, body=body, headers=headers, timeout=timeout,
+                retries=False, redirect=False,
+            )  # fmt: skip
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise StoreUnavailable(f"control plane unreachable: {type(exc).__name__}") from exc
+        data = response.data
         try:
-            body = response.json() if response.content else None
+            answer = jsonlib.loads(data) if data else None
         except ValueError:
-            body = {"message": response.text[:200]}
-        return Answer(response.status_code, body)
+            answer = {"message": data.decode("utf-8", "replace")[:200]}
+        return Answer(response.status, answer)
+
+
+def query_string(params: dict[str, Any]) -> str:
+    """``params`` as ``httpx`` encoded them: a list repeats its key, True/False are
+    ``true``/``false``, None is an empty value."""
+
+    def text(value: Any) -> str:
+        if value is True or value is False:
+            return "true" if value else "false"
+        return "" if value is None else str(value)
+
+    pairs = [
+        (key, text(item))
+        for key, value in params.items()
+        for item in (value if isinstance(value, list | tuple) else [value])
+    ]
+    return urlencode(pairs)
+
+
+def _pool_for(base: str) -> tuple[urllib3.PoolManager | urllib3.HTTPConnectionPool, bool]:
+    """Kept-alive connections to the plane at ``base``, and whether they go through a
+    proxy: the environment's proxy for its scheme unless ``NO_PROXY`` names the host.
+    Certificates are checked against ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else
+    certifi's bundle (as ``httpx``)."""
+    parts = urlsplit(base)
+    options: dict[str, Any] = {"maxsize": 8}
+    if parts.scheme == "https":
+        cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+        if not (cafile or capath):
+            cafile = certifi.where()
+        options["ssl_context"] = ssl.create_default_context(cafile=cafile, capath=capath)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        return urllib3.ProxyManager(proxy, **options), True
+    return urllib3.connection_from_url(base, **options), False
 
 
 def checked(answer: Answer) -> Any:

@@ -24,6 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 import stacks
+from phoned.daemon.lifecycle.errors import StoreUnavailable
+from phoned.daemon.store.plane_client import PlaneClient
 from planes import Grant, write_tokens
 from postgres_server import fresh_schema_url, postgres_url  # noqa: F401 (session fixture)
 from stacks import REPO
@@ -130,7 +132,9 @@ def test_claims_and_reads_answer_while_200_long_polls_are_open(serve: Serve) -> 
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
-def test_serve_over_tls_with_a_self_signed_certificate(tmp_path: Path) -> None:
+def test_serve_over_tls_with_a_self_signed_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -145,6 +149,18 @@ def test_serve_over_tls_with_a_self_signed_certificate(tmp_path: Path) -> None:
         with httpx.Client(base_url=server.url, verify=trusted, timeout=10) as client:
             assert client.post("/v1/tasks", json=DND, headers=server.auth("planner")).is_success
             assert client.get("/v1/queue", headers=server.auth("planner")).json()["queue"]
+        # the phoned client trusts the certificate SSL_CERT_FILE names, else certifi's
+        # bundle, which does not hold a self-signed one: unreachable, never unchecked
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        untrusting = PlaneClient(server.url, server.tokens["planner"])
+        with pytest.raises(StoreUnavailable, match="SSLError"):
+            untrusting.queue_status()
+        untrusting.close()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        trusting = PlaneClient(server.url, server.tokens["planner"])
+        assert trusting.queue_status()["queued"] == 1
+        trusting.close()
         with pytest.raises(httpx.HTTPError):  # plain HTTP to the TLS port gets nowhere
             httpx.get(f"http://127.0.0.1:{server.port}/openapi.json", timeout=5).raise_for_status()
     finally:
