@@ -10,6 +10,7 @@ the client as the same class of ``phoned.daemon.lifecycle.errors``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from enum import Enum
 from typing import Annotated, Any
 
@@ -70,10 +71,17 @@ ERROR_STATUS: dict[type[lifecycle_errors.LifecycleError], int] = {
 }
 
 
+# values plain() hands back as they are: exactly these types (an enum that is also a str
+# or an int is not one of them: its value is)
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """Dataclasses, enums and tuples as JSON values (tuples become lists)."""
+    if type(value) in _AS_IS:  # most of a record's fields: answered before any other test
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: plain(getattr(value, name)) for name in _field_names(type(value))}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, dict):
@@ -83,6 +91,13 @@ def plain(value: Any) -> Any:
     if isinstance(value, frozenset | set):
         return sorted(plain(v) for v in value)
     return value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (``dataclasses.fields`` filters them anew on
+    every call; a claim's answer asked it for every record, issue #35)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _failure(data: Any) -> Failure | None:
