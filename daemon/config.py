@@ -254,12 +254,12 @@ def with_default_timeouts(spec: Any, cfg: Config) -> Any:
     return fill(spec)
 
 
-# nested sections: PHONED_<SECTION>_<KEY> in the environment
+# nested sections: PHONED_<SECTION>_<KEY> in the environment; every section field of
+# Config (a hand-kept list missed ``schedules``: PHONED_SCHEDULES_GRACE was ignored)
 _SECTIONS: dict[str, type[_Section]] = {
-    "timeouts": Timeouts,
-    "retention": Retention,
-    "approval": Approval,
-    "metrics": Metrics,
+    name: field.annotation
+    for name, field in Config.model_fields.items()
+    if isinstance(field.annotation, type) and issubclass(field.annotation, _Section)
 }
 
 

@@ -34,6 +34,31 @@ def test_flag_beats_env_beats_file(tmp_path: Path) -> None:
     assert cfg.timeouts.dispatch == 300
 
 
+SECTION_KEYS = [
+    (section, key)
+    for section, field in config.Config.model_fields.items()
+    if isinstance(field.annotation, type) and issubclass(field.annotation, config._Section)
+    for key in field.annotation.model_fields
+]
+
+
+def test_the_sections_are_the_ones_the_file_documents() -> None:
+    assert {s for s, _ in SECTION_KEYS} == {
+        "timeouts", "retention", "approval", "schedules", "metrics",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(("section", "key"), SECTION_KEYS)
+def test_every_section_key_is_read_from_the_environment(section: str, key: str) -> None:
+    name = f"PHONED_{section.upper()}_{key.upper()}"
+    overrides = config._env_overrides({name: "7"})
+    assert overrides == {section: {key: "7"}}, name
+
+
+def test_the_schedules_grace_comes_from_the_environment() -> None:
+    assert config.load(environ={"PHONED_SCHEDULES_GRACE": "300"}).schedules.grace == 300
+
+
 def test_env_list_of_devices() -> None:
     cfg = config.load(environ={"PHONED_DEVICES": "A1,127.0.0.1:7401"})
     assert cfg.devices == ("A1", "127.0.0.1:7401")
