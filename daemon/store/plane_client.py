@@ -15,9 +15,10 @@ connections, explicit timeouts, no retries and no redirects): transport failures
 request (building it, its cookie jar, its pure-Python HTTP/1.1 parser), on both halves of
 a long-poll pickup: interleaved, ``scripts/bench_control_plane.py`` picked up in 5.6-5.8 ms
 median through ``httpx`` and 4.5-5.2 ms through this transport (``bench/README.md``).
-What ``httpx`` did for us it still does: a proxy from ``HTTP(S)_PROXY``/``ALL_PROXY`` unless ``NO_PROXY``
-names the host, certificates checked against ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set,
-else certifi's bundle, and ``params`` encoded as ``httpx`` encoded them.
+What ``httpx`` did for us it still does: a proxy from ``HTTP(S)_PROXY``/``ALL_PROXY``
+unless ``NO_PROXY`` names the host, certificates checked against ``SSL_CERT_FILE``/
+``SSL_CERT_DIR`` when set, else certifi's bundle, and ``params`` encoded as ``httpx``
+encoded them.
 """
 
 from __future__ import annotations
