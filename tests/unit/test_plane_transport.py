@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from phoned.daemon.lifecycle.errors import StoreUnavailable
 from phoned.daemon.store.plane_client import PlaneClient, Transport, query_string
 
+from scripts.stack import free_port  # a loopback port nobody listens on
+
 _SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=12)
 )
@@ -76,7 +78,7 @@ def test_no_proxy_naming_the_plane_goes_direct(monkeypatch: pytest.MonkeyPatch) 
     idle = socket.create_server(("127.0.0.1", 0))  # a "proxy" that never answers
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{idle.getsockname()[1]}")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    transport = Transport(f"http://127.0.0.1:{_closed_port()}", "secret", timeout=2.0)
+    transport = Transport(f"http://127.0.0.1:{free_port()}", "secret", timeout=2.0)
     try:  # direct: the plane's closed port refuses at once (through the proxy: a timeout)
         with pytest.raises(StoreUnavailable, match="unreachable: NewConnectionError"):
             transport.send("GET", "/v1/queue")
@@ -85,15 +87,8 @@ def test_no_proxy_naming_the_plane_goes_direct(monkeypatch: pytest.MonkeyPatch) 
         idle.close()
 
 
-def _closed_port() -> int:
-    closed = socket.create_server(("127.0.0.1", 0))
-    port: int = closed.getsockname()[1]
-    closed.close()
-    return port
-
-
 def test_a_closed_port_is_store_unavailable() -> None:
-    transport = Transport(f"http://127.0.0.1:{_closed_port()}", "secret", timeout=2.0)
+    transport = Transport(f"http://127.0.0.1:{free_port()}", "secret", timeout=2.0)
     with pytest.raises(StoreUnavailable, match="control plane unreachable"):
         transport.send("GET", "/v1/queue")
     transport.close()
