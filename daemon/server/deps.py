@@ -63,6 +63,10 @@ async def authenticated(
     request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> Principal:
     """The token's principal; 401 when the token is missing or unknown."""
+    return _principal(request, creds)
+
+
+def _principal(request: Request, creds: HTTPAuthorizationCredentials | None) -> Principal:
     if creds is None or not creds.credentials:
         raise HTTPException(401, "a bearer token is required", {"WWW-Authenticate": "Bearer"})
     principal = plane_of(request).tokens.lookup(creds.credentials)
@@ -72,9 +76,16 @@ async def authenticated(
 
 
 def require(right: Right) -> Callable[..., Awaitable[Principal]]:
-    """A dependency admitting only principals whose role grants ``right`` (else 403)."""
+    """A dependency admitting only principals whose role grants ``right`` (else 403).
 
-    async def dependency(principal: Annotated[Principal, Depends(authenticated)]) -> Principal:
+    It reads the token itself rather than through ``authenticated``: FastAPI solves each
+    level of dependencies in turn, and one level fewer is 0.1 ms of every request's
+    pickup path (issue #35)."""
+
+    async def dependency(
+        request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+    ) -> Principal:
+        principal = _principal(request, creds)
         if not principal.may(right):
             raise HTTPException(403, f"role {principal.role.value} may not {right.value}")
         return principal
