@@ -129,9 +129,15 @@ def run(app: FastAPI, **options: Any) -> None:
     would hold that up for its whole wait. On SIGTERM/SIGINT every waiting poll answers at
     once (nothing new: the client polls again, elsewhere or later), so the server stops
     promptly.
+
+    ``access_log`` (default on) logs each request once its answer is sent
+    (``phoned.daemon.server.access_log``), not before its headers as uvicorn does.
     """
 
     import uvicorn  # lazy: uvicorn is loaded only by the verbs that use it (start-up)
+
+    # lazy: it imports uvicorn
+    from phoned.daemon.server.access_log import AccessLog, log_config
 
     plane: Plane = app.state.plane
 
@@ -141,7 +147,9 @@ def run(app: FastAPI, **options: Any) -> None:
             threading.Thread(target=plane.wakeup.release, name="release", daemon=True).start()
             super().handle_exit(sig, frame)
 
-    server = _Server(uvicorn.Config(app, **options))
+    asgi: Any = AccessLog(app) if options.pop("access_log", True) else app
+    logs = log_config(options.get("log_level") or "info")
+    server = _Server(uvicorn.Config(asgi, **options, access_log=False, log_config=logs))
     server.run()
     if not server.started:
         raise SystemExit(3)  # as uvicorn.run: the server could not start
