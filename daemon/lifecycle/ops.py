@@ -29,8 +29,8 @@ the journal            ``JournalBefore``, ``JournalAfter``, ``PutEvidence``
 planner steering       ``Approve``, ``Deny``, ``Resume``, ``Amend``, ``Cancel``,
 (``Steer``)            ``UserPause``, ``UserResume``, ``Rerun``
 the system             ``Expire``
-ingress, recovery      ``Submit``, ``SubmitWorkflow``, ``SubmitClaimed``, ``Recover``
-(``queue_ops``)
+ingress, recovery      ``Submit``, ``SubmitWorkflow``, ``SubmitClaimed``, ``HandOver``,
+(``queue_ops``)        ``Recover``
 =====================  ==================================================
 
 The operations on who serves a phone (holds, presence, device registration) carry the
@@ -53,7 +53,14 @@ from phoned.daemon.lifecycle.planner_ops import (
     UserPause,
     UserResume,
 )
-from phoned.daemon.lifecycle.queue_ops import Recover, Submit, SubmitClaimed, SubmitWorkflow
+from phoned.daemon.lifecycle.queue_ops import (
+    HandedOver,
+    HandOver,
+    Recover,
+    Submit,
+    SubmitClaimed,
+    SubmitWorkflow,
+)
 from phoned.daemon.lifecycle.worker_ops import (
     Claim,
     ClaimBatch,
@@ -85,6 +92,8 @@ __all__ = [
     "Expire",
     "Facts",
     "Fail",
+    "HandOver",
+    "HandedOver",
     "Heartbeat",
     "JournalAfter",
     "JournalBefore",

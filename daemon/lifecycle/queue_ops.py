@@ -13,6 +13,7 @@ from phoned.daemon.lifecycle.contract import TaskSpec, WorkflowSpec
 from phoned.daemon.lifecycle.operation import Delivery, Op
 from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.lifecycle.wire import plain, task_from
+from phoned.daemon.lifecycle.worker_ops import Claim
 
 
 class _Tasks(Op[list[TaskRecord]]):
@@ -78,6 +79,33 @@ class SubmitClaimed(Op[TaskRecord]):
     device: str
     now: float
     lease_s: float = 60.0
+
+    def to_wire(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class HandedOver:
+    """What ``HandOver`` did: the submitted ``task`` as queued, and what the first of its
+    claims that leased a task took (``by``: that claim's index), else None."""
+
+    task: TaskRecord
+    taken: TaskRecord | None = None
+    by: int | None = None
+
+
+@dataclass(frozen=True)
+class HandOver(Op[HandedOver]):
+    """``submit``, then each of ``claims`` in turn until one leases a task: ``phoned
+    serve`` hands a submitted task to the claims waiting for its phone. Each claim leases
+    what it would lease on its own; a store that can runs them in the submit's own
+    transaction (one commit fewer on the pickup, issue #35). A claim that fails is undone
+    alone and ends the turns; the submit stands. Only a queue held directly takes it (not
+    on the wire)."""
+
+    route: ClassVar[str] = ""
+    submit: Submit
+    claims: tuple[Claim, ...] = ()
 
     def to_wire(self) -> None:
         return None

@@ -170,14 +170,22 @@ async def claim(
     with plane.registry.lock:
         _check_daemon_id(plane, principal, body.owner.rsplit("/", 1)[0])
 
-    def attempt() -> dict[str, Any] | None:
-        op = ops.Claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
-        task = plane.store().apply(op)
+    def claim_now() -> ops.Claim:
+        return ops.Claim(body.owner, body.device, time.time(), body.lease_s, body.task_id)
+
+    def applied(op: ops.Claim) -> TaskRecord | None:
+        return plane.store().apply(op)
+
+    def answer(task: TaskRecord | None) -> dict[str, Any] | None:
+        """The claim's answer to what it leased, the lease recorded first."""
         if task is None:
             plane.saw_claim(body.owner, principal.name, claimed=False)
             return None
         plane.ledger.granted(task.id, task.attempt, body.owner, principal.key)
-        return op.answer_json(task)
+        return {ops.Claim.answer_key: plain(task)}
+
+    def attempt() -> dict[str, Any] | None:
+        return answer(applied(claim_now()))
 
     def leased() -> None:  # after the answer is sent: its presence row, then the others
         plane.saw_claim(body.owner, principal.name, claimed=True)
@@ -190,7 +198,7 @@ async def claim(
         return _answer_claim(found, cursor, leased)
     deadline = time.monotonic() + wait
     with (
-        plane.wakeup.claiming(principal, body.owner, body.device, attempt) as poll,
+        plane.wakeup.claiming(principal, claim_now, applied, answer) as poll,
         _ends_with_client(request, plane.wakeup, poll),
     ):
         while (left := deadline - time.monotonic()) > 0 and not poll.ended:

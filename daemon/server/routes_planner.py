@@ -97,11 +97,12 @@ async def submit_task(
 
 
 def _queued(plane: Plane, op: ops.Submit) -> TaskRecord:
-    """Queue ``op``'s task and hand it over to the claims waiting for its phone from this
-    thread, as soon as it committed (``Wakeup.hand_over``)."""
-    record: TaskRecord = plane.store().apply(op)
-    plane.wakeup.hand_over(record.device)
-    return record
+    """Queue ``op``'s task and hand it over to the claims waiting for its phone, in the
+    submit's own transaction where the store can (``Wakeup.offering``, ``ops.HandOver``)."""
+    with plane.wakeup.offering(op.spec.device) as offer:
+        handed = plane.store().apply(ops.HandOver(op, offer.claims()))
+        offer.granted(handed)
+    return handed.task
 
 
 @router.post(

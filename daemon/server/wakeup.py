@@ -12,14 +12,15 @@ thread. ``polling(key)`` counts the long-polls one token holds open; past
 ``polls_per_token`` it refuses with 429, so one token cannot pile up waiters without end.
 
 A waiting claim (``claiming``) does not wait for the cursor: a submit through this
-replica hands its task over (``hand_over``: the thread that committed it runs the claims
-waiting for that task's phone, so the lease needs no hop to the event loop and back, issue
-#35), and ``poke()`` wakes the others at once; the follower's cursor moves wake them too
-(other replicas' writes). A claim ends early, leasing nothing more, when its owner
-withdraws it (``withdraw``), when a newer claim of the same owner starts, or when the
-route ends it (``end``: its client went away). Its looks, the route's and a hand-over's,
-take turns under the claim's own lock, and ``close`` ends them: whatever a look leased
-is answered.
+replica hands its task over (``offering``: the submit's thread holds the claims waiting
+for that task's phone and the store runs them in the submit's own transaction,
+``ops.HandOver``, so the lease needs no hop to the event loop and back and no commit of
+its own, issue #35), and ``poke()`` wakes the others at once; the follower's cursor moves
+wake them too (other replicas' writes). A claim ends early, leasing nothing more, when
+its owner withdraws it (``withdraw``), when a newer claim of the same owner starts, or
+when the route ends it (``end``: its client went away). Its looks, the route's and a
+hand-over's, take turns under the claim's own lock, and ``close`` ends them: whatever a
+look leased is answered.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from fastapi import HTTPException
+from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.errors import LifecycleError
+from phoned.daemon.lifecycle.records import TaskRecord
 from phoned.daemon.store.protocol import Store
 
 log = logging.getLogger("phoned.server.wakeup")
@@ -43,21 +46,31 @@ log = logging.getLogger("phoned.server.wakeup")
 WITHDRAWN_S = 2.0
 
 
-Look = Callable[[], "dict[str, Any] | None"]
+Answer = Callable[[TaskRecord | None], "dict[str, Any] | None"]
 
 
 class ClaimPoll:
     """One waiting claim of ``owner`` for ``device`` (None: any) (``Wakeup.claiming``);
     ``ended`` once it must lease nothing more (withdrawn, superseded by a newer claim of
-    the owner, client gone). ``look`` tries the claim once: the claim's answer when it
-    leased a task, else None."""
+    the owner, client gone). ``claim()`` is the claim as of now, ``apply`` runs it on the
+    calling thread's store, and ``answer`` is the route's answer to what a claim leased
+    (None: nothing), recording the lease."""
 
-    def __init__(self, owner: str, device: str | None, look: Look) -> None:
+    def __init__(
+        self,
+        owner: str,
+        device: str | None,
+        claim: Callable[[], ops.Claim],
+        apply: Callable[[ops.Claim], TaskRecord | None],
+        answer: Answer,
+    ) -> None:
         self.owner = owner
         self.device = device
         self.ended = False
         self.waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
-        self._look = look
+        self.claim = claim
+        self._apply = apply
+        self._answer = answer
         self._lock = threading.Lock()  # one look at a time; held by worker threads only
         self._found: dict[str, Any] | None = None
         self._closed = False
@@ -65,8 +78,8 @@ class ClaimPoll:
     def looked(self) -> dict[str, Any] | None:
         """What a look leased, now or before (a hand-over's); None when nothing (or ended)."""
         with self._lock:
-            if self._found is None and not self.ended and not self._closed:
-                self._found = self._look()
+            if self._open():
+                self._found = self._answer(self._apply(self.claim()))
             return self._found
 
     @property
@@ -84,6 +97,48 @@ class ClaimPoll:
     def takes(self, device: str | None) -> bool:
         """Whether this claim may lease a task for ``device`` (None: any phone's)."""
         return self.device is None or device is None or device == self.device
+
+    def _open(self) -> bool:
+        """Whether a look may still lease for this claim (its lock is held)."""
+        return self._found is None and not self.ended and not self._closed
+
+    def _hold(self) -> bool:
+        """Take the claim's turn for a hand-over, if no look runs now and it may still
+        lease; True when taken (``_grant`` or ``_release`` ends the turn)."""
+        if not self._lock.acquire(blocking=False):
+            return False  # its own look runs: it sees the task once the submit commits
+        if self._open():
+            return True
+        self._lock.release()
+        return False
+
+    def _grant(self, task: TaskRecord) -> None:
+        """A hand-over leased ``task`` to this claim (its turn is held)."""
+        try:
+            self._found = self._answer(task)
+        except LifecycleError as exc:  # the lease stands; it expires unanswered
+            log.warning("the lease of %s to %s was not recorded: %s", task.id, self.owner, exc)
+
+    def _release(self) -> None:
+        self._lock.release()
+
+
+class Offer:
+    """The waiting claims a submit is handed to (``Wakeup.offering``), each held: the
+    store runs their ``claims()`` with the submit (``ops.HandOver``), and the one that
+    leased is ``granted`` what it took."""
+
+    def __init__(self, held: list[ClaimPoll]) -> None:
+        self._held = held
+
+    def claims(self) -> tuple[ops.Claim, ...]:
+        """Each held claim as of now, in the order they are tried."""
+        return tuple(poll.claim() for poll in self._held)
+
+    def granted(self, handed: ops.HandedOver) -> None:
+        """The claim that ``handed`` says leased a task gets it as its answer."""
+        if handed.by is not None and handed.taken is not None:
+            self._held[handed.by]._grant(handed.taken)
 
 
 class Wakeup:
@@ -145,21 +200,22 @@ class Wakeup:
         with self._cond:
             return self._changes
 
-    def hand_over(self, device: str | None) -> None:
-        """A task for ``device`` (None: any phone) was committed through this replica: the
-        waiting claims that may take it look now, on this thread, until one leased it. Then
-        ``poke``, which wakes every waiting claim: the one that leased answers it, the
-        others look again."""
+    @contextmanager
+    def offering(self, device: str | None) -> Iterator[Offer]:
+        """A task for ``device`` (None: any phone) is being committed through this replica:
+        the waiting claims that may take it, each held (no look of its own runs meanwhile;
+        one whose look runs now is left out, as it sees the task once it is committed).
+        Then ``poke``, which wakes every waiting claim: the one that leased answers it,
+        the others look again."""
         with self._cond:
             polls = [p for p in self._claims.values() if not p.ended and p.takes(device)]
-        for poll in polls:
-            try:
-                if poll.looked() is not None:
-                    break
-            except LifecycleError as exc:  # the claim's own look reports it again
-                log.warning("a waiting claim could not look: %s", exc)
-                break
-        self.poke()
+        held = [poll for poll in polls if poll._hold()]
+        try:
+            yield Offer(held)
+        finally:
+            for poll in held:
+                poll._release()
+            self.poke()
 
     def poke(self) -> None:
         """Something was written in this process: waiting claims look again now, and the
@@ -219,13 +275,19 @@ class Wakeup:
 
     @contextmanager
     def claiming(
-        self, key: Hashable, owner: str, device: str | None, look: Look
+        self,
+        key: Hashable,
+        claim: Callable[[], ops.Claim],
+        apply: Callable[[ops.Claim], TaskRecord | None],
+        answer: Answer,
     ) -> Iterator[ClaimPoll]:
-        """One waiting claim of ``owner`` for ``device``, counted as a long-poll of ``key``
-        (429 past ``polls_per_token``); an older waiting claim of the same owner ends now.
-        ``look`` tries it once (``ClaimPoll``)."""
+        """One waiting claim (``claim()``: its owner, device and terms as of now), counted
+        as a long-poll of ``key`` (429 past ``polls_per_token``); an older waiting claim of
+        the same owner ends now. ``apply`` and ``answer`` make its looks (``ClaimPoll``)."""
         with self.polling(key):
-            poll = ClaimPoll(owner, device, look)
+            first = claim()
+            owner = first.owner
+            poll = ClaimPoll(owner, first.device, claim, apply, answer)
             with self._cond:
                 older = self._claims.get(owner)
                 self._claims[owner] = poll

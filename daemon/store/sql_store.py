@@ -25,6 +25,7 @@ from phoned.daemon.lifecycle.contract import TaskSpec
 from phoned.daemon.lifecycle.errors import (
     ApprovalMismatch,
     IllegalTransition,
+    LifecycleError,
     TaskNotFound,
     UnreconciledOutcome,
 )
@@ -218,6 +219,7 @@ class SqlStore(Store):
         ops.Submit: lambda store, op: store._submit(op),
         ops.SubmitWorkflow: lambda store, op: store._submit_workflow(op),
         ops.SubmitClaimed: lambda store, op: store._submit_claimed(op),
+        ops.HandOver: lambda store, op: store._hand_over(op),
         ops.Recover: lambda store, op: store._recover(op),
         phone_ops.HoldPhone: lambda store, op: holds.take(store.db, op.want),
         phone_ops.ReleasePhone: lambda store, op: holds.release(store.db, op.mine),
@@ -344,6 +346,11 @@ class SqlStore(Store):
             row, new = self._queue(op.spec, op.now)
             lease = ops.Claim(op.owner, op.device, op.now, op.lease_s)
             return self._lease(row, lease) if new else task_record(row)
+
+    def _hand_over(self, op: ops.HandOver) -> ops.HandedOver:
+        """The submit, then each claim in turn (each a claim of its own) until one leases."""
+        task = self._submit(op.submit)
+        return ops.HandedOver(task, *first_lease(op.claims, self._claim))
 
     def _lease(self, row: Row, op: ops.Claim) -> TaskRecord:
         """queued -> dispatched to ``op.owner`` (inside the caller's transaction)."""
@@ -514,3 +521,19 @@ class SqlStore(Store):
             }
             for r in self.db.all("evidence_of_task", task_id=task_id)
         ]
+
+
+def first_lease(
+    claims: tuple[ops.Claim, ...], take: Callable[[ops.Claim], TaskRecord | None]
+) -> tuple[TaskRecord, int] | tuple[None, None]:
+    """What the first of ``claims`` that leased a task took (``take`` runs one) and its
+    index; a claim that fails ends the turns (its route's own look reports it again)."""
+    for index, claim in enumerate(claims):
+        try:
+            taken = take(claim)
+        except LifecycleError as exc:
+            log.warning("a waiting claim of %s could not lease: %s", claim.owner, exc)
+            break
+        if taken is not None:
+            return taken, index
+    return None, None

@@ -173,6 +173,26 @@ class Database:
         if queued and self.on_queued is not None:
             self.on_queued()
 
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Inside ``transaction``: what runs in it is undone alone when it raises (the
+        transaction goes on)."""
+        self._execute("SAVEPOINT part", "savepoint")
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK TO part")
+                self._conn.execute("RELEASE part")
+            raise
+        self._execute("RELEASE part", "savepoint")
+
+    def _execute(self, sql: str, what: str) -> None:
+        try:
+            self._conn.execute(sql)
+        except sqlite3.Error as exc:
+            translate(self.path, exc, what)
+
     def _rollback(self) -> None:
         if self._conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back itself

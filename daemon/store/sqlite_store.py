@@ -12,7 +12,8 @@ import threading
 
 from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.records import TaskRecord
-from phoned.daemon.store.sql_store import SqlStore
+from phoned.daemon.store.rows import task_record
+from phoned.daemon.store.sql_store import SqlStore, first_lease
 from phoned.daemon.store.sqlite_db import BUSY_WAIT_S, Database
 from phoned.daemon.store.wake import Listener, WakeChannel, wait_for_commit
 
@@ -39,6 +40,20 @@ class SqliteStore(SqlStore):
         ``data_version`` before it looks, so a task queued after an empty claim wakes it."""
         self._arm()
         return super()._claim(op)
+
+    def _hand_over(self, op: ops.HandOver) -> ops.HandedOver:
+        """``SqlStore``'s hand-over in one transaction: each claim leases what it would on its
+        own, and the lease commits with the submit, one commit fewer on the plane's pickup
+        (issue #35). A claim that fails is rolled back to its savepoint alone."""
+        submit = op.submit
+        with self.sqlite.transaction():
+            row, _ = self._queue(submit.spec, submit.now, successor_of=submit.successor_of)
+            return ops.HandedOver(task_record(row), *first_lease(op.claims, self._take_alone))
+
+    def _take_alone(self, op: ops.Claim) -> TaskRecord | None:
+        """``_take`` in a savepoint of the transaction: undone alone when it fails."""
+        with self.sqlite.savepoint():
+            return self._take(op)
 
     def _arm(self) -> None:
         if not self._listening:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from contract_specs import spec
+from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.contract import validate_task, validate_workflow
 from phoned.daemon.lifecycle.errors import (
     ApprovalExpired,
@@ -24,7 +27,9 @@ from phoned.daemon.lifecycle.errors import (
 from phoned.daemon.lifecycle.records import Failure, JournalOutcome, Preview, StopSummary
 from phoned.daemon.lifecycle.states import FailureReason, TaskState
 from phoned.daemon.store.protocol import Store
+from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned.daemon.store.sweeper import sweep
+from pytest_mock import MockerFixture
 
 T0 = 1_000.0
 
@@ -438,3 +443,56 @@ def test_wait_for_work_returns_at_the_timeout_or_on_stop(store: Store) -> None:
     started = time.monotonic()
     store.wait_for_work(10.0, stop)
     assert time.monotonic() - started < 1.0
+
+
+def test_a_hand_over_leases_to_the_first_claim_that_takes_the_task(store: Store) -> None:
+    """``phoned serve``'s hand-over: the submit, then the waiting claims in turn."""
+    claims = (ops.Claim("d/other", "OTHER", T0 + 1), ops.Claim("d/w0", "SERIAL1", T0 + 1, 30))
+    handed = store.apply(ops.HandOver(ops.Submit(spec(device="SERIAL1"), T0), claims))
+    assert handed.task.state is TaskState.QUEUED  # the submit's answer: the task as queued
+    assert handed.by == 1 and handed.taken is not None and handed.taken.id == handed.task.id
+    task = store.get(handed.task.id)
+    assert (task.state, task.lease_owner, task.lease_until) == (
+        TaskState.DISPATCHED,
+        "d/w0",
+        T0 + 31,
+    )
+    assert [(e.state, e.state_version) for e in store.events()] == [
+        ("queued", 1),
+        ("dispatched", 2),
+    ]
+
+
+def test_a_hand_over_claim_leases_what_it_would_alone(store: Store) -> None:
+    """A claim takes the oldest claimable task, not the one just submitted; with none
+    that it may take, the submit alone is done."""
+    older = store.submit(spec("dnd.get"), T0)
+    claim = ops.Claim("d/w0", "SERIAL1", T0 + 2)
+    handed = store.apply(ops.HandOver(ops.Submit(spec(), T0 + 1), (claim,)))
+    assert handed.taken is not None and handed.taken.id == older.id
+    assert store.get(handed.task.id).state is TaskState.QUEUED
+    nothing = store.apply(ops.HandOver(ops.Submit(spec(device="S2"), T0 + 3), ()))
+    assert (nothing.taken, nothing.by) == (None, None)
+    assert store.get(nothing.task.id).state is TaskState.QUEUED
+
+
+def test_a_hand_over_claim_that_fails_is_undone_alone(store: Store, mocker: MockerFixture) -> None:
+    """The claim fails after its lease was written (SQLite: in the submit's transaction;
+    PostgreSQL: in its own statement): the lease is undone, the submit stands and no
+    later claim is tried."""
+    if isinstance(store, SqliteStore):
+        lease = store._lease
+
+        def written_then_refused(row: Any, op: ops.Claim) -> Any:
+            lease(row, op)
+            raise IllegalTransition("refused after the write")
+
+        mocker.patch.object(store, "_lease", side_effect=written_then_refused)
+    else:
+        mocker.patch.object(store, "_claim", side_effect=IllegalTransition("refused"))
+    claims = (ops.Claim("d/w0", "SERIAL1", T0 + 1), ops.Claim("d/w1", "SERIAL1", T0 + 1))
+    handed = store.apply(ops.HandOver(ops.Submit(spec(), T0), claims))
+    assert (handed.taken, handed.by) == (None, None)
+    task = store.get(handed.task.id)
+    assert (task.state, task.attempt, task.lease_owner) == (TaskState.QUEUED, 0, None)
+    assert [e.state for e in store.events()] == ["queued"]

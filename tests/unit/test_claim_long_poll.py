@@ -3,8 +3,8 @@ so a waiting claim must lease nothing once its worker stopped. It answers ``task
 at once when withdrawn (``DELETE /v1/claims``, also when the withdraw overtook it), when a
 newer claim of the same owner starts, and it leases nothing after its client went away.
 A real uvicorn server (a client's disconnect is real) over a SQLite queue. A submit hands
-its task over to the claim waiting for its phone from the thread that committed it; the
-hand-over's rules are checked on ``Wakeup`` itself with looks that record their calls.
+its task over to the claims waiting for its phone in its own transaction; the hand-over's
+rules are checked on ``Wakeup`` itself with claims that record their looks.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import httpx
-from phoned.daemon.server.wakeup import Wakeup
+from phoned.daemon.lifecycle import ops
+from phoned.daemon.server.wakeup import ClaimPoll, Offer, Wakeup
 from planes import DND, SERIAL, plane_settings
 from test_server_limits import LiveServer, write_role_tokens
 
@@ -127,8 +129,8 @@ def test_a_claim_answer_names_the_cursor_and_a_withdraw_needs_the_phone(tmp_path
 
 
 def test_a_submit_hands_its_task_to_the_claim_waiting_for_its_phone(tmp_path: Path) -> None:
-    """The waiting claim answers the submitted task, leased once: by the submit's own
-    thread (``Wakeup.hand_over``), the route answering what it leased."""
+    """The waiting claim answers the submitted task, leased once: in the submit's own
+    transaction (``Wakeup.offering``, ``ops.HandOver``), the route answering what it leased."""
     with live_plane(tmp_path) as live:
         waiter, got = _waiting(live)
         task = live.submit()
@@ -137,66 +139,124 @@ def test_a_submit_hands_its_task_to_the_claim_waiting_for_its_phone(tmp_path: Pa
         assert got[0].json()["task"]["id"] == task["id"]
 
 
-def _looks(wakeup: Wakeup, stack: ExitStack, *devices: str | None) -> list[list[str]]:
-    """A waiting claim per device; each records its looks and leases on the first."""
-    seen: list[list[str]] = []
+class Claimant:
+    """A waiting claim's terms for ``Wakeup.claiming``: its own looks lease the task
+    ``lease`` names (None: nothing) and are recorded in ``seen``; its answer names what it
+    took, whether its look or a hand-over leased it."""
+
+    def __init__(self, owner: str, device: str | None, lease: str | None = None) -> None:
+        self.owner, self.device, self.lease = owner, device, lease
+        self.seen: list[str] = []
+
+    def claim(self) -> ops.Claim:
+        return ops.Claim(self.owner, self.device, time.time())
+
+    def apply(self, claim: ops.Claim) -> Any:
+        self.seen.append("look")
+        return None if self.lease is None else SimpleNamespace(id=self.lease)
+
+    @staticmethod
+    def answer(task: Any) -> dict[str, Any] | None:
+        return None if task is None else {"task": {"id": task.id}}
+
+
+def _waiting_claims(wakeup: Wakeup, stack: ExitStack, *devices: str | None) -> list[ClaimPoll]:
+    """A waiting claim per device (owner ``d<n>/<device>``), each leasing ``t<n>``."""
+    polls = []
     for n, device in enumerate(devices):
-        looked: list[str] = []
-        seen.append(looked)
-
-        def look(looked: list[str] = looked, n: int = n) -> dict[str, Any]:
-            looked.append("look")
-            return {"task": {"id": f"t{n}"}}
-
-        stack.enter_context(wakeup.claiming(f"key{n}", f"d{n}/{device}", device, look))
-    return seen
+        terms = Claimant(f"d{n}/{device}", device, lease=f"t{n}")
+        polls.append(stack.enter_context(
+            wakeup.claiming(f"key{n}", terms.claim, terms.apply, terms.answer)
+        ))  # fmt: skip
+    return polls
 
 
-def test_a_hand_over_looks_only_for_the_tasks_phone_and_stops_at_the_first_lease() -> None:
+def _handed(offer: Offer, owner: str | None) -> ops.HandedOver:
+    """What a store's ``HandOver`` answers when the claim of ``owner`` leased (None: none)."""
+    owners = [claim.owner for claim in offer.claims()]
+    task: Any = SimpleNamespace(id="new")
+    if owner is None:
+        return ops.HandedOver(task)
+    return ops.HandedOver(task, task, owners.index(owner))
+
+
+def test_an_offer_holds_only_the_claims_that_may_take_the_tasks_phone() -> None:
     wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
     with ExitStack() as stack:
-        seen = _looks(wakeup, stack, "emu-a", "emu-b", None, "emu-b")
-        wakeup.hand_over("emu-b")
-        assert seen == [[], ["look"], [], []]  # emu-b's first claim leased it
-        wakeup.hand_over(None)  # a task for any phone: the first claim that has not leased
-        assert seen == [["look"], ["look"], [], []]
+        polls = _waiting_claims(wakeup, stack, "emu-a", "emu-b", None, "emu-b")
+        with wakeup.offering("emu-b") as offer:
+            assert [c.owner for c in offer.claims()] == ["d1/emu-b", "d2/None", "d3/emu-b"]
+            offer.granted(_handed(offer, "d3/emu-b"))
+        assert [p.found for p in polls] == [None, None, None, {"task": {"id": "new"}}]
+        with wakeup.offering(None) as offer:  # any phone: every claim that has not leased
+            assert [c.owner for c in offer.claims()] == ["d0/emu-a", "d1/emu-b", "d2/None"]
+            offer.granted(_handed(offer, None))
+        assert [p.found for p in polls] == [None, None, None, {"task": {"id": "new"}}]
 
 
-def test_a_closed_claim_answers_what_a_look_leased_and_looks_no_more() -> None:
+def test_an_offer_leaves_out_a_claim_whose_own_look_runs_and_waits_for_none() -> None:
+    """A claim looking on another thread sees the task once the submit commits; the
+    submit does not wait for that look."""
+    wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
+    looking, release = threading.Event(), threading.Event()
+    terms = Claimant(f"d1/{SERIAL}", SERIAL)
+
+    def slow_look(claim: ops.Claim) -> Any:
+        looking.set()
+        release.wait(5)
+        return terms.apply(claim)
+
+    with wakeup.claiming("key", terms.claim, slow_look, terms.answer) as poll:
+        look = threading.Thread(target=poll.looked)
+        look.start()
+        assert looking.wait(5)
+        began = time.monotonic()
+        with wakeup.offering(SERIAL) as offer:
+            assert offer.claims() == ()
+        assert time.monotonic() - began < 1
+        release.set()
+        look.join(5)
+        assert terms.seen == ["look"] and poll.found is None
+
+
+def test_a_closed_claim_answers_what_a_hand_over_leased_and_looks_no_more() -> None:
     wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
     with ExitStack() as stack:
-        seen = _looks(wakeup, stack, "emu-a", "emu-b")
-        claims = list(wakeup._claims.values())
-        wakeup.hand_over("emu-a")
-        assert claims[0].close() == {"task": {"id": "t0"}}  # the route answers it
-        assert claims[1].close() is None
-        wakeup.hand_over("emu-b")
-        assert claims[1].looked() is None and seen == [["look"], []]
-    wakeup.hand_over(None)  # the claims' routes ended: none looks
-    assert seen == [["look"], []]
+        polls = _waiting_claims(wakeup, stack, "emu-a", "emu-b")
+        with wakeup.offering("emu-a") as offer:
+            offer.granted(_handed(offer, "d0/emu-a"))
+        assert polls[0].close() == {"task": {"id": "new"}}  # the route answers it
+        assert polls[1].close() is None
+        with wakeup.offering("emu-b") as offer:
+            assert offer.claims() == ()  # closed: it leases nothing more
+        assert polls[1].looked() is None
+    with wakeup.offering(None) as offer:  # the claims' routes ended: none is offered
+        assert offer.claims() == ()
 
 
 def test_a_claim_a_hand_over_woke_runs_before_the_submit_that_woke_it() -> None:
-    """The submit's thread wakes the claim (``hand_over``), then hands its own result back
-    to the loop: two callbacks queued in that order. The claim's coroutine then runs first,
-    so its answer leaves before the submit's (through ``asyncio.wait_for`` it ran a turn
-    later, after the submit's)."""
+    """The submit's thread wakes the claim (``offering``'s poke), then hands its own result
+    back to the loop: two callbacks queued in that order. The claim's coroutine then runs
+    first, so its answer leaves before the submit's (through ``asyncio.wait_for`` it ran a
+    turn later, after the submit's)."""
     wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
     order: list[str] = []
+    terms = Claimant(f"d1/{SERIAL}", SERIAL)
 
     async def claim_then_submit() -> None:
         loop = asyncio.get_running_loop()
         submitted: asyncio.Future[None] = loop.create_future()
 
         def submit_thread_ends() -> None:  # as the submit's worker thread does, in one go
-            wakeup.hand_over(SERIAL)
+            with wakeup.offering(SERIAL) as offer:
+                offer.granted(_handed(offer, terms.owner))
             loop.call_soon_threadsafe(submitted.set_result, None)  # the thread's result
 
         async def submit() -> None:
             await submitted
             order.append("submit")
 
-        with wakeup.claiming("key", f"d1/{SERIAL}", SERIAL, lambda: {"task": {"id": "t"}}) as poll:
+        with wakeup.claiming("key", terms.claim, terms.apply, terms.answer) as poll:
 
             async def claim() -> None:
                 await wakeup.wait_change_async(wakeup.changes, 5.0, poll)
@@ -208,14 +268,15 @@ def test_a_claim_a_hand_over_woke_runs_before_the_submit_that_woke_it() -> None:
             await asyncio.gather(*waiting)
 
     asyncio.run(claim_then_submit())
-    assert order == ["claim {'task': {'id': 't'}}", "submit"]
+    assert order == ["claim {'task': {'id': 'new'}}", "submit"]
 
 
 def test_a_claims_wait_ends_at_its_timeout_when_nothing_changes() -> None:
     wakeup = Wakeup(lambda: None, fallback_poll=60)  # type: ignore[arg-type, return-value]
 
     async def wait() -> float:
-        with wakeup.claiming("key", f"d1/{SERIAL}", SERIAL, lambda: None) as poll:
+        terms = Claimant(f"d1/{SERIAL}", SERIAL)
+        with wakeup.claiming("key", terms.claim, terms.apply, terms.answer) as poll:
             started = time.monotonic()
             await wakeup.wait_change_async(wakeup.changes, 0.2, poll)
             assert poll.found is None and not poll.ended
