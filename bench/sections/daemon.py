@@ -129,26 +129,33 @@ def measure_tasks(queue: Path, runs: int) -> tuple[list[float], list[float]]:
     return completed, pickups
 
 
-_PICKUP_LINE = re.compile(r"median ([\d.]+) ms, p90 ([\d.]+) ms")
+_PICKUP_LINE = re.compile(r"submit->claimed over \d+: median ([\d.]+) ms, p90 ([\d.]+) ms")
+_FLOOR_LINE = re.compile(r"floor: .* over \d+: median ([\d.]+) ms, p90 ([\d.]+) ms")
 _IDLE_LINE = re.compile(r"= ([\d.]+) requests per idle minute")
 
 
-def measure_longpoll(runs: int, idle_s: float) -> tuple[dict[str, float] | None, str]:
-    """Long-poll pickup through a real ``phoned serve`` (scripts/bench_control_plane.py).
+def measure_longpoll(
+    runs: int, idle_s: float
+) -> tuple[dict[str, float] | None, dict[str, float] | None, str]:
+    """Long-poll pickup through a real ``phoned serve`` and its floor, a bare relay on the
+    same HTTP stack, interleaved pickup by pickup (scripts/bench_control_plane.py --floor).
 
-    Returns (median/p90 in ms or None, the idle-requests note or why it was not measured).
+    Returns (pickup median/p90 in ms, the floor's, the idle-requests note), or None and
+    why it was not measured.
     """
     script = Path(__file__).resolve().parents[2] / "scripts" / "bench_control_plane.py"
     done = subprocess.run(
-        [sys.executable, str(script), "--n", str(runs), "--idle", str(idle_s)],
+        [sys.executable, str(script), "--n", str(runs), "--idle", str(idle_s), "--floor"],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
-    pickup, idle = _PICKUP_LINE.search(done.stdout), _IDLE_LINE.search(done.stdout)
-    if done.returncode != 0 or pickup is None:
-        return None, f"not available: bench_control_plane.py exited {done.returncode}"
+    pickup, floor = _PICKUP_LINE.search(done.stdout), _FLOOR_LINE.search(done.stdout)
+    idle = _IDLE_LINE.search(done.stdout)
+    if done.returncode != 0 or pickup is None or floor is None:
+        return None, None, f"not available: bench_control_plane.py exited {done.returncode}"
     ms = {"median": float(pickup[1]), "p90": float(pickup[2]), "n": runs}
+    floor_ms = {"median": float(floor[1]), "p90": float(floor[2]), "n": runs}
     note = f"{idle[1]} requests per idle minute per worker" if idle else ""
-    return ms, note
+    return ms, floor_ms, note
 
 
 def _by_thread(idle: dict[str, Any]) -> str:
@@ -181,7 +188,7 @@ def run(cfg: Config) -> Section:
                     alone = measure_action(adb, serial, cfg.latency_runs)
     done, pick, act = summarize(completed), summarize(pickups), summarize(alone)
     over = round(done["median"] - act["median"], 3) if done["n"] and act["n"] else None
-    longpoll, idle_requests = measure_longpoll(cfg.latency_runs, min(cfg.idle_s, 30.0))
+    longpoll, floor, idle_requests = measure_longpoll(cfg.latency_runs, min(cfg.idle_s, 30.0))
     rows = [
         row("submit-to-completed: dnd.set", ms=done),
         row("dnd.set action alone (same phone, executor defaults)", ms=act),
@@ -195,6 +202,10 @@ def run(cfg: Config) -> Section:
         if longpoll is not None
         else row("pickup: long-poll via phoned serve", value=idle_requests),
     ]  # fmt: skip
+    if longpoll is not None and floor is not None:
+        ratio = longpoll["median"] / floor["median"]
+        rows.append(row("pickup floor: a bare relay on the same HTTP stack (interleaved)",
+                        ms=floor, note=f"phoned's pickup {ratio:.2f}x of it (medians)"))  # fmt: skip
     for phones, idle in idle_by_phones.items():
         per_phone = idle["cpu_percent"] / phones
         wakes, bound = idle["wakeups_per_min"], 10 + phones  # issue #35: 10 + 1 per phone
@@ -214,6 +225,7 @@ def run(cfg: Config) -> Section:
         "submit_to_completed_over_action_ms": over,
         "pickup_ms": pick,
         "pickup_longpoll_ms": longpoll,
+        "pickup_longpoll_floor_ms": floor,
         "idle_requests_per_minute": idle_requests,
     }
     return section(TITLE, rows, samples, data)
