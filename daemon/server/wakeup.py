@@ -104,7 +104,7 @@ class ClaimPoll:
 
     def _hold(self) -> bool:
         """Take the claim's turn for a hand-over, if no look runs now and it may still
-        lease; True when taken (``_grant`` or ``_release`` ends the turn)."""
+        lease; True when taken (``_release`` ends the turn)."""
         if not self._lock.acquire(blocking=False):
             return False  # its own look runs: it sees the task once the submit commits
         if self._open():
@@ -120,6 +120,7 @@ class ClaimPoll:
             log.warning("the lease of %s to %s was not recorded: %s", task.id, self.owner, exc)
 
     def _release(self) -> None:
+        """End the hand-over's turn (``_hold``)."""
         self._lock.release()
 
 
