@@ -35,6 +35,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import uvicorn
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -149,8 +151,6 @@ def main() -> int:
     parser.add_argument("--relay", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.relay:  # the floor's server process (start_relay)
-        import uvicorn
-
         uvicorn.run(Relay(), host="127.0.0.1", port=args.relay, http="httptools",
                     log_level="warning", access_log=False)  # fmt: skip
         return 0
