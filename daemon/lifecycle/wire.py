@@ -96,7 +96,8 @@ def plain(value: Any) -> Any:
 @functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names, in order (``dataclasses.fields`` filters them anew on
-    every call; a claim's answer asked it for every record, issue #35)."""
+    every call; a claim's answer and the worker's reading of it ask for every record,
+    issue #35)."""
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
@@ -114,8 +115,7 @@ def _summary(data: Any) -> StopSummary | None:
 
 def task_from(data: dict[str, Any]) -> TaskRecord:
     """The ``TaskRecord`` a ``plain(record)`` document describes."""
-    names = {f.name for f in dataclasses.fields(TaskRecord)}
-    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs = {name: data[name] for name in _field_names(TaskRecord) if name in data}
     kwargs["state"] = TaskState(data["state"])
     kwargs["failure"] = _failure(data.get("failure"))
     kwargs["stop_summary"] = _summary(data.get("stop_summary"))
@@ -125,24 +125,23 @@ def task_from(data: dict[str, Any]) -> TaskRecord:
 
 def event_from(data: dict[str, Any]) -> Event:
     """The ``Event`` a ``plain(event)`` document describes."""
-    names = {f.name for f in dataclasses.fields(Event)}
-    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs = {name: data[name] for name in _field_names(Event) if name in data}
     kwargs["evidence_refs"] = tuple(data.get("evidence_refs") or ())
     return Event(**kwargs)
 
 
 def journal_from(data: dict[str, Any]) -> JournalEntry:
     """The ``JournalEntry`` a ``plain(entry)`` document describes."""
-    names = {f.name for f in dataclasses.fields(JournalEntry)}
-    kwargs = {k: v for k, v in data.items() if k in names}
+    kwargs = {name: data[name] for name in _field_names(JournalEntry) if name in data}
     kwargs["outcome"] = JournalOutcome(data["outcome"]) if data.get("outcome") else None
     return JournalEntry(**kwargs)
 
 
 def workflow_from(data: dict[str, Any]) -> WorkflowRecord:
     """The ``WorkflowRecord`` a ``plain(workflow)`` document describes."""
-    names = {f.name for f in dataclasses.fields(WorkflowRecord)}
-    return WorkflowRecord(**{k: v for k, v in data.items() if k in names})
+    return WorkflowRecord(
+        **{name: data[name] for name in _field_names(WorkflowRecord) if name in data}
+    )
 
 
 def ticket_json(ticket: Ticket) -> dict[str, Any]:
