@@ -48,6 +48,8 @@ from phoned.daemon.lifecycle.states import TaskState  # noqa: E402
 from phoned.daemon.store.http_store import HttpStore, PlaneLink  # noqa: E402
 from phoned.daemon.store.plane_client import PlaneClient, Transport  # noqa: E402
 
+from scripts.stats import ratio, summarize  # noqa: E402
+
 SERIAL = "emu-bench"
 
 
@@ -137,10 +139,10 @@ def start_relay(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("the relay did not start")
 
 
-def summary(name: str, latencies: list[float]) -> str:
-    ms = sorted(x * 1000 for x in latencies)
-    return (f"{name} over {len(ms)}: median {statistics.median(ms):.1f} ms, "
-            f"p90 {ms[int(0.9 * len(ms)) - 1]:.1f} ms, max {ms[-1]:.1f} ms")  # fmt: skip
+def summary(name: str, ms: dict[str, Any]) -> str:
+    """A line of ``scripts.stats.summarize``'s figures (``bench/sections/daemon.py`` reads it)."""
+    return (f"{name} over {ms['n']}: median {ms['median']:.1f} ms, p90 {ms['p90']:.1f} ms, "
+            f"max {ms['max']:.1f} ms")  # fmt: skip
 
 
 def main() -> int:
@@ -164,8 +166,9 @@ def main() -> int:
     out: Any = ctx.Queue()
     stop = ctx.Event()
     child = ctx.Process(target=worker, args=(url, tokens["daemon"], work, out, stop))
-    floor = Floor(ctx, stop) if args.floor else None
+    floor: Floor | None = None
     try:
+        floor = Floor(ctx, stop) if args.floor else None
         child.start()
         time.sleep(2.0)  # the worker has started and is in its long-poll
         t_idle = time.monotonic()
@@ -179,10 +182,11 @@ def main() -> int:
                 "device": SERIAL,
             }
         )
+        doc = spec.model_dump(mode="json")  # the floor relays the same body
         latencies, submits = [], []
         for n in range(args.n):
             if floor is not None and n % 2 == 0:  # every other pickup, the floor's first
-                floor.pickup(spec.model_dump(mode="json"))
+                floor.pickup(doc)
             time.sleep(0.3)  # the worker is back in its long-poll
             t0 = time.monotonic()
             task = planner.submit(spec, time.time())
@@ -191,22 +195,25 @@ def main() -> int:
             assert task_id == task.id, f"claimed {task_id}, submitted {task.id}"
             latencies.append(claimed_at - t0)
             if floor is not None and n % 2 == 1:
-                floor.pickup(spec.model_dump(mode="json"))
+                floor.pickup(doc)
         stop.set()
         kind, sent = out.get(timeout=60)
         assert kind == "sent"
         child.join(timeout=10)
         idle = [t for t in sent if t_idle <= t < t_busy]
         per_minute = len(idle) * 60.0 / args.idle
-        print(summary("pickup latency submit->claimed", latencies))
+        pickup = summarize([x * 1000 for x in latencies])
+        print(summary("pickup latency submit->claimed", pickup))
         print(f"the planner's submit call alone: median {statistics.median(submits) * 1e3:.1f} ms")
         print(
             f"idle: {len(idle)} requests in {args.idle:g} s = {per_minute:.2f} requests per idle minute per worker"
         )
         if floor is not None:
-            print(summary("floor: bare relay pickup, interleaved", floor.latencies))
-            ratio = statistics.median(latencies) / statistics.median(floor.latencies)
-            print(f"pickup over its floor: {ratio:.2f}x (medians)")
+            floor_ms = summarize([x * 1000 for x in floor.latencies])
+            print(summary("floor: bare relay pickup, interleaved", floor_ms))
+            print(
+                f"pickup over its floor: {ratio(pickup['median'], floor_ms['median'])}x (medians)"
+            )
         return 0
     finally:
         stop.set()
