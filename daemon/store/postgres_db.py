@@ -180,6 +180,10 @@ class PostgresDatabase:
         with self.transaction():
             return self._run(name, params).fetchone()
 
+    def written(self, name: str, /, **params: Any) -> Row | None:
+        """Execute named write ``name`` (``RETURNING *``); the row as stored, or None."""
+        return self.one(name, **params)
+
     def all_in_one_statement(self, name: str, /, **params: Any) -> list[Row]:
         """Run named query ``name`` as its own transaction in one round trip; its rows.
 
@@ -189,14 +193,16 @@ class PostgresDatabase:
         stays on until the next ``transaction()`` (a claimer that finds nothing does not
         switch twice per look), one cursor serves them all, and a statement's rows come as
         tuples keyed by its column names, read once per connection (dict rows decode every
-        name of every result again).
+        name of every result again). Results come in binary: a claim's row is mostly
+        numbers, which the server then sends as they are stored instead of printing each as
+        text for the client to parse back (issue #35).
         """
         with self._lock:
             if self._depth:
                 raise RuntimeError(f"{name}: one statement inside a transaction")
             self._ensure_connected()
             if self._statement_cursor is None:
-                self._statement_cursor = self._conn.cursor(row_factory=tuple_row)
+                self._statement_cursor = self._conn.cursor(row_factory=tuple_row, binary=True)
             cursor = self._statement_cursor
             if not self._conn.autocommit:
                 self._conn.autocommit = True

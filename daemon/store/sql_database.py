@@ -33,13 +33,19 @@ class SqlDatabase(Protocol):
         """Execute named statement ``name``; the number of rows changed."""
         ...
 
+    def written(self, name: str, /, **params: Any) -> Row | None:
+        """Execute named write ``name`` (``RETURNING *``): the row as stored, or None when it
+        wrote none. No second read of what a write just stored."""
+        ...
+
     def close(self) -> None:
         """Release the connection."""
         ...
 
 
-def write_task(db: SqlDatabase, before: Row, after: Row, *, decision: bool | None = None) -> None:
-    """Write ``after`` guarded by ``before`` and append its event, in the caller's transaction.
+def write_task(db: SqlDatabase, before: Row, after: Row, *, decision: bool | None = None) -> Row:
+    """Write ``after`` guarded by ``before`` and append its event, in the caller's transaction;
+    the row as stored.
 
     The guard repeats every field the rules checked (state, version, owner, attempt,
     revision): a row that changed underneath raises ``GuardError``.
@@ -51,10 +57,12 @@ def write_task(db: SqlDatabase, before: Row, after: Row, *, decision: bool | Non
         "expect_attempt": before["attempt"],
         "expect_revision": before["revision"],
     }
-    if db.run("write_task", **after, **guard) != 1:
+    stored = db.written("write_task", **after, **guard)
+    if stored is None:
         raise GuardError(f"task {before['id']} changed underneath the update")
     if after["state_version"] != before["state_version"]:
-        db.run("insert_event", **task_event_row(after, decision=decision))
+        db.run("insert_event", **task_event_row(stored, decision=decision))
+    return stored
 
 
 def announce_workflow(db: SqlDatabase, wf: Row, reason: str | None, decision: bool) -> None:

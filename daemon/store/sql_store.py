@@ -114,11 +114,11 @@ class SqlStore(Store):
     def _write(
         self, before: Row, after: Row, now: float, *, decision: bool | None = None
     ) -> TaskRecord:
-        write_task(self.db, before, after, decision=decision)
-        after_step_write(self.db, after, now)
+        stored = write_task(self.db, before, after, decision=decision)
+        after_step_write(self.db, after, now)  # writes other rows only: ``stored`` stands
         if after["state_version"] != before["state_version"]:  # not a heartbeat
             self._note(before, after)
-        return task_record(self._row(after["id"]))
+        return task_record(stored)
 
     def _note(self, before: Row | None, after: Row) -> None:
         """Keep a task write for ``on_write``, told once the operation committed."""
@@ -269,9 +269,8 @@ class SqlStore(Store):
             users = self.db.all("tasks_of_workflow", workflow_id=spec.workflow_id)
             check_correlation(users, spec)
         row = new_task_row(spec, now, rerun_of=rerun_of, successor_of=successor_of)
-        self.db.run("insert_task", **row)
+        stored = rules.require(self.db.written("insert_task", **row), row["id"])
         insert_first_revision(self.db, row, now)
-        stored = self._row(row["id"])
         self.db.run("insert_event", **task_event_row(stored))
         self._note(None, stored)
         return stored, True

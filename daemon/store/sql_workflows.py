@@ -43,9 +43,9 @@ def insert_workflow(db: SqlDatabase, spec: WorkflowSpec, now: float) -> list[str
         row = new_task_row(step_task(spec, step), now, step_index=index)
         # steps are created in the same instant: order them by index for the claim
         row["created_at"] = now + index * 1e-6
-        db.run("insert_task", **row)
+        stored = rules.require(db.written("insert_task", **row), row["id"])
         insert_first_revision(db, row, now)
-        db.run("insert_event", **task_event_row(db_row(db, row["id"])))
+        db.run("insert_event", **task_event_row(stored))
         ids.append(row["id"])
     return ids
 

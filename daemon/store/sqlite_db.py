@@ -222,9 +222,18 @@ class Database:
 
     def run(self, name: str, /, **params: Any) -> int:
         """Execute named statement ``name``; return the number of rows changed."""
+        self._note_queueing(name, params)
+        return self._run(name, params).rowcount
+
+    def written(self, name: str, /, **params: Any) -> Row | None:
+        """Execute named write ``name`` (``RETURNING *``); the row as stored, or None."""
+        self._note_queueing(name, params)
+        rows = self._run(name, params).fetchall()  # to the end: the statement is done
+        return dict(rows[0]) if rows else None
+
+    def _note_queueing(self, name: str, params: dict[str, Any]) -> None:
         if name in _QUEUEING and params.get("state") == "queued":
             self._queued = True
-        return self._run(name, params).rowcount
 
     def _run(self, name: str, params: dict[str, Any]) -> sqlite3.Cursor:
         try:

@@ -11,7 +11,8 @@ VALUES (:id, :conversation_id, :method, :params, :spec, :device, :source, :workf
     :step_id, :step_index, :plan_id, :output_key, :wait_policy, :completion_target,
     :idempotency_key, :max_attempts, :dispatch_timeout_s, :run_timeout_s, :approval_ttl_s,
     :permission_ttl_s, :state, :state_version, :revision, :attempt, :rerun_of, :successor_of,
-    :created_at, :updated_at);
+    :created_at, :updated_at)
+RETURNING *;
 
 -- name: write_task
 UPDATE tasks SET
@@ -29,7 +30,8 @@ UPDATE tasks SET
     updated_at = :updated_at
 WHERE id = :id AND state = :expect_state AND state_version = :expect_version
     AND lease_owner IS :expect_owner AND attempt = :expect_attempt
-    AND revision = :expect_revision;
+    AND revision = :expect_revision
+RETURNING *;
 
 -- name: task_by_id
 SELECT * FROM tasks WHERE id = :id;

@@ -14,7 +14,8 @@ VALUES (%(id)s, %(conversation_id)s, %(method)s, %(params)s, %(spec)s, %(device)
     %(wait_policy)s, %(completion_target)s, %(idempotency_key)s, %(max_attempts)s,
     %(dispatch_timeout_s)s, %(run_timeout_s)s, %(approval_ttl_s)s, %(permission_ttl_s)s,
     %(state)s, %(state_version)s, %(revision)s, %(attempt)s, %(rerun_of)s, %(successor_of)s,
-    %(created_at)s, %(updated_at)s);
+    %(created_at)s, %(updated_at)s)
+RETURNING *;
 
 -- name: write_task
 UPDATE tasks SET
@@ -33,7 +34,8 @@ UPDATE tasks SET
     updated_at = %(updated_at)s
 WHERE id = %(id)s AND state = %(expect_state)s AND state_version = %(expect_version)s
     AND lease_owner IS NOT DISTINCT FROM %(expect_owner)s::text
-    AND attempt = %(expect_attempt)s AND revision = %(expect_revision)s;
+    AND attempt = %(expect_attempt)s AND revision = %(expect_revision)s
+RETURNING *;
 
 -- name: task_by_id
 SELECT * FROM tasks WHERE id = %(id)s;
