@@ -91,8 +91,10 @@ class Database:
     def __init__(self, path: str, busy_wait_s: float = BUSY_WAIT_S) -> None:
         self.path = path
         self._lock = threading.RLock()
-        self.on_queued: Callable[[], object] | None = None  # called after a commit that queued
-        self._queued = False
+        # called after a commit that leaves a task it wrote in state queued: a task the
+        # same transaction queued and leased (a plane's hand-over) wakes no one (issue #35)
+        self.on_queued: Callable[[], object] | None = None
+        self._queued: set[str] = set()  # the tasks this transaction left queued, so far
         try:
             self._conn = _connect(path, busy_wait_s)
             if path != ":memory:":
@@ -160,16 +162,17 @@ class Database:
             try:
                 yield
             except BaseException:
-                self._queued = False
+                self._queued.clear()
                 self._rollback()
                 raise
             try:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._queued = False
+                self._queued.clear()
                 self._rollback()  # a failed COMMIT (a full disk) may leave it open
                 translate(self.path, exc, "commit")
-            queued, self._queued = self._queued, False
+            queued = bool(self._queued)
+            self._queued.clear()
         if queued and self.on_queued is not None:
             self.on_queued()
 
@@ -178,9 +181,11 @@ class Database:
         """Inside ``transaction``: what runs in it is undone alone when it raises (the
         transaction goes on)."""
         self._execute("SAVEPOINT part", "savepoint")
+        queued = set(self._queued)
         try:
             yield
         except BaseException:
+            self._queued = queued
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK TO part")
                 self._conn.execute("RELEASE part")
@@ -232,8 +237,14 @@ class Database:
         return dict(rows[0]) if rows else None
 
     def _note_queueing(self, name: str, params: dict[str, Any]) -> None:
-        if name in _QUEUEING and params.get("state") == "queued":
-            self._queued = True
+        """Keep ``_queued`` current: a task written as queued joins it, one written in any
+        other state leaves it."""
+        if name not in _QUEUEING:
+            return
+        if params.get("state") == "queued":
+            self._queued.add(params["id"])
+        else:
+            self._queued.discard(params["id"])
 
     def _run(self, name: str, params: dict[str, Any]) -> sqlite3.Cursor:
         try:

@@ -9,8 +9,11 @@ that does not poke, a socket path too long for ``sun_path``).
 
 It is the SQLite counterpart of PostgreSQL's ``LISTEN phoned_work`` (``tasks_notify_work``
 in ``sql/postgres/0001_initial.sql``): it fires on the same rows, a task row written in
-state ``queued``. The folder is 0700 and each socket 0600: only the queue's owner may
-wake its workers. The folder is made and opened without following a link
+state ``queued``, except one the same transaction also moved on: a task that ``phoned
+serve`` queues and hands to a waiting claim in one transaction wakes no one here (nothing
+is left to claim; a poke costs the pickup about 0.2 ms, issue #35), where PostgreSQL still
+notifies and its listeners find nothing. The folder is 0700 and each socket 0600: only the
+queue's owner may wake its workers. The folder is made and opened without following a link
 (``phoned.foundation.private_files``): a link planted in its place is refused (polling only), never
 chmod-ed, bound into or poked. A socket whose process died is unlinked by the next poke that finds
 no one listening on it.

@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.contract import validate_task
+from phoned.daemon.lifecycle.errors import IllegalTransition
 from phoned.daemon.store import sqlite_store
 from phoned.daemon.store.sqlite_store import SqliteStore
 from phoned.daemon.store.wake import Alarm, WakeChannel, wait_for_commit
@@ -53,6 +55,46 @@ def test_only_a_commit_that_queues_a_task_pokes(tmp_path):
         assert listener.wait(5, never) is True
         store.claim("host/w0", None, 2.0)  # queued -> dispatched: no one to wake
         assert listener.wait(0.2, never) is False
+    finally:
+        listener.close()
+        store.close()
+
+
+def test_a_hand_over_pokes_only_when_it_leaves_a_task_queued(tmp_path, mocker):
+    """``phoned serve``'s hand-over (issue #35): a task queued and leased in one
+    transaction wakes no one; one left queued does, also when the claim that leased it
+    failed and was undone alone."""
+    path = str(tmp_path / "q.db")
+    store = SqliteStore(path)
+    listener = WakeChannel(path).listener()
+    assert listener is not None
+    never = threading.Event()
+    spec = validate_task({**SPEC, "device": "S1"})
+
+    def hand_over(now: float) -> ops.HandedOver:
+        claim = ops.Claim(f"host/w{now:g}", "S1", now)
+        return store.apply(ops.HandOver(ops.Submit(spec, now), (claim,)))
+
+    try:
+        handed = hand_over(1.0)
+        assert handed.taken is not None and handed.taken.id == handed.task.id
+        assert listener.wait(0.2, never) is False  # leased in its own transaction
+        older = store.submit(spec, 2.0)
+        assert listener.wait(5, never) is True
+        handed = hand_over(3.0)  # the claim takes the older task: the new one is left
+        assert handed.taken is not None and handed.taken.id == older.id
+        assert listener.wait(5, never) is True
+        store.claim("host/w9", "S1", 4.0)  # the queue is empty again
+        lease = store._lease
+
+        def written_then_refused(row: Any, op: ops.Claim) -> Any:
+            lease(row, op)
+            raise IllegalTransition("refused after the write")
+
+        mocker.patch.object(store, "_lease", side_effect=written_then_refused)
+        handed = hand_over(5.0)  # the lease is undone: the task stays queued
+        assert handed.taken is None
+        assert listener.wait(5, never) is True
     finally:
         listener.close()
         store.close()
