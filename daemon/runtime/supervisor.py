@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from phoned.daemon.config import Config
 from phoned.daemon.lifecycle.errors import LifecycleError, QueueWeather
@@ -66,26 +66,46 @@ class _Running:
     thread: threading.Thread
 
 
-def _on_store(
-    open_store: Callable[[], S], call: Callable[[S], T], *, weather_as: str, failed: str
-) -> T | None:
-    """``call`` on a store opened for it and closed after; None when the queue failed.
+class _ChoreStore(Generic[S]):
+    """The store the daemon's periodic chores (presence, sweep, schedule tick) run on, kept
+    open between their turns: opening a queue was most of an idle wake-up's CPU (0.5 ms a
+    store hot, three a turn), and a long turn of the main loop holds the GIL while the
+    hold renewals wake beside it, each switch for the GIL one more wake-up (issue #35).
 
-    The daemon's periodic chores (presence, sweep, schedule tick) must outlive any one
-    failure: busy or full is said once as ``weather_as`` (``weather.met``) and a gone queue
-    is logged as ``failed``; either way the chore is tried again at its next turn.
-    """
-    try:
-        store = open_store()
-        try:
-            return call(store)
-        finally:
-            store.close()
-    except QueueWeather as exc:  # busy or full: said once, tried again at the next turn
-        weather.met(weather_as, exc)
-    except LifecycleError as exc:  # a gone queue: said, and tried again later
-        log.warning("%s: %s", failed, exc)
-    return None
+    A chore must outlive any one failure: busy or full is said once as ``weather_as``
+    (``weather.met``) and a gone queue is logged as ``failed``; either way the store is
+    closed and the chore opens a new one at its next turn. One chore at a time."""
+
+    def __init__(self, open_store: Callable[[], S]) -> None:
+        self._open = open_store
+        self._store: S | None = None
+        self._lock = threading.Lock()
+
+    def run(self, call: Callable[[S], T], *, weather_as: str, failed: str) -> T | None:
+        """``call`` on the kept store (opened first when there is none); None when the
+        queue failed."""
+        with self._lock:
+            try:
+                if self._store is None:
+                    self._store = self._open()
+                return call(self._store)
+            except QueueWeather as exc:  # busy or full: said once, tried again next turn
+                self._close()
+                weather.met(weather_as, exc)
+            except LifecycleError as exc:  # a gone queue: said, and tried again later
+                self._close()
+                log.warning("%s: %s", failed, exc)
+            return None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        store, self._store = self._store, None
+        if store is not None:
+            with contextlib.suppress(LifecycleError):
+                store.close()
 
 
 class Supervisor:
@@ -115,6 +135,8 @@ class Supervisor:
         self._listed = threading.Event()  # the adb server's first device list arrived
         self._presented: list[str] = []  # the phones the last presence row named
         self._presenting = threading.Lock()  # one presence write at a time
+        self._chores = _ChoreStore(stores)  # presence
+        self._full_chores = _ChoreStore(stores.full)  # sweep, schedule tick
         self.devices: dict[str, str] = {}
         self.dispatcher: Dispatcher | None = None
         if stores.batch_claims:
@@ -202,6 +224,8 @@ class Supervisor:
         if self.dispatcher is not None:
             self.dispatcher.stop()
         self._absent()
+        self._chores.close()
+        self._full_chores.close()
         return 0
 
     def _ready_line(self) -> str:
@@ -261,7 +285,7 @@ class Supervisor:
         self._with_store("remove presence", lambda store: store.forget_presence(self.daemon_id))
 
     def _with_store(self, what: str, call: Callable[[WorkerStore], None]) -> None:
-        _on_store(self.stores, call, weather_as=what, failed=f"could not {what}")
+        self._chores.run(call, weather_as=what, failed=f"could not {what}")
 
     def _sweep(self) -> None:
         """One sweep of an embedded queue; whatever the queue's weather, the daemon goes
@@ -277,7 +301,7 @@ class Supervisor:
             for task in ended:
                 log.info("sweep: task %s is now %s", task.id, task.state.value)
 
-        _on_store(self.stores.full, swept, weather_as="sweep", failed="sweep failed")
+        self._full_chores.run(swept, weather_as="sweep", failed="sweep failed")
 
     def _fire_schedules(self) -> float:
         """One schedule tick of an embedded queue (``phoned.daemon.store.schedule_tick``); the
@@ -291,9 +315,7 @@ class Supervisor:
             return seconds_until(store, time.time(), self.cfg.schedules.grace,
                                  self.cfg.sweep_interval, observe)  # fmt: skip
 
-        wait = _on_store(
-            self.stores.full, tick, weather_as="schedules", failed="schedule tick failed"
-        )
+        wait = self._full_chores.run(tick, weather_as="schedules", failed="schedule tick failed")
         return self.cfg.sweep_interval if wait is None else wait
 
     def _alive(self) -> bool:
