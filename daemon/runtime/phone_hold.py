@@ -331,6 +331,17 @@ class PhoneHold:
         self.lock.release()
 
 
+# A hold's first renewal comes a quarter of its period early. The daemon's main loop writes
+# its presence row when a hold is taken and every PRESENCE_INTERVAL_S (30 s) after, and the
+# holds were renewed every third of lease_seconds (20 s) from that same moment, so the two
+# threads woke in the same millisecond every minute, beside the 60 s fallbacks of
+# `dispatch` and `track-devices`, and passed the GIL back and forth at each SQLite call:
+# 3 to 10 switches a minute more than their timers in an idle one-phone daemon (issue
+# #35). A quarter early, with the default periods, the renewals come 5 s or more from any
+# presence row (15, 35, 55, 75 ... against 30, 60, 90 ...).
+FIRST_RENEWAL = 0.75
+
+
 class Renewals:
     """The one thread that renews every hold of this process, all in the same wake, as soon
     as one of them is due (every ``renew_s`` of its own): an idle daemon with ten phones
@@ -345,7 +356,7 @@ class Renewals:
 
     def add(self, hold: PhoneHold) -> None:
         with self._changed:
-            self._due[hold] = time.monotonic() + hold.renew_s
+            self._due[hold] = time.monotonic() + hold.renew_s * FIRST_RENEWAL
             if self._thread is None:
                 self._thread = spawn("hold-renewals", self._run)
             self._changed.notify()  # it may be due before the others
