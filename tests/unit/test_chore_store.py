@@ -54,8 +54,11 @@ def test_a_failed_chore_drops_its_store_and_the_next_turn_opens_another(
         raise failure
 
     weather.cleared()  # a fresh spell: its first meeting is said
-    with caplog.at_level(logging.INFO):
-        assert chores.run(failing, weather_as="sweep", failed="sweep failed") is None
+    try:
+        with caplog.at_level(logging.INFO):
+            assert chores.run(failing, weather_as="sweep", failed="sweep failed") is None
+    finally:
+        weather.cleared()  # the process-wide spell ends here, not in a later test
     assert "sweep" in caplog.text  # said: as the queue's weather or as a failure
     with pytest.raises(StoreUnavailable):
         opener.opened[0].presence()  # the failed turn's store was closed
