@@ -6,7 +6,7 @@ rule is testable without sleeping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -162,6 +162,25 @@ class TaskRecord:
     def ticket(self) -> Ticket:
         """The guard a worker uses for this claim."""
         return Ticket(self.id, self.lease_owner or "", self.attempt, self.revision)
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> TaskRecord:
+        """``TaskRecord(**values)``, built without the generated ``__init__`` when ``values``
+        names every field once: that ``__init__`` of a frozen dataclass sets each of the 44
+        fields through ``object.__setattr__``, 8 us of every record a claim, a hand-over or
+        a listing reads, where filling the new instance's ``__dict__`` at once takes 0.6 us
+        (issue #35). ``values`` becomes the record's own (the caller hands it over).
+        Anything else, a name missing or unknown, goes through ``__init__``, which says
+        what is wrong or fills the defaults.
+        """
+        if values.keys() != _TASK_FIELDS:
+            return cls(**values)
+        record = object.__new__(cls)
+        record.__dict__.update(values)
+        return record
+
+
+_TASK_FIELDS = frozenset(f.name for f in fields(TaskRecord))
 
 
 @dataclass(frozen=True)

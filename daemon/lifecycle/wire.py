@@ -120,7 +120,7 @@ def task_from(data: dict[str, Any]) -> TaskRecord:
     kwargs["failure"] = _failure(data.get("failure"))
     kwargs["stop_summary"] = _summary(data.get("stop_summary"))
     kwargs["evidence_refs"] = tuple(data.get("evidence_refs") or ())
-    return TaskRecord(**kwargs)
+    return TaskRecord.of(kwargs)
 
 
 def event_from(data: dict[str, Any]) -> Event:

@@ -129,17 +129,15 @@ def _refs(text: str) -> tuple[str, ...]:
 def task_record(row: Row) -> TaskRecord:
     """The record of a task row."""
     fields: dict[str, Any] = {name: row[name] for name in _COPIED}
-    return TaskRecord(
-        **fields,
-        params=json.loads(row["params"]),
-        state=TaskState(row["state"]),
-        failure=_failure(row),
-        stop_requested=bool(row["stop_requested"]),
-        pause_requested=bool(row.get("pause_requested", 0)),
-        stop_summary=_summary(row["stop_summary"]),
-        evidence_refs=_refs(row["evidence_refs"]),
-        spec=json.loads(row["spec"]),
-    )
+    fields["params"] = json.loads(row["params"])
+    fields["state"] = TaskState(row["state"])
+    fields["failure"] = _failure(row)
+    fields["stop_requested"] = bool(row["stop_requested"])
+    fields["pause_requested"] = bool(row.get("pause_requested", 0))
+    fields["stop_summary"] = _summary(row["stop_summary"])
+    fields["evidence_refs"] = _refs(row["evidence_refs"])
+    fields["spec"] = json.loads(row["spec"])
+    return TaskRecord.of(fields)
 
 
 def task_event_row(row: Row, *, decision: bool | None = None) -> Row:
