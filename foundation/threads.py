@@ -12,8 +12,9 @@ import ctypes
 import ctypes.util
 import sys
 import threading
+import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 _PR_SET_NAME = 15  # <linux/prctl.h>
 _libc: Any = None
@@ -39,3 +40,25 @@ def spawn(name: str, target: Callable[..., object], *args: Any) -> threading.Thr
     thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
+
+
+def dump_stacks(out: TextIO) -> None:
+    """Write every thread's stack to ``out``, each under its thread's name and id.
+
+    For a ``SIGUSR1`` handler (``phoned run``): Python runs it on the main thread between
+    two bytecodes, holding the GIL, so every other thread is paused at a whole frame while
+    it is read. ``faulthandler``'s dump instead walks them from inside the signal itself,
+    while they run, and can crash the process it was asked to look at when that process is
+    busy (python/cpython#116008, fixed only for 3.15 by gh-140815).
+    """
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    current = threading.get_ident()
+    parts: list[str] = []
+    for ident, frame in sys._current_frames().items():
+        name = names.get(ident, "?")
+        what = "Current thread" if ident == current else "Thread"
+        parts.append(f'{what} 0x{ident:016x} "{name}" (most recent call last):\n')
+        parts.extend(traceback.format_stack(frame))
+        parts.append("\n")
+    out.write("".join(parts))
+    out.flush()
