@@ -170,12 +170,31 @@ def _as_submitted(error: FieldError, raw: dict[str, Any]) -> FieldError:
     return FieldError(field=".".join(parts), message=error["message"])
 
 
+def _holds_nul(value: Any) -> bool:
+    """Whether any string or key in ``value`` (dicts, lists and tuples) holds a NUL."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return True
+        elif isinstance(value, dict):
+            if any(isinstance(key, str) and "\x00" in key for key in value):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return False
+
+
 def _refuse_nul(raw: dict[str, Any]) -> None:
     """InvalidTask naming every field (or key) holding a NUL character.
 
     No store keeps NUL in text (PostgreSQL refuses it outright), so it is refused here,
     before any store sees it, on every queue alike.
     """
+    if not _holds_nul(raw):  # every request's case, told without naming any field (#35)
+        return
     errors: list[FieldError] = []
     stack: list[tuple[str, Any]] = [("", raw)]
     while stack:

@@ -22,6 +22,7 @@ Answers use the API's error shape: ``{"error", "message", "errors": [{field, mes
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -89,6 +90,21 @@ def json_problems(body: bytes, max_depth: int) -> list[dict[str, str]]:
     Checks nesting depth, finite and 64-bit-range numbers and NUL characters; each problem
     names its field as a dotted path (``(root)`` for the document itself).
     """
+    # the common case first: a fine document, told by a plain parse and one walk that
+    # builds no field's name (issue #35). JSON writes a NUL only as the escape \u0000
+    # (the parser refuses a raw control character): a body without that text holds none.
+    if b"\\u0000" not in body:
+        try:
+            if _fine(json.loads(body), max_depth):
+                return []
+        except (ValueError, RecursionError):
+            pass  # the parse below says what is wrong, or leaves it to the app
+    return named_problems(body, max_depth)
+
+
+def named_problems(body: bytes, max_depth: int) -> list[dict[str, str]]:
+    """``json_problems`` without its shortcut: a parse that keeps each refused number and
+    a walk that names every field it looks at."""
     try:
         doc = json.loads(
             body,
@@ -123,6 +139,26 @@ def json_problems(body: bytes, max_depth: int) -> list[dict[str, str]]:
         elif isinstance(value, str) and "\x00" in value:
             problems.append({"field": field, "message": "NUL character (\\u0000) not allowed"})
     return sorted(problems, key=lambda p: p["field"])
+
+
+def _fine(doc: Any, max_depth: int) -> bool:
+    """Whether a plainly parsed ``doc`` nests at most ``max_depth`` levels and holds only
+    finite floats (a NaN, an Infinity or an overflow parses to one that is not) and
+    integers in the signed 64-bit range; ``json_problems`` names what is not."""
+    stack: list[tuple[Any, int]] = [([doc], -1)]  # the document as the item of a holder
+    while stack:
+        holder, depth = stack.pop()
+        if depth >= max_depth:
+            return False
+        for item in holder.values() if type(holder) is dict else holder:
+            kind = type(item)
+            if kind is dict or kind is list:
+                stack.append((item, depth + 1))
+            elif (kind is float and not math.isfinite(item)) or (
+                kind is int and not -INT64 - 1 <= item <= INT64
+            ):
+                return False
+    return True
 
 
 def _query_problems(scope: Scope) -> list[dict[str, str]]:
