@@ -6,9 +6,10 @@ the same guarded ``write_task`` and outbox, the same named queries — run on a
 servers differ:
 
 * ``claim`` and ``claim_batch`` are one statement in one round trip (the
-  ``phoned_claim`` function of ``sql/postgres/0004_claims.sql``, its picks planned once
-  per connection since ``0005_claim_plans.sql``: pick with ``FOR UPDATE
-  SKIP LOCKED``, move, pin the workflow, announce, for each idle phone): concurrent
+  ``phoned_claim_one`` function of ``sql/postgres/0010_claim_one.sql``, for each idle
+  phone through ``phoned_claim`` in a batch; its picks planned once per connection
+  since ``0005_claim_plans.sql``: pick with ``FOR UPDATE SKIP LOCKED``, move, pin the
+  workflow, announce): concurrent
   claimers never wait on each other and never take the same task, and the schema's
   trigger still checks the move;
 * every other verb reads the task ``FOR UPDATE``, so concurrent writers of one task
@@ -64,14 +65,14 @@ class PostgresStore(SqlStore):
         return rules.require(self.pg.one(name, id=task_id), task_id)
 
     def _claim(self, op: ops.Claim) -> TaskRecord | None:
-        """One statement (``claim``, the ``phoned_claim`` function); the same row, lease and
-        event as ``SqlStore``'s claim, which the store contract suite checks on both stores.
-        """
+        """One statement (``claim``, the ``phoned_claim_one`` function); the same row, lease
+        and event as ``SqlStore``'s claim, which the store contract suite checks on both
+        stores. Its one row is all NULL when nothing was claimable."""
         terms = self._claim_terms(op.now, op.lease_s)
         rows = self.pg.all_in_one_statement(
             "claim", owner=op.owner, device=op.device, task_id=op.task_id, **terms
         )
-        return task_record(rows[0]) if rows else None
+        return task_record(rows[0]) if rows and rows[0]["id"] is not None else None
 
     def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
         """Every pair in one statement. The first call subscribes the connection to new

@@ -50,16 +50,17 @@ SELECT * FROM tasks WHERE conversation_id = %(conversation_id)s
     AND idempotency_key = %(idempotency_key)s AND step_index IS NULL;
 
 -- name: claim
--- Every claim, in one statement and one round trip (issue #16): phoned_claim
--- (0004_claims.sql, its picks planned once per connection since 0005_claim_plans.sql)
--- leases the oldest claimable task for each devices[i] to owners[i] (SKIP LOCKED; the
--- transition trigger still checks each move) and appends the events. A worker's own
--- claim: one owner and device, passed as scalars (cheaper to send than arrays).
-SELECT * FROM phoned_claim(ARRAY[%(owner)s::text], ARRAY[%(device)s::text],
-    %(task_id)s::text, %(now)s, %(lease_until)s, %(requires_decision)s);
+-- A worker's own claim, in one statement and one round trip (issue #16):
+-- phoned_claim_one (0010_claim_one.sql; its picks planned once per connection since
+-- 0005_claim_plans.sql) leases the oldest claimable task for the device to the owner
+-- (SKIP LOCKED; the transition trigger still checks the move) and appends the event. One
+-- row: the leased task, or every column NULL when there was none.
+SELECT * FROM phoned_claim_one(%(owner)s::text, %(device)s::text, %(task_id)s::text,
+    %(now)s, %(lease_until)s, %(requires_decision)s);
 
 -- name: claim_batch
--- A daemon's claim for each of its idle phones (owners[i] on devices[i]), as ``claim``.
+-- A daemon's claim for each of its idle phones (owners[i] on devices[i]): phoned_claim
+-- runs phoned_claim_one for each pair and returns the rows leased.
 SELECT * FROM phoned_claim(%(owners)s::text[], %(devices)s::text[], NULL::text,
     %(now)s, %(lease_until)s, %(requires_decision)s);
 
