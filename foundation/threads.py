@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
 _PR_SET_NAME = 15  # <linux/prctl.h>
 _libc: Any = None
@@ -42,14 +43,14 @@ def spawn(name: str, target: Callable[..., object], *args: Any) -> threading.Thr
     return thread
 
 
-def dump_stacks(out: TextIO) -> None:
-    """Write every thread's stack to ``out``, each under its thread's name and id.
+def thread_stacks() -> str:
+    """Every thread's stack, each under its thread's name and id, the caller's marked.
 
     For a ``SIGUSR1`` handler (``phoned run``): Python runs it on the main thread between
     two bytecodes, holding the GIL, so every other thread is paused at a whole frame while
     it is read. ``faulthandler``'s dump instead walks them from inside the signal itself,
     while they run, and can crash the process it was asked to look at when that process is
-    busy (python/cpython#116008, fixed only for 3.15 by gh-140815).
+    busy (python/cpython#116008; gh-140815 of November 2025 makes it check each frame).
     """
     names = {thread.ident: thread.name for thread in threading.enumerate()}
     current = threading.get_ident()
@@ -60,5 +61,13 @@ def dump_stacks(out: TextIO) -> None:
         parts.append(f'{what} 0x{ident:016x} "{name}" (most recent call last):\n')
         parts.extend(traceback.format_stack(frame))
         parts.append("\n")
-    out.write("".join(parts))
-    out.flush()
+    return "".join(parts)
+
+
+def write_all(fd: int, text: str) -> None:
+    """Write ``text`` to file descriptor ``fd`` unbuffered: from a signal handler, where
+    ``sys.stderr``'s buffer may be half-way through a write of the interrupted code (a
+    second write into it would raise "reentrant call")."""
+    data = text.encode("utf-8", "replace")
+    while data:
+        data = data[os.write(fd, data) :]

@@ -40,7 +40,7 @@ from phoned.daemon.store.sql_store import SqlStore
 from phoned.device.adb import AdbServer
 from phoned.device.connection import connect
 from phoned.device.errors import DeviceError
-from phoned.foundation.threads import dump_stacks, name_os_thread
+from phoned.foundation.threads import name_os_thread, thread_stacks, write_all
 
 if TYPE_CHECKING:
     from phoned.daemon.runtime.executor import Result
@@ -315,7 +315,7 @@ def run_forever(cfg: Config) -> int:
     # `kill -USR1 <pid>`: every thread's stack on stderr (the journal under systemd), for
     # a daemon that seems stuck; it keeps serving. On the main thread, as SIGTERM is
     # heard: faulthandler's dump from inside the signal can crash a busy daemon.
-    signal.signal(signal.SIGUSR1, lambda signum, frame: dump_stacks(sys.stderr))
+    signal.signal(signal.SIGUSR1, lambda signum, frame: write_all(2, thread_stacks()))
     name_os_thread("phoned")
     try:
         with _metrics_served(metrics, cfg):

@@ -1,12 +1,14 @@
-"""``dump_stacks``: what ``kill -USR1`` prints of a running daemon: every thread's stack,
-each under its thread's name, the calling thread marked, read while the GIL holds them."""
+"""``thread_stacks``: what ``kill -USR1`` prints of a running daemon: every thread's stack,
+each under its thread's name, the calling thread marked, read while the GIL holds them;
+``write_all`` puts it on a file descriptor whole."""
 
 from __future__ import annotations
 
-import io
+import os
 import threading
+from pathlib import Path
 
-from phoned.foundation.threads import dump_stacks, spawn
+from phoned.foundation.threads import spawn, thread_stacks, write_all
 
 
 def _parked_in_a_named_frame(release: threading.Event, parked: threading.Event) -> None:
@@ -19,16 +21,35 @@ def test_every_thread_is_under_its_name_with_its_frames_and_the_caller_is_marked
     thread = spawn("worker-emu-7", _parked_in_a_named_frame, release, parked)
     try:
         assert parked.wait(5)
-        out = io.StringIO()
-        dump_stacks(out)
+        text = thread_stacks()
     finally:
         release.set()
         thread.join(5)
-    text = out.getvalue()
     header = f'Thread 0x{thread.ident:016x} "worker-emu-7" (most recent call last):'
     assert header in text
     worker_part = text.split(header, 1)[1].split("\n\n", 1)[0]
     assert "_parked_in_a_named_frame" in worker_part and "release.wait(10)" in worker_part
     main = f'Current thread 0x{threading.get_ident():016x} "{threading.current_thread().name}"'
     assert main in text
-    assert "dump_stacks(out)" in text.split(main, 1)[1].split("\n\n", 1)[0]
+    assert "text = thread_stacks()" in text.split(main, 1)[1].split("\n\n", 1)[0]
+
+
+def test_write_all_puts_a_long_text_on_the_descriptor_whole(tmp_path: Path) -> None:
+    text = "é" + "stack line\n" * 20_000  # past a pipe's buffer, not ASCII
+    read, write = os.pipe()
+    out = tmp_path / "out"
+    with out.open("wb") as sink:
+        reader = threading.Thread(target=lambda: sink.write(_drain(read)))
+        reader.start()
+        write_all(write, text)
+        os.close(write)
+        reader.join(10)
+    assert out.read_text("utf-8") == text
+
+
+def _drain(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
