@@ -144,7 +144,7 @@ def named_problems(body: bytes, max_depth: int) -> list[dict[str, str]]:
 def _fine(doc: Any, max_depth: int) -> bool:
     """Whether a plainly parsed ``doc`` nests at most ``max_depth`` levels and holds only
     finite floats (a NaN, an Infinity or an overflow parses to one that is not) and
-    integers in the signed 64-bit range; ``json_problems`` names what is not."""
+    integers in the signed 64-bit range; ``named_problems`` names what is not."""
     stack: list[tuple[Any, int]] = [([doc], -1)]  # the document as the item of a holder
     while stack:
         holder, depth = stack.pop()
