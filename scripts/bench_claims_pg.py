@@ -16,7 +16,8 @@ phones in one statement (latency counted once per task leased).
 ``--bare`` also runs the floor on the same server in the same run, for the ratio issue #16
 asks for: one ``UPDATE tasks ... WHERE id = (SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1)
 RETURNING id`` per claim in autocommit, no event, no workflow rule. The two take turns
-in blocks of 50 claims (``compare``), so a slow spell of a shared machine slows both.
+in blocks of at most 50 claims, eight turns each at least (``compare``), so a slow
+spell of a shared machine slows both.
 The CPU column is the claimer processes' own user+system time as a share of the
 machine's cores over the run,
 so a run bound by the claimers (not the server) shows it; ``client ms`` is that time per
@@ -226,12 +227,15 @@ def _paired_claimer(
     out.put((latencies, spans, cpu))
 
 
+MIN_ROUNDS = 8  # turns of each kind in ``compare`` at the least, when the tasks allow
+
+
 def compare(
     urls: tuple[str, str],
     tasks: int,
     claimers: int,
     *,
-    block: int = 50,
+    block: int | None = None,
     server: PostgresServer | None = None,
 ) -> tuple[ClaimRun, ClaimRun]:
     """phoned's claim and the bare floor, interleaved: (phoned, floor).
@@ -241,7 +245,14 @@ def compare(
     kind, take turns: a block of ``block`` claims each of phoned's, then each of the
     floor's, and so on, the kinds never running at once. A kind's rate is its claims
     over the summed wall time of its blocks (first start to last end in each), so a slow
-    spell of a shared machine lands on both kinds alike instead of on one whole run."""
+    spell of a shared machine lands on both kinds alike instead of on one whole run.
+
+    ``block`` defaults to 50 claims, fewer when that would leave under ``MIN_ROUNDS`` turns
+    per kind: with 50 claimers, blocks of 50 took all 2,000 tasks in one turn each, so
+    the two kinds did not take turns at all and one slow spell decided the ratio (1.04x
+    to 1.46x in runs of the same code, 2026-12-07)."""
+    if block is None:
+        block = max(1, min(50, tasks // (claimers * MIN_ROUNDS)))
     for url in urls:
         _fill(url, tasks)
     rounds = -(-tasks // (block * claimers))
