@@ -7,7 +7,8 @@ servers differ:
 
 * ``claim`` and ``claim_batch`` are one statement in one round trip (the
   ``phoned_claim_one`` function of ``sql/postgres/0010_claim_one.sql``, for each idle
-  phone through ``phoned_claim`` in a batch; its picks planned once per connection
+  phone through ``phoned_claim`` in a batch; observed, ``phoned_lease_one`` and
+  ``phoned_lease`` of ``0011_lease_pre_image.sql``; its picks planned once per connection
   since ``0005_claim_plans.sql``: pick with ``FOR UPDATE SKIP LOCKED``, move, pin the
   workflow, announce): concurrent
   claimers never wait on each other and never take the same task, and the schema's
@@ -65,14 +66,19 @@ class PostgresStore(SqlStore):
         return rules.require(self.pg.one(name, id=task_id), task_id)
 
     def _claim(self, op: ops.Claim) -> TaskRecord | None:
-        """One statement (``claim``, the ``phoned_claim_one`` function); the same row, lease
-        and event as ``SqlStore``'s claim, which the store contract suite checks on both
-        stores. Its one row is all NULL when nothing was claimable."""
-        terms = self._claim_terms(op.now, op.lease_s)
+        """One statement (``claim``, the ``phoned_claim_one`` function; observed,
+        ``claim_seen``); the same row, lease and event as ``SqlStore``'s claim, which the
+        store contract suite checks on both stores. Its one row is all NULL when nothing
+        was claimable."""
         rows = self.pg.all_in_one_statement(
-            "claim", owner=op.owner, device=op.device, task_id=op.task_id, **terms
+            "claim_seen" if self.on_write is not None else "claim",
+            owner=op.owner,
+            device=op.device,
+            task_id=op.task_id,
+            **self._claim_terms(op.now, op.lease_s),
         )
-        return task_record(rows[0]) if rows and rows[0]["id"] is not None else None
+        leased = self._leased(rows)
+        return leased[0] if leased else None
 
     def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
         """Every pair in one statement. The first call subscribes the connection to new
@@ -83,12 +89,28 @@ class PostgresStore(SqlStore):
         if not op.claims:
             return []
         rows = self.pg.all_in_one_statement(
-            "claim_batch",
+            "claim_batch_seen" if self.on_write is not None else "claim_batch",
             owners=[owner for owner, _ in op.claims],
             devices=[device for _, device in op.claims],
             **self._claim_terms(op.now, op.lease_s),
         )
-        return [task_record(r) for r in rows]
+        return self._leased(rows)
+
+    def _leased(self, rows: list[Row]) -> list[TaskRecord]:
+        """The records of a claim's leased rows (a row of NULLs is no lease). Observed, the
+        claim's statement (``claim_seen``, ``claim_batch_seen``) also returned each task as
+        its pick read it before the lease (``queued``): ``on_write`` hears of the lease
+        from that row, as it does from SqlStore's claim, which reads the row first."""
+        records = []
+        for row in rows:
+            if row["id"] is None:
+                continue
+            queued = row.pop("queued", None)
+            record = task_record(row)
+            if queued is not None:
+                self._note(queued, row, record)
+            records.append(record)
+        return records
 
     @staticmethod
     def _claim_terms(now: float, lease_s: float) -> dict[str, float | int]:

@@ -101,7 +101,8 @@ class SqlStore(Store):
     def __init__(self, db: SqlDatabase, on_write: TaskWrites | None = None) -> None:
         self.db = db
         self.on_write = on_write
-        self._written: list[tuple[Row | None, Row]] = []  # told once the op committed
+        # told once the op committed: (row before, row after, after's record if built)
+        self._written: list[tuple[Row | None, Row, TaskRecord | None]] = []
 
     def close(self) -> None:
         """Release the connection."""
@@ -116,14 +117,26 @@ class SqlStore(Store):
     ) -> TaskRecord:
         stored = write_task(self.db, before, after, decision=decision)
         after_step_write(self.db, after, now)  # writes other rows only: ``stored`` stands
+        record = task_record(stored)
         if after["state_version"] != before["state_version"]:  # not a heartbeat
-            self._note(before, after)
-        return task_record(stored)
+            self._note(before, stored, record)
+        return record
 
-    def _note(self, before: Row | None, after: Row) -> None:
-        """Keep a task write for ``on_write``, told once the operation committed."""
+    def _note(self, before: Row | None, after: Row, record: TaskRecord | None = None) -> None:
+        """Keep a task write for ``on_write``, told once the operation committed; ``record``
+        is ``after``'s when the caller built it already (else it is built then)."""
         if self.on_write is not None:
-            self._written.append((before, after))
+            self._written.append((before, after, record))
+
+    def _record(self, row: Row) -> TaskRecord:
+        """``task_record(row)``, kept for ``on_write`` too when ``row`` is the write noted
+        last (a submit's row): the record a submit answers is built once, not again for
+        the observer (issue #35: 13 us of a hand-over)."""
+        record = task_record(row)
+        written = self._written
+        if written and written[-1][1] is row:
+            written[-1] = (written[-1][0], row, record)
+        return record
 
     def _tell(self, committed: bool) -> None:
         """Tell ``on_write`` what the operation wrote (nothing when it rolled back); a
@@ -131,9 +144,12 @@ class SqlStore(Store):
         written, self._written = self._written, []
         if not committed or self.on_write is None:
             return
-        for before, after in written:
+        for before, after, record in written:
             try:
-                self.on_write(None if before is None else task_record(before), task_record(after))
+                self.on_write(
+                    None if before is None else task_record(before),
+                    task_record(after) if record is None else record,
+                )
             except Exception:
                 log.exception("a task write observer failed")
 
@@ -241,7 +257,7 @@ class SqlStore(Store):
         """Queue ``op.spec``; with a known idempotency key the first task instead."""
         with self.db.transaction():
             row, _ = self._queue(op.spec, op.now, rerun_of=rerun_of, successor_of=op.successor_of)
-            return task_record(row)
+            return self._record(row)
 
     def _queue(
         self,
@@ -290,9 +306,10 @@ class SqlStore(Store):
                     return [task_record(r) for r in rows]
             ids = insert_workflow(self.db, spec, now)
             rows = [self._row(i) for i in ids]
-            for row in rows:
-                self._note(None, row)
-            return [task_record(row) for row in rows]
+            records = [task_record(row) for row in rows]
+            for row, record in zip(rows, records, strict=True):
+                self._note(None, row, record)
+            return records
 
     def _rerun(self, op: ops.Rerun) -> TaskRecord:
         """A new task from a terminal one: ``rerun_of`` set, attempt 1 on its first claim."""
@@ -344,7 +361,7 @@ class SqlStore(Store):
         with self.db.transaction():
             row, new = self._queue(op.spec, op.now)
             lease = ops.Claim(op.owner, op.device, op.now, op.lease_s)
-            return self._lease(row, lease) if new else task_record(row)
+            return self._lease(row, lease) if new else self._record(row)
 
     def _hand_over(self, op: ops.HandOver) -> ops.HandedOver:
         """The submit, then each claim in turn (each a claim of its own) until one leases."""

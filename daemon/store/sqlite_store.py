@@ -12,7 +12,6 @@ import threading
 
 from phoned.daemon.lifecycle import ops
 from phoned.daemon.lifecycle.records import TaskRecord
-from phoned.daemon.store.rows import task_record
 from phoned.daemon.store.sql_store import SqlStore, first_lease
 from phoned.daemon.store.sqlite_db import BUSY_WAIT_S, Database
 from phoned.daemon.store.wake import Listener, WakeChannel, wait_for_commit
@@ -48,7 +47,7 @@ class SqliteStore(SqlStore):
         submit = op.submit
         with self.sqlite.transaction():
             row, _ = self._queue(submit.spec, submit.now, successor_of=submit.successor_of)
-            return ops.HandedOver(task_record(row), *first_lease(op.claims, self._take_alone))
+            return ops.HandedOver(self._record(row), *first_lease(op.claims, self._take_alone))
 
     def _take_alone(self, op: ops.Claim) -> TaskRecord | None:
         """``_take`` in a savepoint of the transaction: undone alone when it fails."""

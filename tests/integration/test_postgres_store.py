@@ -373,6 +373,41 @@ def test_each_claim_picks_with_a_plan_it_can_keep(open_store) -> None:
         assert "Seq Scan on tasks t" not in plan and "Sort" not in plan, plan
 
 
+# phoned_lease_one is phoned_claim_one with exactly these differences (0011_lease_pre_image.sql):
+# (text in phoned_claim_one's definition, times it occurs there, its text in phoned_lease_one)
+OBSERVED_CLAIM = (
+    (".phoned_claim_one(", 1, ".phoned_lease_one("),
+    ("RETURNS tasks", 1, "RETURNS phoned_lease"),
+    ("picked text;", 1, "picked tasks;"),
+    ("SELECT t.id INTO picked", 3, "SELECT t.* INTO picked"),
+    ("IF picked IS NULL THEN", 1, "IF picked.id IS NULL THEN"),
+    ("WHERE t.id = picked\n", 1, "WHERE t.id = picked.id\n"),
+    ("RETURN leased;", 1, "RETURN ROW(picked, leased)::phoned_lease;"),
+)
+
+
+def test_an_observed_claim_runs_the_claims_own_statements(open_store) -> None:
+    """An observed claim (``claim_seen``: the metrics need the row before the lease) runs
+    phoned_lease_one, a claim nobody observes phoned_claim_one. The claim rule is written in
+    both, so the schema's two definitions must differ only where the first reads and
+    returns the whole row: the same picks, move, workflow pin and event."""
+    store = open_store()
+    with psycopg.connect(store.pg.url, autocommit=True) as conn:
+        definition = {
+            name: conn.execute(
+                b"SELECT pg_get_functiondef(p.oid) FROM pg_proc AS p"
+                b" WHERE p.proname = %s AND p.pronamespace = current_schema()::regnamespace",
+                (name,),
+            ).fetchone()[0]
+            for name in ("phoned_claim_one", "phoned_lease_one")
+        }
+    claim = definition["phoned_claim_one"]
+    for text, times, observed in OBSERVED_CLAIM:
+        assert claim.count(text) == times, (text, claim)
+        claim = claim.replace(text, observed)
+    assert claim == definition["phoned_lease_one"]
+
+
 def test_an_idle_wait_sleeps_on_the_socket_and_wakes_on_notify_or_alarm(
     open_store: Callable[[], PostgresStore],
 ) -> None:

@@ -58,11 +58,25 @@ SELECT * FROM tasks WHERE conversation_id = %(conversation_id)s
 SELECT * FROM phoned_claim_one(%(owner)s::text, %(device)s::text, %(task_id)s::text,
     %(now)s, %(lease_until)s, %(requires_decision)s);
 
+-- name: claim_seen
+-- claim for a store whose task writes are observed (SqlStore.on_write: the metrics):
+-- phoned_lease_one (0011_lease_pre_image.sql) is phoned_claim_one that also returns the
+-- task as its pick read it before the lease (queued, a JSON object of its columns).
+SELECT (l.leased).*, row_to_json(l.queued) AS queued
+FROM phoned_lease_one(%(owner)s::text, %(device)s::text, %(task_id)s::text, %(now)s,
+    %(lease_until)s, %(requires_decision)s) AS l;
+
 -- name: claim_batch
 -- A daemon's claim for each of its idle phones (owners[i] on devices[i]): phoned_claim
 -- runs phoned_claim_one for each pair and returns the rows leased.
 SELECT * FROM phoned_claim(%(owners)s::text[], %(devices)s::text[], NULL::text,
     %(now)s, %(lease_until)s, %(requires_decision)s);
+
+-- name: claim_batch_seen
+-- claim_batch, observed: each leased row with the row before its lease, as claim_seen.
+SELECT (l.leased).*, row_to_json(l.queued) AS queued
+FROM phoned_lease(%(owners)s::text[], %(devices)s::text[], NULL::text, %(now)s,
+    %(lease_until)s, %(requires_decision)s) AS l;
 
 -- name: pin_workflow_device
 UPDATE tasks SET device = %(device)s
