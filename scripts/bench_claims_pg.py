@@ -249,8 +249,8 @@ def compare(
 
     ``block`` defaults to 50 claims, fewer when that would leave under ``MIN_ROUNDS`` turns
     per kind: with 50 claimers, blocks of 50 took all 2,000 tasks in one turn each, so
-    the two kinds did not take turns at all and one slow spell decided the ratio (1.04x
-    to 1.46x in runs of the same code, 2026-12-07)."""
+    the two kinds did not take turns at all and one slow spell decided the ratio (1.18x
+    to 1.45x in runs of the same code, 2026-12-05 to 2026-12-07)."""
     if block is None:
         block = max(1, min(50, tasks // (claimers * MIN_ROUNDS)))
     for url in urls:
