@@ -389,8 +389,8 @@ OBSERVED_CLAIM = (
 def test_an_observed_claim_runs_the_claims_own_statements(open_store) -> None:
     """An observed claim (``claim_seen``: the metrics need the row before the lease) runs
     phoned_lease_one, a claim nobody observes phoned_claim_one. The claim rule is written in
-    both, so the schema's two definitions must differ only where the first reads and
-    returns the whole row: the same picks, move, workflow pin and event."""
+    both, so the schema's two definitions must differ only where phoned_lease_one reads
+    and returns the whole row: the same picks, move, workflow pin and event."""
     store = open_store()
     with psycopg.connect(store.pg.url, autocommit=True) as conn:
         definition = {

@@ -17,7 +17,7 @@
 -- claim rule cannot drift between them.
 --
 -- Only a store with an observer calls these (phoned run --metrics, phoned serve): the
--- pair costs the claim about 6 % of its throughput (1.06x-1.12x, PostgresStore.claim
+-- pair costs the claim 6-12 % of its throughput (1.06x-1.12x, PostgresStore.claim
 -- through either, interleaved in blocks, fsync on, 1 and 4 claimers, 2026-12-07), so a
 -- claim nobody observes keeps 0010's functions.
 
