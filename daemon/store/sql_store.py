@@ -361,7 +361,7 @@ class SqlStore(Store):
         with self.db.transaction():
             row, new = self._queue(op.spec, op.now)
             lease = ops.Claim(op.owner, op.device, op.now, op.lease_s)
-            return self._lease(row, lease) if new else self._record(row)
+            return self._lease(row, lease) if new else task_record(row)
 
     def _hand_over(self, op: ops.HandOver) -> ops.HandedOver:
         """The submit, then each claim in turn (each a claim of its own) until one leases."""
