@@ -35,6 +35,12 @@ as_alice() {  # a desktop session's user: her own HOME, a plain PATH, her home a
 phoned=/opt/phoned/venv/bin/phoned
 
 # Before any daemon runs: the operator's submit says at once that nobody serves the queue.
+# A status run first, as the baseline of a verb that waits for nothing (its start-up and
+# one look at the queue), on this machine at this moment.
+start=$(date +%s%N)
+as_alice "$phoned status --json" >/dev/null 2>&1 || true
+end=$(date +%s%N)
+echo "STEP status_unserved_ms $(((end - start) / 1000000))"
 start=$(date +%s%N)
 as_alice "$phoned submit --method dnd.set --param mode=priority --conversation ops" \
     >"$T/submit.out" 2>"$T/submit.err"

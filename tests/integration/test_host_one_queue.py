@@ -56,9 +56,13 @@ def test_install_names_the_services_queue_in_the_hosts_config(host: dict[str, st
     assert 'state_dir: "/var/lib/phoned"' in host["config"]
 
 
-def test_a_queue_nobody_serves_is_named_within_a_second(host: dict[str, str]) -> None:
+def test_a_queue_nobody_serves_is_named_at_once(host: dict[str, str]) -> None:
+    """The submit waits for no daemon: it takes less than a second more than a status run
+    just before it (start-up and a look at the queue). Against the machine's own baseline,
+    not a fixed bound: a loaded CI machine once took 1621 ms for the whole CLI run."""
     task, millis, _ = host["submit_unserved"].split(" ")
-    assert len(task) == 32 and int(millis) < 1500  # the whole CLI run, start-up included
+    baseline = int(host["status_unserved_ms"])
+    assert len(task) == 32 and int(millis) < baseline + 1000, (millis, baseline)
     warning = host["submit_warning"]
     assert "no daemon has served this queue" in warning
     assert "sqlite:////var/lib/phoned/queue.db" in warning
