@@ -7,6 +7,8 @@ terminal errors, 503 ``StoreUnavailable``. Request validation errors use the sam
 
 ``phoned.daemon.server.limits.RequestLimits`` wraps the app: body caps (413), JSON depth, finite
 numbers and NUL characters (422) are checked before any handler or token check runs.
+Inside it, ``phoned.daemon.server.submit_lane.SubmitLane`` answers a planner's plain submit
+with the submit route's own steps, without FastAPI's routing (issue #35).
 ``/docs`` and ``/redoc`` are off unless ``settings.docs`` (their scripts come from a CDN);
 ``/openapi.json`` is always served.
 """
@@ -38,6 +40,7 @@ from phoned.daemon.server.auth import TokenBook
 from phoned.daemon.server.limits import Limits, RequestLimits
 from phoned.daemon.server.plane import Plane
 from phoned.daemon.server.settings import ServerSettings
+from phoned.daemon.server.submit_lane import SubmitLane
 
 API_VERSION = "1.0.0"
 DESCRIPTION = """\
@@ -98,6 +101,7 @@ def create_app(settings: ServerSettings, tokens: TokenBook) -> FastAPI:
     app.include_router(routes_planner.steering_router())
     metrics.plane_metrics(plane)
     limits = Limits(settings.max_body_bytes, settings.max_artifact_bytes, settings.max_json_depth)
+    app.add_middleware(SubmitLane, plane=plane)  # inside RequestLimits: added first
     app.add_middleware(
         RequestLimits, limits=limits, known_token=lambda t: tokens.lookup(t) is not None
     )

@@ -195,7 +195,8 @@ def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
     return {"error": "InvalidRequest", "message": f"invalid request: {detail}", "errors": problems}
 
 
-def _bearer(scope: Scope) -> str | None:
+def bearer_token(scope: Scope) -> str | None:
+    """The request's bearer token (``Authorization: Bearer <token>``), else None."""
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
@@ -239,7 +240,7 @@ class RequestLimits:
             await _answer(send, 413, _too_large(cap), close=True)
             return
         if self.known_token is not None and scope["path"].startswith("/v1/"):
-            token = _bearer(scope)
+            token = bearer_token(scope)
             if not token:
                 await _unauthorized(send, "a bearer token is required")
                 return
@@ -259,7 +260,7 @@ class RequestLimits:
             if problems:
                 await _answer(send, 422, _invalid(problems))
                 return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 def _content_length(scope: Scope) -> int | None:
@@ -272,7 +273,7 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-async def _read_capped(receive: Receive, cap: int) -> bytes:
+async def _read_capped(receive: Receive, cap: float) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -289,7 +290,12 @@ async def _read_capped(receive: Receive, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+async def read_body(receive: Receive) -> bytes:
+    """The whole body of a request whose size ``RequestLimits`` capped already."""
+    return await _read_capped(receive, math.inf)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that hands the app the body already read, then the client's own."""
     sent = False
 

@@ -79,9 +79,23 @@ async def submit_task(
     (and the plane's ``max_wait``); ``terminal`` says whether it ended. ``wait_policy:
     accepted`` always answers at admission.
     """
+    spec = parsed_task(raw)
+    check_submits(principal, spec.conversation_id)
+    return await submitted(plane, principal, spec, successor_of, wait)
+
+
+def parsed_task(raw: Any) -> TaskSpec:
+    """A submit's body as its task (``InvalidTask`` naming every refused field)."""
     spec = _parsed(raw, TaskSpec)
     assert isinstance(spec, TaskSpec)
-    check_submits(principal, spec.conversation_id)
+    return spec
+
+
+async def submitted(
+    plane: Plane, principal: Principal, spec: TaskSpec, successor_of: str | None, wait: float
+) -> JSONResponse:
+    """The submit of ``spec``, parsed and allowed for ``principal``: queued and handed over,
+    and the answer (``submit_task``'s; ``SubmitLane``'s without a query string)."""
     if successor_of is not None:
         await anyio.to_thread.run_sync(_task, plane, principal, successor_of)
     op = ops.Submit(spec, time.time(), successor_of)
