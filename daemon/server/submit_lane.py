@@ -19,7 +19,6 @@ queueing is answered as the app's exception handler answers it.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from fastapi import HTTPException
 from fastapi.responses import JSONResponse
@@ -86,8 +85,8 @@ class SubmitLane:
 
 
 def _json_content(scope: Scope) -> bool:
+    """Whether the request says its body is JSON (``Content-Type: application/json``)."""
     for name, value in scope["headers"]:
         if name == b"content-type":
-            kind: Any = value.split(b";", 1)[0].strip().lower()
-            return bool(kind == b"application/json")
+            return bool(value.split(b";", 1)[0].strip().lower() == b"application/json")
     return False
