@@ -8,6 +8,8 @@ on the layer after the lane counts what reached FastAPI.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -136,9 +138,9 @@ def test_a_store_refusal_is_answered_as_the_apps_handler_answers_it(
     assert sent.json()["error"] == "IdempotencyConflict"
 
 
-def test_a_submit_through_the_lane_is_handed_to_the_waiting_claim(plane: AppPlane) -> None:
-    import threading
-
+def test_a_submit_through_the_lane_is_handed_to_the_waiting_claim(
+    plane: AppPlane, spy: Spy
+) -> None:
     answers: list[Any] = []
     body = {"owner": f"d1/{SERIAL}", "device": SERIAL, "wait": 20.0}
     waiting = threading.Thread(
@@ -146,12 +148,12 @@ def test_a_submit_through_the_lane_is_handed_to_the_waiting_claim(plane: AppPlan
     )
     waiting.start()
     wakeup = plane.client.app.state.plane.wakeup
-    for _ in range(500):
-        if wakeup._claims:
-            break
-        threading.Event().wait(0.01)
+    deadline = time.monotonic() + 10
+    while not wakeup._claims and time.monotonic() < deadline:  # the claim waits
+        time.sleep(0.01)
     task = plane.ok("planner", "POST", "/v1/tasks", json={**DND, "device": SERIAL})["task"]
     waiting.join(timeout=20)
+    assert spy.submits == 0 and answers, "the lane answered the submit; the claim returned"
     leased = answers[0].json()["task"]
     assert leased["id"] == task["id"] and leased["state"] == "dispatched"
     assert leased["lease_owner"] == f"d1/{SERIAL}"
