@@ -195,13 +195,21 @@ def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
     return {"error": "InvalidRequest", "message": f"invalid request: {detail}", "errors": problems}
 
 
+def header(scope: Scope, wanted: bytes) -> bytes | None:
+    """The value of the request's first header named ``wanted`` (lower case), else None."""
+    for name, value in scope.get("headers", ()):
+        if name == wanted:
+            return bytes(value)
+    return None
+
+
 def bearer_token(scope: Scope) -> str | None:
     """The request's bearer token (``Authorization: Bearer <token>``), else None."""
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else None
-    return None
+    value = header(scope, b"authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.decode("latin-1").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
 
 
 async def _unauthorized(send: Send, message: str) -> None:
@@ -264,13 +272,11 @@ class RequestLimits:
 
 
 def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    value = header(scope, b"content-length")
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None
 
 
 async def _read_capped(receive: Receive, cap: float) -> bytes:

@@ -27,7 +27,7 @@ from phoned.daemon.lifecycle.errors import LifecycleError
 from phoned.daemon.lifecycle.wire import error_json, error_status
 from phoned.daemon.server.auth import Principal, Right
 from phoned.daemon.server.deps import check_submits
-from phoned.daemon.server.limits import bearer_token, read_body, replay
+from phoned.daemon.server.limits import bearer_token, header, read_body, replay
 from phoned.daemon.server.plane import Plane
 from phoned.daemon.server.routes_planner import parsed_task, submitted
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -86,7 +86,5 @@ class SubmitLane:
 
 def _json_content(scope: Scope) -> bool:
     """Whether the request says its body is JSON (``Content-Type: application/json``)."""
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            return bool(value.split(b";", 1)[0].strip().lower() == b"application/json")
-    return False
+    value = header(scope, b"content-type")
+    return value is not None and value.split(b";", 1)[0].strip().lower() == b"application/json"
