@@ -12,14 +12,16 @@ transaction holding locks. ``psycopg`` errors are translated here and nowhere el
 
 from __future__ import annotations
 
+import re
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import psycopg
 from phoned.daemon.lifecycle.errors import (
@@ -31,7 +33,9 @@ from phoned.daemon.store.postgres_migrations import migrate
 from phoned.daemon.store.rows import Row
 from phoned.daemon.store.sqlfile import parse_blocks
 from phoned.daemon.store.wake import Alarm
-from psycopg.rows import TupleRow, dict_row, tuple_row
+from psycopg import abc, pq
+from psycopg.adapt import PyFormat, Transformer
+from psycopg.rows import dict_row
 
 DEFAULT_STATEMENT_TIMEOUT_S = 10.0
 # a process that dies inside a transaction must not hold row locks for long
@@ -59,6 +63,49 @@ def translate(exc: psycopg.Error, context: str) -> NoReturn:
     raise StoreUnavailable(f"{context}: {exc}") from exc  # pragma: no cover - table ends in Error
 
 
+def _error_of(result: pq.abc.PGresult, encoding: str) -> psycopg.Error:
+    """The psycopg error a statement's failed ``result`` stands for: the class of its
+    SQLSTATE (``psycopg.errors.lookup``), as psycopg's cursor would have raised it."""
+    state = (result.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode("ascii", "replace")
+    try:
+        kind = psycopg.errors.lookup(state) if state else psycopg.OperationalError
+    except KeyError:
+        kind = psycopg.DatabaseError
+    return kind(result.get_error_message(encoding))
+
+
+_UNKNOWN_STATEMENT = b"26000"  # invalid_sql_statement_name: no prepared statement of that name
+_NAMED = re.compile(r"%\((\w+)\)s")
+
+
+@dataclass
+class _Prepared:
+    """A named query prepared on one connection's server (``rows_in_one_statement``)."""
+
+    server_name: bytes  # the prepared statement's name on the server
+    params: tuple[str, ...]  # the query's parameter names, in the order of $1, $2, ...
+    formats: tuple[PyFormat, ...]  # every parameter sent as text; the server casts it
+    columns: tuple[str, ...] | None = None  # the result's column names, from its first run
+
+    @classmethod
+    def of(cls, name: str, query: str) -> tuple[_Prepared, bytes]:
+        """The statement for named query ``name`` and its text with PostgreSQL's own
+        placeholders: each psycopg ``%(x)s`` becomes ``$n``, the same ``$n`` for every use
+        of ``x``."""
+        params: list[str] = []
+
+        def numbered(match: re.Match[str]) -> str:
+            if match[1] not in params:
+                params.append(match[1])
+            return f"${params.index(match[1]) + 1}"
+
+        text = _NAMED.sub(numbered, query)
+        if "%" in text:
+            raise ValueError(f"{name}: only %(name)s placeholders can be prepared")
+        statement = cls(f"phoned_{name}".encode(), tuple(params), (PyFormat.TEXT,) * len(params))
+        return statement, text.encode()
+
+
 @cache
 def postgres_queries() -> dict[str, str]:
     """The named blocks of ``daemon/store/sql/postgres/queries.sql`` and ``schedules.sql``."""
@@ -81,9 +128,9 @@ class PostgresDatabase:
         self._listening = False  # LISTEN only once someone waits (not every connection)
         self._sql = postgres_queries()
         self._conn = self._connect()
-        # all_in_one_statement's cursor and each statement's column names, per connection
-        self._statement_cursor: psycopg.Cursor[TupleRow] | None = None
-        self._columns: dict[str, tuple[str, ...]] = {}
+        # rows_in_one_statement's statements prepared on this connection, and its adapter
+        self._prepared: dict[str, _Prepared] = {}
+        self._adapter: abc.Transformer | None = None
         try:
             migrate(self._conn)
         except psycopg.Error as exc:
@@ -135,7 +182,7 @@ class PostgresDatabase:
         if self._conn.broken or self._conn.closed:
             self._conn.close()
             self._conn = self._connect()
-            self._statement_cursor, self._columns = None, {}
+            self._prepared, self._adapter = {}, None
             if self._listening:
                 self._execute(f"LISTEN {WORK_CHANNEL}")
                 self._end(self._conn.commit, "commit")
@@ -155,8 +202,6 @@ class PostgresDatabase:
                     self._depth -= 1
                 return
             self._ensure_connected()
-            if self._conn.autocommit:  # left on by all_in_one_statement
-                self._conn.autocommit = False
             self._depth = 1
             try:
                 yield
@@ -184,36 +229,92 @@ class PostgresDatabase:
         """Execute named write ``name`` (``RETURNING *``); the row as stored, or None."""
         return self.one(name, **params)
 
-    def all_in_one_statement(self, name: str, /, **params: Any) -> list[Row]:
-        """Run named query ``name`` as its own transaction in one round trip; its rows.
+    def rows_in_one_statement(
+        self, name: str, /, **params: Any
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Run named query ``name`` as its own transaction in one round trip: its column
+        names and its rows as tuples.
 
-        Outside ``transaction()`` only: the statement runs in autocommit, so the server
-        commits it without the BEGIN and COMMIT round trips a ``transaction()`` costs. For
-        statements that are whole verbs by themselves (``claim``), run often: autocommit
-        stays on until the next ``transaction()`` (a claimer that finds nothing does not
-        switch twice per look), one cursor serves them all, and a statement's rows come as
-        tuples keyed by its column names, read once per connection (dict rows decode every
-        name of every result again). Results come in binary: a claim's row is mostly
-        numbers, which the server then sends as they are stored instead of printing each as
-        text for the client to parse back (issue #35).
+        Outside ``transaction()`` only, for statements that are whole verbs by themselves
+        and run often (``claim``): the server commits the statement alone, without the
+        BEGIN and COMMIT round trips a ``transaction()`` costs. The query is prepared on
+        the server once per connection and each run is one ``PQexecPrepared`` through
+        psycopg's libpq binding (``psycopg.pq``): psycopg's own adapters turn the
+        parameters into text and the binary result into Python values, as its cursor
+        would, without the cursor's bookkeeping around them, which cost a claim's client
+        more CPU than the rest of the claim (issue #35). The call waits with the GIL
+        released; the statement timeout bounds it. Notifications that arrive meanwhile go
+        to psycopg's queue (``connection.notifies()``) as they do from its cursor.
         """
         with self._lock:
             if self._depth:
                 raise RuntimeError(f"{name}: one statement inside a transaction")
             self._ensure_connected()
-            if self._statement_cursor is None:
-                self._statement_cursor = self._conn.cursor(row_factory=tuple_row, binary=True)
-            cursor = self._statement_cursor
-            if not self._conn.autocommit:
-                self._conn.autocommit = True
+            pgconn = self._conn.pgconn
+            if pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise RuntimeError(f"{name}: the connection is inside a transaction")
             try:
-                values = cursor.execute(self._sql[name], params).fetchall()
+                statement, result = self._run_prepared(name, params)
+                if result.status != pq.ExecStatus.TUPLES_OK:
+                    raise _error_of(result, self._conn.info.encoding)
+                adapter = self._adapter
+                assert adapter is not None  # set by _prepare on this connection
+                adapter.set_pgresult(result)
+                rows = adapter.load_rows(0, result.ntuples, tuple)
             except psycopg.Error as exc:
                 translate(exc, name)
-            names = self._columns.get(name)
-            if names is None:
-                names = self._columns[name] = tuple(c.name for c in cursor.description or ())
-            return [dict(zip(names, row, strict=True)) for row in values]
+            finally:
+                self._pass_on_notifies(pgconn)
+            columns = statement.columns
+            if columns is None:
+                encoding = self._conn.info.encoding
+                columns = statement.columns = tuple(
+                    (result.fname(i) or b"").decode(encoding) for i in range(result.nfields)
+                )
+            return columns, rows
+
+    def _run_prepared(self, name: str, params: dict[str, Any]) -> tuple[_Prepared, pq.abc.PGresult]:
+        """Run named query ``name``'s prepared statement, preparing it first on this
+        connection; its result. psycopg sends ``DEALLOCATE ALL`` after a rollback once it
+        has prepared statements of its own (``psycopg/_connection_base.py``, its rollback),
+        and a pooler may do the same: a statement the server no longer knows (SQLSTATE
+        26000, refused before it ran) is prepared again and run once more."""
+        statement = self._prepared.get(name) or self._prepare(name)
+        result = self._exec(statement, params)
+        if result.error_field(pq.DiagnosticField.SQLSTATE) == _UNKNOWN_STATEMENT:
+            statement = self._prepare(name)
+            result = self._exec(statement, params)
+        return statement, result
+
+    def _exec(self, statement: _Prepared, params: dict[str, Any]) -> pq.abc.PGresult:
+        adapter = self._adapter
+        assert adapter is not None  # set by _prepare on this connection
+        values = adapter.dump_sequence([params[p] for p in statement.params], statement.formats)
+        return self._conn.pgconn.exec_prepared(
+            statement.server_name,
+            cast(Sequence[bytes], values),  # None is SQL NULL, as psycopg sends it
+            result_format=pq.Format.BINARY,
+        )
+
+    def _prepare(self, name: str) -> _Prepared:
+        """Prepare named query ``name`` on this connection's server."""
+        statement, text = _Prepared.of(name, self._sql[name])
+        result = self._conn.pgconn.prepare(statement.server_name, text)
+        if result.status != pq.ExecStatus.COMMAND_OK:
+            raise _error_of(result, self._conn.info.encoding)
+        if self._adapter is None:
+            self._adapter = Transformer(self._conn)
+        self._prepared[name] = statement
+        return statement
+
+    @staticmethod
+    def _pass_on_notifies(pgconn: pq.abc.PGconn) -> None:
+        """Hand notifications libpq received during a statement to psycopg's handler, which
+        queues them for ``notifies()``, as psycopg does after its own statements."""
+        handler = pgconn.notify_handler
+        while (notify := pgconn.notifies()) is not None:
+            if handler is not None:
+                handler(notify)
 
     def all(self, name: str, /, **params: Any) -> list[Row]:
         """Every row of named query ``name``, as dicts."""

@@ -26,8 +26,9 @@ servers differ:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, TypeVar
 
 from phoned.daemon.lifecycle import ops, rules
 from phoned.daemon.lifecycle.records import Event, TaskRecord
@@ -37,7 +38,7 @@ from phoned.daemon.store.postgres_db import (
     DuplicateRow,
     PostgresDatabase,
 )
-from phoned.daemon.store.rows import Row, event_record, task_record
+from phoned.daemon.store.rows import Row, event_record, task_reader
 from phoned.daemon.store.sql_store import SqlStore
 
 _T = TypeVar("_T")
@@ -49,6 +50,17 @@ def _once_more_on_duplicate(attempt: Callable[[], _T]) -> _T:
         return attempt()
     except DuplicateRow:
         return attempt()
+
+
+@cache
+def _lease_reading(
+    columns: tuple[str, ...],
+) -> tuple[Callable[[Sequence[Any]], TaskRecord], int, int | None]:
+    """For a claim statement's ``columns``: its task reader, where the task's id is and
+    where the observed claim's ``queued`` row is (None: not observed). Once per column
+    list: a claim looks up no names."""
+    seen = columns.index("queued") if "queued" in columns else None
+    return task_reader(columns), columns.index("id"), seen
 
 
 class PostgresStore(SqlStore):
@@ -70,14 +82,15 @@ class PostgresStore(SqlStore):
         ``claim_seen``); the same row, lease and event as ``SqlStore``'s claim, which the
         store contract suite checks on both stores. Its one row is all NULL when nothing
         was claimable."""
-        rows = self.pg.all_in_one_statement(
-            "claim_seen" if self.on_write is not None else "claim",
-            owner=op.owner,
-            device=op.device,
-            task_id=op.task_id,
-            **self._claim_terms(op.now, op.lease_s),
+        leased = self._leased(
+            *self.pg.rows_in_one_statement(
+                "claim_seen" if self.on_write is not None else "claim",
+                owner=op.owner,
+                device=op.device,
+                task_id=op.task_id,
+                **self._claim_terms(op.now, op.lease_s),
+            )
         )
-        leased = self._leased(rows)
         return leased[0] if leased else None
 
     def _claim_batch(self, op: ops.ClaimBatch) -> list[TaskRecord]:
@@ -88,27 +101,32 @@ class PostgresStore(SqlStore):
             self.pg.listen()
         if not op.claims:
             return []
-        rows = self.pg.all_in_one_statement(
-            "claim_batch_seen" if self.on_write is not None else "claim_batch",
-            owners=[owner for owner, _ in op.claims],
-            devices=[device for _, device in op.claims],
-            **self._claim_terms(op.now, op.lease_s),
+        return self._leased(
+            *self.pg.rows_in_one_statement(
+                "claim_batch_seen" if self.on_write is not None else "claim_batch",
+                owners=[owner for owner, _ in op.claims],
+                devices=[device for _, device in op.claims],
+                **self._claim_terms(op.now, op.lease_s),
+            )
         )
-        return self._leased(rows)
 
-    def _leased(self, rows: list[Row]) -> list[TaskRecord]:
-        """The records of a claim's leased rows (a row of NULLs is no lease). Observed, the
-        claim's statement (``claim_seen``, ``claim_batch_seen``) also returned each task as
-        its pick read it before the lease (``queued``): ``on_write`` hears of the lease
-        from that row, as it does from SqlStore's claim, which reads the row first."""
+    def _leased(self, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[TaskRecord]:
+        """The records of a claim's leased rows (a row of NULLs is no lease), read straight
+        from the statement's tuples. Observed, the claim's statement (``claim_seen``,
+        ``claim_batch_seen``) also returned each task as its pick read it before the lease
+        (``queued``, its last column): ``on_write`` hears of the lease from that row, as it
+        does from SqlStore's claim, which reads the row first."""
+        read, key, seen = _lease_reading(columns)
         records = []
-        for row in rows:
-            if row["id"] is None:
+        for values in rows:
+            if values[key] is None:
                 continue
-            queued = row.pop("queued", None)
-            record = task_record(row)
-            if queued is not None:
-                self._note(queued, row, record)
+            record = read(values)
+            if seen is not None and values[seen] is not None:
+                after = {
+                    name: v for name, v in zip(columns, values, strict=True) if name != "queued"
+                }
+                self._note(values[seen], after, record)
             records.append(record)
         return records
 

@@ -436,3 +436,82 @@ def test_an_idle_wait_sleeps_on_the_socket_and_wakes_on_notify_or_alarm(
     began = time.monotonic()
     waiter.wait_for_work(30, alarm)
     assert time.monotonic() - began < 5, "the alarm did not end the wait"
+
+
+def test_a_claims_record_is_the_record_the_queue_reads_back(
+    open_store: Callable[[], PostgresStore],
+) -> None:
+    """A claim's row comes from its prepared statement as a tuple (issue #35); its record is
+    the one a read of the same row through a dict gives, params, spec and failure too."""
+    store = open_store()
+    spec = {"method": "volume.set", "conversation_id": "c", "params": {"stream": "music",
+            "level": 3}, "rationale": "quieter", "device": "S1"}  # fmt: skip
+    queued = store.submit(validate_task(spec), T0)
+    claimed = store.claim("d/S1", "S1", T0 + 1)
+    assert claimed is not None and claimed.id == queued.id
+    assert claimed == store.get(queued.id)
+    assert claimed.params == {"stream": "music", "level": 3}
+    assert claimed.spec["rationale"] == "quieter"
+    assert (claimed.state, claimed.lease_owner, claimed.attempt) == (
+        TaskState.DISPATCHED, "d/S1", 1)  # fmt: skip
+    assert store.claim("d/S1", "S1", T0 + 2) is None  # a row of NULLs: no lease
+
+
+def test_a_notify_read_during_a_claim_still_wakes_the_next_wait(
+    open_store: Callable[[], PostgresStore],
+) -> None:
+    """A claim's statement runs on libpq directly; a NOTIFY that libpq reads during it is
+    handed on to psycopg's queue, so the dispatcher's next wait wakes at once instead of
+    sleeping to its timeout on a socket with nothing more to read."""
+    waiter, planner = open_store(), open_store()
+    assert waiter.claim_batch([("d/A", "A")], time.time()) == []  # subscribes (LISTEN)
+    planner.submit(validate_task({"method": "dnd.get", "conversation_id": "c", "device": "B"}),
+                   time.time())  # fmt: skip
+    time.sleep(0.3)  # the NOTIFY is in the waiter's socket before its next statement
+    assert waiter.claim_batch([("d/A", "A")], time.time()) == []  # not A's: nothing leased
+    began = time.monotonic()
+    waiter.wait_for_work(30, Alarm())
+    assert time.monotonic() - began < 5, "the notification read during the claim was lost"
+
+
+def test_a_failed_claim_is_store_unavailable_and_the_next_one_works(url: str) -> None:
+    """An error of the claim's prepared statement (here its statement timeout, behind a
+    table lock) is translated like any other; the connection is left idle and usable, and
+    after the server dropped it the claim reconnects and prepares its statement again."""
+    store = PostgresStore(url, statement_timeout_s=0.3)
+    try:
+        store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0)
+        with psycopg.connect(url) as admin:
+            admin.execute("LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(StoreUnavailable, match="claim: canceling statement"):
+                store.claim("d/w0", None, T0 + 1)
+        claimed = store.claim("d/w0", None, T0 + 2)
+        assert claimed is not None and claimed.state is TaskState.DISPATCHED
+        store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0 + 3)
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (store.pg.backend_pid,))
+        with pytest.raises(StoreUnavailable):
+            store.claim("d/w0", None, T0 + 4)
+        again = store.claim("d/w0", None, T0 + 5)
+        assert again is not None and again.id != claimed.id
+    finally:
+        store.close()
+
+
+def test_a_claim_prepares_its_statement_again_after_psycopg_deallocates_all(
+    open_store: Callable[[], PostgresStore],
+) -> None:
+    """psycopg sends DEALLOCATE ALL after a rollback once it has prepared statements of its
+    own, which drops the claim's prepared statement too: the next claim prepares it again
+    instead of failing (it did in the store contract suite's approval test)."""
+    store = open_store()
+    for i in range(3):
+        store.submit(validate_task({"method": "dnd.get", "conversation_id": "c"}), T0 + i)
+    assert store.claim("d/w0", None, T0 + 3) is not None
+    for _ in range(8):  # psycopg prepares a query it ran 5 times
+        store.queue_status()
+    with pytest.raises(ZeroDivisionError), store.pg.transaction():
+        store.queue_status()
+        _ = 1 / 0  # rolled back: psycopg deallocates every prepared statement
+    claimed = store.claim("d/w0", None, T0 + 4)
+    assert claimed is not None and claimed.state is TaskState.DISPATCHED
