@@ -3,7 +3,9 @@
 One connection per ``PostgresDatabase`` (the daemon opens one store per thread),
 autocommit off, a statement timeout, and every verb inside ``transaction()``; a query
 run outside one gets a transaction of its own, so the connection never idles inside a
-transaction holding locks. ``psycopg`` errors are translated here and nowhere else::
+transaction holding locks; the claims run as one prepared statement each, outside any
+transaction (``rows_in_one_statement``). ``psycopg`` errors are translated here and
+nowhere else::
 
     psycopg.errors.UniqueViolation   -> DuplicateRow (a StoreUnavailable)
     psycopg.errors.CheckViolation    -> IllegalTransition (the schema refused the row)
