@@ -132,7 +132,7 @@ class PostgresDatabase:
         self._conn = self._connect()
         # rows_in_one_statement's statements prepared on this connection, and its adapter
         self._prepared: dict[str, _Prepared] = {}
-        self._adapter: abc.Transformer | None = None
+        self._adapter: abc.Transformer = Transformer(self._conn)
         try:
             migrate(self._conn)
         except psycopg.Error as exc:
@@ -184,7 +184,7 @@ class PostgresDatabase:
         if self._conn.broken or self._conn.closed:
             self._conn.close()
             self._conn = self._connect()
-            self._prepared, self._adapter = {}, None
+            self._prepared, self._adapter = {}, Transformer(self._conn)
             if self._listening:
                 self._execute(f"LISTEN {WORK_CHANNEL}")
                 self._end(self._conn.commit, "commit")
@@ -259,10 +259,8 @@ class PostgresDatabase:
                 statement, result = self._run_prepared(name, params)
                 if result.status != pq.ExecStatus.TUPLES_OK:
                     raise _error_of(result, self._conn.info.encoding)
-                adapter = self._adapter
-                assert adapter is not None  # set by _prepare on this connection
-                adapter.set_pgresult(result)
-                rows = adapter.load_rows(0, result.ntuples, tuple)
+                self._adapter.set_pgresult(result)
+                rows = self._adapter.load_rows(0, result.ntuples, tuple)
             except psycopg.Error as exc:
                 translate(exc, name)
             finally:
@@ -289,9 +287,9 @@ class PostgresDatabase:
         return statement, result
 
     def _exec(self, statement: _Prepared, params: dict[str, Any]) -> pq.abc.PGresult:
-        adapter = self._adapter
-        assert adapter is not None  # set by _prepare on this connection
-        values = adapter.dump_sequence([params[p] for p in statement.params], statement.formats)
+        values = self._adapter.dump_sequence(
+            [params[p] for p in statement.params], statement.formats
+        )
         return self._conn.pgconn.exec_prepared(
             statement.server_name,
             cast(Sequence[bytes], values),  # None is SQL NULL, as psycopg sends it
@@ -304,8 +302,6 @@ class PostgresDatabase:
         result = self._conn.pgconn.prepare(statement.server_name, text)
         if result.status != pq.ExecStatus.COMMAND_OK:
             raise _error_of(result, self._conn.info.encoding)
-        if self._adapter is None:
-            self._adapter = Transformer(self._conn)
         self._prepared[name] = statement
         return statement
 

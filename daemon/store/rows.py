@@ -130,8 +130,9 @@ def _refs(text: str) -> tuple[str, ...]:
 
 
 def task_record(row: Row) -> TaskRecord:
-    """The record of a task row."""
-    return task_reader(tuple(row))(tuple(row.values()))
+    """The record of a task row, read by its column names (``task_reader`` reads a row's
+    values by position)."""
+    return (_BY_NAME if "pause_requested" in row else _BY_NAME_UNPAUSED)(row)
 
 
 # what a task reader builds beside the copied columns; with them, every TaskRecord field
@@ -154,7 +155,12 @@ def task_reader(columns: tuple[str, ...]) -> Callable[[Sequence[Any]], TaskRecor
     every field, checked once when this module loads. Hot, a dnd.set row reads in 7.5 us
     this way against 8.8 us through a dict and ``TaskRecord.of`` (/tmp microbenchmark,
     issue #35's closing note); the larger part is not building the dict at all."""
-    at = {name: i for i, name in enumerate(columns)}
+    return _reader({name: i for i, name in enumerate(columns)})
+
+
+def _reader(at: dict[str, Any]) -> Callable[[Any], TaskRecord]:
+    """The reader of task rows whose columns are at ``at[name]``: a position in a tuple,
+    or the name itself in a dict row."""
     copied = itemgetter(*(at[name] for name in _COPIED))
     params, state, spec = at["params"], at["state"], at["spec"]
     reason, message = at["failure_reason"], at["failure_message"]
@@ -162,7 +168,7 @@ def task_reader(columns: tuple[str, ...]) -> Callable[[Sequence[Any]], TaskRecor
     summary, refs = at["stop_summary"], at["evidence_refs"]
     new = object.__new__
 
-    def read(values: Sequence[Any]) -> TaskRecord:
+    def read(values: Any) -> TaskRecord:
         record: TaskRecord = new(TaskRecord)
         fields = record.__dict__
         fields.update(zip(_COPIED, copied(values), strict=True))
@@ -177,6 +183,12 @@ def task_reader(columns: tuple[str, ...]) -> Callable[[Sequence[Any]], TaskRecor
         return record
 
     return read
+
+
+_NAMES = (*_COPIED, "params", "state", "spec", "failure_reason", "failure_message",
+          "stop_requested", "stop_summary", "evidence_refs")  # fmt: skip
+_BY_NAME = _reader({name: name for name in (*_NAMES, "pause_requested")})
+_BY_NAME_UNPAUSED = _reader({name: name for name in _NAMES})  # a row from before revisions
 
 
 def task_event_row(row: Row, *, decision: bool | None = None) -> Row:
