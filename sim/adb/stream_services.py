@@ -229,15 +229,23 @@ def sync_handler(ctx: ServiceContext) -> Handler:
 
 
 def connect_listener(phone: Phone, port: int) -> socket.socket | None:
-    """A connected socket to whatever listens on the phone's ``port``; None if refused."""
+    """A connected socket to whatever listens on the phone's ``port``; None if refused.
+
+    Nagle is off on it, as adbd turns it off on every ``tcp:`` socket it connects
+    (``disable_tcp_nagle`` in ``socket_spec_connect``, AOSP packages/modules/adb/
+    socket_spec.cpp). With it on, a request the host writes in two pieces (urllib3 sends an
+    HTTP request's headers, then its body) waited for the listener's delayed ACK, about
+    40 ms, before its second piece went out."""
     with phone.lock:
         target = phone.tcp_listeners.get(port)
     if target is None:
         return None
     try:
-        return socket.create_connection(target, timeout=TCP_CONNECT_TIMEOUT)
+        sock = socket.create_connection(target, timeout=TCP_CONNECT_TIMEOUT)
     except OSError:
         return None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def tcp_handler(sock: socket.socket) -> Handler:
