@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
 
+import adbutils
 import pytest
+import uiautomator2
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
 from phoned.device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
@@ -131,6 +134,30 @@ def test_uiautomator2_session_starts_lazily_and_works(sim_factory, server) -> No
     assert any(e.argv[:1] == ("tap",) for e in sim.phone.log.entries("click"))
     assert ui.screenshot().size == (1080, 2400)
     assert device.ui_session.client() is ui  # one warm session, not a new one
+    device.close()
+
+
+def test_the_ui_sessions_calls_send_at_once_and_ask_the_servers_version_once(
+    sim_factory, server, mocker
+) -> None:
+    """Each JSON-RPC call of uiautomator2 is an HTTP request on a fresh stream whose headers
+    and body go out in two writes: with Nagle on, the body waited ~40 ms for the adb
+    server's delayed ACK. And adbutils asked ``host:version`` (a connection of its own,
+    closed with a 10 ms sleep) before every stream; the session asks it once."""
+    sim = sim_factory()
+    device = Device(sim.serial, server)
+    asked = mocker.spy(adbutils.AdbClient, "server_version")
+    ui = device.ui_session.client()
+    assert ui is not None
+    for _ in range(3):
+        assert "<hierarchy" in ui.dump_hierarchy()
+    assert asked.call_count == 1
+    # the connection uiautomator2 opens for a call (uiautomator2 core.py, AdbHTTPConnection)
+    sock = ui._dev.create_connection(adbutils.Network.TCP, uiautomator2.core.DEFAULT_SERVER_PORT)
+    try:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        sock.close()
     device.close()
 
 
