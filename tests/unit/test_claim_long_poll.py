@@ -32,8 +32,9 @@ CLAIM = {"owner": f"d1/{SERIAL}", "device": SERIAL}
 class Live:
     """A live plane and a client speaking for each role."""
 
-    def __init__(self, client: httpx.Client, tokens: dict[str, str]) -> None:
+    def __init__(self, client: httpx.Client, tokens: dict[str, str], wakeup: Wakeup) -> None:
         self.client = client
+        self.wakeup = wakeup  # the plane's, to see when a claim waits on it
         self.headers = {role: {"Authorization": f"Bearer {t}"} for role, t in tokens.items()}
 
     def claim(self, wait: float, **extra: Any) -> httpx.Response:
@@ -61,15 +62,22 @@ def live_plane(tmp: Path) -> Iterator[Live]:
         LiveServer(plane_settings(tmp, max_wait=20.0)) as live,
         httpx.Client(base_url=live.url, timeout=30) as client,
     ):
-        yield Live(client, tokens)
+        yield Live(client, tokens, live.server.config.app.state.plane.wakeup)
 
 
 def _waiting(live: Live, wait: float = 20) -> tuple[threading.Thread, list[httpx.Response]]:
     """A claim long-polling on a thread of its own, and where its answer will be."""
     got: list[httpx.Response] = []
+    waiting = live.wakeup._claims  # owner -> its waiting claim
+    before = waiting.get(CLAIM["owner"])
     waiter = threading.Thread(target=lambda: got.append(live.claim(wait)))
     waiter.start()
-    time.sleep(0.5)  # it waits on the plane now
+    # it waits on the plane once the plane holds it (a fixed 0.5 s was too short for a
+    # loaded CI machine: the submit came first and found no claim to hand its task to)
+    deadline = time.monotonic() + 10
+    while waiting.get(CLAIM["owner"]) in (None, before):
+        assert time.monotonic() < deadline, "the claim did not start waiting"
+        time.sleep(0.01)
     return waiter, got
 
 
