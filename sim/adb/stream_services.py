@@ -233,9 +233,8 @@ def connect_listener(phone: Phone, port: int) -> socket.socket | None:
 
     Nagle is off on it, as adbd turns it off on every ``tcp:`` socket it connects
     (``disable_tcp_nagle`` in ``socket_spec_connect``, AOSP packages/modules/adb/
-    socket_spec.cpp). With it on, a request the host writes in two pieces (urllib3 sends an
-    HTTP request's headers, then its body) waited for the listener's delayed ACK, about
-    40 ms, before its second piece went out."""
+    socket_spec.cpp): what the host sends in two writes leaves the bridge as two writes,
+    the second not held back for the listener's ACK of the first."""
     with phone.lock:
         target = phone.tcp_listeners.get(port)
     if target is None:
