@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,14 +37,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from phoned.device.translate import translate
 
 if TYPE_CHECKING:
-    from phoned.device.adb import AdbServer
+    import adbutils
 
 
 class SessionDevice(Protocol):
     """What a session needs of its phone (``phoned.device.connection.Device`` is one)."""
 
     serial: str
-    server: AdbServer
+
+    @property
+    def adb(self) -> adbutils.AdbDevice: ...
 
 
 class UiPath(str, enum.Enum):
@@ -180,7 +181,7 @@ class UiSession:
         started = time.monotonic()
         self.stats.starts += 1
         try:
-            self._client = _connect(self.device.server, self.device.serial)
+            self._client = _connect(self.device.adb)
         except Exception as exc:
             error = translate(exc, self.device.serial)
             return self._unavailable([SessionEvent("start", False, _ms(started), str(error))])
@@ -210,45 +211,13 @@ class UiSession:
         return Lease(None, events, reason=f"uiautomator2 could not start: {events[-1].error}")
 
 
-def _connect(server: AdbServer, serial: str) -> Any:
+def _connect(adb_device: Any) -> Any:
     """``uiautomator2.connect(adb_device)``, except that a server that fails to start has its
     shell stream closed here: the client's constructor starts the server and, when that
-    raises, drops the half-built client with the stream still open.
-
-    The client's sockets send at once (Nagle off). uiautomator2 sends each JSON-RPC call as
-    an HTTP request over a fresh ``tcp:9008`` stream through the adb server, and Python's
-    ``http.client`` writes the request's headers and its body in two ``send`` calls
-    (``HTTPConnection._send_output``); adbutils leaves Nagle on, so the body waited for
-    the adb server's delayed ACK of the headers: about 40 ms on every call, on a real phone
-    as on the simulated one. adb sets ``TCP_NODELAY`` on its own TCP sockets
-    (``disable_tcp_nagle`` in AOSP packages/modules/adb/socket_spec.cpp).
-
-    And the client asks the adb server its version once: adbutils' ``open_transport`` asks
-    it before every stream (``host:version``, to choose ``host:tport:serial:`` or the older
-    ``host:transport:``) on a connection of its own, whose close sleeps 10 ms. An adb
-    server of another version started meanwhile can fail a call; the session's restart
-    then makes a new client, which asks again.
-
-    Both together: 82 -> 28 ms a call over the simulated phone (profiled in
-    ``test_variant_matrix``, 2026-12-07)."""
-    # lazy: adbutils and uiautomator2 only when a UI flow needs them (start-up)
-    import adbutils
-    import uiautomator2
-
-    class OneVersionClient(adbutils.AdbClient):
-        version: int | None = None
-
-        def server_version(self) -> int:
-            if self.version is None:
-                self.version = int(super().server_version())
-            return self.version
-
-    class PromptDevice(adbutils.AdbDevice):
-        def create_connection(self, network: Any, address: int | str) -> socket.socket:
-            sock = super().create_connection(network, address)
-            if sock.family in (socket.AF_INET, socket.AF_INET6):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
+    raises, drops the half-built client with the stream still open. ``adb_device`` comes
+    from ``AdbServer.client``, whose streams send at once (``device/adb.py``
+    ``_adbutils_client``: about 40 ms less a JSON-RPC call)."""
+    import uiautomator2  # lazy: uiautomator2 only when a UI flow needs it
 
     class Client(uiautomator2.Device):
         deferred = True
@@ -257,8 +226,7 @@ def _connect(server: AdbServer, serial: str) -> Any:
             if not self.deferred:  # the constructor's own start is deferred to _connect
                 super().start_uiautomator()
 
-    adb = OneVersionClient(host=server.host, port=server.port)
-    client = Client(PromptDevice(adb, serial=serial))
+    client = Client(adb_device)
     client.deferred = False
     try:
         client.start_uiautomator()

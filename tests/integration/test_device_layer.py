@@ -143,7 +143,8 @@ def test_the_ui_sessions_calls_send_at_once_and_ask_the_servers_version_once(
     """Each JSON-RPC call of uiautomator2 is an HTTP request on a fresh stream whose headers
     and body go out in two writes: with Nagle on, the body waited ~40 ms for the adb
     server's delayed ACK. And adbutils asked ``host:version`` (a connection of its own,
-    closed with a 10 ms sleep) before every stream; the session asks it once."""
+    closed with a 10 ms sleep) before every stream; phoned's client (``AdbServer.client``)
+    asks it once."""
     sim = sim_factory()
     device = Device(sim.serial, server)
     asked = mocker.spy(adbutils.AdbClient, "server_version")
