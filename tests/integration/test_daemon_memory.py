@@ -79,7 +79,7 @@ def _run(store: SqliteStore, count: int, start: int) -> None:
         while (state := store.get(task_id).state) is not TaskState.COMPLETED:
             assert state not in (TaskState.FAILED, TaskState.STOPPED), store.get(task_id)
             assert time.monotonic() < deadline, f"task {task_id} still {state.value}"
-            time.sleep(0.001)
+            time.sleep(0.005)  # a read per 5 ms: a tighter loop only burns the CPU the daemon needs
 
 
 def _fds() -> int:

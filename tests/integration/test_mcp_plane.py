@@ -20,17 +20,22 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def plane(adb_server, tmp_path: Path) -> Iterator[tuple[str, dict[str, str], dict[str, str]]]:
-    """``phoned serve`` and a ``phoned run --queue URL``: (url, tokens, base env)."""
-    grants = {"planner": Grant("planner"), "daemon": Grant("daemon", ("*",))}
+def plane(
+    adb_server, sim_factory, tmp_path: Path
+) -> Iterator[tuple[str, dict[str, str], dict[str, str], Any]]:
+    """``phoned serve`` and a ``phoned run --queue URL`` that has registered a simulated
+    phone with the plane (else a busy machine could run the agent's first tool before the
+    daemon serves any phone): (url, tokens, base env, simulator)."""
+    grants = {"planner": Grant("planner"), "daemon": Grant("daemon", ("*",)),
+              "viewer": Grant("viewer")}  # fmt: skip
     env = dict(adb_server.env, PHONED_CONFIG="/dev/null", PHONED_POLL_INTERVAL="0.2")
-    with open_stack(tmp_path, env, grants, daemon_id="mcp-d1") as stack:
-        yield stack.url, stack.tokens, dict(env, PHONED_STATE_DIR=str(tmp_path / "mcp"))
-
-
-def test_mcp_over_the_control_plane(plane, sim_factory) -> None:
-    url, tokens, env = plane
     sim = sim_factory(sdk=34)
+    with open_stack(tmp_path, env, grants, sim=sim, daemon_id="mcp-d1") as stack:
+        yield stack.url, stack.tokens, dict(env, PHONED_STATE_DIR=str(tmp_path / "mcp")), sim
+
+
+def test_mcp_over_the_control_plane(plane) -> None:
+    url, tokens, env, sim = plane
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "phoned.daemon.cli", "mcp", "--queue", url, "--conversation", "remote-agent"],
@@ -55,7 +60,7 @@ def test_mcp_over_the_control_plane(plane, sim_factory) -> None:
 
     dnd, sms = anyio.run(main)
     assert not dnd.is_error, dnd.content
-    assert dnd.structured_content["observed_target"] == "dnd.alarms"
+    assert dnd.structured_content["observed_target"] == "dnd.alarms", dnd.structured_content
     assert sim.phone.notification.zen_mode == 3
     approval = sms.structured_content["approval"]
     assert sms.structured_content["state"] == "approval"
