@@ -256,7 +256,14 @@ class Daemon(QueueFile):
         assert self.proc is not None and self.proc.poll() is None
         start = len(self.log.read_text())
         self.proc.send_signal(signal.SIGUSR1)
-        time.sleep(1)
+        # the main thread writes the dump in one write(2) once it next runs Python, which
+        # on a loaded machine can be seconds away: wait for it rather than for a fixed time
+        deadline = time.monotonic() + 20
+        while "Current thread" not in self.log.read_text()[start:]:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)  # and the rest of it, had write(2) taken it in two
         return self.log.read_text()[start:]
 
     def stop(self) -> None:
