@@ -5,7 +5,13 @@ that commits a task into ``queued`` (``phoned submit``, amend, approve, cancel, 
 daemon's requeue) sends one byte to every socket there after its commit. The worker wakes
 within the kernel's scheduling latency instead of at its next ``PRAGMA data_version``
 poll, which stays as the slow fallback (another host on a network file system, a writer
-that does not poke, a socket path too long for ``sun_path``).
+that does not poke, a system without ``/proc`` whose queue path is too long for a socket).
+
+A socket's address is a path of at most 107 bytes (``sun_path``, unix(7)); a queue deeper
+than that (a long ``XDG_STATE_HOME``, a test's temporary folder) binds and pokes through
+the folder's descriptor, ``/proc/self/fd/N/<name>``, a short path the kernel resolves to the
+folder itself (proc(5): ``/proc/pid/fd/`` entries are links to the open files). Until
+2026-12-07 such a queue polled only: a task waited up to a second for its pickup.
 
 It is the SQLite counterpart of PostgreSQL's ``LISTEN phoned_work`` (``tasks_notify_work``
 in ``sql/postgres/0001_initial.sql``): it fires on the same rows, a task row written in
@@ -91,21 +97,28 @@ class WakeChannel:
 
     def __init__(self, queue_path: str) -> None:
         self.folder = Path(f"{queue_path}.wake")
+        self._prefix = len(os.fsencode(self.folder)) + 1  # a socket's path: folder/name
+
+    def _address(self, folder_fd: int, name: str) -> str:
+        """Where a socket ``name`` in the folder (open as ``folder_fd``) is bound or sent
+        to: its path, or through the descriptor when that path is too long."""
+        if self._prefix + len(os.fsencode(name)) <= _SUN_PATH_MAX:
+            return os.path.join(self.folder, name)  # a str join: pathlib's was most of a poke
+        return f"/proc/self/fd/{folder_fd}/{name}"
 
     def listener(self) -> Listener | None:
         """A bound socket to wait on, or None when the folder cannot hold one (poll only)."""
-        path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.sock"
-        if len(os.fsencode(path)) > _SUN_PATH_MAX:
-            log.info("wake-up socket path too long (%s); polling the queue only", path)
-            return None
+        name = f"{os.getpid()}-{uuid.uuid4().hex[:12]}.sock"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         shared = shared_with_group(self.folder.parent)  # the group's queue: it pokes too
+        folder = -1
         try:  # walked from the queue's folder, never through a link (UnsafePath)
             mode = 0o2770 if shared else 0o700  # explicit: the umask would take g+rwx
             private_dir(self.folder, own=shared, root=self.folder.parent, mode=mode, group=shared)
+            folder = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
             old = os.umask(0o007 if shared else 0o077)
             try:
-                sock.bind(os.fspath(path))
+                sock.bind(self._address(folder, name))
             finally:
                 os.umask(old)
         except UnsafePath as exc:
@@ -116,6 +129,10 @@ class WakeChannel:
             sock.close()
             log.info("no wake-up socket in %s (%s); polling the queue only", self.folder, exc)
             return None
+        finally:
+            if folder >= 0:
+                os.close(folder)
+        path = self.folder / name
         sock.setblocking(False)
         return Listener(sock, path)
 
@@ -142,8 +159,8 @@ class WakeChannel:
             for name in names:
                 if not name.endswith(".sock"):
                     continue
-                try:  # a str join: pathlib's was most of a submit's poke (py-spy)
-                    sock.sendto(b"w", os.path.join(self.folder, name))
+                try:
+                    sock.sendto(b"w", self._address(folder, name))
                     reached += 1
                 except BlockingIOError:
                     reached += 1  # its buffer is full of wake-ups already

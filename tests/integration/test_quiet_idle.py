@@ -12,14 +12,10 @@ the figure over 60 s).
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from phoned.daemon.lifecycle.states import TaskState
 from phoned_process import fresh_daemon
 
@@ -36,25 +32,13 @@ def _by_name(counts: dict[str, int]) -> dict[str, int]:
     return named
 
 
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """A folder with a short path: the wake-up socket's path must fit ``sun_path`` (107
-    bytes; a longer one means polling, ``daemon/store/wake.py``), which pytest's own
-    ``tmp_path`` under xdist can exceed."""
-    folder = Path(tempfile.mkdtemp(prefix="qi-", dir="/tmp"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_an_idle_daemon_wakes_a_few_times_a_minute(
-    daemon_env: dict[str, str], short_tmp: Path, sim_factory: Any
+    daemon_env: dict[str, str], tmp_path: Path, sim_factory: Any
 ) -> None:
     env = {k: v for k, v in daemon_env.items() if k not in QUIET_ENV}  # the defaults
-    env["PHONED_STATE_DIR"] = str(short_tmp / "state")
+    env["PHONED_STATE_DIR"] = str(tmp_path / "state")
     sim = sim_factory(sdk=34)
-    with fresh_daemon(env, short_tmp) as daemon:
+    with fresh_daemon(env, tmp_path) as daemon:
         daemon.start()
         daemon.serving(sim.serial)
         done = daemon.submit({"method": "dnd.get", "params": {}})

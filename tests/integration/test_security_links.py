@@ -14,11 +14,8 @@ exactly as it was: nothing written, nothing chmod-ed. Unit cases: tests/unit/tes
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,20 +140,12 @@ def test_a_linked_outbox_stops_a_daemon_of_a_control_plane_untouched(
     assert sorted(p.name for p in state.iterdir()) == ["outbox.db"]
 
 
-@pytest.fixture
-def short() -> Iterator[Path]:
-    """A folder with a short path, so the wake-up socket's path fits ``sun_path``."""
-    folder = Path(tempfile.mkdtemp(prefix="pl", dir="/tmp"))
-    yield folder
-    shutil.rmtree(folder)
-
-
 def test_a_linked_wake_folder_is_not_bound_into_nor_chmod_ed_and_tasks_still_run(
-    daemon_env: dict[str, str], short: Path, outside: Path, sim_factory
+    daemon_env: dict[str, str], tmp_path: Path, outside: Path, sim_factory
 ) -> None:
     sim_factory(sdk=34)
-    env = {**daemon_env, "PHONED_STATE_DIR": str(short / "state")}
-    with fresh_daemon(env, short) as daemon:
+    env = {**daemon_env, "PHONED_STATE_DIR": str(tmp_path / "state")}
+    with fresh_daemon(env, tmp_path) as daemon:
         state = daemon.queue.parent
         os.chmod(state, 0o2770)  # the group's shared queue: a wake folder made here is 2770
         (state / "queue.db.wake").symlink_to(outside)

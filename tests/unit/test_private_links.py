@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,14 +37,6 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown to
 def outside(tmp_path: Path) -> Path:
     """The folder a planted link points to: 0755, holding one file; it must stay so."""
     return link_target(tmp_path)
-
-
-@pytest.fixture
-def short() -> Iterator[Path]:
-    """A folder with a short path: a wake-up socket's path must fit ``sun_path``."""
-    folder = Path(tempfile.mkdtemp(prefix="pl", dir="/tmp"))
-    yield folder
-    shutil.rmtree(folder)
 
 
 def unchanged(outside: Path) -> None:
@@ -144,13 +134,13 @@ def test_the_outbox_refuses_a_planted_link(tmp_path: Path, outside: Path) -> Non
 
 
 def test_the_shared_queue_keeps_its_modes_and_a_planted_wake_folder_is_refused(
-    short: Path, outside: Path
+    tmp_path: Path, outside: Path
 ) -> None:
     import socket
 
     from phoned.daemon.store.open import open_store
 
-    shared = short / "s"
+    shared = tmp_path / "s"
     shared.mkdir()
     shared.chmod(0o2770)  # the group's shared queue (/var/lib/phoned): 0660 files, 2770 wake
     queue = shared / "queue.db"
@@ -208,9 +198,9 @@ def test_another_users_folder_is_refused_as_a_state_folder_and_below_it(tmp_path
 
 
 @root_only
-def test_a_group_members_wake_folder_in_the_shared_queue_folder_is_accepted(short: Path) -> None:
-    short.chmod(0o755)  # the service user walks into it
-    shared = short / "s"
+def test_a_group_members_wake_folder_in_the_shared_queue_folder_is_accepted(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)  # the service user walks into it
+    shared = tmp_path / "s"
     shared.mkdir()
     shared.chmod(0o2770)
     os.chown(shared, NOBODY, NOBODY)  # the service user's folder, shared with its group

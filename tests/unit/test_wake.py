@@ -111,17 +111,30 @@ def test_sockets_are_private_and_a_dead_listeners_socket_is_removed(tmp_path):
     assert not listener.path.exists()
 
 
-def test_a_path_too_long_for_a_socket_falls_back_to_polling(tmp_path):
+def test_a_queue_too_deep_for_a_socket_path_is_still_woken_by_its_poke(tmp_path, monkeypatch):
+    # 120 bytes of folders: the socket's own path cannot be an address (sun_path, 107)
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
     path = str(deep / "q.db")
-    assert WakeChannel(path).listener() is None
-    _a_submit_wakes_an_idle_worker(path, "data_version did not wake the worker")
+    listener = WakeChannel(path).listener()
+    assert listener is not None
+    try:  # bound in the queue's folder itself, private, under its own name
+        assert len(bytes(listener.path)) > 107
+        assert listener.path.parent == Path(f"{path}.wake")
+        assert listener.path.stat().st_mode & 0o077 == 0
+        assert WakeChannel(path).poke() == 1
+        assert listener.wait(5, threading.Event()) is True
+    finally:
+        listener.close()
+    assert not listener.path.exists()
+    monkeypatch.setattr(sqlite_store, "FALLBACK_POLL_S", 120.0)  # only the poke can wake it
+    _a_submit_wakes_an_idle_worker(path, "the idle worker slept through the submit")
 
 
 def test_a_folder_that_cannot_be_made_means_polling_not_a_crash(tmp_path):
     Path(f"{tmp_path / 'q.db'}.wake").write_text("a file where the folder would be")
     assert WakeChannel(str(tmp_path / "q.db")).listener() is None
+    _a_submit_wakes_an_idle_worker(str(tmp_path / "q.db"), "data_version did not wake the worker")
 
 
 def test_an_alarm_ends_a_socket_wait_at_once_and_the_fallback_keeps_its_own_pace(tmp_path):
