@@ -9,10 +9,12 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import adbutils
 import pytest
 import uiautomator2
+from phoned.device import adb
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
 from phoned.device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
@@ -159,6 +161,30 @@ def test_the_ui_sessions_calls_send_at_once_and_ask_the_servers_version_once(
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         sock.close()
+    device.close()
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK"), reason="TCP_QUICKACK is Linux's")
+def test_the_ui_sessions_calls_acknowledge_every_read_at_once(sim_factory, server, mocker) -> None:
+    """A JSON-RPC answer can come in two parts, the second held by the adb server until the
+    client acknowledged the first, which Linux delays up to 40 ms (``_QuickAckSocket``,
+    device/adb.py): every read on a call's stream asks for an immediate ACK first."""
+    sim = sim_factory()
+    device = Device(sim.serial, server)
+    ui = device.ui_session.client()
+    assert ui is not None
+    asked: list[int] = []
+    real = socket.socket.setsockopt
+
+    def setsockopt(self: socket.socket, level: int, option: int, *value: Any) -> None:
+        if (level, option) == (socket.IPPROTO_TCP, socket.TCP_QUICKACK):
+            asked.append(value[0])
+        real(self, level, option, *value)
+
+    mocker.patch.object(socket.socket, "setsockopt", setsockopt)
+    reads = mocker.spy(adb._QuickAckSocket, "recv_into")
+    assert "<hierarchy" in ui.dump_hierarchy()
+    assert reads.call_count > 0 and asked == [1] * reads.call_count
     device.close()
 
 
