@@ -167,7 +167,7 @@ class _QuickAckSocket(socket.socket):
     headers, then its body), and the adb server held the second until this side
     acknowledged the first, which Linux delays up to 40 ms: in about half the calls
     ``objInfo`` took 42 ms against 1.5 ms (bare side of ``scripts/bench_ui_tier.py``,
-    timed at the simulated server and at the client, 2026-12-07; with this, 1.5-1.8 ms in
+    timed at the simulated server and at the client, 2026-12-07; with this, 1.5-2.7 ms in
     every call). The wait is the adb server's and this host's, so a real phone pays it too.
     """
 
@@ -202,9 +202,9 @@ def _adbutils_client() -> type[adbutils.AdbClient]:
 
     * Its streams acknowledge every read at once (``_QuickAckSocket``; Linux).
 
-    The first two together: 82 -> 28 ms a uiautomator2 call over the simulated phone (profiled in
-    ``test_variant_matrix``, 2026-12-07). Built on first use: adbutils is loaded only by
-    the verbs that use it (start-up)."""
+    The first two together: 82 -> 28 ms a uiautomator2 call over the simulated phone
+    (profiled in ``test_variant_matrix``, 2026-12-07). Built on first use: adbutils is
+    loaded only by the verbs that use it (start-up)."""
     import adbutils  # lazy: adbutils is loaded only by the verbs that use it (start-up)
 
     class PromptDevice(adbutils.AdbDevice):
