@@ -138,7 +138,7 @@ def screenshot(ctx: ActionContext, name: str) -> str | None:
     # Pulled into a file phoned created 0600 (O_NOFOLLOW, in the task folder's descriptor)
     # and renamed over ``path``: ``sync.pull`` would open the path itself, through any link.
     with private_writer(path) as out:
-        for chunk in ctx.device.adb.sync.iter_content(commands.SCREENSHOT_PATH):
+        for chunk in ctx.device.server.pull(ctx.device.serial, commands.SCREENSHOT_PATH, 30.0):
             out.write(chunk)
     ctx.recorder.artifacts[name] = str(path)
     return str(path)

@@ -14,10 +14,16 @@ from typing import Any
 import adbutils
 import pytest
 import uiautomator2
-from phoned.device import adb
+from phoned.device import adb, commands
 from phoned.device.adb import AdbServer
 from phoned.device.connection import Device, connect
-from phoned.device.errors import CommandTimeout, DeviceNotFound, DeviceOffline, DeviceUnauthorized
+from phoned.device.errors import (
+    CommandTimeout,
+    DeviceError,
+    DeviceNotFound,
+    DeviceOffline,
+    DeviceUnauthorized,
+)
 from phoned.sim.profiles import PROFILES
 
 pytestmark = pytest.mark.integration
@@ -186,6 +192,21 @@ def test_the_ui_sessions_calls_acknowledge_every_read_at_once(sim_factory, serve
     assert "<hierarchy" in ui.dump_hierarchy()
     assert reads.call_count > 0 and asked == [1] * reads.call_count
     device.close()
+
+
+def test_a_pull_reads_the_phones_file_as_adbs_own_sync_does(sim_factory, server) -> None:
+    """``AdbServer.pull`` (``sync:`` ``RECV`` on phoned's socket) reads what adbutils' sync
+    reads; a file the phone cannot send is a ``DeviceError`` with the phone's message."""
+    sim = sim_factory()
+    device = Device(sim.serial, server)
+    device.read(list(commands.SCREENCAP), timeout=30)
+    pulled = b"".join(server.pull(sim.serial, commands.SCREENSHOT_PATH, 10.0))
+    assert pulled.startswith(b"\x89PNG\r\n\x1a\n")
+    assert pulled == device.adb.sync.read_bytes(commands.SCREENSHOT_PATH)
+    with pytest.raises(DeviceError, match="/sdcard/no-such-file"):
+        b"".join(server.pull(sim.serial, "/sdcard/no-such-file", 10.0))
+    with pytest.raises(DeviceNotFound):
+        b"".join(server.pull("emulator-5998", commands.SCREENSHOT_PATH, 10.0))
 
 
 def test_doctor_reports_the_simulated_phone(sim_factory, adb_server) -> None:
