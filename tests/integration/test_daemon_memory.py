@@ -118,7 +118,10 @@ def test_the_daemon_applies_retention_while_it_serves(served: SqliteStore, tmp_p
     _run(served, 80, 0)  # 30 more than retention keeps
     artifacts = tmp_path / "state" / "artifacts"
     deadline = time.monotonic() + 10  # a sweep every second
-    while served.queue_status()["completed"] > 50 and time.monotonic() < deadline:
+    # A sweep deletes the rows first, then their folders: wait for both to be done.
+    while time.monotonic() < deadline and (
+        served.queue_status()["completed"] > 50 or len(list(artifacts.iterdir())) > 50
+    ):
         time.sleep(0.2)
     assert served.queue_status()["completed"] == 50  # retention.max_tasks
     assert len(list(artifacts.iterdir())) == 50  # each task's folder went with it
