@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +123,21 @@ def _bare(counted: _Counted, method: str) -> tuple[float, int]:
     return (time.perf_counter() - started) * 1000, counted.trips - before
 
 
-def measure(runs: int, sdk: int) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
-    """``runs`` rounds of every step on every side, interleaved: (wall ms, round trips) by
-    ``"<method>: <side>"``. Each call starts from the notes app's first screen."""
-    walls: dict[str, list[float]] = {}
-    trips: dict[str, list[int]] = {}
+@dataclass
+class Measured:
+    """Samples by ``"<method>: <side>"``: wall ms, round trips, and reads of the screen's
+    tree the phone's uiautomator2 server made (dumps and selector lookups, counted on the
+    simulated phone: what a step costs the phone, whatever the cost model charges)."""
+
+    walls: dict[str, list[float]] = field(default_factory=dict)
+    trips: dict[str, list[int]] = field(default_factory=dict)
+    reads: dict[str, list[int]] = field(default_factory=dict)
+
+
+def measure(runs: int, sdk: int) -> Measured:
+    """``runs`` rounds of every step on every side, interleaved. Each call starts from the
+    notes app's first screen."""
+    out = Measured()
     with adb_server() as adb, sim_phone(adb, sdk) as phone:
         ui = phone.sim.phone.ui
         ui.automation.costs = UiCosts()  # ui-costs:measured: the cost model's defaults
@@ -149,13 +160,16 @@ def measure(runs: int, sdk: int) -> tuple[dict[str, list[float]], dict[str, list
                         with ui.phone.lock:
                             ui.start(Intent(component=(PKG, notes_app.MAIN)))
                             ui.top().state.clear()
+                        read_before = ui.automation.tree_reads
                         ms, n = run(method)
-                        walls.setdefault(f"{method}: {side}", []).append(ms)
-                        trips.setdefault(f"{method}: {side}", []).append(n)
+                        key = f"{method}: {side}"
+                        out.walls.setdefault(key, []).append(ms)
+                        out.trips.setdefault(key, []).append(n)
+                        out.reads.setdefault(key, []).append(ui.automation.tree_reads - read_before)
         finally:
             device.close()
             shutil.rmtree(folder, ignore_errors=True)
-    return walls, trips
+    return out
 
 
 def main() -> int:
@@ -164,15 +178,18 @@ def main() -> int:
     parser.add_argument("--sdk", type=int, default=34)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    samples, trips = measure(args.runs, args.sdk)
-    table = {name: summarize(values) for name, values in samples.items()}
-    print("| call | median ms | p90 ms | round trips | n |\n|---|---|---|---|---|")
+    got = measure(args.runs, args.sdk)
+    table = {name: summarize(values) for name, values in got.walls.items()}
+    print("| call | median ms | p90 ms | round trips | tree reads | n |")
+    print("|---|---|---|---|---|---|")
     for name, stats in table.items():
-        n = statistics.median(trips[name])
-        print(f"| {name} | {stats['median']:.1f} | {stats['p90']:.1f} | {n:g} | {stats['n']} |")
+        n, reads = statistics.median(got.trips[name]), statistics.median(got.reads[name])
+        print(f"| {name} | {stats['median']:.1f} | {stats['p90']:.1f} | {n:g} | {reads:g} "
+              f"| {stats['n']} |")  # fmt: skip
     if args.json is not None:
         args.json.write_text(json.dumps({"runs": args.runs, "sdk": args.sdk, "ms": table,
-                                         "trips": trips, "samples": samples}, indent=2))  # fmt: skip
+                                         "trips": got.trips, "reads": got.reads,
+                                         "samples": got.walls}, indent=2))  # fmt: skip
     return 0
 
 

@@ -20,12 +20,27 @@ Costs (seconds), defaults from published measurements; tests set ``UiCosts.none(
   (dtmilano/CulebraTester2-public#17).
 * ``u2_dump_s = 0.05``: ``dumpWindowHierarchy`` on a running server: 5-40 ms warm
   (mobilecli#334), "within 100 ms" for uiautomator2 (codematrixer/hmdriver2#10).
+* ``u2_query_s = 0.05``: one lookup of a selector by the running server (``objInfo``,
+  ``exist``, each check of ``waitForExists``; ``getText`` and ``setText`` make two). In the
+  ``u2.jar`` (0.4.1) the installed client starts, ``objInfo``/``exist`` resolve a selector
+  with ``UiDevice.findObject(BySelector)``, which reads the window roots (``getWindowRoots``:
+  ``waitForIdle``, then ``getRootInActiveWindow`` and every window's root) and walks their
+  nodes (``ByMatcher.findMatch``); ``dumpWindowHierarchy`` reads the same roots and walks
+  every node into XML (``AccessibilityNodeInfoDumper.dumpNodeRec``). ``getText``/``setText``
+  call ``Selector.toUiObject2`` twice (a lookup each); ``waitForExists`` is
+  ``UiDevice.wait(Until.hasObject)``, a lookup every 100 ms (``WaitMixin.wait(condition,
+  timeout)`` passes 100). Read from the jar's bytecode (androguard, ``classes*.dex``). No
+  public figure splits the walk from the XML, so a lookup is charged the dump's read: more
+  than a lookup that stops at its first match, less than ``objInfo``, whose sixteen getters
+  each refresh the node (``UiObject2.getAccessibilityNodeInfo``: ``waitForIdle`` and
+  ``refresh()``, "can be expensive").
 * ``idle_timeout_s = 10.0``: how long a never-idle screen makes ``uiautomator dump`` wait
   before ``ERROR: could not get idle state.`` (the 10 s global timeout of ``waitForIdle``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -54,11 +69,12 @@ class UiCosts:
     dump_s: float = 1.5
     u2_dump_s: float = 0.05
     idle_timeout_s: float = 10.0
+    u2_query_s: float = 0.05
 
     @classmethod
     def none(cls) -> UiCosts:
         """No delays: what the test fixtures use unless a test is about the costs."""
-        return cls(0.0, 0.0, 0.0, 0.0)
+        return cls(u2_start_s=0.0, dump_s=0.0, u2_dump_s=0.0, idle_timeout_s=0.0, u2_query_s=0.0)
 
 
 @dataclass
@@ -83,6 +99,7 @@ class UiAutomation:
     conflicts: list[str] = field(default_factory=list)
     u2_starts: int = 0  # servers that came up (answered /ping)
     u2_calls: int = 0  # JSON-RPC calls served
+    tree_reads: int = 0  # reads of the screen's tree by the server: dumps and lookups
     server_kill: Callable[[], None] | None = None  # kills the running server, if any
 
     def acquire(self, who: str) -> bool:
@@ -99,6 +116,14 @@ class UiAutomation:
         with self.phone.lock:
             if self.holder == who:
                 self.holder = None
+
+    def read_tree(self, seconds: float) -> None:
+        """One read of the screen's accessibility tree by the uiautomator2 server (a dump or
+        a selector lookup): counted, then paid (``seconds``) without holding the phone."""
+        with self.phone.lock:
+            self.tree_reads += 1
+        if seconds > 0:
+            time.sleep(seconds)
 
     def rpc_served(self) -> bool:
         """Count one JSON-RPC call; True when the server must die after answering it."""

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 METHOD_NOT_FOUND = (-32601, "method not found")
 NOT_FOUND_CODE = -32002
-POLL_SECONDS = 0.05
+# a waitForExists checks every 100 ms: UiDevice.wait -> WaitMixin.wait(condition, timeout),
+# which passes 100 as the interval in the u2.jar (0.4.1) the client starts (automation.py)
+POLL_SECONDS = 0.1
 KEY_NAMES = {
     "home": 3,
     "back": 4,
@@ -134,7 +136,7 @@ class Rpc:
         self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None
     ) -> str:
         ui = self.phone.service(Ui)
-        time.sleep(ui.automation.costs.u2_dump_s)  # automation.py: 5-100 ms warm
+        ui.automation.read_tree(ui.automation.costs.u2_dump_s)  # automation.py: 5-100 ms warm
         return ui.hierarchy_xml(u2=True, active_only=bool(root_in_active))
 
     def screenshot(self, scale: float = 1, quality: int = 80) -> str:
@@ -190,17 +192,31 @@ class Rpc:
         return True
 
     # ---- selectors ---------------------------------------------------------------------
+    # What each lookup costs, and how many a method makes, is in automation.py (u2_query_s).
 
-    def _find(self, selector: dict[str, Any]) -> selectors.Located:
+    def _lookups(self, n: int) -> None:
+        automation = self.phone.service(Ui).automation
+        for _ in range(n):
+            automation.read_tree(automation.costs.u2_query_s)
+
+    def _located(self, selector: dict[str, Any]) -> selectors.Located | None:
+        self._lookups(1)
         with self.phone.lock:
-            loc = selectors.find(self.phone.service(Ui).windows(), selector)
+            return selectors.find(self.phone.service(Ui).windows(), selector)
+
+    def _find(self, selector: dict[str, Any], lookups: int = 1) -> selectors.Located:
+        """The element, paid with ``lookups`` lookups; not found, with two (the server's
+        first lookup finds nothing, its fallback ``UiDevice.findObject(UiSelector)`` throws
+        at its first)."""
+        loc = self._located(selector)
         if loc is None:
+            self._lookups(1)
             raise ObjectNotFound(selectors.describe(selector))
+        self._lookups(lookups - 1)
         return loc
 
     def exist(self, selector: dict[str, Any]) -> bool:
-        with self.phone.lock:
-            return selectors.find(self.phone.service(Ui).windows(), selector) is not None
+        return self._located(selector) is not None
 
     def _wait(self, selector: dict[str, Any], timeout_ms: int, present: bool) -> bool:
         deadline = time.monotonic() + max(0, int(timeout_ms)) / 1000
@@ -221,22 +237,45 @@ class Rpc:
         return selectors.info(self._find(selector))
 
     def obj_info_all(self, selector: dict[str, Any]) -> list[dict[str, Any]]:
-        with self.phone.lock:
-            found = selectors.find_all(self.phone.service(Ui).windows(), selector)
+        found = self._count(selector)
+        self._lookups(len(found))  # an objInfo of each instance
         return [selectors.info(loc) for loc in found]
 
-    def count(self, selector: dict[str, Any]) -> int:
+    def _count(self, selector: dict[str, Any]) -> list[selectors.Located]:
+        """Every match, paid as the server counts them: one lookup with an ``instance``;
+        else one, then doubling the instance asked for until one is missing, then halving
+        the gap (``count`` in the jar's ``AutomatorServiceImpl``)."""
         with self.phone.lock:
-            return len(selectors.find_all(self.phone.service(Ui).windows(), selector))
+            found = selectors.find_all(self.phone.service(Ui).windows(), selector)
+        self._lookups(1 if "instance" in selector else count_lookups(len(found)))
+        return found
+
+    def count(self, selector: dict[str, Any]) -> int:
+        return len(self._count(selector))
 
     def get_text(self, selector: dict[str, Any]) -> str:
-        return self._find(selector).view.text
+        return self._find(selector, lookups=2).view.text
 
     def set_text(self, selector: dict[str, Any], text: str) -> bool:
-        return self.phone.service(Ui).set_text(self._find(selector).view, text)
+        return self.phone.service(Ui).set_text(self._find(selector, lookups=2).view, text)
 
     def clear_text(self, selector: dict[str, Any]) -> None:
         self.phone.service(Ui).set_text(self._find(selector).view, "")
+
+
+def count_lookups(n: int) -> int:
+    """How many lookups the server's ``count`` makes for ``n`` matches: is there one, then
+    is there an instance 2**k - 1 while there is, then a binary search of the last gap."""
+    if n == 0:
+        return 1
+    asked, low, high = 2, 1, 2
+    while high <= n:
+        asked, low, high = asked + 1, high, high * 2
+    while high > low + 1:
+        mid = (low + high) // 2
+        asked += 1
+        low, high = (mid, high) if mid <= n else (low, mid)
+    return asked
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

@@ -180,7 +180,8 @@ def test_uiautomator_dump_beside_the_running_server_fails_and_the_session_heals(
 @pytest.mark.ui_costs
 def test_the_cost_model_makes_the_fallback_dump_cost_what_a_phone_takes(dut) -> None:
     costs = dut.phone.ui.automation.costs
-    costs.u2_start_s, costs.dump_s, costs.u2_dump_s = 0.3, 0.4, 0.02  # scaled down
+    # scaled down
+    costs.u2_start_s, costs.dump_s, costs.u2_dump_s, costs.u2_query_s = 0.3, 0.4, 0.02, 0.02
     warm = dut.run("screen.snapshot", {})
     assert warm.status is Status.MET
     dump_ms = [c["duration_ms"] for c in warm.to_json()["evidence"]["commands"]

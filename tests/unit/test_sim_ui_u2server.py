@@ -14,6 +14,8 @@ import pytest
 from phoned.sim.phone import Phone
 from phoned.sim.shell.registry import BufferSink, ToolIO, find_tool
 from phoned.sim.ui.automation import UiCosts
+from phoned.sim.ui.intents import parse_start_args
+from phoned.sim.ui.u2rpc import count_lookups
 from PIL import Image
 
 
@@ -71,8 +73,6 @@ def test_unknown_method_is_jsonrpc4j_method_not_found(server: tuple[Phone, str])
 
 def test_selector_get_text_set_text_and_not_found(server: tuple[Phone, str]) -> None:
     phone, base = server
-    from phoned.sim.ui.intents import parse_start_args
-
     phone.ui.start(
         parse_start_args(
             ["-a", "android.intent.action.SENDTO", "-d", "smsto:42", "--es", "sms_body", "hi 😀"]
@@ -97,3 +97,45 @@ def test_take_screenshot_is_base64_jpeg(server: tuple[Phone, str]) -> None:
     raw = base64.b64decode(rpc(server[1], "takeScreenshot", 1, 80)["result"])
     image = Image.open(_io.BytesIO(raw))
     assert image.format == "JPEG" and image.size == (1080, 2400)
+
+
+@pytest.mark.parametrize(
+    ("calls", "reads"),
+    [
+        ([("dumpWindowHierarchy", False, 50)], 1),
+        ([("objInfo", "FIELD")], 1),  # findObject(BySelector)
+        ([("exist", "FIELD")], 1),
+        ([("getText", "FIELD")], 2),  # Selector.toUiObject2 twice
+        ([("setText", "FIELD", "x")], 2),
+        ([("objInfo", "MISSING")], 2),  # and the UiSelector fallback's first read
+        ([("getText", "MISSING")], 2),
+        ([("waitForExists", "FIELD", 5000)], 1),  # there at the first check
+        ([("waitForExists", "MISSING", 0)], 1),
+        ([("waitForExists", "MISSING", 50)], 2),  # checks at 0 and 100 ms
+        ([("count", "FIELD")], 2),  # one match: is there one, is there a second
+        ([("count", "MISSING")], 1),
+    ],
+)
+def test_every_dump_and_selector_lookup_reads_the_tree_as_the_servers_code_does(
+    server: tuple[Phone, str], calls: list[tuple[Any, ...]], reads: int
+) -> None:
+    """The reads each JSON-RPC method makes of the screen's tree (counted by the simulated
+    phone; what each costs is UiCosts.u2_query_s / u2_dump_s): sim/ui/automation.py."""
+    phone, base = server
+    phone.ui.start(parse_start_args(["-a", "android.intent.action.SENDTO", "-d", "smsto:42"]))
+    field = {"mask": 0x200000, "childOrSibling": [], "childOrSiblingSelector": [],
+             "resourceId": "com.google.android.apps.messaging:id/compose_message_text"}  # fmt: skip
+    named = {"FIELD": field, "MISSING": dict(field, resourceId="x:id/none")}
+    before = phone.ui.automation.tree_reads
+    for method, *params in calls:
+        rpc(base, method, *(named.get(p, p) if isinstance(p, str) else p for p in params))
+    assert phone.ui.automation.tree_reads - before == reads
+
+
+@pytest.mark.parametrize(("matches", "lookups"), [(0, 1), (1, 2), (2, 4), (3, 4), (4, 6), (5, 6)])
+def test_count_pays_the_lookups_of_the_servers_doubling_then_halving_search(
+    matches: int, lookups: int
+) -> None:
+    """n = 3: is there #0, #1 (yes), #3 (no), then #2 (yes): four lookups. n = 4: #0, #1,
+    #3 (yes), #7 (no), #5 (no), #4 (no): six."""
+    assert count_lookups(matches) == lookups
