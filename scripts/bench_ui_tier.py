@@ -1,7 +1,9 @@
 """The UI tier's cost (issues #27, #35): ``ui.find``, ``ui.tap`` with its expectation and
 ``ui.type`` on the warm uiautomator2 session, next to a bare uiautomator2 script doing the
 same verified work, on a simulated phone with the UI cost model on (``ui-costs:measured``:
-``sim/ui/automation.py``, a session dump 50 ms; sources in docs/ui-path.md).
+``sim/ui/automation.py``, a session dump 50 ms and a selector lookup the same read; sources
+in docs/ui-path.md). Each side's reads of the screen's tree (dumps and lookups, counted by the
+simulated phone) are printed too: what the step costs the phone, whatever a read costs.
 
 Both sides use the same warm uiautomator2 server and client on one ``Device`` (as the daemon
 keeps one per phone) and act in the simulated notes app (``sim/ui/notes_app.py``),
@@ -19,6 +21,7 @@ folder, and as the daemon runs it, with one, where each step also keeps the scre
 gets back over MCP).
 
     .venv/bin/python scripts/bench_ui_tier.py [--runs 20] [--sdk 34] [--json out.json]
+                                              [--query-ms MS]  # a lookup's cost instead
 
 ``bench/run.py`` runs the same comparison as its ``ui_tier`` section.
 """
@@ -134,13 +137,16 @@ class Measured:
     reads: dict[str, list[int]] = field(default_factory=dict)
 
 
-def measure(runs: int, sdk: int) -> Measured:
+def measure(runs: int, sdk: int, query_s: float | None = None) -> Measured:
     """``runs`` rounds of every step on every side, interleaved. Each call starts from the
-    notes app's first screen."""
+    notes app's first screen. ``query_s``: what a selector lookup costs, instead of the cost
+    model's default (how far the ratios depend on it)."""
     out = Measured()
     with adb_server() as adb, sim_phone(adb, sdk) as phone:
         ui = phone.sim.phone.ui
         ui.automation.costs = UiCosts()  # ui-costs:measured: the cost model's defaults
+        if query_s is not None:
+            ui.automation.costs.u2_query_s = query_s
         device = Device(phone.serial, AdbServer(port=adb.port), ui_mode=UiMode.AUTO)
         device.identity, device.capabilities  # noqa: B018 - probed once per connection
         client = device.ui_session.client()  # the server start is paid once, untimed
@@ -177,8 +183,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--sdk", type=int, default=34)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--query-ms", type=float, default=None,
+                        help="what a selector lookup costs (default: the cost model's)")  # fmt: skip
     args = parser.parse_args()
-    got = measure(args.runs, args.sdk)
+    query_s = None if args.query_ms is None else args.query_ms / 1000
+    got = measure(args.runs, args.sdk, query_s)
     table = {name: summarize(values) for name, values in got.walls.items()}
     print("| call | median ms | p90 ms | round trips | tree reads | n |")
     print("|---|---|---|---|---|---|")
