@@ -8,7 +8,8 @@ server holds it for its whole life; ``uiautomator dump`` for the length of one d
 refused registration is kept in ``conflicts`` and logged (kind ``"uiautomation"``), so a
 test can prove phoned never ran both at once.
 
-Costs (seconds), defaults from published measurements; tests set ``UiCosts.none()``:
+Costs (seconds), defaults from published measurements and the server's own code; tests set
+``UiCosts.none()``:
 
 * ``u2_start_s = 2.0``: launching the server (``app_process`` + UiAutomation connect) before
   ``/ping`` answers. No direct measurement of uiautomator2 3.x was found; the same launch as

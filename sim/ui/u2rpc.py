@@ -238,7 +238,9 @@ class Rpc:
 
     def obj_info_all(self, selector: dict[str, Any]) -> list[dict[str, Any]]:
         found = self._count(selector)
-        self._lookups(len(found))  # an objInfo of each instance
+        # an objInfo of each instance: charged one lookup, though each of UiObject's getters
+        # looks the instance up again (a floor)
+        self._lookups(len(found))
         return [selectors.info(loc) for loc in found]
 
     def _count(self, selector: dict[str, Any]) -> list[selectors.Located]:
