@@ -32,9 +32,9 @@ Costs (seconds), defaults from published measurements and the server's own code;
   ``UiDevice.wait(Until.hasObject)``, a lookup every 100 ms (``WaitMixin.wait(condition,
   timeout)`` passes 100). Read from the jar's bytecode (androguard, ``classes*.dex``). No
   public figure splits the walk from the XML, so a lookup is charged the dump's read: more
-  than a lookup that stops at its first match, less than ``objInfo``, whose sixteen getters
+  than a lookup that stops at its first match, less than ``objInfo``, whose 17 getter calls
   each refresh the node (``UiObject2.getAccessibilityNodeInfo``: ``waitForIdle`` and
-  ``refresh()``, "can be expensive").
+  ``refresh()``; androidx's javadoc: "can be expensive").
 * ``idle_timeout_s = 10.0``: how long a never-idle screen makes ``uiautomator dump`` wait
   before ``ERROR: could not get idle state.`` (the 10 s global timeout of ``waitForIdle``).
 """
