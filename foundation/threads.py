@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import faulthandler
 import os
 import sys
+import tempfile
 import threading
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -44,24 +45,31 @@ def spawn(name: str, target: Callable[..., object], *args: Any) -> threading.Thr
 
 
 def thread_stacks() -> str:
-    """Every thread's stack, each under its thread's name and id, the caller's marked.
+    """Every thread's stack (most recent call first), each under its thread's name and id,
+    the caller's marked ``Current thread``.
 
-    For a ``SIGUSR1`` handler (``phoned run``): Python runs it on the main thread between
-    two bytecodes, holding the GIL, so every other thread is paused at a whole frame while
-    it is read. ``faulthandler``'s dump instead walks them from inside the signal itself,
-    while they run, and can crash the process it was asked to look at when that process is
-    busy (python/cpython#116008; gh-140815 of November 2025 makes it check each frame).
+    For a ``SIGUSR1`` handler (``phoned run``), which Python runs on the main thread. The
+    stacks are read by ``faulthandler.dump_traceback`` called from Python: C code that
+    holds the GIL from the first thread to the last, so no other thread moves meanwhile.
+    Walking ``sys._current_frames()`` in Python does not: the walk gives the GIL up (at
+    the switch interval, around each file read for a source line), and a thread whose
+    captured frame is a generator's that then suspended shows that frame alone (its
+    ``f_back`` is None once suspended): a worker in a generator expression showed two
+    lines of ``typing.py`` and nothing of ``worker.py``. faulthandler called from the
+    signal itself (``faulthandler.register``) is not used: it walks the threads while they
+    run and can crash a busy process (python/cpython#116008).
     """
     names = {thread.ident: thread.name for thread in threading.enumerate()}
-    current = threading.get_ident()
-    parts: list[str] = []
-    for ident, frame in sys._current_frames().items():
-        name = names.get(ident, "?")
-        what = "Current thread" if ident == current else "Thread"
-        parts.append(f'{what} 0x{ident:016x} "{name}" (most recent call last):\n')
-        parts.extend(traceback.format_stack(frame))
-        parts.append("\n")
-    return "".join(parts)
+    with tempfile.TemporaryFile() as out:  # faulthandler writes to a file descriptor
+        faulthandler.dump_traceback(out, all_threads=True)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    # faulthandler names a thread by its id only (``Thread 0x%016lx (most recent call
+    # first):``, Python/traceback.c): add the name threading knows it by
+    for ident, name in names.items():
+        if ident is not None:
+            text = text.replace(f"0x{ident:016x} (", f'0x{ident:016x} "{name}" (', 1)
+    return text
 
 
 def write_all(fd: int, text: str) -> None:

@@ -314,7 +314,8 @@ def run_forever(cfg: Config) -> int:
         signal.signal(signum, handler)
     # `kill -USR1 <pid>`: every thread's stack on stderr (the journal under systemd), for
     # a daemon that seems stuck; it keeps serving. On the main thread, as SIGTERM is
-    # heard: faulthandler's dump from inside the signal can crash a busy daemon.
+    # heard: faulthandler's dump from inside the signal itself can crash a busy daemon
+    # (thread_stacks calls it from Python instead, holding the GIL).
     signal.signal(signal.SIGUSR1, lambda signum, frame: write_all(2, thread_stacks()))
     name_os_thread("phoned")
     try:

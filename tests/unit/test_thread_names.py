@@ -4,6 +4,7 @@ each under its thread's name, the calling thread marked, read while the GIL hold
 
 from __future__ import annotations
 
+import linecache
 import os
 import threading
 from pathlib import Path
@@ -25,13 +26,42 @@ def test_every_thread_is_under_its_name_with_its_frames_and_the_caller_is_marked
     finally:
         release.set()
         thread.join(5)
-    header = f'Thread 0x{thread.ident:016x} "worker-emu-7" (most recent call last):'
+    header = f'Thread 0x{thread.ident:016x} "worker-emu-7" (most recent call first):'
     assert header in text
     worker_part = text.split(header, 1)[1].split("\n\n", 1)[0]
-    assert "_parked_in_a_named_frame" in worker_part and "release.wait(10)" in worker_part
+    assert "in _parked_in_a_named_frame" in worker_part and "in wait" in worker_part
     main = f'Current thread 0x{threading.get_ident():016x} "{threading.current_thread().name}"'
     assert main in text
-    assert "text = thread_stacks()" in text.split(main, 1)[1].split("\n\n", 1)[0]
+    main_part = text.split(main, 1)[1].split("\n\n", 1)[0]
+    assert "in test_every_thread_is_under_its_name_with_its_frames" in main_part
+
+
+def _busy_in_generator_expressions(stop: threading.Event, started: threading.Event) -> None:
+    started.set()
+    while not stop.is_set():
+        sum(x for x in range(200))
+
+
+def test_a_thread_inside_a_generator_shows_its_whole_stack_in_every_dump() -> None:
+    """A stack read frame by frame in Python while the thread runs on: a generator's frame
+    loses its ``f_back`` once the generator suspends, and the daemon's worker showed two
+    lines of ``typing.py`` and nothing of ``worker.py`` (a CI run, December 2026). A thread
+    parked in a frame is read first (started last); the source lines of the dump are
+    read from the files again each time, as by a daemon's first dump."""
+    stop, started = threading.Event(), threading.Event()
+    busy = spawn("worker-busy", _busy_in_generator_expressions, stop, started)
+    assert started.wait(5)
+    parked = spawn("parked", stop.wait, 10)
+    try:
+        for _ in range(40):
+            linecache.clearcache()
+            text = thread_stacks()
+            part = text.split('"worker-busy"', 1)[1].split("\n\n", 1)[0]
+            assert "in _busy_in_generator_expressions" in part, text
+    finally:
+        stop.set()
+        busy.join(5)
+        parked.join(5)
 
 
 def test_write_all_puts_a_long_text_on_the_descriptor_whole(tmp_path: Path) -> None:
