@@ -8,6 +8,7 @@ keeps 15 bytes of a name (``prctl(PR_SET_NAME)``, prctl(2)); elsewhere names sta
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import faulthandler
@@ -70,6 +71,22 @@ def thread_stacks() -> str:
         if ident is not None:
             text = text.replace(f"0x{ident:016x} (", f'0x{ident:016x} "{name}" (', 1)
     return text
+
+
+def write_thread_stacks(fd: int) -> None:
+    """``thread_stacks`` on file descriptor ``fd``: the ``SIGUSR1`` handler's body, which
+    never raises into the main thread it interrupts. Without a temporary file to read the
+    dump back from (no writable temporary directory), faulthandler writes it to ``fd``
+    itself, each thread by its id only; a descriptor that cannot be written to (a closed
+    stderr) gets nothing."""
+    try:
+        text = thread_stacks()
+    except OSError:
+        with contextlib.suppress(OSError):
+            faulthandler.dump_traceback(fd, all_threads=True)
+        return
+    with contextlib.suppress(OSError):
+        write_all(fd, text)
 
 
 def write_all(fd: int, text: str) -> None:

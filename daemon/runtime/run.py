@@ -40,7 +40,7 @@ from phoned.daemon.store.sql_store import SqlStore
 from phoned.device.adb import AdbServer
 from phoned.device.connection import connect
 from phoned.device.errors import DeviceError
-from phoned.foundation.threads import name_os_thread, thread_stacks, write_all
+from phoned.foundation.threads import name_os_thread, write_thread_stacks
 
 if TYPE_CHECKING:
     from phoned.daemon.runtime.executor import Result
@@ -316,7 +316,7 @@ def run_forever(cfg: Config) -> int:
     # a daemon that seems stuck; it keeps serving. On the main thread, as SIGTERM is
     # heard: faulthandler's dump from inside the signal itself can crash a busy daemon
     # (thread_stacks calls it from Python instead, holding the GIL).
-    signal.signal(signal.SIGUSR1, lambda signum, frame: write_all(2, thread_stacks()))
+    signal.signal(signal.SIGUSR1, lambda signum, frame: write_thread_stacks(2))
     name_os_thread("phoned")
     try:
         with _metrics_served(metrics, cfg):

@@ -9,7 +9,9 @@ import os
 import threading
 from pathlib import Path
 
-from phoned.foundation.threads import spawn, thread_stacks, write_all
+import pytest
+from phoned.foundation.threads import spawn, thread_stacks, write_all, write_thread_stacks
+from pytest_mock import MockerFixture
 
 
 def _parked_in_a_named_frame(release: threading.Event, parked: threading.Event) -> None:
@@ -62,6 +64,37 @@ def test_a_thread_inside_a_generator_shows_its_whole_stack_in_every_dump() -> No
         stop.set()
         busy.join(5)
         parked.join(5)
+
+
+def test_the_handler_writes_the_named_stacks_to_the_descriptor(tmp_path: Path) -> None:
+    out = tmp_path / "stderr"
+    with out.open("wb") as sink:
+        write_thread_stacks(sink.fileno())
+    main = f'Current thread 0x{threading.get_ident():016x} "{threading.current_thread().name}"'
+    assert main in out.read_text()
+
+
+def test_without_a_temporary_file_faulthandler_writes_the_stacks_by_id_alone(
+    tmp_path: Path, mocker: MockerFixture
+) -> None:
+    """A service whose temporary directories are read-only: the dump still comes, each
+    thread under its id, and nothing is raised into the interrupted main thread."""
+    mocker.patch("tempfile.TemporaryFile", side_effect=OSError(30, "Read-only file system"))
+    with pytest.raises(OSError):
+        thread_stacks()
+    out = tmp_path / "stderr"
+    with out.open("wb") as sink:
+        write_thread_stacks(sink.fileno())
+    text = out.read_text()
+    assert f"Current thread 0x{threading.get_ident():016x} (most recent call first):" in text
+    assert "in test_without_a_temporary_file_faulthandler_writes_the_stacks_by_id" in text
+
+
+def test_a_closed_descriptor_gets_nothing_and_nothing_is_raised() -> None:
+    read, write = os.pipe()
+    os.close(read)
+    os.close(write)
+    write_thread_stacks(write)  # EBADF: the handler must not raise into the main thread
 
 
 def test_write_all_puts_a_long_text_on_the_descriptor_whole(tmp_path: Path) -> None:
