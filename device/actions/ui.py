@@ -129,16 +129,22 @@ def dump(ctx: ActionContext, phase: str, artifact: str | None = None) -> Screen:
     return screen
 
 
+SCREENSHOT_TIMEOUT_S = 30.0  # each of a screenshot's two steps: screencap, then its pull
+
+
 def screenshot(ctx: ActionContext, name: str) -> str | None:
     """``screencap -p`` on the phone, pulled into ``ctx.artifacts_dir``; the local path."""
     if ctx.artifacts_dir is None:
         return None
-    ctx.recorder.read(commands.SCREENCAP, timeout=30.0)
+    ctx.recorder.read(commands.SCREENCAP, timeout=SCREENSHOT_TIMEOUT_S)
     path = Path(ctx.artifacts_dir) / f"{name}.png"
     # Pulled into a file phoned created 0600 (O_NOFOLLOW, in the task folder's descriptor)
     # and renamed over ``path``: ``sync.pull`` would open the path itself, through any link.
     with private_writer(path) as out:
-        for chunk in ctx.device.server.pull(ctx.device.serial, commands.SCREENSHOT_PATH, 30.0):
+        pulled = ctx.device.server.pull(
+            ctx.device.serial, commands.SCREENSHOT_PATH, SCREENSHOT_TIMEOUT_S
+        )
+        for chunk in pulled:
             out.write(chunk)
     ctx.recorder.artifacts[name] = str(path)
     return str(path)
