@@ -23,6 +23,8 @@ class Config:
     claim_cycle: bool = True  # also claim+start+complete
     pg_tasks: int = 2000
     pg_claimers: tuple[int, ...] = (1, 4, 50)
+    pg_repeats: int = 5  # comparisons per claimer count, judged on their median ratio
+    pg_control: tuple[int, ...] = (4,)  # claimer counts with an A/A run (floor vs floor)
     pg_batch: int = 10  # phones per daemon in the claim_batch row (4 daemons)
 
     def verdict(self, ok: bool) -> str:
@@ -48,4 +50,6 @@ SHORT = Config(
     claim_cycle=False,
     pg_tasks=200,
     pg_claimers=(1, 4),
+    pg_repeats=1,
+    pg_control=(1,),
 )

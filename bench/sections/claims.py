@@ -51,24 +51,27 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
         text = f"not available: {reason}"
         return [row("PostgreSQL", value=text)], text
     # lazy: psycopg (the optional postgres extra) only where a PostgreSQL server runs
-    from scripts.bench_claims_pg import PostgresServer, _schema_url, compare, run
+    from scripts.bench_claims_pg import PostgresServer, _schema_url, comparisons, run
 
     rows, data = [], []
     server = PostgresServer.start(durable=True)
     try:
         for claimers in cfg.pg_claimers:
             # phoned's claim and the bare one-UPDATE floor, same server, same run (issue #16),
-            # taking turns in blocks so that a slow spell of the machine slows both
-            urls = (_schema_url(server, None), _schema_url(server, None))
-            mine, floor = compare(urls, cfg.pg_tasks, claimers, server=server)
+            # taking turns in blocks so that a slow spell of the machine slows both; several
+            # such runs, the figures of the median one (one run's ratio strays: the A/A row)
+            both = comparisons(server, None, cfg.pg_tasks, claimers, cfg.pg_repeats)
+            mine, floor = both.mine, both.floor
             for label, r in (("PostgresStore.claim", mine), ("bare UPDATE (floor)", floor)):
                 note = (f"claim p50 {r.p50_ms:.2f} ms, p99 {r.p99_ms:.2f} ms; {r.busy} got work; "
                         f"claimers' CPU {r.claimer_cpu:.0%} of the machine, "
                         f"{r.claimer_cpu_ms:.3f} ms per claim; "
                         f"server CPU {r.server_cpu_ms or 0:.3f} ms per claim")  # fmt: skip
                 if r is mine:
-                    ratio = floor.per_second / mine.per_second
+                    ratio = both.median
                     note += f"; {ratio:.2f}x slower than the floor"
+                    if len(both.ratios) > 1:
+                        note += f" ({both.spread()}; these figures are the median run's)"
                     if claimers <= 4:  # issue #16's goals; 50 claimers show the CPU bound
                         note += f" (goal within 2x: {cfg.verdict(ratio <= 2.0)}"
                         if claimers == 4:
@@ -83,7 +86,17 @@ def postgres_rows(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any
                                 value=f"{r.per_second:.0f} /s", note=note))  # fmt: skip
             data.append({"claimers": claimers, "tasks": cfg.pg_tasks,
                          "phoned": vars(mine), "floor": vars(floor),
-                         "floor_over_phoned": round(floor.per_second / mine.per_second, 3)})  # fmt: skip
+                         "floor_over_phoned": round(both.median, 3),
+                         "floor_over_phoned_runs": [round(x, 3) for x in both.ratios]})  # fmt: skip
+        for claimers in cfg.pg_control:
+            # the comparison's own resolution: the floor against itself, the same way
+            aa = comparisons(server, None, cfg.pg_tasks, claimers, cfg.pg_repeats, control=True)
+            rows.append(row(f"PostgreSQL (fsync on), {claimers} claimers, bare UPDATE against "
+                            "itself (A/A control)", value=f"{aa.median:.2f}x",
+                            note=f"floor/floor {aa.spread()}: how far one run's ratio strays "
+                                 "when both sides do the same work"))  # fmt: skip
+            data.append({"claimers": claimers, "tasks": cfg.pg_tasks, "control": True,
+                         "floor_over_floor_runs": [round(x, 3) for x in aa.ratios]})  # fmt: skip
         # a daemon with pg_batch idle phones claims for all of them in one statement
         batch = run(_schema_url(server, None), cfg.pg_tasks, 4, batch=cfg.pg_batch, server=server)
         rows.append(row(f"PostgreSQL (fsync on), 4 daemons x {cfg.pg_batch} phones, "
