@@ -203,10 +203,11 @@ def _paired_claimer(
     before the first block and one after the last bracket the parent's readings of the
     server's CPU: connecting is no block's cost, and every backend still lives when read.
     ``control``: the first kind is the bare claim too (on ``urls[0]``, its own connection)."""
-    store = PostgresStore(urls[0])
-    conns = [psycopg.connect(url, autocommit=True) for url in urls]
+    store = None if control else PostgresStore(urls[0])
+    conns = [psycopg.connect(url, autocommit=True) for url in urls[1 if store else 0 :]]
 
     def mine() -> bool:
+        assert store is not None
         return store.claim(owner, None, time.time(), lease_s=600) is not None
 
     def bare(conn: psycopg.Connection[Any]) -> Callable[[], bool]:
@@ -216,7 +217,7 @@ def _paired_claimer(
 
         return floor
 
-    kinds = (bare(conns[0]) if control else mine, bare(conns[1]))
+    kinds = (mine if store else bare(conns[0]), bare(conns[-1]))
     latencies: tuple[list[float], list[float]] = ([], [])
     spans: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
     cpu = [0.0, 0.0]
@@ -236,7 +237,8 @@ def _paired_claimer(
         cpu[kind] += time.process_time() - cpu0
         barrier.wait()
     barrier.wait()  # the parent has read the server's CPU while these backends lived
-    store.close()
+    if store is not None:
+        store.close()
     for conn in conns:
         conn.close()
     out.put((latencies, spans, cpu))
