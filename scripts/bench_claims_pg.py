@@ -204,7 +204,7 @@ def _paired_claimer(
     server's CPU: connecting is no block's cost, and every backend still lives when read.
     ``control``: the first kind is the bare claim too (on ``urls[0]``, its own connection)."""
     store = None if control else PostgresStore(urls[0])
-    conns = [psycopg.connect(url, autocommit=True) for url in urls[1 if store else 0 :]]
+    conns = [psycopg.connect(url, autocommit=True) for url in (urls if control else urls[1:])]
 
     def mine() -> bool:
         assert store is not None
@@ -217,7 +217,7 @@ def _paired_claimer(
 
         return floor
 
-    kinds = (mine if store else bare(conns[0]), bare(conns[-1]))
+    kinds = (bare(conns[0]) if control else mine, bare(conns[-1]))
     latencies: tuple[list[float], list[float]] = ([], [])
     spans: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
     cpu = [0.0, 0.0]
